@@ -1,0 +1,19 @@
+"""Each package's public API is exactly what its ``__all__`` lists."""
+
+import importlib
+from types import ModuleType
+
+import pytest
+
+PACKAGES = ("trainer_api", "trainer_controller", "trainer_sdk", "gems_kernels", "data_cache", "mpi_runtime")
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_all_lists_exactly_the_public_names(name: str) -> None:
+    package = importlib.import_module(name)
+    public = {
+        attribute
+        for attribute, value in vars(package).items()
+        if not attribute.startswith("_") and not isinstance(value, ModuleType)
+    }
+    assert set(package.__all__) == public
