@@ -117,7 +117,7 @@ def _list_errors(spec: FieldSpec, items: list[Any], path: Path) -> Iterator[Fiel
                     f"{name}={value!r}" for name, value in zip(spec.map_keys, key, strict=False)
                 )
                 yield FieldError(
-                    format_path((*path, index)), f"duplicate entry ({shown or key[0]!r})"
+                    format_path((*path, index)), f"duplicate entry ({shown or repr(key[0])})"
                 )
             seen.add(key)
 
