@@ -75,6 +75,7 @@ from trainer_api._meta import (
     OwnerReference,
     Time,
     format_time,
+    parse_time,
 )
 from trainer_api._parsing import (
     KINDS,
@@ -275,6 +276,7 @@ __all__ = [
     "format_time",
     "parse",
     "parse_all",
+    "parse_time",
     "unknown_fields",
     "validate",
 ]
