@@ -85,15 +85,21 @@ def test_rules_appear_as_cel_and_schema_keywords() -> None:
     assert schema_at(root, "spec.runtimeRef.kind")["default"] == "ClusterTrainingRuntime"
 
 
-def test_free_form_core_structures_preserve_unknown_fields() -> None:
+def test_core_types_are_typed_down_to_their_leaves() -> None:
     root = version_of(crd_manifests()["trainer.kubeflow.org_trainingruntimes.yaml"])["schema"][
         "openAPIV3Schema"
     ]
     pod = schema_at(root, "spec.template.spec.replicatedJobs.[].template.spec.template.spec")
-    assert pod["properties"]["affinity"]["properties"]["nodeAffinity"] == {
-        "type": "object",
-        "x-kubernetes-preserve-unknown-fields": True,
-    }
+    term = schema_at(
+        pod,
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+        "nodeSelectorTerms.[].matchExpressions.[]",
+    )
+    assert term["required"] == ["key", "operator"]
+    port = schema_at(pod, "containers.[].livenessProbe.httpGet.port")
+    assert port["x-kubernetes-int-or-string"] is True
+    assert "pattern" not in port, "a port is an IntOrString, not a quantity"
+    assert "pattern" in schema_at(pod, "volumes.[].emptyDir.sizeLimit")
     metadata = schema_at(root, "spec.template.spec.replicatedJobs.[].template.metadata")
     assert sorted(metadata["properties"]) == [
         "annotations",

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from trainer_api._core import PodSpec
 from trainer_api._errors import FieldError
 from trainer_api._jobset import ReplicatedJob
+from trainer_api._pods import PodSpec
 from trainer_api._runtime import ClusterTrainingRuntime, MLPolicy, TrainingRuntime
 from trainer_api._trainjob import (
     DatasetInitializer,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import types
 import typing
 from datetime import datetime
 from typing import Annotated, Any, Final
@@ -10,6 +9,7 @@ from typing import Annotated, Any, Final
 from trainer_api._base import ApiModel
 from trainer_api._meta import ObjectMeta
 from trainer_api._rules import CLASS_RULES, FIELD_SPECS, NO_DEFAULT, FieldSpec, Rule
+from trainer_api._types import field_type, unwrap_optional, wire_format
 
 __all__ = ["QUANTITY_PATTERN", "model_schema"]
 
@@ -43,7 +43,7 @@ def model_schema(model_type: type[ApiModel], root: bool = False) -> Schema:
         if root and wire in ("apiVersion", "kind", "metadata"):
             properties[wire] = {"type": "object" if wire == "metadata" else "string"}
             continue
-        schema = _annotation_schema(info.annotation)
+        schema = _annotation_schema(field_type(info))
         spec = specs.get(name)
         if spec is not None:
             _apply_spec(schema, spec)
@@ -60,21 +60,20 @@ def model_schema(model_type: type[ApiModel], root: bool = False) -> Schema:
 
 
 def _annotation_schema(annotation: Any) -> Schema:
+    annotation = unwrap_optional(annotation)
     origin = typing.get_origin(annotation)
     arguments = typing.get_args(annotation)
+    wire = wire_format(annotation)
+    if wire is not None:
+        schema: Schema = {
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "x-kubernetes-int-or-string": True,
+        }
+        if wire.name == "quantity":
+            schema["pattern"] = QUANTITY_PATTERN
+        return schema
     if origin is Annotated:
         return _annotation_schema(arguments[0])
-    if origin in (typing.Union, types.UnionType):
-        members = [member for member in arguments if member is not type(None)]
-        if set(members) == {int, str}:
-            return {
-                "anyOf": [{"type": "integer"}, {"type": "string"}],
-                "pattern": QUANTITY_PATTERN,
-                "x-kubernetes-int-or-string": True,
-            }
-        if len(members) == 1:
-            return _annotation_schema(members[0])
-        raise TypeError(f"no schema for union {annotation!r}")
     if origin is typing.Literal:
         return {"type": "string", "enum": list(arguments)}
     if origin is list:
