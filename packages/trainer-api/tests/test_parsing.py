@@ -151,6 +151,17 @@ def test_strict_reports_every_unknown_field_at_once() -> None:
     ]
 
 
+def test_type_errors_and_unknown_fields_are_reported_together() -> None:
+    doc = TRAIN_JOB.replace("numNodes: 2", "numNodes: two\n    imag: x").replace(
+        "fieldPath:", "feildPath: x\n            fieldPath:"
+    )
+    assert [error.field for error in errors_of(doc)] == [
+        "spec.trainer.numNodes",
+        "spec.trainer.imag",
+        "spec.trainer.env[0].valueFrom.fieldRef.feildPath",
+    ]
+
+
 def test_lenient_keeps_unknown_fields_and_writes_them_back() -> None:
     doc = TRAIN_JOB.replace("numNodes: 2", "numNodes: 2\n    futureField: {a: 1}")
     job = parse(doc, strict=False)

@@ -98,7 +98,6 @@ from trainer_api._parsing import (
     ApiObject,
     parse,
     parse_all,
-    unknown_fields,
 )
 from trainer_api._pods import (
     HostAlias,
@@ -249,6 +248,7 @@ from trainer_api._wellknown import (
     RESERVED_ENV_PREFIXES,
     TRAIN_JOB_KIND,
     TRAINER_API_VERSION,
+    TRAINER_STEP,
     TRAINING_RUNTIME_KIND,
     VERSION,
 )
@@ -268,6 +268,7 @@ __all__ = [
     "NODE",
     "RESERVED_ENV_PREFIXES",
     "TRAINER_API_VERSION",
+    "TRAINER_STEP",
     "TRAINING_RUNTIME_KIND",
     "TRAIN_JOB_KIND",
     "VERSION",
@@ -465,6 +466,5 @@ __all__ = [
     "format_path",
     "parse",
     "parse_all",
-    "unknown_fields",
     "validate",
 ]
