@@ -55,7 +55,9 @@ def model_schema(model_type: type[ApiModel], root: bool = False) -> Schema:
         schema["required"] = required
     rules = CLASS_RULES.get(model_type, ())
     if rules:
-        schema["x-kubernetes-validations"] = [_rule(rule) for rule in rules]
+        schema["x-kubernetes-validations"] = [
+            _rule(rule, field_path=rule.field in properties) for rule in rules
+        ]
     return schema
 
 
@@ -121,9 +123,10 @@ def _apply_spec(schema: Schema, spec: FieldSpec) -> None:
         schema["x-kubernetes-validations"] = rules
 
 
-def _rule(rule: Rule) -> Schema:
+def _rule(rule: Rule, field_path: bool = False) -> Schema:
+    """A CEL rule; ``field_path`` when its field is a property the schema declares."""
     result: Schema = {"rule": rule.cel, "message": rule.message}
-    if rule.field is not None:
+    if field_path:
         result["fieldPath"] = f".{rule.field}"
     return result
 
