@@ -314,7 +314,7 @@ FIELD_SPECS: Final[Mapping[type[ApiModel], Mapping[str, FieldSpec]]] = {
             immutable=FIELD_IS_IMMUTABLE,
             rules=(
                 Rule(
-                    f"self.matches('{DOMAIN_PREFIXED_PATH}')",
+                    f'self.matches(r"{DOMAIN_PREFIXED_PATH}")',
                     "manager must be a domain-prefixed path such as example.com/my-team",
                     lambda value: re.match(DOMAIN_PREFIXED_PATH, value) is not None,
                 ),
