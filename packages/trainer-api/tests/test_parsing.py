@@ -124,6 +124,12 @@ def test_models_accept_snake_case_names_too() -> None:
             id="bad-time",
         ),
         pytest.param(
+            TRAIN_JOB.replace('cpu: "2500m"', "cpu: 0.5"),
+            "spec.trainer.resourcesPerNode.limits.cpu",
+            "Input should be a valid integer or a valid string (got 0.5)",
+            id="float-quantity-one-error",
+        ),
+        pytest.param(
             TRAIN_JOB.replace("name: POD_NAME", "value: x"),
             "spec.trainer.env[0].name",
             "required",
