@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pydantic
 import pytest
 import trainer_api
 from trainer_api import FieldError, TrainJob, ValidationError, parse, parse_all
@@ -73,6 +74,16 @@ def test_to_dict_of_constructed_object_writes_api_version_and_kind_only_once_set
         "metadata": {"name": "a"},
         "spec": {"runtimeRef": {"name": "torch"}},
     }
+
+
+def test_python_construction_rejects_misspelt_fields() -> None:
+    with pytest.raises(pydantic.ValidationError) as caught:
+        trainer_api.Trainer(num_node=2)  # type: ignore[call-arg]
+    assert "Trainer has no field 'num_node'" in str(caught.value)
+    kept = trainer_api.Trainer.model_validate(
+        {"numNode": 2}, context=trainer_api.KEEP_UNKNOWN_FIELDS
+    )
+    assert kept.model_extra == {"numNode": 2}
 
 
 def test_models_accept_snake_case_names_too() -> None:

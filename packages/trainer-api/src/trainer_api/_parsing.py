@@ -10,7 +10,7 @@ from typing import Any, Final
 import pydantic
 import yaml
 
-from trainer_api._base import ApiModel, KubernetesObject
+from trainer_api._base import KEEP_UNKNOWN_FIELDS, ApiModel, KubernetesObject
 from trainer_api._errors import FieldError, ValidationError, format_path
 from trainer_api._jobset import JOBSET_API_VERSION, JobSet, JobSetList
 from trainer_api._runtime import (
@@ -98,7 +98,7 @@ def _parse_object(doc: object, strict: bool) -> ApiObject:
     model = _model_for(doc)
     errors = list(_unknown_fields(model, doc, ())) if strict else []
     try:
-        parsed = model.model_validate(dict(doc), strict=True)
+        parsed = model.model_validate(dict(doc), strict=True, context=KEEP_UNKNOWN_FIELDS)
     except pydantic.ValidationError as error:
         errors[:0] = _type_errors(error.errors(include_url=False))
     if errors:
