@@ -488,3 +488,22 @@ def test_named_ports_are_not_quantities_but_sizes_are() -> None:
     assert fields(errors) == [
         "spec.template.spec.replicatedJobs[1].template.spec.template.spec.volumes[0].emptyDir.sizeLimit"
     ]
+
+
+def test_lists_validate_each_item_with_its_index() -> None:
+    bad = edited(TRAIN_JOB, lambda d: d["metadata"].update(name="Bad"))
+    listed = parse(
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJobList",
+            "items": [
+                {
+                    key: value
+                    for key, value in TRAIN_JOB.items()
+                    if key not in ("apiVersion", "kind")
+                },
+                bad,
+            ],
+        }
+    )
+    assert fields(validate(listed)) == ["items[1].metadata.name"]
