@@ -421,6 +421,12 @@ def test_initializer_needs_job_container_and_volume_mount_in_runtime() -> None:
             id="startup-policy-with-depends-on",
         ),
         pytest.param(
+            lambda d: spec(d).update(template={}),
+            "spec.template",
+            "at least 1 field",
+            id="empty-template",
+        ),
+        pytest.param(
             lambda d: spec(d)["template"]["spec"].update(
                 volumeClaimPolicies=[{"templates": [{"metadata": {"name": "w", "namespace": "x"}}]}]
             ),

@@ -106,6 +106,7 @@ def _apply_spec(schema: Schema, spec: FieldSpec) -> None:
         "pattern": spec.pattern,
         "minItems": spec.min_items,
         "maxItems": spec.max_items,
+        "minProperties": spec.min_properties,
     }
     schema.update({key: value for key, value in keywords.items() if value is not None})
     if spec.default is not NO_DEFAULT and spec.default is None:

@@ -34,6 +34,7 @@ from trainer_api._jobset import (
 from trainer_api._meta import Condition
 from trainer_api._pods import PodSpec
 from trainer_api._runtime import (
+    ClusterTrainingRuntime,
     CoschedulingPodGroupPolicySource,
     FluxMLPolicySource,
     MLPolicy,
@@ -41,6 +42,8 @@ from trainer_api._runtime import (
     NetworkTopology,
     TorchEnvInjection,
     TorchEnvInjectionTarget,
+    TrainingRuntime,
+    TrainingRuntimeSpec,
 )
 from trainer_api._trainjob import (
     ContainerPatch,
@@ -120,6 +123,7 @@ class FieldSpec:
     pattern: str | None = None
     min_items: int | None = None
     max_items: int | None = None
+    min_properties: int | None = None
     item_max_length: int | None = None
     list_type: Literal["atomic", "set", "map"] | None = None
     map_keys: tuple[str, ...] = ()
@@ -243,6 +247,10 @@ CLASS_RULES: Final[Mapping[type[ApiModel], tuple[Rule, ...]]] = {
 """Rules on whole objects, by model."""
 
 FIELD_SPECS: Final[Mapping[type[ApiModel], Mapping[str, FieldSpec]]] = {
+    TrainJob: {"status": FieldSpec(min_properties=1)},
+    TrainingRuntime: {"spec": FieldSpec(min_properties=1)},
+    ClusterTrainingRuntime: {"spec": FieldSpec(min_properties=1)},
+    TrainingRuntimeSpec: {"template": FieldSpec(min_properties=1)},
     TrainJobSpec: {
         "runtime_ref": FieldSpec(immutable=FIELD_IS_IMMUTABLE),
         "initializer": FieldSpec(immutable=FIELD_IS_IMMUTABLE),

@@ -90,6 +90,9 @@ def _field_errors(spec: FieldSpec, value: Any, old: Any, path: Path) -> Iterator
             yield FieldError(where, f"must match {spec.pattern!r} (got {value!r})")
     if isinstance(value, list):
         yield from _list_errors(spec, value, path)
+    minimum = spec.min_properties
+    if isinstance(value, ApiModel) and minimum is not None and len(value.to_dict()) < minimum:
+        yield FieldError(where, f"must have at least {minimum} field(s) set")
     for rule in spec.rules:
         if not rule.check(value):
             yield FieldError(where, rule.message)
