@@ -153,12 +153,15 @@ def launch(
 ) -> int:
     """Wait for the hostfile's hosts, run mpirun, return its exit code.
 
+    Without ``hostfile_path``, the hostfile is the one the launcher env names, if any.
     ``plan_options`` are ``plan_launch``'s keyword arguments.
     """
     environ = dict(os.environ if environ is None else environ)
     implementation = parse_implementation(impl)
-    hostfile_path = hostfile_path or environ.get(_hostfile_env_name(implementation))
-    hostfile_text = Path(hostfile_path).read_text() if hostfile_path else None
+    # A hostfile named by the launcher env is read here (hosts to wait for, rank 0's host) and
+    # left to mpirun to find through that env, as it would be without mpi-launch.
+    hostfile_to_read = hostfile_path or environ.get(_hostfile_env_name(implementation))
+    hostfile_text = Path(hostfile_to_read).read_text() if hostfile_to_read else None
     with tempfile.TemporaryDirectory(prefix="mpi-launch-") as private_dir:
         identity = None
         if ssh_dir is not None and (ssh_dir / SSH_PRIVATE_KEY_FILE).exists():
