@@ -79,7 +79,15 @@ def test_loopback_pins_traffic_to_lo(impl: str, expected: dict[str, str]) -> Non
 
 def test_rank_env_runs_the_program_through_the_rank_env_module() -> None:
     plan = plan_launch("OpenMPI", ["t.py"], environ={}, rank_env=True, python="/py")
-    assert plan.argv[-7:] == ["/py", "-m", "mpi_runtime.rank_envs", "/py", "-m", "mpi4py", "t.py"]
+    assert plan.argv[-7:] == [
+        "/py",
+        "-m",
+        "mpi_runtime.with_rank_env",
+        "/py",
+        "-m",
+        "mpi4py",
+        "t.py",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -63,7 +63,7 @@ def test_ranks_get_torch_env_under_real_mpirun() -> None:
     show = "import json, os; print(json.dumps({k: os.environ[k] for k in ('RANK', 'WORLD_SIZE', 'LOCAL_RANK', 'MASTER_ADDR')}))"  # noqa: E501
     argv = mpirun_command(
         "OpenMPI",
-        [sys.executable, "-m", "mpi_runtime.rank_envs", sys.executable, "-c", show],
+        [sys.executable, "-m", "mpi_runtime.with_rank_env", sys.executable, "-c", show],
         np=3,
         set_env={"MASTER_ADDR": "127.0.0.1"},
         allow_run_as_root=True,
