@@ -191,7 +191,7 @@ def test_an_unreachable_host_fails_with_its_name_within_the_wait_bound(
         pytest.param("mpich", "mpich", "MPICH Version:", id="mpich-wheel"),
     ],
 )
-def test_single_host_with_other_mpi_from_pypi(
+def test_single_host_with_other_mpi_from_pypi_reads_the_launcher_env(
     name: str,
     impl: str,
     library: str,
@@ -213,10 +213,14 @@ def test_single_host_with_other_mpi_from_pypi(
         "line = f'rank {c.rank} {c.size} {c.allreduce(c.rank)} '\n"
         "os.write(1, (line + MPI.Get_library_version().splitlines()[0] + '\\n').encode())\n"
     )
+    hostfile_path = tmp_path / "hostfile"
+    hostfile_path.write_text(hostfile(["localhost"], 2, impl))
+    # No --impl, --np or --hostfile: all three come from the launcher env, as in a launcher pod.
     result = mpi_launch(
-        "--impl", impl, "--mpirun", str(prefix / "bin" / "mpirun"), "--np", "2",
-        "--oversubscribe", "--", sys.executable, str(script),
+        "--mpirun", str(prefix / "bin" / "mpirun"), "--oversubscribe",
+        "--", sys.executable, str(script),
         LD_LIBRARY_PATH=f"{prefix / 'lib'}:{os.environ.get('LD_LIBRARY_PATH', '')}",
+        **launcher_env(impl, str(hostfile_path), 2),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     lines = sorted(line for line in result.stdout.splitlines() if line.startswith("rank "))
