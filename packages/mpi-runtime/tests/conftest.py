@@ -21,7 +21,8 @@ from mpi4py import MPI
 comm = MPI.COMM_WORLD
 total = comm.allreduce(comm.rank, op=MPI.SUM)
 server = (os.environ.get("SSH_CONNECTION") or "- - local -").split()[2]
-line = f"rank {comm.rank} {comm.size} {total} {server} {os.environ.get('MASTER_ADDR')}\n"
+library = MPI.Get_library_version().split()[0]
+line = f"rank {comm.rank} {comm.size} {total} {server} {os.environ.get('MASTER_ADDR')} {library}\n"
 os.write(1, line.encode())  # one write per line: ranks' lines never interleave
 """
 

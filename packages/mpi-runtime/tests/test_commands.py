@@ -47,7 +47,7 @@ CMD = ["python3", "train.py", "--lr", "0.1"]
             },
             [
                 "mpirun", "-n", "4", "-f", "/etc/mpi/hostfile", "-bind-to", "core",
-                "-prepend-rank", "-genvlist", "PATH,NCCL_DEBUG", "-genv", "MASTER_PORT", "29500",
+                "-prepend-rank", "-genv", "MASTER_PORT", "29500",
                 *CMD,
             ],
             id="intel-hydra",

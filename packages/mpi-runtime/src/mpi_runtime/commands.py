@@ -74,12 +74,12 @@ def mpirun_command(
     else:
         if mca:
             raise InvalidArgumentError("mca", f"MCA parameters are Open MPI only, not {impl!r}")
-        # Hydra runs as root and oversubscribes without being asked.
+        # Hydra runs as root and oversubscribes without being asked, and passes the launcher's
+        # whole environment to every rank (-genvall is its default; -genvlist would narrow it).
         argv += ["-n", str(np)] if np is not None else []
         argv += ["-f", hostfile] if hostfile is not None else []
         argv += ["-bind-to", bind_to] if bind_to is not None else []
         argv += ["-prepend-rank"] if tag_output else []
-        argv += ["-genvlist", ",".join(forward_env)] if forward_env else []
         for name, value in (set_env or {}).items():
             argv += ["-genv", name, value]
     return [*argv, *command]
