@@ -204,14 +204,10 @@ comm.barrier()
 """
 
 
-@pytest.mark.e2e
-def test_a_rank_that_raises_aborts_the_job_within_seconds(
-    tmp_path: Path, mpi_launch: Launch
-) -> None:
-    script = tmp_path / "failing.py"
+def assert_aborts_quickly(argv: list[str], script: Path, mpi_launch: Launch) -> None:
     script.write_text(FAILING)
     start = time.monotonic()
-    result = mpi_launch("--np", "4", "--oversubscribe", "--", sys.executable, str(script))
+    result = mpi_launch(*argv, "--", sys.executable, str(script), timeout=120)
     elapsed = time.monotonic() - start
     assert result.returncode != 0
     assert "rank 1 gives up" in result.stderr
@@ -219,19 +215,47 @@ def test_a_rank_that_raises_aborts_the_job_within_seconds(
 
 
 @pytest.mark.e2e
-def test_an_unreachable_host_fails_with_its_name_within_the_wait_bound(
+def test_a_rank_that_raises_aborts_the_job_within_seconds(
     tmp_path: Path, mpi_launch: Launch
 ) -> None:
+    assert_aborts_quickly(["--np", "4", "--oversubscribe"], tmp_path / "failing.py", mpi_launch)
+
+
+@pytest.mark.e2e
+def test_a_rank_that_raises_on_a_remote_host_aborts_every_host(
+    loopback_cluster: Any, tmp_path: Path, mpi_launch: Launch
+) -> None:
     hostfile_path = tmp_path / "hostfile"
-    hostfile_path.write_text(hostfile(["node-7.does-not-exist.invalid"], 1, "OpenMPI"))
+    hostfile_path.write_text(hostfile(loopback_cluster.hosts, 2, "OpenMPI"))
+    argv = [
+        "--hostfile", str(hostfile_path), "--ssh-port", str(loopback_cluster.port),
+        "--ssh-dir", str(loopback_cluster.ssh_dir), "--loopback",
+    ]  # fmt: skip
+    assert_aborts_quickly(argv, tmp_path / "failing.py", mpi_launch)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("host", "reason"),
+    [
+        pytest.param("node-7.does-not-exist.invalid", "name does not resolve", id="no-dns-name"),
+        pytest.param("127.0.0.9", "Connection refused", id="no-sshd-listening"),
+    ],
+)
+def test_an_unreachable_host_fails_with_its_name_within_the_wait_bound(
+    host: str, reason: str, tmp_path: Path, mpi_launch: Launch
+) -> None:
+    hostfile_path = tmp_path / "hostfile"
+    hostfile_path.write_text(hostfile(["localhost", host], 1, "OpenMPI"))
     start = time.monotonic()
     result = mpi_launch(
-        "--hostfile", str(hostfile_path), "--wait-timeout", "1.5", "--", "true", timeout=60
-    )
+        "--hostfile", str(hostfile_path), "--ssh-port", "9", "--wait-timeout", "1.5",
+        "--", "true", timeout=60,
+    )  # fmt: skip
     elapsed = time.monotonic() - start
     assert result.returncode == 1
-    assert "host 'node-7.does-not-exist.invalid' did not come up" in result.stderr
-    assert "name does not resolve" in result.stderr
+    assert f"host {host!r} did not come up: " in result.stderr
+    assert reason in result.stderr
     assert 1.5 <= elapsed < 15
 
 
