@@ -162,15 +162,17 @@ WHEELS = {  # prefix name: (implementation, PyPI package, library version line)
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    "name",
+    ("name", "launcher_as_node"),
     [
-        pytest.param("system", id="openmpi-4"),
-        pytest.param("mpich", id="mpich-wheel"),
-        pytest.param("intel", id="intel-mpi-wheel"),
+        pytest.param("system", False, id="openmpi-4"),
+        pytest.param("system", True, id="openmpi-4-launcher-as-node"),
+        pytest.param("mpich", False, id="mpich-wheel"),
+        pytest.param("intel", False, id="intel-mpi-wheel"),
     ],
 )
 def test_ranks_run_on_their_loopback_hosts_through_ssh(
     name: str,
+    launcher_as_node: bool,
     loopback_cluster: Any,
     hello_script: Path,
     tmp_path: Path,
@@ -178,8 +180,10 @@ def test_ranks_run_on_their_loopback_hosts_through_ssh(
     mpi_prefix: Callable[[str], Path | None],
 ) -> None:
     mpi = find_mpi(name, mpi_prefix)
+    # As a node, the launcher is the first host and runs its ranks itself, without ssh.
+    hosts = ["localhost", loopback_cluster.hosts[0]] if launcher_as_node else loopback_cluster.hosts
     hostfile_path = tmp_path / "hostfile"
-    hostfile_path.write_text(hostfile(loopback_cluster.hosts, 2, mpi.impl))
+    hostfile_path.write_text(hostfile(hosts, 2, mpi.impl))
     # No --impl, --np or --hostfile: all three come from the launcher env, as in a launcher pod.
     result = mpi_launch(
         "--mpirun", mpi.mpirun, "--ssh-port", str(loopback_cluster.port),
@@ -190,7 +194,7 @@ def test_ranks_run_on_their_loopback_hosts_through_ssh(
     assert result.returncode == 0, result.stderr
     expected_hosts = rank_hosts(parse_hostfile(hostfile_path.read_text()))
     assert ranks(result.stdout) == {
-        rank: ["4", "6", host, loopback_cluster.hosts[0], mpi.library.split()[0]]
+        rank: ["4", "6", "local" if host == "localhost" else host, hosts[0], mpi.library.split()[0]]
         for rank, host in enumerate(expected_hosts)
     }
 
