@@ -11,6 +11,7 @@ import pytest
 from mpi_runtime import (
     SSH_ARGS,
     Implementation,
+    InvalidArgumentError,
     detect_implementation,
     hostfile,
     launcher_env,
@@ -76,6 +77,17 @@ def test_plan_keeps_user_master_and_ssh_args_and_runs_locally_without_hostfile()
 def test_loopback_pins_traffic_to_lo(impl: str, expected: dict[str, str]) -> None:
     plan = plan_launch(impl, ["./a.out"], environ={}, loopback=True)
     assert expected.items() <= plan.env.items()
+
+
+def test_plan_needs_a_place_for_the_ssh_config_when_hosts_are_remote() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^ssh_config_path: "):
+        plan_launch("OpenMPI", ["t"], environ={}, hostfile_text=HOSTFILE, is_local=local_is("-"))
+
+
+def test_rank_env_without_mpi4py_runs_the_program_as_given() -> None:
+    plan = plan_launch("OpenMPI", ["./a.out"], environ={}, rank_env=True, use_mpi4py=False,
+                       python="/py")  # fmt: skip
+    assert plan.argv[-4:] == ["/py", "-m", "mpi_runtime.with_rank_env", "./a.out"]
 
 
 def test_rank_env_runs_the_program_through_the_rank_env_module() -> None:
