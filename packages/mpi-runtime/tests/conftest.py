@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import socket
@@ -84,7 +85,16 @@ def mpi_prefix() -> Callable[[str], Path | None]:
 
 
 @pytest.fixture
-def hello_script(tmp_path: Path) -> Path:
+def open_mpi() -> None:
+    """Skip unless Open MPI's mpirun and mpi4py are installed."""
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)")
+    if importlib.util.find_spec("mpi4py") is None:
+        pytest.skip("mpi4py is not installed (pip install mpi4py)")
+
+
+@pytest.fixture
+def hello_script(tmp_path: Path, open_mpi: None) -> Path:
     script = tmp_path / "hello.py"
     script.write_text(HELLO)
     return script

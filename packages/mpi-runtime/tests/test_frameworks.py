@@ -101,7 +101,9 @@ os.write(1, (json.dumps(result) + "\\n").encode())
     importlib.util.find_spec("deepspeed") is None,
     reason="deepspeed is not installed (pip install deepspeed; torch stays 2.13.0)",
 )
-def test_deepspeed_zero2_on_cpu_keeps_ranks_in_step(tmp_path: Path, mpi_launch: Launch) -> None:
+def test_deepspeed_zero2_on_cpu_keeps_ranks_in_step(
+    tmp_path: Path, mpi_launch: Launch, open_mpi: None
+) -> None:
     script = tmp_path / "train.py"
     script.write_text(DEEPSPEED_TRAIN)
     result = mpi_launch(

@@ -232,14 +232,14 @@ def assert_aborts_quickly(argv: list[str], script: Path, mpi_launch: Launch) -> 
 
 @pytest.mark.e2e
 def test_a_rank_that_raises_aborts_the_job_within_seconds(
-    tmp_path: Path, mpi_launch: Launch
+    tmp_path: Path, mpi_launch: Launch, open_mpi: None
 ) -> None:
     assert_aborts_quickly(["--np", "4", "--oversubscribe"], tmp_path / "failing.py", mpi_launch)
 
 
 @pytest.mark.e2e
 def test_a_rank_that_raises_on_a_remote_host_aborts_every_host(
-    loopback_cluster: Any, tmp_path: Path, mpi_launch: Launch
+    loopback_cluster: Any, tmp_path: Path, mpi_launch: Launch, open_mpi: None
 ) -> None:
     hostfile_path = tmp_path / "hostfile"
     hostfile_path.write_text(hostfile(loopback_cluster.hosts, 2, "OpenMPI"))
@@ -277,7 +277,7 @@ def test_an_unreachable_host_fails_with_its_name_within_the_wait_bound(
 
 @pytest.mark.e2e
 def test_open_mpi_5_reads_the_prte_launcher_env(
-    tmp_path: Path, mpi_launch: Launch, mpi_prefix: Callable[[str], Path | None]
+    tmp_path: Path, mpi_launch: Launch, mpi_prefix: Callable[[str], Path | None], open_mpi: None
 ) -> None:
     mpi = find_mpi("openmpi5", mpi_prefix)
     script = tmp_path / "version.py"

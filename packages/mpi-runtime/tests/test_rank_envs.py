@@ -59,7 +59,8 @@ def test_rank_env_says_what_is_missing(environ: dict[str, str], missing: str) ->
         rank_env(environ)
 
 
-def test_ranks_get_torch_env_under_real_mpirun() -> None:
+@pytest.mark.e2e
+def test_ranks_get_torch_env_under_real_mpirun(open_mpi: None) -> None:
     names = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR")
     show = f"import json, os; os.write(1, (json.dumps({{k: os.environ[k] for k in {names}}}) + chr(10)).encode())"  # noqa: E501
     argv = mpirun_command(
