@@ -46,10 +46,15 @@ def _entrypoint(script: str, module: str) -> list[str]:
     )
 
 
+def mpi_launch_argv(*args: str) -> list[str]:
+    """The argv of ``mpi-launch ARGS``."""
+    return [*_entrypoint("mpi-launch", "launches"), *args]
+
+
 def _mpi_launch(*args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
     """Run ``mpi-launch ARGS`` as a user would, capturing its output."""
     return subprocess.run(
-        [*_entrypoint("mpi-launch", "launches"), *args],
+        mpi_launch_argv(*args),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -76,6 +81,18 @@ def _free_port(address: str) -> int:
 def mpi_launch() -> Callable[..., subprocess.CompletedProcess[str]]:
     """``mpi_launch(*args, timeout=120, **env)``: run ``mpi-launch ARGS`` with extra env."""
     return _mpi_launch
+
+
+@pytest.fixture
+def mpi_launch_process() -> Callable[..., subprocess.Popen[str]]:
+    """``mpi_launch_process(*args)``: start ``mpi-launch ARGS`` with its stdout piped."""
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            mpi_launch_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+    return start
 
 
 @pytest.fixture

@@ -1,6 +1,9 @@
 import os
+import queue
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -248,6 +251,45 @@ def test_a_rank_that_raises_on_a_remote_host_aborts_every_host(
         "--ssh-dir", str(loopback_cluster.ssh_dir), "--loopback",
     ]  # fmt: skip
     assert_aborts_quickly(argv, tmp_path / "failing.py", mpi_launch)
+
+
+WAITING = """\
+import os, time
+os.write(1, f"ready {os.getpid()}\\n".encode())
+time.sleep(600)  # the workload: a rank that would run long after its launcher is gone
+"""
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.e2e
+def test_sigterm_to_mpi_launch_stops_every_rank(
+    tmp_path: Path, mpi_launch_process: Callable[..., subprocess.Popen[str]], open_mpi: None
+) -> None:
+    script = tmp_path / "waiting.py"
+    script.write_text(WAITING)
+    launcher = mpi_launch_process("--np", "2", "--oversubscribe", "--", sys.executable, str(script))
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(
+        target=lambda: [lines.put(line) for line in launcher.stdout], daemon=True
+    ).start()  # type: ignore[union-attr]
+    try:
+        pids = [int(lines.get(timeout=120).split()[1]) for _ in range(2)]
+        launcher.send_signal(signal.SIGTERM)
+        code = launcher.wait(timeout=60)
+    finally:
+        launcher.kill()
+    assert code != 0
+    deadline = time.monotonic() + 30
+    while any(map(is_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling, with a deadline, for mpirun to reap its ranks
+    assert not any(map(is_alive, pids)), "ranks outlived their launcher"
 
 
 @pytest.mark.e2e
