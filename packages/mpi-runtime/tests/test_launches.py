@@ -276,9 +276,13 @@ def test_sigterm_to_mpi_launch_stops_every_rank(
     script.write_text(WAITING)
     launcher = mpi_launch_process("--np", "2", "--oversubscribe", "--", sys.executable, str(script))
     lines: queue.Queue[str] = queue.Queue()
-    threading.Thread(
-        target=lambda: [lines.put(line) for line in launcher.stdout], daemon=True
-    ).start()  # type: ignore[union-attr]
+
+    def read_lines() -> None:
+        assert launcher.stdout is not None
+        for line in launcher.stdout:
+            lines.put(line)
+
+    threading.Thread(target=read_lines, daemon=True).start()
     try:
         pids = [int(lines.get(timeout=120).split()[1]) for _ in range(2)]
         launcher.send_signal(signal.SIGTERM)
