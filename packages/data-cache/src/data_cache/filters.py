@@ -20,8 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeAlias
 
 import datafusion
-from datafusion import col, lit
-from datafusion import functions
+from datafusion import col, functions, lit
 
 from data_cache.errors import InvalidFilterError
 

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 
 from data_cache.connection import ConnectOptions
 from data_cache.errors import InvalidArgumentError
+from data_cache.server.base import ServerSecurity
 from data_cache.server.head import HeadServer
 from data_cache.server.node import DEFAULT_MEMORY_LIMIT, NodeServer
-from data_cache.server.base import ServerSecurity
 
 __all__ = ["LocalCache"]
 
