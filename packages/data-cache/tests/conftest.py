@@ -100,6 +100,20 @@ def push() -> Callable[[str, str, pa.Table], None]:
     return push_table
 
 
+@pytest.fixture
+def child_process() -> Iterator[Callable[..., ChildProcess]]:
+    """Start ``python -m data_cache ARGS`` children; each is stopped after the test."""
+    children: list[ChildProcess] = []
+
+    def start(args: Sequence[str]) -> ChildProcess:
+        children.append(ChildProcess(args))
+        return children[-1]
+
+    yield start
+    for child in children:
+        child.stop()
+
+
 @pytest.fixture(scope="session")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("data")

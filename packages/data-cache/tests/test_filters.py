@@ -5,7 +5,6 @@ from __future__ import annotations
 import datafusion
 import pyarrow as pa
 import pytest
-
 from data_cache import InvalidFilterError
 from data_cache.filters import apply_filter, check_filter_shape
 

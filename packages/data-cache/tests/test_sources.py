@@ -11,7 +11,6 @@ import pyarrow.csv as pcsv
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
-
 from data_cache import InvalidArgumentError, SchemaMismatchError, SourceError, UnknownColumnError
 from data_cache.sources import read_table, resolve_source
 

@@ -10,7 +10,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
-
 from data_cache import MemoryBudgetExceededError, NodeServer, StaleTicketError
 from data_cache.errors import from_flight_error, retry_after
 from data_cache.tickets import PutRequest, Ticket

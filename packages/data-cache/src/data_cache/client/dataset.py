@@ -111,6 +111,11 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
     def epoch(self) -> int:
         return int(self._epoch.item())
 
+    @property
+    def retries(self) -> int:
+        """How many times this process reopened a broken or refused stream."""
+        return self._reader.retries if self._reader is not None else 0
+
     def state_dict(self) -> dict[str, Any]:
         """Where this process (or DataLoader worker) is in the epoch; see ``load_state_dict``."""
         return self._state(dict(self._delivered))
