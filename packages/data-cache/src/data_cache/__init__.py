@@ -22,12 +22,21 @@ from data_cache.errors import (
     StreamFailedError,
     UnknownColumnError,
 )
+from data_cache.manifests import (
+    DATASET_ENV,
+    ENDPOINT_ENV,
+    cache_endpoint,
+    cache_manifests,
+    trainer_env,
+)
 from data_cache.server.base import ServerSecurity
 from data_cache.server.head import HeadServer
 from data_cache.server.local import LocalCache
 from data_cache.server.node import NodeServer
 
 __all__ = [
+    "DATASET_ENV",
+    "ENDPOINT_ENV",
     "CacheDataset",
     "CacheError",
     "ConnectOptions",
@@ -48,5 +57,8 @@ __all__ = [
     "StaleTicketError",
     "StreamFailedError",
     "UnknownColumnError",
+    "cache_endpoint",
+    "cache_manifests",
     "plan_batches",
+    "trainer_env",
 ]

@@ -20,6 +20,7 @@ from data_cache.client.tensors import check_tensor_schema, to_tensors
 from data_cache.connection import ConnectOptions
 from data_cache.errors import InvalidArgumentError, InvalidStateError, from_flight_error
 from data_cache.filters import Filter, check_filter_shape
+from data_cache.manifests import DATASET_ENV, ENDPOINT_ENV
 from data_cache.partitions import RowRange
 from data_cache.tickets import ReadRequest, Ticket
 
@@ -98,6 +99,18 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
         self._delivered: dict[str, int] = {}
         self._reader: StreamReader | None = None
         self._pid: int | None = None
+
+    @classmethod
+    def from_env(cls, **options: Any) -> CacheDataset:
+        """The job's cache as its controller announced it: endpoint from ``DATA_CACHE_ENDPOINT``,
+        dataset from ``DATA_CACHE_DATASET`` (``options`` as for the constructor)."""
+        values = {name: os.environ.get(name) for name in (ENDPOINT_ENV, DATASET_ENV)}
+        missing = [name for name, value in values.items() if not value]
+        if missing:
+            raise InvalidArgumentError(
+                f"{', '.join(missing)}: not set; is this job's runtime torch-distributed-with-cache?"
+            )
+        return cls(values[ENDPOINT_ENV], values[DATASET_ENV], **options)  # type: ignore[arg-type]
 
     # Epochs and state ---------------------------------------------------------------------
 
