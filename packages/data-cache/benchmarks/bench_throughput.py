@@ -40,15 +40,18 @@ def make_table(rows: int) -> pa.Table:
     vectors = pa.FixedSizeListArray.from_arrays(
         pa.array(rng.random(rows * VECTOR, dtype=np.float32)), VECTOR
     )
-    return pa.table({"id": np.arange(rows), "label": rng.integers(0, 10, rows, dtype=np.int32),
-                     "x": vectors})
+    return pa.table(
+        {"id": np.arange(rows), "label": rng.integers(0, 10, rows, dtype=np.int32), "x": vectors}
+    )
 
 
 def tensor_bytes(batch: dict[str, torch.Tensor]) -> int:
     return sum(t.numel() * t.element_size() for t in batch.values())
 
 
-def measure(batches: Callable[[], Iterable[dict[str, torch.Tensor]]]) -> tuple[float, float, int, int]:
+def measure(
+    batches: Callable[[], Iterable[dict[str, torch.Tensor]]],
+) -> tuple[float, float, int, int]:
     """Seconds to the first batch, total seconds, rows and bytes for one pass."""
     start = time.perf_counter()
     first = None
@@ -97,17 +100,19 @@ def main() -> None:
         pq.write_table(make_table(args.rows), path)
         server = subprocess.Popen(
             [sys.executable, "-m", "data_cache", "serve", str(path), "--nodes", "2"],
-            stdout=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         try:
             endpoint = server.stdout.readline().strip()  # type: ignore[union-attr]
             cases: dict[str, Callable[[], Iterable[dict[str, torch.Tensor]]]] = {
                 "raw pyarrow.flight do_get": lambda: raw_flight(endpoint, args.batch_rows),
                 "CacheDataset (DataLoader)": lambda: DataLoader(
-                    CacheDataset(endpoint, "bench", batch_rows=args.batch_rows),
-                    batch_size=None),
+                    CacheDataset(endpoint, "bench", batch_rows=args.batch_rows), batch_size=None
+                ),
                 "Parquet file (DataLoader)": lambda: DataLoader(
-                    ParquetBatches(path, args.batch_rows), batch_size=None),
+                    ParquetBatches(path, args.batch_rows), batch_size=None
+                ),
             }
             for run in cases.values():
                 measure(run)  # warm-up pass, not counted
@@ -119,7 +124,9 @@ def main() -> None:
             server.terminate()
             server.wait(timeout=60)
 
-    raw_rate = statistics.median(rows / total for _, total, rows, _ in results["raw pyarrow.flight do_get"])
+    raw_rate = statistics.median(
+        rows / total for _, total, rows, _ in results["raw pyarrow.flight do_get"]
+    )
     print(f"rows={args.rows} batch_rows={args.batch_rows} repeat={args.repeat} (median of runs)")
     print(f"{'source':<28}{'rows/s':>14}{'GB/s':>9}{'first batch ms':>16}{'vs raw Flight':>15}")
     for name, runs in results.items():

@@ -44,7 +44,9 @@ class ChildProcess:
     def __init__(self, args: Sequence[str], env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "data_cache", *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
             env={**os.environ, **(env or {})},
         )
         lines: queue.Queue[str] = queue.Queue()

@@ -25,10 +25,14 @@ def stream(start: int, sizes: list[int]) -> list[pa.RecordBatch]:
         pytest.param(0, 0, [], [], id="nothing"),
     ],
 )
-def test_cut_batches_end_on_boundaries(position: int, phase: int, sizes: list[int], expected: list[int]) -> None:
+def test_cut_batches_end_on_boundaries(
+    position: int, phase: int, sizes: list[int], expected: list[int]
+) -> None:
     out = list(cut_batches(stream(position, sizes), position, phase, 4))
     assert [batch.num_rows for batch in out] == expected
-    assert [v for batch in out for v in batch.column(0).to_pylist()] == list(range(position, position + sum(sizes)))
+    assert [v for batch in out for v in batch.column(0).to_pylist()] == list(
+        range(position, position + sum(sizes))
+    )
 
 
 def test_aligned_inputs_are_not_copied() -> None:
@@ -37,7 +41,10 @@ def test_aligned_inputs_are_not_copied() -> None:
     assert out[1].column(0).buffers()[1].address == batch.column(0).buffers()[1].address
 
 
-@pytest.mark.parametrize(("skip", "limit", "expected"), [(0, 10, list(range(10))), (3, 4, [3, 4, 5, 6]), (9, 5, [9]), (12, 1, [])])
+@pytest.mark.parametrize(
+    ("skip", "limit", "expected"),
+    [(0, 10, list(range(10))), (3, 4, [3, 4, 5, 6]), (9, 5, [9]), (12, 1, [])],
+)
 def test_skip_rows(skip: int, limit: int, expected: list[int]) -> None:
     out = skip_rows(stream(0, [3, 3, 4]), skip, limit)
     assert [v for batch in out for v in batch.column(0).to_pylist()] == expected

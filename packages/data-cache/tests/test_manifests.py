@@ -16,8 +16,14 @@ from data_cache.cli import main
 
 
 def objects(**overrides: object) -> list[dict]:
-    arguments = {"job_name": "mnist", "namespace": "team", "image": "repo/data-cache:0.1.0",
-                 "source": "s3://bucket/mnist", "num_nodes": 3, **overrides}
+    arguments = {
+        "job_name": "mnist",
+        "namespace": "team",
+        "image": "repo/data-cache:0.1.0",
+        "source": "s3://bucket/mnist",
+        "num_nodes": 3,
+        **overrides,
+    }
     return cache_manifests(**arguments)  # type: ignore[arg-type]
 
 
@@ -34,10 +40,14 @@ def test_objects_are_two_services_and_two_statefulsets_named_after_the_job() -> 
 def test_the_head_loads_the_source_onto_every_node_by_stable_dns_name() -> None:
     nodes_service, node_set, head_service, head_set = objects(replicas=2, dataset="train")
     assert nodes_service["spec"]["clusterIP"] == "None"
-    assert node_set["spec"]["replicas"] == 3 and node_set["spec"]["serviceName"] == "mnist-cache-nodes"
+    assert (
+        node_set["spec"]["replicas"] == 3 and node_set["spec"]["serviceName"] == "mnist-cache-nodes"
+    )
     args = head_set["spec"]["template"]["spec"]["containers"][0]["args"]
     nodes = [args[i + 1] for i, a in enumerate(args) if a == "--node"]
-    assert nodes == [f"grpc://mnist-cache-node-{i}.mnist-cache-nodes.team.svc:50052" for i in range(3)]
+    assert nodes == [
+        f"grpc://mnist-cache-node-{i}.mnist-cache-nodes.team.svc:50052" for i in range(3)
+    ]
     assert args[:4] == ["head", "s3://bucket/mnist", "--name", "train"]
     assert args[args.index("--replicas") + 1] == "2"
     assert head_service["spec"]["selector"] == head_set["spec"]["template"]["metadata"]["labels"]
@@ -56,7 +66,12 @@ def test_the_command_lines_parse_with_the_cli() -> None:
 def test_an_owner_uid_makes_the_trainjob_own_every_object() -> None:
     for document in objects(owner_uid="1234"):
         (owner,) = document["metadata"]["ownerReferences"]
-        assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == ("TrainJob", "mnist", "1234", True)
+        assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
+            "TrainJob",
+            "mnist",
+            "1234",
+            True,
+        )
     assert all("ownerReferences" not in d["metadata"] for d in objects())
 
 

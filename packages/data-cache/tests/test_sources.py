@@ -30,8 +30,9 @@ def write_iceberg(root: Path) -> Path:
     pytest.importorskip("sqlalchemy", reason="pyiceberg's SQL catalog writes the test table")
     from pyiceberg.catalog.sql import SqlCatalog
 
-    catalog = SqlCatalog("test", uri=f"sqlite:///{root / 'catalog.db'}",
-                         warehouse=(root / "warehouse").as_uri())
+    catalog = SqlCatalog(
+        "test", uri=f"sqlite:///{root / 'catalog.db'}", warehouse=(root / "warehouse").as_uri()
+    )
     catalog.create_namespace("ns")
     table = catalog.create_table("ns.t", schema=TABLE.schema)
     table.append(TABLE.slice(0, 6))
@@ -60,7 +61,9 @@ def test_each_source_kind_reads_every_row_in_order(tmp_path: Path, kind: str) ->
 
 def test_projection_and_filter_apply_at_load(tmp_path: Path) -> None:
     path = WRITERS["parquet-directory"](tmp_path)
-    table = read_table(resolve_source(str(path)), ["score"], {"column": "id", "op": ">=", "value": 6})
+    table = read_table(
+        resolve_source(str(path)), ["score"], {"column": "id", "op": ">=", "value": 6}
+    )
     assert table.schema.names == ["score"]
     assert table.column("score").to_pylist() == [6.0, 7.0, 8.0, 9.0]
 
@@ -83,11 +86,36 @@ def test_an_iceberg_metadata_file_names_the_table(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("setup", "error", "message"),
     [
-        pytest.param(lambda root: str(root / "missing.parquet"), SourceError, "does not exist", id="missing-file"),
-        pytest.param(lambda root: (root / "x.txt").write_text("x") and str(root / "x.txt"), SourceError, "cannot tell the format", id="unknown-suffix"),
-        pytest.param(lambda root: (root / "empty").mkdir() or str(root / "empty"), SourceError, "no data files", id="empty-directory"),
-        pytest.param(lambda root: (root / "bad.parquet").write_text("nope") and str(root / "bad.parquet"), SourceError, "cannot read", id="corrupt-file"),
-        pytest.param(lambda root: "nosuchscheme://bucket/x", SourceError, "no filesystem", id="unknown-scheme"),
+        pytest.param(
+            lambda root: str(root / "missing.parquet"),
+            SourceError,
+            "does not exist",
+            id="missing-file",
+        ),
+        pytest.param(
+            lambda root: (root / "x.txt").write_text("x") and str(root / "x.txt"),
+            SourceError,
+            "cannot tell the format",
+            id="unknown-suffix",
+        ),
+        pytest.param(
+            lambda root: (root / "empty").mkdir() or str(root / "empty"),
+            SourceError,
+            "no data files",
+            id="empty-directory",
+        ),
+        pytest.param(
+            lambda root: (root / "bad.parquet").write_text("nope") and str(root / "bad.parquet"),
+            SourceError,
+            "cannot read",
+            id="corrupt-file",
+        ),
+        pytest.param(
+            lambda root: "nosuchscheme://bucket/x",
+            SourceError,
+            "no filesystem",
+            id="unknown-scheme",
+        ),
     ],
 )
 def test_bad_sources_are_named(tmp_path: Path, setup, error: type[Exception], message: str) -> None:  # type: ignore[no-untyped-def]

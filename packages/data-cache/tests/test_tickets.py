@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -23,12 +24,30 @@ def test_documents_round_trip() -> None:
     ("document", "message"),
     [
         pytest.param(b"not json", "not a JSON document", id="not-json"),
-        pytest.param(json.dumps({"v": 99, "dataset": "d"}).encode(), r"ReadRequest.v: expected version 1", id="version"),
-        pytest.param(json.dumps({"v": 1, "dataset": "d", "shard": 2, "num_shards": 2}).encode(), "shard", id="shard"),
+        pytest.param(
+            json.dumps({"v": 99, "dataset": "d"}).encode(),
+            r"ReadRequest.v: expected version 1",
+            id="version",
+        ),
+        pytest.param(
+            json.dumps({"v": 1, "dataset": "d", "shard": 2, "num_shards": 2}).encode(),
+            "shard",
+            id="shard",
+        ),
         pytest.param(json.dumps({"v": 1, "dataset": ""}).encode(), "dataset", id="empty-name"),
-        pytest.param(json.dumps({"v": 1, "dataset": "d", "batch_rows": 0}).encode(), "batch_rows", id="batch-rows"),
-        pytest.param(json.dumps({"v": 1, "dataset": "d", "columns": "x"}).encode(), "columns", id="columns"),
-        pytest.param(json.dumps({"v": 1, "dataset": "d", "surprise": 1}).encode(), "surprise", id="unknown-field"),
+        pytest.param(
+            json.dumps({"v": 1, "dataset": "d", "batch_rows": 0}).encode(),
+            "batch_rows",
+            id="batch-rows",
+        ),
+        pytest.param(
+            json.dumps({"v": 1, "dataset": "d", "columns": "x"}).encode(), "columns", id="columns"
+        ),
+        pytest.param(
+            json.dumps({"v": 1, "dataset": "d", "surprise": 1}).encode(),
+            "surprise",
+            id="unknown-field",
+        ),
     ],
 )
 def test_bad_read_requests_are_named(document: bytes, message: str) -> None:
@@ -41,12 +60,14 @@ def test_a_ticket_range_must_lie_after_its_base() -> None:
         Ticket("d", 1, 0, 10, 5, 20, 0, 4)
 
 
-@pytest.mark.parametrize(("total", "parts", "sizes"), [(10, 3, [4, 3, 3]), (2, 3, [1, 1, 0]), (0, 2, [0, 0])])
+@pytest.mark.parametrize(
+    ("total", "parts", "sizes"), [(10, 3, [4, 3, 3]), (2, 3, [1, 1, 0]), (0, 2, [0, 0])]
+)
 def test_split_rows_balances_contiguous_ranges(total: int, parts: int, sizes: list[int]) -> None:
     ranges = split_rows(total, parts)
     assert [len(part) for part in ranges] == sizes
     assert ranges[0].start == 0 and ranges[-1].stop == total
-    assert all(a.stop == b.start for a, b in zip(ranges, ranges[1:]))
+    assert all(a.stop == b.start for a, b in itertools.pairwise(ranges))
     with pytest.raises(InvalidArgumentError, match="parts"):
         split_rows(total, 0)
     with pytest.raises(InvalidArgumentError, match="row range"):

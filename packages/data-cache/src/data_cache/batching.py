@@ -36,9 +36,7 @@ def cut_batches(
         yield _joined(pending)
 
 
-def skip_rows(
-    batches: Iterable[pa.RecordBatch], skip: int, limit: int
-) -> Iterator[pa.RecordBatch]:
+def skip_rows(batches: Iterable[pa.RecordBatch], skip: int, limit: int) -> Iterator[pa.RecordBatch]:
     """Rows ``skip`` to ``skip + limit`` of ``batches``, as zero-copy slices."""
     for batch in batches:
         if limit <= 0:

@@ -14,6 +14,7 @@ import pyarrow.flight as flight
 
 from data_cache.connection import ConnectOptions
 from data_cache.errors import CacheError
+from data_cache.filters import Filter
 from data_cache.server.base import ServerSecurity
 from data_cache.server.head import HeadServer
 from data_cache.server.local import LocalCache
@@ -30,7 +31,10 @@ _advertise = click.option("--advertise-host", default=None, help="Host name give
 _tls_cert = click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False), default=None)
 _tls_key = click.option("--tls-key", type=click.Path(exists=True, dir_okay=False), default=None)
 _memory = click.option(
-    "--memory-limit", type=int, default=DEFAULT_MEMORY_LIMIT, show_default=True,
+    "--memory-limit",
+    type=int,
+    default=DEFAULT_MEMORY_LIMIT,
+    show_default=True,
     help="Bytes of data each node may hold.",
 )
 _streams = click.option("--max-streams", type=int, default=64, show_default=True)
@@ -66,25 +70,41 @@ def main() -> None:
 @_tls_cert
 @_tls_key
 def serve(
-    paths: tuple[str, ...], name: str | None, columns: str | None, row_filter: str | None,
-    source_format: str | None, host: str, port: int, num_nodes: int, replicas: int,
-    memory_limit: int, max_streams: int, advertise_host: str | None,
-    tls_cert: str | None, tls_key: str | None,
+    paths: tuple[str, ...],
+    name: str | None,
+    columns: str | None,
+    row_filter: str | None,
+    source_format: str | None,
+    host: str,
+    port: int,
+    num_nodes: int,
+    replicas: int,
+    memory_limit: int,
+    max_streams: int,
+    advertise_host: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
 ) -> None:
     """Serve PATHS as one dataset from a head and --nodes nodes in this process.
 
     Prints the endpoint (grpc://HOST:PORT) as the first line, then serves until interrupted.
     """
     security = _security(tls_cert, tls_key)
-    with _failing_cleanly(), LocalCache(
-        num_nodes, host, port, replicas=replicas, memory_limit=memory_limit,
-        max_streams=max_streams, security=security, advertise_host=advertise_host,
-        tls_root_certs=security.certificate,
-    ) as cache:
-        cache.head.load(
-            name or _stem(paths[0]), list(paths), columns=_columns(columns),
-            filter=_filter(row_filter), format=source_format,
-        )
+    with (
+        _failing_cleanly(),
+        LocalCache(
+            num_nodes,
+            host,
+            port,
+            replicas=replicas,
+            memory_limit=memory_limit,
+            max_streams=max_streams,
+            security=security,
+            advertise_host=advertise_host,
+            tls_root_certs=security.certificate,
+        ) as cache,
+    ):
+        _load(cache.head, paths, name, columns, row_filter, source_format)
         _announce_and_wait(cache.endpoint)
 
 
@@ -99,22 +119,38 @@ def serve(
 @_tls_cert
 @_tls_key
 def head(
-    paths: tuple[str, ...], name: str | None, columns: str | None, row_filter: str | None,
-    source_format: str | None, nodes: tuple[str, ...], host: str, port: int, replicas: int,
-    wait_for_nodes: float, advertise_host: str | None, tls_cert: str | None, tls_key: str | None,
+    paths: tuple[str, ...],
+    name: str | None,
+    columns: str | None,
+    row_filter: str | None,
+    source_format: str | None,
+    nodes: tuple[str, ...],
+    host: str,
+    port: int,
+    replicas: int,
+    wait_for_nodes: float,
+    advertise_host: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
 ) -> None:
     """Run a head that loads PATHS onto the --node servers; prints its endpoint first."""
     security = _security(tls_cert, tls_key)
     connect = ConnectOptions(token=security.token, tls_root_certs=security.certificate)
-    with _failing_cleanly(), HeadServer(
-        list(nodes), host, port, replicas=replicas, security=security, connect=connect,
-        advertise_host=advertise_host,
-    ) as server:
+    with (
+        _failing_cleanly(),
+        HeadServer(
+            list(nodes),
+            host,
+            port,
+            replicas=replicas,
+            security=security,
+            connect=connect,
+            advertise_host=advertise_host,
+            expect=[name or _stem(paths[0])],
+        ) as server,
+    ):
         server.wait_for_nodes(wait_for_nodes)
-        server.load(
-            name or _stem(paths[0]), list(paths), columns=_columns(columns),
-            filter=_filter(row_filter), format=source_format,
-        )
+        _load(server, paths, name, columns, row_filter, source_format)
         _announce_and_wait(server.location)
 
 
@@ -127,14 +163,26 @@ def head(
 @_tls_cert
 @_tls_key
 def node(
-    host: str, port: int, memory_limit: int, max_streams: int, advertise_host: str | None,
-    tls_cert: str | None, tls_key: str | None,
+    host: str,
+    port: int,
+    memory_limit: int,
+    max_streams: int,
+    advertise_host: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
 ) -> None:
     """Run a data node; prints its location first, then serves until interrupted."""
-    with _failing_cleanly(), NodeServer(
-        host, port, memory_limit=memory_limit, max_streams=max_streams,
-        security=_security(tls_cert, tls_key), advertise_host=advertise_host,
-    ) as server:
+    with (
+        _failing_cleanly(),
+        NodeServer(
+            host,
+            port,
+            memory_limit=memory_limit,
+            max_streams=max_streams,
+            security=_security(tls_cert, tls_key),
+            advertise_host=advertise_host,
+        ) as server,
+    ):
         _announce_and_wait(server.location)
 
 
@@ -159,6 +207,23 @@ def probe(endpoint: str, timeout: float) -> None:
     sys.exit(0 if ready else 1)
 
 
+def _load(
+    server: HeadServer,
+    paths: tuple[str, ...],
+    name: str | None,
+    columns: str | None,
+    row_filter: str | None,
+    source_format: str | None,
+) -> None:
+    server.load(
+        name or _stem(paths[0]),
+        list(paths),
+        columns=[column.strip() for column in columns.split(",")] if columns else None,
+        filter=_filter(row_filter),
+        format=source_format,
+    )
+
+
 def _announce_and_wait(endpoint: str) -> None:
     click.echo(endpoint)
     sys.stdout.flush()
@@ -174,11 +239,10 @@ class _failing_cleanly:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(self, kind: object, error: object, traceback: object) -> bool:
+    def __exit__(self, kind: object, error: object, traceback: object) -> None:
         if isinstance(error, CacheError):
             click.echo(f"data-cache: {error}", err=True)
             sys.exit(2)
-        return False
 
 
 def _security(tls_cert: str | None, tls_key: str | None) -> ServerSecurity:
@@ -199,15 +263,10 @@ def _stem(path: str) -> str:
     return name
 
 
-def _columns(columns: str | None) -> list[str] | None:
-    return [column.strip() for column in columns.split(",")] if columns else None
-
-
-def _filter(text: str | None) -> object:
+def _filter(text: str | None) -> Filter:
     if text is None or not text.lstrip().startswith("{"):
         return text
     try:
         return json.loads(text)
     except ValueError as error:
         raise click.BadParameter(f"not valid JSON: {error}", param_hint="--filter") from None
-

@@ -1,4 +1,4 @@
-"""How clients (the dataset, the head, the CLI) reach cache servers: TLS roots and a bearer token."""
+"""How clients (dataset, head, CLI) reach cache servers: TLS roots and a bearer token."""
 
 from __future__ import annotations
 

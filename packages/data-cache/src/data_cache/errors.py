@@ -146,7 +146,9 @@ def to_flight_error(error: CacheError) -> flight.FlightError:
 def unavailable(message: str, retry_after: float) -> flight.FlightUnavailableError:
     """An Unavailable error telling the client to retry after ``retry_after`` seconds."""
     info = json.dumps({"code": "unavailable", "retry_after": retry_after}).encode()
-    return flight.FlightUnavailableError(f"{message}; retry after {retry_after:g} s", extra_info=info)
+    return flight.FlightUnavailableError(
+        f"{message}; retry after {retry_after:g} s", extra_info=info
+    )
 
 
 def retry_after(error: flight.FlightError) -> float | None:

@@ -45,14 +45,11 @@ _OPS: Final = (*_COMPARISONS, *_LIST_OPS, *_NULL_OPS)
 
 
 def apply_filter(frame: datafusion.DataFrame, spec: Filter) -> datafusion.DataFrame:
-    """``frame`` restricted to the rows ``spec`` keeps; raises InvalidFilterError naming the fault."""
+    """``frame`` cut to the rows ``spec`` keeps; raises InvalidFilterError naming the fault."""
     if spec is None:
         return frame
     columns = set(frame.schema().names)
-    if isinstance(spec, str):
-        expr = _parse_text(frame, spec)
-    else:
-        expr = _build(spec, columns, "filter")
+    expr = _parse_text(frame, spec) if isinstance(spec, str) else _build(spec, columns, "filter")
     try:
         filtered = frame.filter(expr)
         plan = filtered.logical_plan().display_indent()
@@ -102,9 +99,7 @@ def _build(spec: object, columns: set[str] | None, path: str) -> datafusion.Expr
     return _compare(spec, columns, path)
 
 
-def _combine(
-    key: str, parts: object, columns: set[str] | None, path: str
-) -> datafusion.Expr:
+def _combine(key: str, parts: object, columns: set[str] | None, path: str) -> datafusion.Expr:
     if not isinstance(parts, Sequence) or isinstance(parts, str) or not parts:
         raise InvalidFilterError(f"{path}: expected a non-empty list of filters")
     exprs = [_build(part, columns, f"{path}[{index}]") for index, part in enumerate(parts)]
@@ -126,7 +121,9 @@ def _compare(spec: Mapping[str, Any], columns: set[str] | None, path: str) -> da
             f"{path}.column: unknown column {name!r}; the data has {sorted(columns)}"
         )
     if op not in _OPS:
-        raise InvalidFilterError(f"{path}.op: unknown operator {op!r}; expected one of {list(_OPS)}")
+        raise InvalidFilterError(
+            f"{path}.op: unknown operator {op!r}; expected one of {list(_OPS)}"
+        )
     column = col(name)
     if op in _NULL_OPS:
         if "value" in spec:

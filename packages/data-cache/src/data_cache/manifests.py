@@ -84,73 +84,129 @@ def cache_manifests(
     node_locations = [
         f"grpc://{node_set}-{index}.{domain}:{NODE_PORT}" for index in range(num_nodes)
     ]
-    node_args = ["node", "--host", "0.0.0.0", "--port", str(NODE_PORT),
-                 "--advertise-host", f"$(POD_NAME).{domain}"]
+    node_args = [
+        "node",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(NODE_PORT),
+        "--advertise-host",
+        f"$(POD_NAME).{domain}",
+    ]
     if memory_limit is not None:
         node_args += ["--memory-limit", str(memory_limit)]
-    head_args = ["head", *sources, "--name", dataset, "--host", "0.0.0.0",
-                 "--port", str(HEAD_PORT), "--advertise-host", f"{head_service}.{namespace}.svc",
-                 "--replicas", str(replicas)]
+    head_args = [
+        "head",
+        *sources,
+        "--name",
+        dataset,
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(HEAD_PORT),
+        "--advertise-host",
+        f"{head_service}.{namespace}.svc",
+        "--replicas",
+        str(replicas),
+    ]
     for location in node_locations:
         head_args += ["--node", location]
 
     def metadata(name: str, role: str) -> dict[str, Any]:
         document: dict[str, Any] = {
-            "name": name, "namespace": namespace, "labels": _labels(job_name, role),
+            "name": name,
+            "namespace": namespace,
+            "labels": _labels(job_name, role),
         }
         if owner_uid is not None:
-            document["ownerReferences"] = [{
-                "apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
-                "name": job_name, "uid": owner_uid, "controller": True,
-                "blockOwnerDeletion": True,
-            }]
+            document["ownerReferences"] = [
+                {
+                    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+                    "kind": "TrainJob",
+                    "name": job_name,
+                    "uid": owner_uid,
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ]
         return document
 
     node_container: dict[str, Any] = {
-        "name": "node", "image": image, "command": ["data-cache"], "args": node_args,
+        "name": "node",
+        "image": image,
+        "command": ["data-cache"],
+        "args": node_args,
         "ports": [{"name": "flight", "containerPort": NODE_PORT}],
-        "env": [{"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-                *[dict(entry) for entry in env]],
+        "env": [
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            *[dict(entry) for entry in env],
+        ],
         "readinessProbe": {"tcpSocket": {"port": NODE_PORT}, "periodSeconds": 2},
     }
     if resources is not None:
         node_container["resources"] = dict(resources)
     head_container = {
-        "name": "head", "image": image, "command": ["data-cache"], "args": head_args,
+        "name": "head",
+        "image": image,
+        "command": ["data-cache"],
+        "args": head_args,
         "ports": [{"name": "flight", "containerPort": HEAD_PORT}],
         "env": [dict(entry) for entry in env],
         "readinessProbe": {
             "exec": {"command": ["data-cache", "probe", f"grpc://127.0.0.1:{HEAD_PORT}"]},
-            "periodSeconds": 5, "timeoutSeconds": 10,
+            "periodSeconds": 5,
+            "timeoutSeconds": 10,
         },
     }
     return [
         {
-            "apiVersion": "v1", "kind": "Service", "metadata": metadata(nodes_service, "node"),
-            "spec": {"clusterIP": "None", "publishNotReadyAddresses": True,
-                     "selector": _labels(job_name, "node"),
-                     "ports": [{"name": "flight", "port": NODE_PORT, "targetPort": NODE_PORT}]},
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": metadata(nodes_service, "node"),
+            "spec": {
+                "clusterIP": "None",
+                "publishNotReadyAddresses": True,
+                "selector": _labels(job_name, "node"),
+                "ports": [{"name": "flight", "port": NODE_PORT, "targetPort": NODE_PORT}],
+            },
         },
-        _statefulset(metadata(node_set, "node"), nodes_service, num_nodes,
-                     _labels(job_name, "node"), node_container),
+        _statefulset(
+            metadata(node_set, "node"),
+            nodes_service,
+            num_nodes,
+            _labels(job_name, "node"),
+            node_container,
+        ),
         {
-            "apiVersion": "v1", "kind": "Service", "metadata": metadata(head_service, "head"),
-            "spec": {"selector": _labels(job_name, "head"),
-                     "ports": [{"name": "flight", "port": HEAD_PORT, "targetPort": HEAD_PORT}]},
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": metadata(head_service, "head"),
+            "spec": {
+                "selector": _labels(job_name, "head"),
+                "ports": [{"name": "flight", "port": HEAD_PORT, "targetPort": HEAD_PORT}],
+            },
         },
-        _statefulset(metadata(head_set, "head"), head_service, 1,
-                     _labels(job_name, "head"), head_container),
+        _statefulset(
+            metadata(head_set, "head"), head_service, 1, _labels(job_name, "head"), head_container
+        ),
     ]
 
 
 def _statefulset(
-    metadata: dict[str, Any], service: str, replicas: int, labels: dict[str, str],
+    metadata: dict[str, Any],
+    service: str,
+    replicas: int,
+    labels: dict[str, str],
     container: dict[str, Any],
 ) -> dict[str, Any]:
     return {
-        "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": metadata,
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": metadata,
         "spec": {
-            "serviceName": service, "replicas": replicas, "podManagementPolicy": "Parallel",
+            "serviceName": service,
+            "replicas": replicas,
+            "podManagementPolicy": "Parallel",
             "selector": {"matchLabels": labels},
             "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
         },
@@ -166,8 +222,14 @@ def _labels(job_name: str, role: str) -> dict[str, str]:
 
 
 def _check(
-    job_name: str, namespace: str, image: str, source: str | Sequence[str], num_nodes: int,
-    dataset: str, replicas: int, memory_limit: int | None,
+    job_name: str,
+    namespace: str,
+    image: str,
+    source: str | Sequence[str],
+    num_nodes: int,
+    dataset: str,
+    replicas: int,
+    memory_limit: int | None,
 ) -> None:
     problems = []
     longest = f"{job_name}-cache-nodes"
@@ -188,7 +250,9 @@ def _check(
     if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
         problems.append(f"num_nodes: expected an integer >= 1, got {num_nodes!r}")
     elif not 1 <= replicas <= num_nodes:
-        problems.append(f"replicas: expected 1 <= replicas <= num_nodes={num_nodes}, got {replicas}")
+        problems.append(
+            f"replicas: expected 1 <= replicas <= num_nodes={num_nodes}, got {replicas}"
+        )
     if not isinstance(dataset, str) or not dataset:
         problems.append("dataset: expected a non-empty dataset name")
     if memory_limit is not None and memory_limit < 1:

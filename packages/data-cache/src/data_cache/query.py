@@ -35,7 +35,7 @@ def plan(
     projected. One partition keeps the rows in their stored order, which the row ranges rely on."""
     config = datafusion.SessionConfig().with_target_partitions(1).with_batch_size(batch_rows)
     frame = datafusion.SessionContext(config).from_arrow(data)
-    check_columns(_schema(frame), columns)
+    check_columns(frame.schema(), columns)
     frame = apply_filter(frame, row_filter)
     if columns is not None:
         frame = frame.select(*[datafusion.col(name) for name in columns])
@@ -53,7 +53,3 @@ def count_rows(table: pa.Table, row_filter: Filter) -> int:
     if row_filter is None:
         return table.num_rows
     return plan(table, [], row_filter).count()
-
-
-def _schema(frame: datafusion.DataFrame) -> pa.Schema:
-    return frame.schema()

@@ -79,7 +79,7 @@ def resolve_source(paths: Sequence[str] | str, format: str | None = None) -> Res
         schema = _iceberg_reader(metadata).schema
         return ResolvedSource(filesystem, "iceberg", (metadata,), schema)
     files: list[str] = []
-    for path, original in zip(located, paths):
+    for path, original in zip(located, paths, strict=True):
         files.extend(_data_files(filesystem, path, original, format))
     formats = {format or FORMATS[PurePosixPath(path).suffix.lower()] for path in files}
     if len(formats) != 1:

@@ -38,8 +38,12 @@ def read_rank(dataset: CacheDataset, workers: int) -> list[list[int]]:
 
 def read_world(endpoint: str, world: int, workers: int, **options: object) -> list[list[list[int]]]:
     return [
-        read_rank(CacheDataset(endpoint, "rows", rank=rank, world_size=world, batch_rows=BATCH,
-                               **options), workers)  # type: ignore[arg-type]
+        read_rank(
+            CacheDataset(
+                endpoint, "rows", rank=rank, world_size=world, batch_rows=BATCH, **options
+            ),
+            workers,
+        )  # type: ignore[arg-type]
         for rank in range(world)
     ]
 
@@ -47,7 +51,9 @@ def read_world(endpoint: str, world: int, workers: int, **options: object) -> li
 @pytest.mark.parametrize("workers", [0, 2], ids=["no-workers", "two-workers"])
 @pytest.mark.parametrize("world", [2, 3], ids=["two-ranks", "three-ranks"])
 @pytest.mark.parametrize("shuffle", [False, True], ids=["ordered", "shuffled"])
-def test_every_row_is_read_exactly_once(endpoint: str, world: int, workers: int, shuffle: bool) -> None:
+def test_every_row_is_read_exactly_once(
+    endpoint: str, world: int, workers: int, shuffle: bool
+) -> None:
     ranks = read_world(endpoint, world, workers, shuffle=shuffle, seed=7)
     ids = [row for batches in ranks for batch in batches for row in batch]
     assert sorted(ids) == list(range(ROWS))
@@ -83,8 +89,9 @@ def test_even_pad_gives_every_rank_the_same_batches_covering_every_row(
 
 def test_set_epoch_reshuffles_the_same_way_on_every_rank(endpoint: str) -> None:
     def order(epoch: int, rank: int) -> list[int]:
-        dataset = CacheDataset(endpoint, "rows", rank=rank, world_size=2, batch_rows=BATCH,
-                               shuffle=True, seed=3)
+        dataset = CacheDataset(
+            endpoint, "rows", rank=rank, world_size=2, batch_rows=BATCH, shuffle=True, seed=3
+        )
         dataset.set_epoch(epoch)
         return [row for batch in read_rank(dataset, 0) for row in batch]
 
@@ -109,8 +116,9 @@ def test_set_epoch_reaches_persistent_workers(endpoint: str) -> None:
 
 def test_state_dict_resumes_mid_epoch_exactly(endpoint: str) -> None:
     def fresh() -> CacheDataset:
-        dataset = CacheDataset(endpoint, "rows", rank=1, world_size=2, batch_rows=BATCH,
-                               shuffle=True, seed=5)
+        dataset = CacheDataset(
+            endpoint, "rows", rank=1, world_size=2, batch_rows=BATCH, shuffle=True, seed=5
+        )
         dataset.set_epoch(4)
         return dataset
 
@@ -119,8 +127,9 @@ def test_state_dict_resumes_mid_epoch_exactly(endpoint: str) -> None:
     stream: Iterator[dict[str, torch.Tensor]] = iter(interrupted)
     head = [next(stream)["id"].tolist() for _ in range(9)]
     state = interrupted.state_dict()
-    resumed = CacheDataset(endpoint, "rows", rank=1, world_size=2, batch_rows=BATCH,
-                           shuffle=True, seed=5)
+    resumed = CacheDataset(
+        endpoint, "rows", rank=1, world_size=2, batch_rows=BATCH, shuffle=True, seed=5
+    )
     resumed.load_state_dict(state)
     assert resumed.epoch == 4
     assert head + read_rank(resumed, 0) == whole
@@ -149,11 +158,21 @@ def test_batches_hold_tensors_without_copies_and_vectors_as_2d(endpoint: str) ->
 
 
 def test_filter_and_projection_apply_at_read_time(endpoint: str) -> None:
-    text = CacheDataset(endpoint, "rows", columns=["id"], filter="label = 3 AND id < 500",
-                        batch_rows=BATCH)
-    structured = CacheDataset(endpoint, "rows", columns=["id"], batch_rows=BATCH, filter={
-        "and": [{"column": "label", "op": "==", "value": 3},
-                {"column": "id", "op": "<", "value": 500}]})
+    text = CacheDataset(
+        endpoint, "rows", columns=["id"], filter="label = 3 AND id < 500", batch_rows=BATCH
+    )
+    structured = CacheDataset(
+        endpoint,
+        "rows",
+        columns=["id"],
+        batch_rows=BATCH,
+        filter={
+            "and": [
+                {"column": "label", "op": "==", "value": 3},
+                {"column": "id", "op": "<", "value": 500},
+            ]
+        },
+    )
     expected = [i for i in range(500) if i % 7 == 3]
     for dataset in (text, structured):
         assert [row for batch in read_rank(dataset, 0) for row in batch] == expected
@@ -172,7 +191,7 @@ def test_rank_and_world_size_come_from_the_environment(
 
 def test_nulls_raise_unless_a_fill_value_is_given(remote_cache: str, push: Push) -> None:
     push(remote_cache, "holes", pa.table({"x": pa.array([1.0, None, 3.0])}))
-    with pytest.raises(NullValueError, match="column 'x'.*fill_values"):
+    with pytest.raises(NullValueError, match=r"column 'x'.*fill_values"):
         next(iter(CacheDataset(remote_cache, "holes")))
     filled = next(iter(CacheDataset(remote_cache, "holes", fill_values={"x": -1.0})))
     assert filled["x"].tolist() == [1.0, -1.0, 3.0]
@@ -181,11 +200,20 @@ def test_nulls_raise_unless_a_fill_value_is_given(remote_cache: str, push: Push)
 @pytest.mark.parametrize(
     ("options", "error", "message"),
     [
-        pytest.param({"endpoint": "localhost:1"}, InvalidArgumentError, "endpoint", id="endpoint-without-scheme"),
+        pytest.param(
+            {"endpoint": "localhost:1"},
+            InvalidArgumentError,
+            "endpoint",
+            id="endpoint-without-scheme",
+        ),
         pytest.param({"batch_rows": 0}, InvalidArgumentError, "batch_rows", id="batch-rows-zero"),
         pytest.param({"even": "round"}, InvalidArgumentError, "even", id="even-unknown"),
-        pytest.param({"rank": 1}, InvalidArgumentError, "rank, world_size", id="rank-without-world"),
-        pytest.param({"rank": 3, "world_size": 3}, InvalidArgumentError, "rank", id="rank-too-large"),
+        pytest.param(
+            {"rank": 1}, InvalidArgumentError, "rank, world_size", id="rank-without-world"
+        ),
+        pytest.param(
+            {"rank": 3, "world_size": 3}, InvalidArgumentError, "rank", id="rank-too-large"
+        ),
         pytest.param({"columns": "id"}, InvalidArgumentError, "columns", id="columns-as-string"),
         pytest.param({"filter": {"column": "id"}}, InvalidFilterError, "filter", id="filter-shape"),
     ],
@@ -201,12 +229,26 @@ def test_bad_arguments_are_named(
 @pytest.mark.parametrize(
     ("options", "error", "message"),
     [
-        pytest.param({"dataset": "nope"}, DatasetNotFoundError, "'nope' is not loaded", id="unknown-dataset"),
+        pytest.param(
+            {"dataset": "nope"}, DatasetNotFoundError, "'nope' is not loaded", id="unknown-dataset"
+        ),
         pytest.param({"columns": ["id", "nope"]}, UnknownColumnError, "nope", id="unknown-column"),
-        pytest.param({"filter": "id >"}, InvalidFilterError, "not a DataFusion expression", id="malformed-text"),
+        pytest.param(
+            {"filter": "id >"},
+            InvalidFilterError,
+            "not a DataFusion expression",
+            id="malformed-text",
+        ),
         pytest.param({"filter": "id + 1"}, InvalidFilterError, "boolean", id="non-boolean"),
-        pytest.param({"filter": "id IN (SELECT 1)"}, InvalidFilterError, "subqueries", id="subquery"),
-        pytest.param({"filter": {"column": "nope", "op": "==", "value": 1}}, InvalidFilterError, "unknown column", id="filter-unknown-column"),
+        pytest.param(
+            {"filter": "id IN (SELECT 1)"}, InvalidFilterError, "subqueries", id="subquery"
+        ),
+        pytest.param(
+            {"filter": {"column": "nope", "op": "==", "value": 1}},
+            InvalidFilterError,
+            "unknown column",
+            id="filter-unknown-column",
+        ),
     ],
 )
 def test_bad_reads_fail_with_the_servers_reason(
@@ -225,7 +267,7 @@ def test_columns_that_cannot_be_tensors_are_refused(remote_cache: str, push: Pus
 
 def test_a_state_from_another_configuration_is_refused(endpoint: str) -> None:
     state = CacheDataset(endpoint, "rows", batch_rows=8).state_dict()
-    with pytest.raises(InvalidStateError, match="state.batch_rows: saved 8"):
+    with pytest.raises(InvalidStateError, match=r"state\.batch_rows: saved 8"):
         CacheDataset(endpoint, "rows", batch_rows=16).load_state_dict(state)
 
 

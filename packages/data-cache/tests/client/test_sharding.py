@@ -10,10 +10,17 @@ from data_cache.client.sharding import merge_ranges
 from data_cache.partitions import RowRange
 
 
-def rows_by_rank(total: int, batch: int, world: int, workers: int, **options: object) -> list[list[RowRange]]:
+def rows_by_rank(
+    total: int, batch: int, world: int, workers: int, **options: object
+) -> list[list[RowRange]]:
     return [
-        [part for worker in range(workers)
-         for part in plan_batches(total, batch, Consumer(rank, world, worker, workers), **options)]  # type: ignore[arg-type]
+        [
+            part
+            for worker in range(workers)
+            for part in plan_batches(
+                total, batch, Consumer(rank, world, worker, workers), **options
+            )
+        ]  # type: ignore[arg-type]
         for rank in range(world)
     ]
 
@@ -26,7 +33,9 @@ def counts(ranks: list[list[RowRange]]) -> Counter[int]:
 @pytest.mark.parametrize("world", [1, 2, 3, 5])
 @pytest.mark.parametrize("workers", [1, 2, 3])
 @pytest.mark.parametrize("shuffle", [False, True])
-def test_every_row_belongs_to_exactly_one_consumer(total: int, world: int, workers: int, shuffle: bool) -> None:
+def test_every_row_belongs_to_exactly_one_consumer(
+    total: int, world: int, workers: int, shuffle: bool
+) -> None:
     ranks = rows_by_rank(total, 8, world, workers, shuffle=shuffle, seed=1, epoch=2)
     assert counts(ranks) == Counter(range(total))
     assert all(len(part) == 8 for parts in ranks for part in parts if part.stop != total)
@@ -49,7 +58,9 @@ def test_shuffles_depend_on_seed_and_epoch_only() -> None:
 
     assert plan(1, 1) == plan(1, 1)
     assert plan(1, 1) != plan(1, 2) and plan(1, 1) != plan(2, 1)
-    assert plan_batches(1000, 10, Consumer(1, 2)) == [RowRange(s, s + 10) for s in range(500, 1000, 10)]
+    assert plan_batches(1000, 10, Consumer(1, 2)) == [
+        RowRange(s, s + 10) for s in range(500, 1000, 10)
+    ]
 
 
 def test_merge_joins_adjacent_ranges_only() -> None:

@@ -81,8 +81,12 @@ def rows(batches: Iterator[pa.RecordBatch]) -> list[int]:
 def test_a_broken_stream_resumes_from_the_last_delivered_row() -> None:
     fake = FakeTime()
     with BreakingNode(breaks=3) as node:
-        reader = StreamReader(ConnectOptions(), RetryPolicy(attempts_per_location=5),
-                              clock=fake.clock, sleep=fake.sleep)
+        reader = StreamReader(
+            ConnectOptions(),
+            RetryPolicy(attempts_per_location=5),
+            clock=fake.clock,
+            sleep=fake.sleep,
+        )
         assert rows(reader.read(load(node), [node.location])) == list(range(ROWS))
     assert reader.retries == 3
     assert fake.sleeps == [0.05, 0.05, 0.05]  # the node's retry hint, not the back-off
@@ -92,8 +96,12 @@ def test_a_dead_location_fails_over_to_the_replica() -> None:
     fake = FakeTime()
     with NodeServer() as node:
         ticket = load(node)
-        reader = StreamReader(ConnectOptions(), RetryPolicy(attempts_per_location=2, backoff=0.1),
-                              clock=fake.clock, sleep=fake.sleep)
+        reader = StreamReader(
+            ConnectOptions(),
+            RetryPolicy(attempts_per_location=2, backoff=0.1),
+            clock=fake.clock,
+            sleep=fake.sleep,
+        )
         assert rows(reader.read(ticket, [dead_location(), node.location])) == list(range(ROWS))
     assert fake.sleeps == [0.1, 0.2]  # back-off doubles, then the next location
 
@@ -112,17 +120,25 @@ def test_a_full_node_is_retried_after_its_hint() -> None:
 
         fake = FakeTime(release)
         reader = StreamReader(ConnectOptions(), RetryPolicy(), clock=fake.clock, sleep=fake.sleep)
-        assert rows(reader.read(Ticket("d", 1, 0, 0, 0, ROWS, 0, 64), [node.location])) == list(range(ROWS))
+        assert rows(reader.read(Ticket("d", 1, 0, 0, 0, ROWS, 0, 64), [node.location])) == list(
+            range(ROWS)
+        )
     assert fake.sleeps[0] == pytest.approx(0.05)
 
 
 def test_no_reachable_location_ends_in_a_clear_error_after_the_timeout() -> None:
     fake = FakeTime()
-    reader = StreamReader(ConnectOptions(), RetryPolicy(attempts_per_location=1, timeout=1.0),
-                          clock=fake.clock, sleep=fake.sleep)
+    reader = StreamReader(
+        ConnectOptions(),
+        RetryPolicy(attempts_per_location=1, timeout=1.0),
+        clock=fake.clock,
+        sleep=fake.sleep,
+    )
     ticket = Ticket("d", 1, 0, 0, 0, ROWS, 0, 64)
     locations = [dead_location(), dead_location()]
-    with pytest.raises(StreamFailedError, match=r"'d': could not read rows 0..1000 from .*within 1 s"):
+    with pytest.raises(
+        StreamFailedError, match=r"'d': could not read rows 0..1000 from .*within 1 s"
+    ):
         list(reader.read(ticket, locations))
     assert sum(fake.sleeps) <= 1.0
 

@@ -24,10 +24,26 @@ def test_primitive_columns_share_the_arrow_buffer_even_when_sliced() -> None:
     [
         pytest.param(pa.array(np.arange(6, dtype=np.float16)), torch.float16, (6,), id="float16"),
         pytest.param(pa.array([True, False] * 3), torch.bool, (6,), id="bool"),
-        pytest.param(pa.FixedSizeListArray.from_arrays(pa.array(np.arange(12.0)), 2), torch.float64, (6, 2), id="vector"),
-        pytest.param(pa.FixedSizeListArray.from_arrays(
-            pa.FixedSizeListArray.from_arrays(pa.array(np.arange(24, dtype=np.uint8)), 2), 2), torch.uint8, (6, 2, 2), id="matrix"),
-        pytest.param(pa.array([datetime.datetime(2024, 1, 1)] * 6), torch.int64, (6,), id="timestamp-as-int64"),
+        pytest.param(
+            pa.FixedSizeListArray.from_arrays(pa.array(np.arange(12.0)), 2),
+            torch.float64,
+            (6, 2),
+            id="vector",
+        ),
+        pytest.param(
+            pa.FixedSizeListArray.from_arrays(
+                pa.FixedSizeListArray.from_arrays(pa.array(np.arange(24, dtype=np.uint8)), 2), 2
+            ),
+            torch.uint8,
+            (6, 2, 2),
+            id="matrix",
+        ),
+        pytest.param(
+            pa.array([datetime.datetime(2024, 1, 1)] * 6),
+            torch.int64,
+            (6,),
+            id="timestamp-as-int64",
+        ),
     ],
 )
 def test_dtypes_and_shapes(array: pa.Array, dtype: torch.dtype, shape: tuple[int, ...]) -> None:
@@ -42,8 +58,12 @@ def test_a_sliced_vector_column_keeps_its_rows() -> None:
 
 
 def test_nulls_raise_and_fill_values_replace_them() -> None:
-    batch = pa.record_batch({"x": pa.array([1, None, 3]),
-                             "v": pa.FixedSizeListArray.from_arrays(pa.array([1.0, None, 3.0, 4.0, 5.0, 6.0]), 2)})
+    batch = pa.record_batch(
+        {
+            "x": pa.array([1, None, 3]),
+            "v": pa.FixedSizeListArray.from_arrays(pa.array([1.0, None, 3.0, 4.0, 5.0, 6.0]), 2),
+        }
+    )
     with pytest.raises(NullValueError, match="column 'x': 1 null"):
         to_tensors(batch, {"v": 0.0})
     with pytest.raises(NullValueError, match="column 'v'"):

@@ -12,7 +12,10 @@ from data_cache.server.budget import MemoryBudget, StreamCap
 def test_reservations_fit_until_the_limit_and_report_the_numbers() -> None:
     budget = MemoryBudget(100)
     budget.reserve(60, "a")
-    with pytest.raises(MemoryBudgetExceededError, match="b: needs 50 bytes but the node holds 60 of its 100-byte memory budget \\(40 free\\)"):
+    with pytest.raises(
+        MemoryBudgetExceededError,
+        match="b: needs 50 bytes but the node holds 60 of its 100-byte memory budget \\(40 free\\)",
+    ):
         budget.reserve(50, "b")
     budget.release(60)
     budget.reserve(100, "c")
@@ -49,7 +52,9 @@ def test_stream_cap_counts_open_streams() -> None:
     assert cap.active == 1 and cap.try_open()
 
 
-@pytest.mark.parametrize("make", [lambda: MemoryBudget(0), lambda: StreamCap(0)], ids=["budget", "cap"])
+@pytest.mark.parametrize(
+    "make", [lambda: MemoryBudget(0), lambda: StreamCap(0)], ids=["budget", "cap"]
+)
 def test_limits_must_be_positive(make) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(InvalidArgumentError):
         make()

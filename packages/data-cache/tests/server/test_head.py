@@ -18,25 +18,28 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from data_cache import (
     CacheDataset,
+    HeadServer,
     LocalCache,
     MemoryBudgetExceededError,
     ServerSecurity,
 )
-from data_cache.errors import from_flight_error
+from data_cache.errors import from_flight_error, retry_after
 from data_cache.server.head import plan_endpoints
 from data_cache.tickets import ReadRequest, Ticket
 
 
 def info(endpoint: str, **request: object) -> flight.FlightInfo:
     command = ReadRequest(**{"dataset": "d", **request}).to_bytes()  # type: ignore[arg-type]
-    return flight.FlightClient(endpoint).get_flight_info(flight.FlightDescriptor.for_command(command))
+    return flight.FlightClient(endpoint).get_flight_info(
+        flight.FlightDescriptor.for_command(command)
+    )
 
 
 def action(endpoint: str, kind: str, body: dict[str, object] | None = None) -> dict[str, object]:
     results = flight.FlightClient(endpoint).do_action(
         flight.Action(kind, json.dumps(body or {}).encode())
     )
-    return json.loads(list(results)[0].body.to_pybytes())
+    return json.loads(next(iter(results)).body.to_pybytes())
 
 
 @pytest.fixture
@@ -71,8 +74,9 @@ def test_flight_info_gives_exact_totals_and_replica_locations(replicated: LocalC
     nodes = [node.location for node in replicated.nodes]
     first = shards[0].endpoints[0]
     assert [location.uri.decode() for location in first.locations] == nodes[:2]
-    filtered = info(replicated.endpoint, filter={"column": "y", "op": "==", "value": 0},
-                    columns=["x"])
+    filtered = info(
+        replicated.endpoint, filter={"column": "y", "op": "==", "value": 0}, columns=["x"]
+    )
     assert filtered.total_records == 34
     assert filtered.schema.names == ["x"]
     rows = [
@@ -88,16 +92,24 @@ def test_get_schema_and_list_flights_describe_the_datasets(replicated: LocalCach
     assert client.get_schema(flight.FlightDescriptor.for_command(command)).schema.names == ["y"]
     (listed,) = list(client.list_flights())
     assert listed.total_records == 100 and listed.schema.names == ["x", "y"]
-    assert sum(Ticket.from_bytes(e.ticket.ticket).stop - Ticket.from_bytes(e.ticket.ticket).start
-               for e in listed.endpoints) == 100
+    assert (
+        sum(
+            Ticket.from_bytes(e.ticket.ticket).stop - Ticket.from_bytes(e.ticket.ticket).start
+            for e in listed.endpoints
+        )
+        == 100
+    )
 
 
 def test_load_drop_and_status_actions(tmp_path: Path) -> None:
     path = tmp_path / "t.parquet"
     pq.write_table(pa.table({"x": np.arange(10), "s": [str(i) for i in range(10)]}), path)
     with LocalCache(2) as cache:
-        loaded = action(cache.endpoint, "load", {"dataset": "t", "paths": [str(path)],
-                                                 "columns": ["x"], "filter": "x >= 4"})
+        loaded = action(
+            cache.endpoint,
+            "load",
+            {"dataset": "t", "paths": [str(path)], "columns": ["x"], "filter": "x >= 4"},
+        )
         assert loaded["rows"] == 6 and loaded["columns"] == ["x"]
         status = action(cache.endpoint, "status")
         assert status["ready"] is True and [d["name"] for d in status["datasets"]] == ["t"]
@@ -105,6 +117,17 @@ def test_load_drop_and_status_actions(tmp_path: Path) -> None:
         action(cache.endpoint, "drop", {"dataset": "t"})
         status = action(cache.endpoint, "status")
         assert status["datasets"] == [] and all(n["memory"]["used"] == 0 for n in status["nodes"])
+
+
+def test_the_head_is_ready_only_once_its_expected_datasets_are_loaded() -> None:
+    with LocalCache(1) as cache, HeadServer([cache.nodes[0].location], expect=["d"]) as head:
+        assert action(head.location, "status")["ready"] is False
+        with pytest.raises(flight.FlightUnavailableError) as caught:
+            info(head.location)
+        assert retry_after(caught.value) == pytest.approx(0.05)
+        head.load_table("d", pa.table({"x": np.arange(10)}))
+        assert action(head.location, "status")["ready"] is True
+        assert info(head.location).total_records == 10
 
 
 def test_a_load_over_the_node_budgets_fails_before_pushing_with_the_numbers() -> None:
@@ -118,7 +141,12 @@ def test_a_load_over_the_node_budgets_fails_before_pushing_with_the_numbers() ->
     ("kind", "body", "message"),
     [
         pytest.param("load", {"dataset": "t"}, "missing key", id="load-without-paths"),
-        pytest.param("load", {"dataset": "t", "paths": ["/no/such.parquet"]}, "does not exist", id="missing-file"),
+        pytest.param(
+            "load",
+            {"dataset": "t", "paths": ["/no/such.parquet"]},
+            "does not exist",
+            id="missing-file",
+        ),
         pytest.param("drop", {"dataset": "nope"}, "not loaded", id="drop-unknown"),
         pytest.param("status", None, None, id="status-ok"),
     ],
@@ -137,8 +165,13 @@ def test_bad_actions_fail_with_a_named_reason(
 @pytest.mark.parametrize(
     "call",
     [
-        pytest.param(lambda c: c.do_exchange(flight.FlightDescriptor.for_path("d"))[1].read_all(), id="do_exchange"),
-        pytest.param(lambda c: list(c.do_action(flight.Action("explode", b""))), id="unknown-action"),
+        pytest.param(
+            lambda c: c.do_exchange(flight.FlightDescriptor.for_path("d"))[1].read_all(),
+            id="do_exchange",
+        ),
+        pytest.param(
+            lambda c: list(c.do_action(flight.Action("explode", b""))), id="unknown-action"
+        ),
         pytest.param(lambda c: c.do_get(flight.Ticket(b"{}")).read_all(), id="do_get-on-head"),
     ],
 )
@@ -175,8 +208,11 @@ def _self_signed() -> tuple[bytes, bytes]:
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
     now = datetime.datetime.now(datetime.timezone.utc)
     certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name)
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost")]), critical=False)
@@ -185,6 +221,9 @@ def _self_signed() -> tuple[bytes, bytes]:
     )
     return (
         certificate.public_bytes(serialization.Encoding.PEM),
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                          serialization.NoEncryption()),
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        ),
     )

@@ -26,8 +26,17 @@ def put(node: NodeServer, table: pa.Table, generation: int = 1, partition: int =
 
 
 def ticket(stop: int, *, start: int = 0, batch_rows: int = 4, **fields: object) -> flight.Ticket:
-    document = Ticket("d", fields.pop("generation", 1), 0, 0, start, stop,  # type: ignore[arg-type]
-                      fields.pop("phase", 0), batch_rows, **fields)  # type: ignore[arg-type]
+    document = Ticket(
+        "d",
+        fields.pop("generation", 1),
+        0,
+        0,
+        start,
+        stop,  # type: ignore[arg-type]
+        fields.pop("phase", 0),
+        batch_rows,
+        **fields,
+    )  # type: ignore[arg-type]
     return flight.Ticket(document.to_bytes())
 
 
@@ -63,7 +72,9 @@ def test_do_get_cuts_batches_on_the_ticket_boundaries(
     )
     batches = list(reader)
     assert [chunk.data.num_rows for chunk in batches] == sizes
-    assert [v for chunk in batches for v in chunk.data.column(0).to_pylist()] == list(range(start, stop))
+    assert [v for chunk in batches for v in chunk.data.column(0).to_pylist()] == list(
+        range(start, stop)
+    )
 
 
 def test_do_get_filters_and_projects_with_positions_in_the_filtered_rows(node: NodeServer) -> None:
@@ -97,7 +108,9 @@ def test_a_newer_generation_replaces_the_partition_and_stale_tickets_are_refused
     assert isinstance(from_flight_error(caught.value), StaleTicketError)
 
 
-def test_streams_over_the_cap_are_refused_as_unavailable_with_a_retry_hint(node: NodeServer) -> None:
+def test_streams_over_the_cap_are_refused_as_unavailable_with_a_retry_hint(
+    node: NodeServer,
+) -> None:
     put(node, pa.table({"x": np.arange(4_000_000)}))
     client = flight.FlightClient(node.location)
     held = [client.do_get(ticket(4_000_000, batch_rows=1024)) for _ in range(2)]
@@ -129,9 +142,16 @@ def test_a_slow_reader_keeps_what_the_node_produces_bounded(node: NodeServer) ->
     "call",
     [
         pytest.param(lambda c: list(c.list_flights()), id="list_flights"),
-        pytest.param(lambda c: c.get_flight_info(flight.FlightDescriptor.for_path("d")), id="get_flight_info"),
-        pytest.param(lambda c: list(c.do_action(flight.Action("load", b"{}"))), id="unknown-action"),
-        pytest.param(lambda c: c.do_exchange(flight.FlightDescriptor.for_path("d"))[1].read_all(), id="do_exchange"),
+        pytest.param(
+            lambda c: c.get_flight_info(flight.FlightDescriptor.for_path("d")), id="get_flight_info"
+        ),
+        pytest.param(
+            lambda c: list(c.do_action(flight.Action("load", b"{}"))), id="unknown-action"
+        ),
+        pytest.param(
+            lambda c: c.do_exchange(flight.FlightDescriptor.for_path("d"))[1].read_all(),
+            id="do_exchange",
+        ),
     ],
 )
 def test_calls_a_node_does_not_serve_answer_unimplemented(

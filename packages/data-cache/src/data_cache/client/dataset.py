@@ -64,7 +64,7 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
         fill_values: Mapping[str, object] | None = None,
         token: str | None = None,
         tls_root_certs: bytes | None = None,
-        retry: RetryPolicy = RetryPolicy(),
+        retry: RetryPolicy | None = None,
     ) -> None:
         super().__init__()
         if not isinstance(endpoint, str) or "://" not in endpoint:
@@ -80,8 +80,10 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
         check_filter_shape(filter)
         self.endpoint = endpoint
         self.request = ReadRequest(
-            dataset, columns=list(columns) if columns is not None else None,
-            filter=filter, batch_rows=batch_rows,
+            dataset,
+            columns=list(columns) if columns is not None else None,
+            filter=filter,
+            batch_rows=batch_rows,
         )
         self.shuffle = shuffle
         self.seed = seed
@@ -90,7 +92,7 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
         Consumer(self.rank, self.world_size)  # checks the pair
         self.fill_values = dict(fill_values or {})
         self.connect = ConnectOptions(token=token, tls_root_certs=tls_root_certs)
-        self.retry = retry
+        self.retry = retry or RetryPolicy()
         # Shared with DataLoader workers (also persistent ones) through shared memory.
         self._epoch = torch.zeros((), dtype=torch.int64).share_memory_()
         self._resume_epoch = torch.full((), -1, dtype=torch.int64).share_memory_()
@@ -108,7 +110,8 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
         missing = [name for name, value in values.items() if not value]
         if missing:
             raise InvalidArgumentError(
-                f"{', '.join(missing)}: not set; is this job's runtime torch-distributed-with-cache?"
+                f"{', '.join(missing)}: not set; does this job use the "
+                "torch-distributed-with-cache runtime?"
             )
         return cls(values[ENDPOINT_ENV], values[DATASET_ENV], **options)  # type: ignore[arg-type]
 
@@ -154,8 +157,18 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
         expected = self._state({})
         if not isinstance(state, Mapping):
             raise InvalidStateError(f"state: expected a mapping, got {type(state).__name__}")
-        for key in ("version", "dataset", "rank", "world_size", "batch_rows", "shuffle", "seed",
-                    "even", "filter", "columns"):
+        for key in (
+            "version",
+            "dataset",
+            "rank",
+            "world_size",
+            "batch_rows",
+            "shuffle",
+            "seed",
+            "even",
+            "filter",
+            "columns",
+        ):
             if state.get(key) != expected[key]:
                 raise InvalidStateError(
                     f"state.{key}: saved {state.get(key)!r} but this dataset has {expected[key]!r}"
@@ -207,8 +220,13 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
         skip = self._resume.get(key, 0) if resuming else 0
         layout = self._layout()
         batches = plan_batches(
-            layout.total, self.request.batch_rows, consumer, shuffle=self.shuffle,
-            seed=self.seed, epoch=epoch, even=self.even,
+            layout.total,
+            self.request.batch_rows,
+            consumer,
+            shuffle=self.shuffle,
+            seed=self.seed,
+            epoch=epoch,
+            even=self.even,
         )
         self._delivered[key] = skip
         for batch in self._read(layout, batches[skip:]):
@@ -221,7 +239,9 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
             pieces = _pieces(layout, span)
             yield from cut_batches(
                 (batch for ticket, locations in pieces for batch in reader.read(ticket, locations)),
-                span.start, 0, self.request.batch_rows,
+                span.start,
+                0,
+                self.request.batch_rows,
             )
 
     def _stream_reader(self) -> StreamReader:

@@ -91,14 +91,18 @@ class StreamReader:
                 typed = from_flight_error(error) if isinstance(error, flight.FlightError) else None
                 if typed is not None:
                     raise typed from error
-                if isinstance(error, (flight.FlightUnauthenticatedError, flight.FlightUnauthorizedError)):
+                if isinstance(
+                    error, (flight.FlightUnauthenticatedError, flight.FlightUnauthorizedError)
+                ):
                     raise
                 last_error = error
             failures += 1
             self.retries += 1
             hint = retry_after(last_error) if isinstance(last_error, flight.FlightError) else None
-            wait = hint if hint is not None else min(
-                self._retry.max_backoff, self._retry.backoff * 2 ** (failures - 1)
+            wait = (
+                hint
+                if hint is not None
+                else min(self._retry.max_backoff, self._retry.backoff * 2 ** (failures - 1))
             )
             if failures >= self._retry.attempts_per_location and len(locations) > 1:
                 index, failures = (index + 1) % len(locations), 0

@@ -33,7 +33,7 @@ def to_tensors(
     fills = fill_values or {}
     return {
         name: _tensor(name, column, fills)
-        for name, column in zip(batch.schema.names, batch.columns)
+        for name, column in zip(batch.schema.names, batch.columns, strict=True)
     }
 
 
@@ -77,7 +77,9 @@ def _filled(column: pa.Array, value: object) -> pa.Array:
         return pc.fill_null(column, pa.scalar(value, type=column.type))
     if column.null_count:
         raise NullValueError("a null fixed-size-list row cannot be filled; only its items can")
-    return pa.FixedSizeListArray.from_arrays(_filled(column.flatten(), value), column.type.list_size)
+    return pa.FixedSizeListArray.from_arrays(
+        _filled(column.flatten(), value), column.type.list_size
+    )
 
 
 def _is_tensor_type(data_type: pa.DataType) -> bool:

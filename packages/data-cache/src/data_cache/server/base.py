@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import pyarrow.flight as flight
 
-from data_cache.errors import CacheError, to_flight_error
+from data_cache.errors import CacheError, InvalidArgumentError, to_flight_error
 from data_cache.server.auth import BearerTokenMiddlewareFactory
 
 __all__ = ["CacheServer", "ServerSecurity", "json_result", "translate_errors"]
@@ -53,11 +53,14 @@ class CacheServer(flight.FlightServerBase):
         host: str = "127.0.0.1",
         port: int = 0,
         *,
-        security: ServerSecurity = ServerSecurity(),
+        security: ServerSecurity | None = None,
         advertise_host: str | None = None,
     ) -> None:
+        security = security or ServerSecurity()
         if (security.certificate is None) != (security.private_key is None):
-            raise CacheError("security: give both certificate and private_key for TLS, or neither")
+            raise InvalidArgumentError(
+                "security: give both certificate and private_key for TLS, or neither"
+            )
         middleware = (
             {"auth": BearerTokenMiddlewareFactory(security.token)} if security.token else None
         )

@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -56,9 +57,16 @@ def plan_endpoints(
         (
             index,
             Ticket(
-                dataset=name, generation=generation, partition=index, base=bases[index],
-                start=shared.start, stop=shared.stop, phase=wanted.start,
-                batch_rows=request.batch_rows, columns=request.columns, filter=request.filter,
+                dataset=name,
+                generation=generation,
+                partition=index,
+                base=bases[index],
+                start=shared.start,
+                stop=shared.stop,
+                phase=wanted.start,
+                batch_rows=request.batch_rows,
+                columns=request.columns,
+                filter=request.filter,
             ),
         )
         for index, shared in overlapping(partitions, wanted)
@@ -68,7 +76,8 @@ def plan_endpoints(
 
 class HeadServer(CacheServer):
     """Knows the datasets and where their partitions live. Each partition goes to ``replicas``
-    consecutive nodes, so a reader can fail over when one of them dies."""
+    consecutive nodes, so a reader can fail over when one of them dies. The head is ready once
+    no load is running and every dataset named in ``expect`` is loaded."""
 
     def __init__(
         self,
@@ -78,9 +87,10 @@ class HeadServer(CacheServer):
         *,
         replicas: int = 1,
         retry_after: float = 0.05,
-        security: ServerSecurity = ServerSecurity(),
-        connect: ConnectOptions = ConnectOptions(),
+        security: ServerSecurity | None = None,
+        connect: ConnectOptions | None = None,
         advertise_host: str | None = None,
+        expect: Sequence[str] = (),
     ) -> None:
         if not nodes:
             raise InvalidArgumentError("nodes: expected at least one node location")
@@ -91,10 +101,11 @@ class HeadServer(CacheServer):
         self.nodes = tuple(nodes)
         self.replicas = replicas
         self._retry_after = retry_after
-        self._connect = connect
+        self._connect = connect = connect or ConnectOptions()
         self._clients = {location: connect.client(location) for location in self.nodes}
         self._datasets: dict[str, _Dataset] = {}
         self._loading: set[str] = set()
+        self._expected = set(expect)
         self._generations = itertools.count(1)
         self._lock = threading.Lock()
         super().__init__(host, port, security=security, advertise_host=advertise_host)
@@ -169,7 +180,7 @@ class HeadServer(CacheServer):
         pieces = [table.slice(part.start, len(part)) for part in ranges]
         sizes = [piece.nbytes for piece in pieces]
         self._check_budgets(name, placement, sizes)
-        for index, (piece, locations) in enumerate(zip(pieces, placement)):
+        for index, (piece, locations) in enumerate(zip(pieces, placement, strict=True)):
             request = PutRequest(name, generation, index, sizes[index])
             for location in locations:
                 self._push(location, request, piece)
@@ -178,6 +189,7 @@ class HeadServer(CacheServer):
         )
         with self._lock:
             self._datasets[name] = dataset
+            self._expected.discard(name)
         for location in self.nodes:
             self._node_action(location, "drop", {"dataset": name, "below": generation})
         return self._describe(dataset)
@@ -186,7 +198,7 @@ class HeadServer(CacheServer):
         self, name: str, placement: Sequence[tuple[str, ...]], sizes: Sequence[int]
     ) -> None:
         needed = {location: 0 for location in self.nodes}
-        for locations, size in zip(placement, sizes):
+        for locations, size in zip(placement, sizes, strict=True):
             for location in locations:
                 needed[location] += size
         for location, nbytes in needed.items():
@@ -211,7 +223,7 @@ class HeadServer(CacheServer):
 
     def _node_action(
         self, location: str, kind: str, body: dict[str, object], timeout: float | None = None
-    ) -> dict[str, object]:
+    ) -> dict[str, Any]:
         action = flight.Action(kind, json.dumps(body).encode())
         try:
             results = list(
@@ -219,7 +231,7 @@ class HeadServer(CacheServer):
             )
         except flight.FlightError as error:
             raise _node_error(location, error) from error
-        document: dict[str, object] = json.loads(results[0].body.to_pybytes())
+        document: dict[str, Any] = json.loads(results[0].body.to_pybytes())
         return document
 
     # Flight surface ----------------------------------------------------------------------
@@ -232,13 +244,9 @@ class HeadServer(CacheServer):
         dataset = self._dataset(request.dataset)
         schema = query.check_columns(dataset.schema, request.columns)
         query.plan(dataset.schema.empty_table(), request.columns, request.filter)
-        counts = self._counts(dataset, request.filter)
-        total, tickets = plan_endpoints(dataset.name, dataset.generation, counts, request)
-        endpoints = [
-            flight.FlightEndpoint(ticket.to_bytes(), list(dataset.locations[index]))
-            for index, ticket in tickets
-        ]
-        return flight.FlightInfo(schema, descriptor, endpoints, total, -1)
+        return _flight_info(
+            dataset, schema, descriptor, request, -1, self._counts(dataset, request.filter)
+        )
 
     @translate_errors
     def get_schema(
@@ -258,12 +266,9 @@ class HeadServer(CacheServer):
             request = ReadRequest(dataset.name)
             descriptor = flight.FlightDescriptor.for_command(request.to_bytes())
             counts = [len(part) for part in dataset.ranges]
-            total, tickets = plan_endpoints(dataset.name, dataset.generation, counts, request)
-            endpoints = [
-                flight.FlightEndpoint(ticket.to_bytes(), list(dataset.locations[index]))
-                for index, ticket in tickets
-            ]
-            infos.append(flight.FlightInfo(dataset.schema, descriptor, endpoints, total, dataset.nbytes))
+            infos.append(
+                _flight_info(dataset, dataset.schema, descriptor, request, dataset.nbytes, counts)
+            )
         return infos
 
     @translate_errors
@@ -291,8 +296,11 @@ class HeadServer(CacheServer):
             request = action_body(body, ("dataset", "paths"))
             return json_result(
                 self.load(
-                    request["dataset"], request["paths"], columns=request.get("columns"),
-                    filter=request.get("filter"), format=request.get("format"),
+                    request["dataset"],
+                    request["paths"],
+                    columns=request.get("columns"),
+                    filter=request.get("filter"),
+                    format=request.get("format"),
                 )
             )
         if action.type == "drop":
@@ -311,7 +319,7 @@ class HeadServer(CacheServer):
         """Readiness, datasets and every node's status, as a JSON-ready dict."""
         with self._lock:
             datasets = [self._describe(dataset) for _, dataset in sorted(self._datasets.items())]
-            loading = sorted(self._loading)
+            loading = sorted(self._loading | self._expected)
         nodes = []
         for location in self.nodes:
             try:
@@ -337,14 +345,14 @@ class HeadServer(CacheServer):
             "columns": dataset.schema.names,
             "partitions": [
                 {"start": part.start, "stop": part.stop, "locations": list(locations)}
-                for part, locations in zip(dataset.ranges, dataset.locations)
+                for part, locations in zip(dataset.ranges, dataset.locations, strict=True)
             ],
         }
 
     def _dataset(self, name: str) -> _Dataset:
         with self._lock:
             dataset = self._datasets.get(name)
-            loading = name in self._loading
+            loading = name in self._loading or name in self._expected
         if dataset is not None:
             return dataset
         if loading:
@@ -358,8 +366,12 @@ class HeadServer(CacheServer):
             return [len(part) for part in dataset.ranges]
         counts = []
         for index, locations in enumerate(dataset.locations):
-            body = {"dataset": dataset.name, "partition": index,
-                    "generation": dataset.generation, "filter": row_filter}
+            body = {
+                "dataset": dataset.name,
+                "partition": index,
+                "generation": dataset.generation,
+                "filter": row_filter,
+            }
             counts.append(int(self._first_answer(locations, "count", body)["rows"]))  # type: ignore[call-overload]
         return counts
 
@@ -375,6 +387,22 @@ class HeadServer(CacheServer):
                     raise
                 errors.append(str(error))
         raise unavailable("; ".join(errors), self._retry_after)
+
+
+def _flight_info(
+    dataset: _Dataset,
+    schema: pa.Schema,
+    descriptor: flight.FlightDescriptor,
+    request: ReadRequest,
+    nbytes: int,
+    counts: Sequence[int],
+) -> flight.FlightInfo:
+    total, tickets = plan_endpoints(dataset.name, dataset.generation, counts, request)
+    endpoints = [
+        flight.FlightEndpoint(ticket.to_bytes(), list(dataset.locations[index]))
+        for index, ticket in tickets
+    ]
+    return flight.FlightInfo(schema, descriptor, endpoints, total, nbytes)
 
 
 class _NodeUnreachableError(CacheError):

@@ -26,10 +26,11 @@ class LocalCache:
         replicas: int = 1,
         memory_limit: int = DEFAULT_MEMORY_LIMIT,
         max_streams: int = 64,
-        security: ServerSecurity = ServerSecurity(),
+        security: ServerSecurity | None = None,
         tls_root_certs: bytes | None = None,
         advertise_host: str | None = None,
     ) -> None:
+        security = security or ServerSecurity()
         if num_nodes < 1:
             raise InvalidArgumentError(f"num_nodes: expected at least 1, got {num_nodes}")
         self.nodes: list[NodeServer] = []
@@ -37,13 +38,21 @@ class LocalCache:
             for _ in range(num_nodes):
                 self.nodes.append(
                     NodeServer(
-                        host, 0, memory_limit=memory_limit, max_streams=max_streams,
-                        security=security, advertise_host=advertise_host,
+                        host,
+                        0,
+                        memory_limit=memory_limit,
+                        max_streams=max_streams,
+                        security=security,
+                        advertise_host=advertise_host,
                     )
                 )
             self.head = HeadServer(
-                [node.location for node in self.nodes], host, port, replicas=replicas,
-                security=security, advertise_host=advertise_host,
+                [node.location for node in self.nodes],
+                host,
+                port,
+                replicas=replicas,
+                security=security,
+                advertise_host=advertise_host,
                 connect=ConnectOptions(token=security.token, tls_root_certs=tls_root_certs),
             )
         except BaseException:

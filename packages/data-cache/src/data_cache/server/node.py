@@ -43,7 +43,7 @@ class NodeServer(CacheServer):
         memory_limit: int = DEFAULT_MEMORY_LIMIT,
         max_streams: int = 64,
         retry_after: float = 0.05,
-        security: ServerSecurity = ServerSecurity(),
+        security: ServerSecurity | None = None,
         advertise_host: str | None = None,
     ) -> None:
         self.budget = MemoryBudget(memory_limit)
@@ -78,7 +78,9 @@ class NodeServer(CacheServer):
             self.budget.release(previous.nbytes)
 
     @translate_errors
-    def do_get(self, context: flight.ServerCallContext, ticket: flight.Ticket) -> flight.FlightDataStream:
+    def do_get(
+        self, context: flight.ServerCallContext, ticket: flight.Ticket
+    ) -> flight.FlightDataStream:
         request = Ticket.from_bytes(ticket.ticket)
         held = self._partition(request.dataset, request.partition, request.generation)
         schema = query.check_columns(held.table.schema, request.columns)
@@ -119,7 +121,9 @@ class NodeServer(CacheServer):
                 yield from query.stream_batches(frame)
 
     @translate_errors
-    def do_action(self, context: flight.ServerCallContext, action: flight.Action) -> list[flight.Result]:
+    def do_action(
+        self, context: flight.ServerCallContext, action: flight.Action
+    ) -> list[flight.Result]:
         body = action.body.to_pybytes() if action.body is not None else b""
         if action.type == "status":
             return json_result(self.status())
@@ -157,8 +161,13 @@ class NodeServer(CacheServer):
         usage = self.budget.usage()
         with self._lock:
             partitions = [
-                {"dataset": key[0], "partition": key[1], "generation": held.generation,
-                 "rows": held.table.num_rows, "bytes": held.nbytes}
+                {
+                    "dataset": key[0],
+                    "partition": key[1],
+                    "generation": held.generation,
+                    "rows": held.table.num_rows,
+                    "bytes": held.nbytes,
+                }
                 for key, held in sorted(self._held.items())
             ]
         return {
