@@ -9,7 +9,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
-from data_cache import InvalidArgumentError, NodeServer, RetryPolicy, StreamFailedError
+from data_cache import (
+    DatasetNotFoundError,
+    InvalidArgumentError,
+    NodeServer,
+    RetryPolicy,
+    StreamFailedError,
+)
 from data_cache.client.streams import StreamReader
 from data_cache.connection import ConnectOptions
 from data_cache.tickets import PutRequest, Ticket
@@ -104,6 +110,15 @@ def test_a_dead_location_fails_over_to_the_replica() -> None:
         )
         assert rows(reader.read(ticket, [dead_location(), node.location])) == list(range(ROWS))
     assert fake.sleeps == [0.1, 0.2]  # back-off doubles, then the next location
+
+
+def test_a_location_without_the_partition_is_skipped_for_one_that_has_it() -> None:
+    with NodeServer() as empty, NodeServer() as node:
+        ticket = load(node)
+        reader = StreamReader(ConnectOptions(), RetryPolicy())
+        assert rows(reader.read(ticket, [empty.location, node.location])) == list(range(ROWS))
+        with pytest.raises(DatasetNotFoundError, match="holds no partition 0"):
+            list(reader.read(ticket, [empty.location]))
 
 
 def test_a_full_node_is_retried_after_its_hint() -> None:

@@ -11,6 +11,7 @@ import pyarrow.flight as flight
 
 from data_cache.connection import ConnectOptions
 from data_cache.errors import (
+    DatasetNotFoundError,
     InvalidArgumentError,
     StreamFailedError,
     from_flight_error,
@@ -69,14 +70,16 @@ class StreamReader:
         """Every row of ``ticket`` exactly once, in order.
 
         A broken stream is reopened from the first row not yet yielded, on the same location
-        with back-off, then on the next location; a server's refusal (bad ticket, unknown
-        dataset) is raised at once; after the overall timeout StreamFailedError says what failed.
+        with back-off, then on the next location; a location that does not hold the partition is
+        skipped; any other refusal (bad ticket, bad filter) is raised at once; after the overall
+        timeout StreamFailedError says what failed.
         """
         if not locations:
             raise InvalidArgumentError(f"ticket for {ticket.dataset!r} has no locations")
         deadline = self._clock() + self._retry.timeout
         position, index, failures = ticket.start, 0, 0
         last_error: Exception | None = None
+        missing: set[str] = set()  # locations that answered they do not hold the partition
         while position < ticket.stop:
             location = locations[index]
             try:
@@ -89,6 +92,13 @@ class StreamReader:
                 return
             except (flight.FlightError, OSError, _Incomplete) as error:
                 typed = from_flight_error(error) if isinstance(error, flight.FlightError) else None
+                if isinstance(typed, DatasetNotFoundError):
+                    # A restarted node holds nothing; its replica may still hold the rows.
+                    missing.add(location)
+                    if missing.issuperset(locations):
+                        raise typed from error
+                    index, failures = (index + 1) % len(locations), 0
+                    continue
                 if typed is not None:
                     raise typed from error
                 if isinstance(
