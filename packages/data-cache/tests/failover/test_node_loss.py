@@ -11,7 +11,6 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 from click.testing import CliRunner
-
 from data_cache import CacheDataset
 from data_cache.cli import main
 

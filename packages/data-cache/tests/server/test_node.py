@@ -97,6 +97,19 @@ def test_a_put_over_the_memory_budget_fails_with_the_numbers() -> None:
         assert node.status()["memory"] == {"limit": 1000, "used": 0}
 
 
+def test_a_put_that_understates_its_size_is_charged_what_it_holds() -> None:
+    table = pa.table({"x": np.arange(100)})
+    with NodeServer(memory_limit=500) as node:
+        client = flight.FlightClient(node.location)
+        request = PutRequest("d", 1, 0, 10)
+        writer, _ = client.do_put(
+            flight.FlightDescriptor.for_command(request.to_bytes()), table.schema
+        )
+        with pytest.raises(flight.FlightServerError, match="needs 790 bytes"), writer:
+            writer.write_table(table)
+        assert node.status()["memory"]["used"] == 0
+
+
 def test_a_newer_generation_replaces_the_partition_and_stale_tickets_are_refused(
     node: NodeServer,
 ) -> None:

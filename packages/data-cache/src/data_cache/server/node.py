@@ -65,15 +65,19 @@ class NodeServer(CacheServer):
         request = PutRequest.from_bytes(descriptor.command)
         what = f"dataset {request.dataset!r} partition {request.partition}"
         self.budget.reserve(request.nbytes, what)
+        nbytes = request.nbytes
         try:
             table = reader.read_all().combine_chunks()
+            if table.nbytes > nbytes:  # the sender understated the size: take the rest too
+                self.budget.reserve(table.nbytes - nbytes, what)
+                nbytes = table.nbytes
         except BaseException:
-            self.budget.release(request.nbytes)
+            self.budget.release(nbytes)
             raise
         key = (request.dataset, request.partition)
         with self._lock:
             previous = self._held.get(key)
-            self._held[key] = _Held(request.generation, table, request.nbytes)
+            self._held[key] = _Held(request.generation, table, nbytes)
         if previous is not None:
             self.budget.release(previous.nbytes)
 
