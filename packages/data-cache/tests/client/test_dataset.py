@@ -278,3 +278,24 @@ def test_duplicate_free_ids_hold_across_two_epochs(endpoint: str) -> None:
         dataset.set_epoch(epoch)
         totals.update(row for batch in read_rank(dataset, 0) for row in batch)
     assert set(totals.values()) == {2}
+
+
+@pytest.mark.parametrize("workers", [0, 2], ids=["no-workers", "two-workers"])
+def test_statefuldataloader_resumes_mid_epoch_exactly(endpoint: str, workers: int) -> None:
+    stateful = pytest.importorskip("torchdata.stateful_dataloader", reason="needs torchdata")
+
+    def loader() -> object:
+        dataset = CacheDataset(
+            endpoint, "rows", rank=1, world_size=2, batch_rows=BATCH, shuffle=True, seed=9
+        )
+        dataset.set_epoch(2)
+        return stateful.StatefulDataLoader(dataset, batch_size=None, num_workers=workers)
+
+    whole = [batch["id"].tolist() for batch in loader()]  # type: ignore[attr-defined]
+    interrupted = loader()
+    stream = iter(interrupted)  # type: ignore[call-overload]
+    head = [next(stream)["id"].tolist() for _ in range(11)]
+    state = interrupted.state_dict()  # type: ignore[attr-defined]
+    resumed = loader()
+    resumed.load_state_dict(state)  # type: ignore[attr-defined]
+    assert head + [batch["id"].tolist() for batch in resumed] == whole  # type: ignore[attr-defined]
