@@ -11,6 +11,7 @@ import pyarrow.flight as flight
 import pytest
 from data_cache import (
     DatasetNotFoundError,
+    HeadServer,
     InvalidArgumentError,
     NodeServer,
     RetryPolicy,
@@ -139,6 +140,15 @@ def test_a_full_node_is_retried_after_its_hint() -> None:
             range(ROWS)
         )
     assert fake.sleeps[0] == pytest.approx(0.05)
+
+
+def test_asking_a_head_that_is_still_loading_waits_for_it() -> None:
+    with NodeServer() as node, HeadServer([node.location], expect=["d"]) as head:
+        fake = FakeTime(lambda: head.load_table("d", pa.table({"x": np.arange(ROWS)})))
+        reader = StreamReader(ConnectOptions(), RetryPolicy(), clock=fake.clock, sleep=fake.sleep)
+        descriptor = flight.FlightDescriptor.for_path("d")
+        assert reader.flight_info(head.location, descriptor).total_records == ROWS
+    assert fake.sleeps == [pytest.approx(0.05)]
 
 
 def test_no_reachable_location_ends_in_a_clear_error_after_the_timeout() -> None:

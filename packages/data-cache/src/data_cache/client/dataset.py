@@ -18,7 +18,7 @@ from data_cache.client.sharding import Consumer, Even, merge_ranges, plan_batche
 from data_cache.client.streams import RetryPolicy, StreamReader
 from data_cache.client.tensors import check_tensor_schema, to_tensors
 from data_cache.connection import ConnectOptions
-from data_cache.errors import InvalidArgumentError, InvalidStateError, from_flight_error
+from data_cache.errors import InvalidArgumentError, InvalidStateError
 from data_cache.filters import Filter, check_filter_shape
 from data_cache.manifests import DATASET_ENV, ENDPOINT_ENV
 from data_cache.partitions import RowRange
@@ -251,15 +251,8 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
         return self._reader
 
     def _layout(self) -> _Layout:
-        client = self._stream_reader().client(self.endpoint)
         descriptor = flight.FlightDescriptor.for_command(self.request.to_bytes())
-        try:
-            info = client.get_flight_info(descriptor, self.connect.call_options(self.retry.timeout))
-        except flight.FlightError as error:
-            typed = from_flight_error(error)
-            if typed is not None:
-                raise typed from error
-            raise
+        info = self._stream_reader().flight_info(self.endpoint, descriptor)
         check_tensor_schema(info.schema)
         pieces = tuple(
             (

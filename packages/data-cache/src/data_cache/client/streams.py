@@ -66,6 +66,23 @@ class StreamReader:
             self._clients[location] = self._connect.client(location)
         return self._clients[location]
 
+    def flight_info(self, location: str, descriptor: flight.FlightDescriptor) -> flight.FlightInfo:
+        """``get_flight_info`` at the head, retried while the head is unreachable or still
+        loading (Unavailable), up to the overall timeout; a refusal is raised at once."""
+        deadline = self._clock() + self._retry.timeout
+        failures = 0
+        while True:
+            try:
+                return self.client(location).get_flight_info(
+                    descriptor, self._connect.call_options(self._retry.timeout)
+                )
+            except (flight.FlightError, OSError) as error:
+                _raise_refusal(error)
+                failures += 1
+                self._wait(
+                    error, failures, deadline, f"could not ask {location} where the rows are"
+                )
+
     def read(self, ticket: Ticket, locations: Sequence[str]) -> Iterator[pa.RecordBatch]:
         """Every row of ``ticket`` exactly once, in order.
 
@@ -78,7 +95,6 @@ class StreamReader:
             raise InvalidArgumentError(f"ticket for {ticket.dataset!r} has no locations")
         deadline = self._clock() + self._retry.timeout
         position, index, failures = ticket.start, 0, 0
-        last_error: Exception | None = None
         missing: set[str] = set()  # locations that answered they do not hold the partition
         while position < ticket.stop:
             location = locations[index]
@@ -91,39 +107,38 @@ class StreamReader:
                     raise _Incomplete(f"stream ended at row {position} of {ticket.stop}")
                 return
             except (flight.FlightError, OSError, _Incomplete) as error:
-                typed = from_flight_error(error) if isinstance(error, flight.FlightError) else None
-                if isinstance(typed, DatasetNotFoundError):
+                if isinstance(_typed(error), DatasetNotFoundError):
                     # A restarted node holds nothing; its replica may still hold the rows.
                     missing.add(location)
                     if missing.issuperset(locations):
-                        raise typed from error
+                        _raise_refusal(error)
                     index, failures = (index + 1) % len(locations), 0
                     continue
-                if typed is not None:
-                    raise typed from error
-                if isinstance(
-                    error, (flight.FlightUnauthenticatedError, flight.FlightUnauthorizedError)
-                ):
-                    raise
-                last_error = error
-            failures += 1
-            self.retries += 1
-            hint = retry_after(last_error) if isinstance(last_error, flight.FlightError) else None
-            wait = (
-                hint
-                if hint is not None
-                else min(self._retry.max_backoff, self._retry.backoff * 2 ** (failures - 1))
-            )
-            if failures >= self._retry.attempts_per_location and len(locations) > 1:
-                index, failures = (index + 1) % len(locations), 0
-                self._drop(location)
-            if self._clock() + wait > deadline:
-                raise StreamFailedError(
+                _raise_refusal(error)
+                failures += 1
+                self._wait(
+                    error,
+                    failures,
+                    deadline,
                     f"dataset {ticket.dataset!r}: could not read rows {position}..{ticket.stop} "
-                    f"from {list(locations)} within {self._retry.timeout:g} s; last error: "
-                    f"{last_error}"
-                ) from last_error
-            self._sleep(wait)
+                    f"from {list(locations)}",
+                )
+                if failures >= self._retry.attempts_per_location and len(locations) > 1:
+                    index, failures = (index + 1) % len(locations), 0
+                    self._drop(location)
+
+    def _wait(self, error: Exception, failures: int, deadline: float, what: str) -> None:
+        """Sleep before the next attempt (the server's retry hint, else doubling back-off), or
+        raise StreamFailedError if that would pass the deadline."""
+        self.retries += 1
+        hint = retry_after(error) if isinstance(error, flight.FlightError) else None
+        if hint is None:
+            hint = min(self._retry.max_backoff, self._retry.backoff * 2 ** (failures - 1))
+        if self._clock() + hint > deadline:
+            raise StreamFailedError(
+                f"{what} within {self._retry.timeout:g} s; last error: {error}"
+            ) from error
+        self._sleep(hint)
 
     def _stream(self, location: str, ticket: Ticket) -> Iterator[pa.RecordBatch]:
         reader = self.client(location).do_get(
@@ -149,3 +164,16 @@ class StreamReader:
 
 class _Incomplete(Exception):
     """A stream ended before its last row."""
+
+
+def _typed(error: Exception) -> Exception | None:
+    return from_flight_error(error) if isinstance(error, flight.FlightError) else None
+
+
+def _raise_refusal(error: Exception) -> None:
+    """Raise ``error`` (as its typed form) unless it is a failure worth retrying."""
+    typed = _typed(error)
+    if typed is not None:
+        raise typed from error
+    if isinstance(error, (flight.FlightUnauthenticatedError, flight.FlightUnauthorizedError)):
+        raise error
