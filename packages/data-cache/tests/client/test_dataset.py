@@ -299,3 +299,11 @@ def test_statefuldataloader_resumes_mid_epoch_exactly(endpoint: str, workers: in
     resumed = loader()
     resumed.load_state_dict(state)  # type: ignore[attr-defined]
     assert head + [batch["id"].tolist() for batch in resumed] == whole  # type: ignore[attr-defined]
+
+
+@pytest.mark.e2e  # spawned workers import torch afresh: tens of seconds on a busy machine
+def test_spawned_workers_share_the_epoch_and_read_their_shares(endpoint: str) -> None:
+    dataset = CacheDataset(endpoint, "rows", rank=0, world_size=2, batch_rows=BATCH, shuffle=True)
+    dataset.set_epoch(3)
+    loader = DataLoader(dataset, batch_size=None, num_workers=2, multiprocessing_context="spawn")
+    assert [batch["id"].tolist() for batch in loader] == read_rank(dataset, 2)
