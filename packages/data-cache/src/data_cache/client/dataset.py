@@ -31,10 +31,9 @@ STATE_VERSION: Final = 1
 
 @dataclass(frozen=True)
 class _Layout:
-    """Where the rows are: total (filtered) rows, schema, and per partition its ticket."""
+    """Where the rows are: total (filtered) rows and, per partition, its ticket and locations."""
 
     total: int
-    schema: pa.Schema
     pieces: tuple[tuple[Ticket, tuple[str, ...]], ...]
 
 
@@ -261,7 +260,7 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
             )
             for endpoint in info.endpoints
         )
-        return _Layout(info.total_records, info.schema, pieces)
+        return _Layout(info.total_records, pieces)
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
