@@ -78,7 +78,10 @@ def _format(amount: Amount) -> str:
 def _add(left: Amount, right: Amount) -> Amount:
     if left[1] == right[1]:
         return left[0] + right[0], left[1]
-    return _value(left) + _value(right), ""
+    total = _value(left) + _value(right)
+    unit = min(left[1], right[1], key=lambda suffix: _SUFFIXES[suffix])
+    number = total / _SUFFIXES[unit]
+    return (number, unit) if number == number.to_integral_value() else (total, "")
 
 
 def gpu_count(resources: Mapping[str, Any] | None) -> int:
