@@ -112,6 +112,18 @@ def test_models_accept_snake_case_names_too() -> None:
             id="wrong-type",
         ),
         pytest.param(
+            TRAIN_JOB.replace("numNodes: 2", 'numNodes: "2"'),
+            "spec.trainer.numNodes",
+            "valid integer",
+            id="string-for-integer",
+        ),
+        pytest.param(
+            TRAIN_JOB.replace('"2026-01-02T03:04:05Z"', "yesterday"),
+            "metadata.creationTimestamp",
+            "RFC 3339",
+            id="bad-time",
+        ),
+        pytest.param(
             TRAIN_JOB.replace("name: POD_NAME", "value: x"),
             "spec.trainer.env[0].name",
             "required",

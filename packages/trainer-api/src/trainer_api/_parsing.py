@@ -100,7 +100,7 @@ def _parse_object(doc: object, strict: bool) -> ApiObject:
         )
     model = _model_for(doc)
     try:
-        parsed = model.model_validate(dict(doc))
+        parsed = model.model_validate(dict(doc), strict=True)
     except pydantic.ValidationError as error:
         raise ValidationError(
             [
