@@ -46,7 +46,19 @@ def test_render_invalid_job_exits_non_zero_with_field_messages(tmp_path: Path) -
     job = _write(tmp_path, "job.yaml", make_job(env=[{"name": "PET_NNODES", "value": "3"}]))
     result = CliRunner().invoke(cli, ["render", "-f", str(job)])
     assert result.exit_code == 1
-    assert "spec.trainer.env[0].name: PET_NNODES is reserved for the torch runtime" in result.output
+    assert "spec.trainer.env[0].name: PET_NNODES is reserved" in result.output
+
+
+def test_render_runtime_no_plugin_implements_exits_non_zero(tmp_path: Path) -> None:
+    runtime = make_runtime({"flux": {}}, [replicated_job("node", "trainer")])
+    files = [
+        _write(tmp_path, "job.yaml", make_job(runtime="custom")),
+        _write(tmp_path, "rt.yaml", runtime),
+    ]
+    result = CliRunner().invoke(cli, ["render", *[arg for f in files for arg in ("-f", str(f))]])
+    assert result.exit_code == 1
+    assert "cannot be built" in result.output
+    assert "mlPolicy.flux, which this controller does not implement" in result.output
 
 
 def test_render_unknown_runtime_exits_non_zero(tmp_path: Path) -> None:
