@@ -123,7 +123,8 @@ def jobset_validator() -> Any:
         return None
     import jsonschema
 
-    crd = yaml.safe_load((root / "jobset" / "jobset.x-k8s.io_jobsets.yaml").read_text())
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    crd = yaml.load((root / "jobset" / "jobset.x-k8s.io_jobsets.yaml").read_text(), Loader=loader)
     schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha2")["schema"][
         "openAPIV3Schema"
     ]

@@ -81,16 +81,16 @@ def render(
     observed: Observed | None = None,
     settings: Settings | None = None,
     plugins: Sequence[object] = PLUGINS,
+    *,
+    snapshot: bool = True,
 ) -> list[dict[str, Any]]:
     """The manifests for ``job`` built from ``runtime``: the runtime snapshot ConfigMap, then the
-    plugins' objects in registry order (JobSet last). Raises BuildError (InvalidTrainJobError
-    for field errors)."""
+    plugins' objects in registry order (JobSet last); ``snapshot=False`` leaves the snapshot out.
+    Raises BuildError (InvalidTrainJobError for field errors)."""
     job_doc, runtime_doc = to_doc(job), to_doc(runtime)
     observed = observed or Observed()
     check_runtime_ref(job_doc, runtime_doc)
     info = _info(job_doc, runtime_doc, settings, plugins)
     framework.run_enforce(info, job_doc, plugins)
-    return [
-        to_snapshot(job_doc, runtime_doc),
-        *framework.run_build(info, job_doc, observed, plugins),
-    ]
+    objects = framework.run_build(info, job_doc, observed, plugins)
+    return [to_snapshot(job_doc, runtime_doc), *objects] if snapshot else objects
