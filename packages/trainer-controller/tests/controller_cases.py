@@ -154,3 +154,9 @@ def field_errors(job: dict[str, Any], runtime: dict[str, Any]) -> list[str]:
     from trainer_controller import validate
 
     return [str(error) for error in validate(job, runtime)]
+
+
+# The env source of a rank taken from the Job completion index.
+COMPLETION_INDEX = {
+    "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}
+}
