@@ -8,6 +8,7 @@ from typing import Any
 import yaml
 from trainer_api.crds import crd_manifests, main, render
 
+LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 COMMITTED = Path(__file__).resolve().parents[1] / "manifests" / "crds"
 
 
@@ -61,10 +62,13 @@ def test_rules_appear_as_cel_and_schema_keywords() -> None:
     root = version_of(crd_manifests()["trainer.kubeflow.org_trainjobs.yaml"])["schema"][
         "openAPIV3Schema"
     ]
-    assert [rule["fieldPath"] for rule in root["x-kubernetes-validations"]] == [
-        ".metadata.name",
-        ".metadata.name",
+    assert [rule["message"] for rule in root["x-kubernetes-validations"]] == [
+        "metadata.name must match RFC 1035 DNS label format",
+        "metadata.name must be no more than 63 characters",
     ]
+    assert all("fieldPath" not in rule for rule in root["x-kubernetes-validations"]), (
+        "the root schema does not declare metadata's properties, so no fieldPath into it"
+    )
     trainer = schema_at(root, "spec.trainer")
     assert {"rule": "self == oldSelf", "message": "field is immutable"} in trainer[
         "x-kubernetes-validations"
@@ -85,15 +89,21 @@ def test_rules_appear_as_cel_and_schema_keywords() -> None:
     assert schema_at(root, "spec.runtimeRef.kind")["default"] == "ClusterTrainingRuntime"
 
 
-def test_free_form_core_structures_preserve_unknown_fields() -> None:
+def test_core_types_are_typed_down_to_their_leaves() -> None:
     root = version_of(crd_manifests()["trainer.kubeflow.org_trainingruntimes.yaml"])["schema"][
         "openAPIV3Schema"
     ]
     pod = schema_at(root, "spec.template.spec.replicatedJobs.[].template.spec.template.spec")
-    assert pod["properties"]["affinity"]["properties"]["nodeAffinity"] == {
-        "type": "object",
-        "x-kubernetes-preserve-unknown-fields": True,
-    }
+    term = schema_at(
+        pod,
+        "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+        "nodeSelectorTerms.[].matchExpressions.[]",
+    )
+    assert term["required"] == ["key", "operator"]
+    port = schema_at(pod, "containers.[].livenessProbe.httpGet.port")
+    assert port["x-kubernetes-int-or-string"] is True
+    assert "pattern" not in port, "a port is an IntOrString, not a quantity"
+    assert "pattern" in schema_at(pod, "volumes.[].emptyDir.sizeLimit")
     metadata = schema_at(root, "spec.template.spec.replicatedJobs.[].template.metadata")
     assert sorted(metadata["properties"]) == [
         "annotations",
@@ -108,4 +118,4 @@ def test_rendered_yaml_has_no_anchors_and_loads_back() -> None:
     for manifest in crd_manifests().values():
         text = render(manifest)
         assert "&id" not in text
-        assert yaml.safe_load(text) == manifest
+        assert yaml.load(text, Loader=LOADER) == manifest

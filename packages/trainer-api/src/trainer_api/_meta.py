@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, PlainSerializer
 
 from trainer_api._base import ApiModel
+from trainer_api._types import JsonObject
 
 __all__ = [
     "Condition",
@@ -17,8 +18,6 @@ __all__ = [
     "ObjectMeta",
     "OwnerReference",
     "Time",
-    "format_time",
-    "parse_time",
 ]
 
 
@@ -76,7 +75,7 @@ class ObjectMeta(ApiModel):
     annotations: dict[str, str] | None = None
     owner_references: list[OwnerReference] | None = None
     finalizers: list[str] | None = None
-    managed_fields: list[dict[str, Any]] | None = None
+    managed_fields: list[JsonObject] | None = None
     self_link: str | None = None
 
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import types
 import typing
 from datetime import datetime
 from typing import Annotated, Any, Final
 
 from trainer_api._base import ApiModel
+from trainer_api._fieldspec import NO_DEFAULT, FieldSpec, Rule
 from trainer_api._meta import ObjectMeta
-from trainer_api._rules import CLASS_RULES, FIELD_SPECS, NO_DEFAULT, FieldSpec, Rule
+from trainer_api._rules import CLASS_RULES, specs_for
+from trainer_api._types import field_type, unwrap_optional, wire_format
 
 __all__ = ["QUANTITY_PATTERN", "model_schema"]
 
@@ -37,13 +38,13 @@ def model_schema(model_type: type[ApiModel], root: bool = False) -> Schema:
     """The structural schema of a model; ``root`` for a CRD's top-level object."""
     properties: Schema = {}
     required: list[str] = []
-    specs = FIELD_SPECS.get(model_type, {})
+    specs = specs_for(model_type)
     for name, info in model_type.model_fields.items():
         wire = info.alias or name
         if root and wire in ("apiVersion", "kind", "metadata"):
             properties[wire] = {"type": "object" if wire == "metadata" else "string"}
             continue
-        schema = _annotation_schema(info.annotation)
+        schema = _annotation_schema(field_type(info))
         spec = specs.get(name)
         if spec is not None:
             _apply_spec(schema, spec)
@@ -55,26 +56,27 @@ def model_schema(model_type: type[ApiModel], root: bool = False) -> Schema:
         schema["required"] = required
     rules = CLASS_RULES.get(model_type, ())
     if rules:
-        schema["x-kubernetes-validations"] = [_rule(rule) for rule in rules]
+        schema["x-kubernetes-validations"] = [
+            _rule(rule, field_path=rule.field in properties) for rule in rules
+        ]
     return schema
 
 
 def _annotation_schema(annotation: Any) -> Schema:
+    annotation = unwrap_optional(annotation)
     origin = typing.get_origin(annotation)
     arguments = typing.get_args(annotation)
+    wire = wire_format(annotation)
+    if wire is not None:
+        schema: Schema = {
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "x-kubernetes-int-or-string": True,
+        }
+        if wire.name == "quantity":
+            schema["pattern"] = QUANTITY_PATTERN
+        return schema
     if origin is Annotated:
         return _annotation_schema(arguments[0])
-    if origin in (typing.Union, types.UnionType):
-        members = [member for member in arguments if member is not type(None)]
-        if set(members) == {int, str}:
-            return {
-                "anyOf": [{"type": "integer"}, {"type": "string"}],
-                "pattern": QUANTITY_PATTERN,
-                "x-kubernetes-int-or-string": True,
-            }
-        if len(members) == 1:
-            return _annotation_schema(members[0])
-        raise TypeError(f"no schema for union {annotation!r}")
     if origin is typing.Literal:
         return {"type": "string", "enum": list(arguments)}
     if origin is list:
@@ -105,6 +107,7 @@ def _apply_spec(schema: Schema, spec: FieldSpec) -> None:
         "pattern": spec.pattern,
         "minItems": spec.min_items,
         "maxItems": spec.max_items,
+        "minProperties": spec.min_properties,
     }
     schema.update({key: value for key, value in keywords.items() if value is not None})
     if spec.default is not NO_DEFAULT and spec.default is None:
@@ -122,9 +125,10 @@ def _apply_spec(schema: Schema, spec: FieldSpec) -> None:
         schema["x-kubernetes-validations"] = rules
 
 
-def _rule(rule: Rule) -> Schema:
+def _rule(rule: Rule, field_path: bool = False) -> Schema:
+    """A CEL rule; ``field_path`` when its field is a property the schema declares."""
     result: Schema = {"rule": rule.cel, "message": rule.message}
-    if rule.field is not None:
+    if field_path:
         result["fieldPath"] = f".{rule.field}"
     return result
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import difflib
+import typing
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 import pydantic
 import yaml
 
-from trainer_api._base import ApiModel, KubernetesObject
+from trainer_api._base import KEEP_UNKNOWN_FIELDS, ApiModel, KubernetesObject
 from trainer_api._errors import FieldError, ValidationError, format_path
 from trainer_api._jobset import JOBSET_API_VERSION, JobSet, JobSetList
 from trainer_api._runtime import (
@@ -19,10 +20,11 @@ from trainer_api._runtime import (
     TrainingRuntimeList,
 )
 from trainer_api._trainjob import TrainJob, TrainJobList
+from trainer_api._types import field_type, unwrap_optional
 from trainer_api._wellknown import TRAINER_API_VERSION
 from trainer_api._yaml import load_documents
 
-__all__ = ["KINDS", "ApiObject", "parse", "parse_all", "unknown_fields"]
+__all__ = ["KINDS", "ApiObject", "parse", "parse_all"]
 
 ApiObject = (
     TrainJob
@@ -91,27 +93,16 @@ def parse_all(text: str, strict: bool = True) -> list[ApiObject]:
 
 def _parse_object(doc: object, strict: bool) -> ApiObject:
     if not isinstance(doc, Mapping):
-        raise ValidationError(
-            [
-                FieldError(
-                    "", f"expected a mapping with apiVersion and kind, got {type(doc).__name__}"
-                )
-            ]
-        )
+        message = f"expected a mapping with apiVersion and kind, got {type(doc).__name__}"
+        raise ValidationError([FieldError("", message)])
     model = _model_for(doc)
+    errors = list(_unknown_fields(model, doc, ())) if strict else []
     try:
-        parsed = model.model_validate(dict(doc), strict=True)
+        parsed = model.model_validate(dict(doc), strict=True, context=KEEP_UNKNOWN_FIELDS)
     except pydantic.ValidationError as error:
-        raise ValidationError(
-            [
-                FieldError(format_path(_wire_loc(item["loc"])), _describe(item))
-                for item in error.errors(include_url=False)
-            ]
-        ) from None
-    if strict:
-        errors = [FieldError(path, message) for path, message in unknown_fields(parsed)]
-        if errors:
-            raise ValidationError(errors)
+        errors[:0] = _type_errors(error.errors(include_url=False))
+    if errors:
+        raise ValidationError(errors)
     return parsed  # type: ignore[return-value]
 
 
@@ -143,31 +134,67 @@ def _wire_loc(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
 _TAGS: Final = frozenset({"int", "str", "bool", "float", "list", "dict"})
 
 
-def _describe(item: Mapping[str, Any]) -> str:
-    message = str(item["msg"])
+def _type_errors(items: list[Any]) -> list[FieldError]:
+    """One FieldError per field: the members of a failed union are joined with "or"."""
+    problems: dict[str, list[str]] = {}
+    inputs: dict[str, object] = {}
+    for item in items:
+        field = format_path(_wire_loc(item["loc"]))
+        problems.setdefault(field, []).append(_problem(item))
+        inputs[field] = item.get("input")
+    return [
+        FieldError(field, _joined(list(dict.fromkeys(found))) + _shown(inputs[field]))
+        for field, found in problems.items()
+    ]
+
+
+def _joined(problems: list[str]) -> str:
+    """``["Input should be a", "Input should be b"]`` -> ``"Input should be a or b"``."""
+    prefix = "Input should be "
+    if len(problems) > 1 and all(problem.startswith(prefix) for problem in problems):
+        return prefix + " or ".join(problem.removeprefix(prefix) for problem in problems)
+    return " or ".join(problems)
+
+
+def _problem(item: Mapping[str, Any]) -> str:
     if item["type"] == "missing":
         return "required field is missing"
-    value = item.get("input")
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return f"{message} (got {value!r})"
-    return f"{message} (got {type(value).__name__})"
+    return str(item["msg"])
 
 
-def unknown_fields(model: ApiModel) -> list[tuple[str, str]]:
-    """``(path, message)`` for every field the API does not define, anywhere in ``model``."""
-    return list(_walk_unknown(model, ()))
+def _shown(value: object) -> str:
+    if isinstance(value, (str, int, float, bool)):
+        return f" (got {value!r})"
+    if value is None or isinstance(value, Mapping):
+        return ""
+    return f" (got {type(value).__name__})"
 
 
-def _walk_unknown(value: object, path: tuple[str | int, ...]) -> Iterator[tuple[str, str]]:
-    if isinstance(value, ApiModel):
-        fields = type(value).model_fields
-        known = [info.alias or name for name, info in fields.items()]
-        for name in value.model_extra or {}:
-            hint = difflib.get_close_matches(name, known, n=1)
+def _unknown_fields(
+    model: type[ApiModel], data: Mapping[str, Any], path: tuple[str | int, ...]
+) -> Iterator[FieldError]:
+    """A FieldError for every key of ``data``, at any depth, that ``model`` does not define."""
+    fields = {info.alias or name: info for name, info in model.model_fields.items()}
+    for key, value in data.items():
+        info = fields.get(key) or model.model_fields.get(key)
+        if info is None:
+            hint = difflib.get_close_matches(str(key), list(fields), n=1)
             suggestion = f'; did you mean "{hint[0]}"?' if hint else ""
-            yield format_path((*path, name)), f'unknown field "{name}"{suggestion}'
-        for name, info in fields.items():
-            yield from _walk_unknown(getattr(value, name), (*path, info.alias or name))
-    elif isinstance(value, list):
+            yield FieldError(format_path((*path, key)), f'unknown field "{key}"{suggestion}')
+        else:
+            yield from _unknown_in_value(field_type(info), value, (*path, key))
+
+
+def _unknown_in_value(
+    annotation: Any, value: object, path: tuple[str | int, ...]
+) -> Iterator[FieldError]:
+    annotation = unwrap_optional(annotation)
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if isinstance(annotation, type) and issubclass(annotation, ApiModel):
+        if isinstance(value, Mapping):
+            yield from _unknown_fields(annotation, value, path)
+    elif typing.get_origin(annotation) is list and isinstance(value, list):
+        item_type = typing.get_args(annotation)[0]
         for index, item in enumerate(value):
-            yield from _walk_unknown(item, (*path, index))
+            yield from _unknown_in_value(item_type, item, (*path, index))

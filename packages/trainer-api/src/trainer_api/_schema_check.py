@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import re
-import types
 import typing
 from collections.abc import Iterator, Sequence
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 from trainer_api._base import ApiModel
 from trainer_api._errors import FieldError, format_path
+from trainer_api._fieldspec import FieldSpec
 from trainer_api._quantity import Quantity
-from trainer_api._rules import CLASS_RULES, FIELD_SPECS, FieldSpec
+from trainer_api._rules import CLASS_RULES, specs_for
+from trainer_api._types import field_type, unwrap_optional, wire_format
 
 __all__ = ["schema_errors"]
 
@@ -30,7 +31,7 @@ def _model_errors(model: ApiModel, old: ApiModel | None, path: Path) -> Iterator
         if not rule.check(model):
             where = (*path, *rule.field.split(".")) if rule.field else path
             yield FieldError(format_path(where), rule.message)
-    specs = FIELD_SPECS.get(model_type, {})
+    specs = specs_for(model_type)
     quantities = _quantity_fields(model_type)
     for name, info in model_type.model_fields.items():
         value = getattr(model, name)
@@ -90,6 +91,9 @@ def _field_errors(spec: FieldSpec, value: Any, old: Any, path: Path) -> Iterator
             yield FieldError(where, f"must match {spec.pattern!r} (got {value!r})")
     if isinstance(value, list):
         yield from _list_errors(spec, value, path)
+    minimum = spec.min_properties
+    if isinstance(value, ApiModel) and minimum is not None and len(value.to_dict()) < minimum:
+        yield FieldError(where, f"must have at least {minimum} field(s) set")
     for rule in spec.rules:
         if not rule.check(value):
             yield FieldError(where, rule.message)
@@ -145,15 +149,15 @@ def _quantity_fields(model_type: type[ApiModel]) -> frozenset[str]:
     return frozenset(
         name
         for name, info in model_type.model_fields.items()
-        if _quantity_shape(info.annotation) is not None
+        if _is_quantity(field_type(info)) or _is_quantity_map(field_type(info))
     )
 
 
-def _quantity_shape(annotation: object) -> Literal["scalar", "map"] | None:
-    members = set(typing.get_args(annotation)) - {type(None)}
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and members == {int, str}:
-        return "scalar"
-    for member in members or {annotation}:
-        if typing.get_origin(member) is dict and _quantity_shape(typing.get_args(member)[1]):
-            return "map"
-    return None
+def _is_quantity(annotation: object) -> bool:
+    wire = wire_format(unwrap_optional(annotation))
+    return wire is not None and wire.name == "quantity"
+
+
+def _is_quantity_map(annotation: object) -> bool:
+    annotation = unwrap_optional(annotation)
+    return typing.get_origin(annotation) is dict and _is_quantity(typing.get_args(annotation)[1])
