@@ -50,17 +50,20 @@ class PodSet:
         template = (
             self.job.setdefault("template", {}).setdefault("spec", {}).setdefault("template", {})
         )
-        return template.setdefault("spec", {})
+        pod_spec: dict[str, Any] = template.setdefault("spec", {})
+        return pod_spec
 
     @property
     def containers(self) -> list[dict[str, Any]]:
         """The pod's containers (mutable)."""
-        return self.pod_spec.setdefault("containers", [])
+        containers: list[dict[str, Any]] = self.pod_spec.setdefault("containers", [])
+        return containers
 
     @property
     def volumes(self) -> list[dict[str, Any]]:
         """The pod's volumes (mutable)."""
-        return self.pod_spec.setdefault("volumes", [])
+        volumes: list[dict[str, Any]] = self.pod_spec.setdefault("volumes", [])
+        return volumes
 
     def requests(self) -> dict[str, Quantity]:
         """What one pod requests (containers summed, see ``resources.pod_requests``)."""
