@@ -75,6 +75,22 @@ def test_an_owner_uid_makes_the_trainjob_own_every_object() -> None:
     assert all("ownerReferences" not in d["metadata"] for d in objects())
 
 
+def test_resources_and_service_account_reach_the_pods_they_name() -> None:
+    node_resources = {"limits": {"cpu": "2", "memory": "2Gi"}}
+    head_resources = {"limits": {"cpu": "1", "memory": "1Gi"}}
+    _, node_set, _, head_set = objects(
+        resources=node_resources, head_resources=head_resources, service_account="mnist-cache"
+    )
+    for workload, expected in ((node_set, node_resources), (head_set, head_resources)):
+        pod = workload["spec"]["template"]["spec"]
+        assert pod["serviceAccountName"] == "mnist-cache"
+        assert pod["containers"][0]["resources"] == expected
+    _, node_set, _, head_set = objects()
+    for workload in (node_set, head_set):
+        pod = workload["spec"]["template"]["spec"]
+        assert "serviceAccountName" not in pod and "resources" not in pod["containers"][0]
+
+
 def test_the_trainer_reads_the_endpoint_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     env = {entry["name"]: entry["value"] for entry in trainer_env("mnist", "team", "train")}
     assert env == {ENDPOINT_ENV: "grpc://mnist-cache.team.svc:50051", DATASET_ENV: "train"}

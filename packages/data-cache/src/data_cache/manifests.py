@@ -65,14 +65,17 @@ def cache_manifests(
     replicas: int = 1,
     memory_limit: int | None = None,
     resources: Mapping[str, Any] | None = None,
+    head_resources: Mapping[str, Any] | None = None,
+    service_account: str | None = None,
     owner_uid: str | None = None,
     env: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """The Services and StatefulSets that run a cache of ``source`` for TrainJob ``job_name``.
 
-    ``memory_limit`` (bytes) is each node's budget; ``resources`` is the node container's
-    Kubernetes resources; ``owner_uid`` makes the TrainJob own every object; ``env`` is added to
-    both containers (e.g. credentials for the source's filesystem).
+    ``memory_limit`` (bytes) is each node's budget; ``resources`` and ``head_resources`` are the
+    node and head containers' Kubernetes resources; ``service_account`` runs both pods under that
+    ServiceAccount (e.g. one with cloud credentials for the source); ``owner_uid`` makes the
+    TrainJob own every object; ``env`` is added to both containers.
     """
     _check(job_name, namespace, image, source, num_nodes, dataset, replicas, memory_limit)
     sources = [source] if isinstance(source, str) else list(source)
@@ -145,7 +148,7 @@ def cache_manifests(
     }
     if resources is not None:
         node_container["resources"] = dict(resources)
-    head_container = {
+    head_container: dict[str, Any] = {
         "name": "head",
         "image": image,
         "command": ["data-cache"],
@@ -158,6 +161,8 @@ def cache_manifests(
             "timeoutSeconds": 10,
         },
     }
+    if head_resources is not None:
+        head_container["resources"] = dict(head_resources)
     return [
         {
             "apiVersion": "v1",
@@ -176,6 +181,7 @@ def cache_manifests(
             num_nodes,
             _labels(job_name, "node"),
             node_container,
+            service_account,
         ),
         {
             "apiVersion": "v1",
@@ -187,7 +193,12 @@ def cache_manifests(
             },
         },
         _statefulset(
-            metadata(head_set, "head"), head_service, 1, _labels(job_name, "head"), head_container
+            metadata(head_set, "head"),
+            head_service,
+            1,
+            _labels(job_name, "head"),
+            head_container,
+            service_account,
         ),
     ]
 
@@ -198,7 +209,11 @@ def _statefulset(
     replicas: int,
     labels: dict[str, str],
     container: dict[str, Any],
+    service_account: str | None,
 ) -> dict[str, Any]:
+    pod_spec: dict[str, Any] = {"containers": [container]}
+    if service_account is not None:
+        pod_spec["serviceAccountName"] = service_account
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
@@ -208,7 +223,7 @@ def _statefulset(
             "replicas": replicas,
             "podManagementPolicy": "Parallel",
             "selector": {"matchLabels": labels},
-            "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },
     }
 
