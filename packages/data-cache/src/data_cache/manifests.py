@@ -222,7 +222,7 @@ def _statefulset(
             "serviceName": service,
             "replicas": replicas,
             "podManagementPolicy": "Parallel",
-            "selector": {"matchLabels": labels},
+            "selector": {"matchLabels": dict(labels)},
             "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },
     }
