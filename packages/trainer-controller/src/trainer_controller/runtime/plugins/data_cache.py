@@ -94,10 +94,13 @@ def _env_path(job: Mapping[str, Any], name: str) -> str:
 
 
 def _settings(container: Mapping[str, Any]) -> dict[str, Any]:
-    """The initializer's env values this plugin reads, with upstream's defaults."""
+    """The initializer's env values this plugin reads (an empty value counts as unset), with
+    upstream's defaults."""
     names = (CACHE_IMAGE_ENV, SOURCE_ENV, IAM_ROLE_ENV, *DEFAULTS)
     found = {name: podspecs.env_value(container, name) for name in names}
-    return {name: found[name] if found[name] is not None else DEFAULTS.get(name) for name in names}
+    return {
+        name: found[name] if found[name] not in (None, "") else DEFAULTS.get(name) for name in names
+    }
 
 
 def _dataset_name(uri: str) -> str | None:
@@ -205,11 +208,12 @@ class DataCache:
         library = _library()
         settings = _settings(container)
         uri = str(podspecs.env_value(container, constants.INITIALIZER_ENV_STORAGE_URI))
+        namespace = info.namespace or "default"
         objects: list[dict[str, Any]] = []
         service_account = None
         if settings[IAM_ROLE_ENV] is not None:
             service_account = cache_service_account_name(info.job_name)
-            metadata = manifests.owned_metadata(job, service_account)
+            metadata = {**manifests.owned_metadata(job, service_account), "namespace": namespace}
             metadata["annotations"] = {
                 ROLE_ARN_ANNOTATION: settings[IAM_ROLE_ENV],
                 STS_REGIONAL_ANNOTATION: "true",
@@ -218,7 +222,7 @@ class DataCache:
         try:
             cache: list[dict[str, Any]] = library.cache_manifests(
                 info.job_name,
-                info.namespace or "default",
+                namespace,
                 settings[CACHE_IMAGE_ENV],
                 settings[SOURCE_ENV],
                 int(settings[CLUSTER_SIZE_ENV]) - 1,
