@@ -83,7 +83,7 @@ def test_the_trainer_gets_the_endpoint_and_dataset_after_every_other_env() -> No
     assert env["PET_NNODES"] == "2"
 
 
-def test_the_initializer_step_waits_for_the_cache_with_the_cache_image() -> None:
+def test_the_initializer_step_waits_for_the_cache_with_the_cache_image_and_no_rights() -> None:
     jobset = by_kind(objects_of(cache_job()), "JobSet")[0]
     initializer = container_of(jobset, "dataset-initializer", "dataset-initializer")
     assert initializer["image"] == "ghcr.io/trainer-platform/data-cache:latest"
@@ -94,7 +94,8 @@ def test_the_initializer_step_waits_for_the_cache_with_the_cache_image() -> None
         "--wait",
         "1800",
     ]
-    (node_job,) = [job for job in jobset["spec"]["replicatedJobs"] if job["name"] == "node"]
+    initializer_job, node_job = jobset["spec"]["replicatedJobs"]
+    assert "serviceAccountName" not in initializer_job["template"]["spec"]["template"]["spec"]
     assert node_job["dependsOn"] == [{"name": "dataset-initializer", "status": "Complete"}]
 
 

@@ -7,10 +7,11 @@ initializer's env (``METADATA_LOC``, ``CLUSTER_SIZE``, ``HEAD_CPU``, ``HEAD_MEM`
 ``WORKER_CPU``, ``WORKER_MEM``, ``IAM_ROLE``); the trainer waits for the initializer step
 (``dependsOn``). Upstream's initializer pod creates the cache through the API server and waits
 for it. Here the build makes the cache objects (``data_cache.cache_manifests``: the head and
-node StatefulSets and their Services, owned by the TrainJob like the JobSet), so the cache needs
-no API rights and is rebuilt like every other object; the initializer step only waits until the
-head reports every partition loaded (``data-cache probe --wait``), and the trainer container
-gets the endpoint and dataset name as env (``data_cache.trainer_env``).
+node StatefulSets and their Services, owned by the TrainJob like the JobSet), so no pod needs
+API rights and the cache is built like every other object; the initializer step only waits
+until the head reports every partition loaded (``data-cache probe --wait``, under the
+namespace's default ServiceAccount rather than upstream's privileged one), and the trainer
+container gets the endpoint and dataset name as env (``data_cache.trainer_env``).
 
 Mapping: TABLE is the dataset name; ``METADATA_LOC`` is the source the head loads (an Iceberg
 table's metadata file, as upstream, or any path or URI ``data-cache serve`` reads);
@@ -66,8 +67,9 @@ def cache_service_account_name(job_name: str) -> str:
 
 
 def _library() -> Any:
-    """``data_cache``, imported on first use: it imports torch (about 10 s on the shared
-    development machine), which builds without a cache, the CLI and the operator's start skip."""
+    """``data_cache``, imported on first use: it imports torch (10 to 11 s on the shared
+    development machine, see the README), which builds without a cache, the CLI and the
+    operator's start skip."""
     import data_cache  # type: ignore[import-untyped]  # (no py.typed)
 
     return data_cache
@@ -191,6 +193,11 @@ class DataCache:
             "--wait",
             str(READY_TIMEOUT_SECONDS),
         ]
+        # Upstream's ServiceAccount lets its initializer create the cache; waiting needs no
+        # rights, so the pod runs under the namespace's default and works where it is absent.
+        initializer = info.pod_set_by_ancestor(constants.DATASET_INITIALIZER)
+        if initializer is not None:
+            initializer.pod_spec.pop("serviceAccountName", None)
         trainer = info.trainer_container()
         if trainer is not None:
             uri = str(podspecs.env_value(container, constants.INITIALIZER_ENV_STORAGE_URI))
