@@ -10,6 +10,7 @@ from data_cache import (
     InvalidArgumentError,
     cache_endpoint,
     cache_manifests,
+    serve_args,
     trainer_env,
 )
 from data_cache.cli import main
@@ -102,6 +103,21 @@ def test_the_trainer_reads_the_endpoint_from_env(monkeypatch: pytest.MonkeyPatch
     monkeypatch.delenv(ENDPOINT_ENV)
     with pytest.raises(InvalidArgumentError, match=f"{ENDPOINT_ENV}: not set"):
         CacheDataset.from_env()
+
+
+def test_serve_args_run_the_same_cache_in_one_local_process() -> None:
+    documents = objects(source=["a.parquet", "b.parquet"], dataset="train", replicas=2)
+    documents[1]["spec"]["template"]["spec"]["containers"][0]["args"] += ["--memory-limit", "64"]
+    args = serve_args(documents)
+    assert args == [
+        "serve", "a.parquet", "b.parquet", "--name", "train", "--nodes", "3", "--replicas", "2",
+        "--memory-limit", "64",
+    ]  # fmt: skip
+    context = main.get_command(None, "serve").make_context("serve", args[1:])  # type: ignore[union-attr]
+    assert context.params["paths"] == ("a.parquet", "b.parquet")
+    assert (context.params["num_nodes"], context.params["memory_limit"]) == (3, 64)
+    with pytest.raises(InvalidArgumentError, match="no cache head StatefulSet"):
+        serve_args(documents[:2])
 
 
 def test_every_bad_argument_is_reported_at_once() -> None:

@@ -27,6 +27,7 @@ from data_cache.manifests import (
     ENDPOINT_ENV,
     cache_endpoint,
     cache_manifests,
+    serve_args,
     trainer_env,
 )
 from data_cache.server.base import ServerSecurity
@@ -60,5 +61,6 @@ __all__ = [
     "cache_endpoint",
     "cache_manifests",
     "plan_batches",
+    "serve_args",
     "trainer_env",
 ]

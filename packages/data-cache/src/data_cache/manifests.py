@@ -26,6 +26,7 @@ __all__ = [
     "NODE_PORT",
     "cache_endpoint",
     "cache_manifests",
+    "serve_args",
     "trainer_env",
 ]
 
@@ -201,6 +202,39 @@ def cache_manifests(
             service_account,
         ),
     ]
+
+
+def serve_args(objects: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``data-cache serve`` arguments that run, in one local process, the cache that these
+    ``cache_manifests`` objects describe: same sources, dataset, node count, replicas and node
+    memory limit, on a free loopback port (a local driver's stand-in for the StatefulSets)."""
+    head = _cache_container(objects, "head")
+    node = _cache_container(objects, "node")
+    args = list(head["args"])
+    first_option = next(index for index, arg in enumerate(args) if arg.startswith("--"))
+    options = {args[index]: args[index + 1] for index in range(first_option, len(args), 2)}
+    served = [
+        "serve",
+        *args[1:first_option],
+        "--name",
+        options["--name"],
+        "--nodes",
+        str(args.count("--node")),
+        "--replicas",
+        options["--replicas"],
+    ]
+    if "--memory-limit" in node["args"]:
+        served += ["--memory-limit", node["args"][node["args"].index("--memory-limit") + 1]]
+    return served
+
+
+def _cache_container(objects: Sequence[Mapping[str, Any]], role: str) -> Mapping[str, Any]:
+    for document in objects:
+        labels = (document.get("metadata") or {}).get("labels") or {}
+        if document.get("kind") == "StatefulSet" and labels.get(_COMPONENT) == f"cache-{role}":
+            container: Mapping[str, Any] = document["spec"]["template"]["spec"]["containers"][0]
+            return container
+    raise InvalidArgumentError(f"objects: no cache {role} StatefulSet (from cache_manifests)")
 
 
 def _statefulset(
