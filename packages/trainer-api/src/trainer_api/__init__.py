@@ -26,6 +26,7 @@ from trainer_api._core import (
     ObjectFieldSelector,
     PersistentVolumeClaimTemplate,
     PersistentVolumeClaimVolumeSource,
+    PodSchedulingGate,
     PodSpec,
     PodTemplateSpec,
     QuantityValue,
@@ -37,6 +38,9 @@ from trainer_api._core import (
     Toleration,
     Volume,
     VolumeMount,
+)
+from trainer_api._defaults import (
+    apply_defaults,
 )
 from trainer_api._errors import (
     ApiError,
@@ -78,6 +82,10 @@ from trainer_api._parsing import (
     parse,
     parse_all,
     unknown_fields,
+)
+from trainer_api._quantity import (
+    Quantity,
+    QuantityFormat,
 )
 from trainer_api._runtime import (
     ClusterTrainingRuntime,
@@ -122,6 +130,9 @@ from trainer_api._trainjob import (
     TrainJobList,
     TrainJobSpec,
     TrainJobStatus,
+)
+from trainer_api._validation import (
+    validate,
 )
 from trainer_api._wellknown import (
     ANCESTOR_LABEL,
@@ -217,10 +228,13 @@ __all__ = [
     "PersistentVolumeClaimTemplate",
     "PersistentVolumeClaimVolumeSource",
     "PodGroupPolicy",
+    "PodSchedulingGate",
     "PodSpec",
     "PodSpecPatch",
     "PodTemplatePatch",
     "PodTemplateSpec",
+    "Quantity",
+    "QuantityFormat",
     "QuantityValue",
     "ReplicatedJob",
     "ReplicatedJobPatch",
@@ -256,9 +270,11 @@ __all__ = [
     "VolumeMount",
     "VolumeRetentionPolicy",
     "XGBoostMLPolicySource",
+    "apply_defaults",
     "format_path",
     "format_time",
     "parse",
     "parse_all",
     "unknown_fields",
+    "validate",
 ]

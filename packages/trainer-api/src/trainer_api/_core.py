@@ -33,6 +33,7 @@ __all__ = [
     "ObjectFieldSelector",
     "PersistentVolumeClaimTemplate",
     "PersistentVolumeClaimVolumeSource",
+    "PodSchedulingGate",
     "PodSpec",
     "PodTemplateSpec",
     "QuantityValue",
@@ -54,9 +55,15 @@ QuantityValue = int | str
 
 
 class LocalObjectReference(ApiModel):
-    """core/v1 LocalObjectReference (also used for imagePullSecrets and schedulingGates)."""
+    """core/v1 LocalObjectReference (a Secret or ConfigMap in the same namespace)."""
 
     name: str | None = None
+
+
+class PodSchedulingGate(ApiModel):
+    """core/v1 PodSchedulingGate."""
+
+    name: str
 
 
 class ObjectFieldSelector(ApiModel):
@@ -326,7 +333,7 @@ class PodSpec(ApiModel):
     overhead: dict[str, QuantityValue] | None = None
     topology_spread_constraints: list[JsonObject] | None = None
     os: JsonObject | None = None
-    scheduling_gates: list[LocalObjectReference] | None = None
+    scheduling_gates: list[PodSchedulingGate] | None = None
     scheduling_group: JsonObject | None = None
     resource_claims: list[JsonObject] | None = None
     resources: ResourceRequirements | None = None

@@ -68,7 +68,13 @@ class FailurePolicyRule(ApiModel):
     """One rule of a failure policy, matched against a failed Job."""
 
     name: str
-    action: Literal["FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts"]
+    action: Literal[
+        "FailJobSet",
+        "RestartJobSet",
+        "RestartJobSetAndIgnoreMaxRestarts",
+        "RestartJob",
+        "RestartJobAndIgnoreMaxRestarts",
+    ]
     on_job_failure_reasons: list[str] | None = None
     on_job_failure_message_patterns: list[str] | None = None
     target_replicated_jobs: list[str] | None = None

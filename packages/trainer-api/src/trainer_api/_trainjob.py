@@ -12,6 +12,7 @@ from trainer_api._core import (
     EnvVar,
     JsonObject,
     LocalObjectReference,
+    PodSchedulingGate,
     ResourceRequirements,
     Toleration,
     Volume,
@@ -107,7 +108,7 @@ class PodSpecPatch(ApiModel):
     volumes: list[Volume] | None = None
     init_containers: list[ContainerPatch] | None = None
     containers: list[ContainerPatch] | None = None
-    scheduling_gates: list[LocalObjectReference] | None = None
+    scheduling_gates: list[PodSchedulingGate] | None = None
     image_pull_secrets: list[LocalObjectReference] | None = None
     security_context: JsonObject | None = None
     termination_grace_period_seconds: int | None = None
