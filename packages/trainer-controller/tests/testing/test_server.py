@@ -383,7 +383,10 @@ def test_kubectl_works(server: ApiServer, tmp_path: Path) -> None:
         assert result.returncode == 0, result.stderr
         return result.stdout
 
-    manifest = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w, labels: {a: b}}\nspec: {n: 1}\n"
+    manifest = (
+        "apiVersion: example.com/v1\nkind: Widget\n"
+        "metadata: {name: w, labels: {a: b}}\nspec: {n: 1}\n"
+    )
     assert "serverside-applied" in kubectl(
         "apply", "--server-side", "--validate=false", "-f", "-", stdin=manifest
     )
@@ -399,3 +402,9 @@ def test_kubectl_works(server: ApiServer, tmp_path: Path) -> None:
     )
     assert kubectl("get", "wd", "w", "-o", "jsonpath={.status.done}") == "true"
     assert 'widget.example.com "w" deleted' in kubectl("delete", "widget", "w")
+
+
+def test_secret_string_data_is_stored_as_base64_data(server: ApiServer) -> None:
+    _, created = server.request("POST", "/api/v1/namespaces/default/secrets",
+                                {"metadata": {"name": "s"}, "stringData": {"k": "v"}, "data": {"a": "YQ=="}})
+    assert created["data"] == {"a": "YQ==", "k": "dg=="} and "stringData" not in created

@@ -5,6 +5,7 @@ Synchronous and single-threaded: the HTTP layer (``server.py``) calls it from on
 
 from __future__ import annotations
 
+import base64
 import bisect
 import copy
 import uuid
@@ -77,6 +78,14 @@ def _spec_part(obj: Mapping[str, Any], status: bool) -> Obj:
         for key, value in obj.items()
         if key != "metadata" and not (status and key == "status")
     }
+
+
+def _normalize(rtype: resources.ResourceType, obj: Obj) -> None:
+    """What the API server does to every stored object of a kind: a Secret's stringData moves to data."""
+    if (rtype.group, rtype.plural) == ("", "secrets") and "stringData" in obj:
+        data = obj.setdefault("data", {})
+        for key, value in (obj.pop("stringData") or {}).items():
+            data[key] = base64.b64encode(str(value).encode()).decode()
 
 
 class Store:
@@ -264,6 +273,7 @@ class Store:
             resourceVersion=self._bump(),
         )
         obj["kind"], obj["apiVersion"] = rtype.kind, rtype.api_version
+        _normalize(rtype, obj)
         if rtype.plural == "customresourcedefinitions":
             self._establish(obj)
         bucket[(namespace, name)] = obj
@@ -320,7 +330,7 @@ class Store:
         owners: dict[str, set[patches.Path]] | None = None,
         manager: str = "",
     ) -> Obj:
-        """Store ``proposed`` over ``current`` with status separation; no-op writes change nothing."""
+        """Store ``proposed`` over ``current`` (status kept apart); no-op writes change nothing."""
         metadata = current["metadata"]
         if subresource == "status":
             updated = copy.deepcopy(current)
@@ -350,6 +360,7 @@ class Store:
                     new_metadata.pop(field, None)
             new_metadata["resourceVersion"] = metadata["resourceVersion"]
         updated["kind"], updated["apiVersion"] = rtype.kind, rtype.api_version
+        _normalize(rtype, updated)
         if owners is not None:
             self._set_owners(updated, owners, subresource, manager)
         if updated == current:
