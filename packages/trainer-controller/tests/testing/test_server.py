@@ -405,6 +405,9 @@ def test_kubectl_works(server: ApiServer, tmp_path: Path) -> None:
 
 
 def test_secret_string_data_is_stored_as_base64_data(server: ApiServer) -> None:
-    _, created = server.request("POST", "/api/v1/namespaces/default/secrets",
-                                {"metadata": {"name": "s"}, "stringData": {"k": "v"}, "data": {"a": "YQ=="}})
+    _, created = server.request(
+        "POST",
+        "/api/v1/namespaces/default/secrets",
+        {"metadata": {"name": "s"}, "stringData": {"k": "v"}, "data": {"a": "YQ=="}},
+    )
     assert created["data"] == {"a": "YQ==", "k": "dg=="} and "stringData" not in created

@@ -81,7 +81,7 @@ def _spec_part(obj: Mapping[str, Any], status: bool) -> Obj:
 
 
 def _normalize(rtype: resources.ResourceType, obj: Obj) -> None:
-    """What the API server does to every stored object of a kind: a Secret's stringData moves to data."""
+    """What the API server does to every stored object: a Secret's stringData moves to data."""
     if (rtype.group, rtype.plural) == ("", "secrets") and "stringData" in obj:
         data = obj.setdefault("data", {})
         for key, value in (obj.pop("stringData") or {}).items():
