@@ -137,10 +137,9 @@ class Cluster:
         return patched
 
 
-@pytest.fixture
-def cluster(tmp_path: Path) -> Iterator[Cluster]:
+def _cluster(directory: Path, types: tuple[ResourceType, ...]) -> Iterator[Cluster]:
     with ApiServer() as server:
-        for rtype in TYPES:
+        for rtype in types:
             server.call(server.store.register, rtype)
         server.request("POST", "/api/v1/namespaces", {"metadata": {"name": "kubeflow-system"}})
         for runtime in builtin_runtimes().values():
@@ -150,9 +149,19 @@ def cluster(tmp_path: Path) -> Iterator[Cluster]:
                 runtime.to_dict(),
             )
             assert status == 201, body
-        running = Cluster(server, tmp_path)
+        running = Cluster(server, directory)
         try:
             yield running
         finally:
             for replica in running.replicas:
                 replica.stop()
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    yield from _cluster(tmp_path, TYPES)
+
+
+@pytest.fixture
+def cluster_without_jobset_crd(tmp_path: Path) -> Iterator[Cluster]:
+    yield from _cluster(tmp_path, tuple(rtype for rtype in TYPES if rtype.kind != "JobSet"))
