@@ -471,3 +471,20 @@ def test_validation_error_carries_the_list() -> None:
     raised = ValidationError(errors)
     assert raised.errors == errors
     assert str(raised).startswith("metadata.name: ")
+
+
+def test_named_ports_are_not_quantities_but_sizes_are() -> None:
+    probe = {"httpGet": {"port": "http", "path": "/healthz"}}
+    runtime = edited(
+        RUNTIME,
+        lambda d: spec(d)["template"]["spec"]["replicatedJobs"][1]["template"]["spec"]["template"][
+            "spec"
+        ].update(
+            containers=[{"name": "node", "livenessProbe": probe}],
+            volumes=[{"name": "scratch", "emptyDir": {"sizeLimit": "lots"}}],
+        ),
+    )
+    errors = validate(runtime_of(runtime))
+    assert fields(errors) == [
+        "spec.template.spec.replicatedJobs[1].template.spec.template.spec.volumes[0].emptyDir.sizeLimit"
+    ]
