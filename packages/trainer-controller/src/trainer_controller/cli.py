@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 import trainer_api
@@ -79,14 +80,30 @@ def render_command(filenames: tuple[Path, ...]) -> None:
                     "in the given files or the built-in runtimes"
                 ],
             )
-        try:
-            manifests += render(job, runtime)
-        except BuildError as error:
-            _fail(f"TrainJob {job.metadata.name!r}: cannot be built", str(error).splitlines())
+        manifests += _render_job(job, runtime)
     click.echo(dump_stream(manifests), nl=False)
 
 
-def _fail(headline: str, lines: Sequence[str]) -> None:
+def _render_job(job: TrainJob, runtime: Runtime) -> list[dict[str, Any]]:
+    """Default and validate ``job`` and ``runtime`` as the API server would, then render;
+    exits non-zero with every field error."""
+    job, runtime = trainer_api.apply_defaults(job), trainer_api.apply_defaults(runtime)
+    name = job.metadata.name
+    runtime_errors = trainer_api.validate(runtime)
+    if runtime_errors:
+        _fail(
+            f"{runtime.kind} {runtime.metadata.name!r} is invalid", [str(e) for e in runtime_errors]
+        )
+    job_errors = trainer_api.validate(job, runtime=runtime)
+    if job_errors:
+        _fail(f"TrainJob {name!r} is invalid", [str(e) for e in job_errors])
+    try:
+        return render(job, runtime)
+    except BuildError as error:
+        _fail(f"TrainJob {name!r} cannot be built", str(error).splitlines())
+
+
+def _fail(headline: str, lines: Sequence[str]) -> NoReturn:
     click.echo(f"error: {headline}", err=True)
     for line in lines:
         click.echo(f"  {line}", err=True)
