@@ -71,3 +71,26 @@ def test_bad_config_is_a_usage_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["run", "--config", str(config)])
     assert result.exit_code == 2
     assert "concurency: unknown setting" in result.output
+
+
+def test_cert_dir_without_certificates_names_the_missing_files(cluster, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = CliRunner().invoke(
+        cli,
+        [
+            "run",
+            "--kubeconfig",
+            str(cluster.kubeconfig),
+            "--cert-dir",
+            str(tmp_path),
+            "--health-port",
+            "0",
+            "--metrics-port",
+            "0",
+            "--webhook-port",
+            "0",
+            "--progress-port",
+            "0",
+        ],
+    )
+    assert result.exit_code == 1
+    assert "missing ca.crt, tls.crt, tls.key" in str(result.exception)

@@ -48,6 +48,11 @@ async def _serve(config: OperatorConfig, credentials: Credentials) -> None:
 @click.option("--webhook-port", type=click.IntRange(0, 65535))
 @click.option("--progress-port", type=click.IntRange(0, 65535))
 @click.option(
+    "--cert-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Serve the certificate mounted here (cert-manager: tls.crt, tls.key, ca.crt).",
+)
+@click.option(
     "--no-leader-election",
     is_flag=True,
     help="Reconcile without taking the Lease (one replica only).",
@@ -63,6 +68,7 @@ def run(
     metrics_port: int | None,
     webhook_port: int | None,
     progress_port: int | None,
+    cert_dir: Path | None,
     no_leader_election: bool,
     log_format: str | None,
 ) -> None:
@@ -76,6 +82,7 @@ def run(
             metrics_port=metrics_port,
             webhook_port=webhook_port,
             progress_port=progress_port,
+            cert_dir=str(cert_dir) if cert_dir else None,
             leader_election=False if no_leader_election else None,
             log_format=log_format,
         )
