@@ -88,8 +88,13 @@ class Reconciler:
         job = _Job(namespace, name, manifest)
         runtime = await self._runtime(job)
         now = self._clock()
-        observed = await self._observe(job, runtime, now)
-        plan = build(manifest, runtime, observed, now, settings=self._settings)
+        observed, draft = await self._observe(job, runtime, now)
+        # Nothing to apply: the draft is the plan (the key generator only shapes applied objects).
+        plan = (
+            build(manifest, runtime, observed, now, settings=self._settings)
+            if draft.apply
+            else draft
+        )
         applied = await self._apply(job, plan, observed)
         status = plan.status.to_dict() if plan.status is not None else None
         if applied:
@@ -122,10 +127,10 @@ class Reconciler:
 
     async def _observe(
         self, job: _Job, runtime: Mapping[str, Any] | None, now: datetime
-    ) -> Observed:
-        """The JobSet, and every other object the Plan would apply, as they are now.
+    ) -> tuple[Observed, Plan]:
+        """The JobSet, and every other object the Plan would apply, as they are now; the draft.
 
-        A first ``build`` with a placeholder key generator names the objects; only those are read,
+        A draft ``build`` with a placeholder key generator names the objects; only those are read,
         so the cost does not grow with the number of objects in the namespace.
         """
         jobset = await self._client.get(
@@ -155,7 +160,7 @@ class Reconciler:
             )
             if found is not None:
                 objects.append(found)
-        return Observed(jobset=jobset, objects=tuple(objects))
+        return Observed(jobset=jobset, objects=tuple(objects)), names
 
     async def _apply(self, job: _Job, plan: Plan, observed: Observed) -> list[dict[str, Any]]:
         """Apply what is not yet as planned, delete what the plan deletes; the applied objects."""

@@ -171,6 +171,10 @@ class Store:
         view["apiVersion"] = rtype.api_version
         return view
 
+    def count(self, rtype: resources.ResourceType) -> int:
+        """How many objects of the type exist, in every namespace."""
+        return len(self._bucket(rtype))
+
     def exists(self, rtype: resources.ResourceType, namespace: str, name: str) -> bool:
         return (namespace if rtype.namespaced else "", name) in self._bucket(rtype)
 
