@@ -21,7 +21,8 @@ from mpi4py import MPI
 comm = MPI.COMM_WORLD
 total = comm.allreduce(comm.rank, op=MPI.SUM)
 server = (os.environ.get("SSH_CONNECTION") or "- - local -").split()[2]
-line = f"rank {comm.rank} {comm.size} {total} {server} {os.environ.get('MASTER_ADDR')}\n"
+library = MPI.Get_library_version().split()[0]
+line = f"rank {comm.rank} {comm.size} {total} {server} {os.environ.get('MASTER_ADDR')} {library}\n"
 os.write(1, line.encode())  # one write per line: ranks' lines never interleave
 """
 
@@ -36,10 +37,18 @@ def _mpi_prefix(name: str) -> Path | None:
     return prefix if (prefix / "bin" / "mpirun").exists() else None
 
 
+def _entrypoint(script: str, module: str) -> list[str]:
+    """The installed console script, else ``python -m mpi_runtime.MODULE``."""
+    installed = Path(sys.executable).parent / script
+    return (
+        [str(installed)] if installed.exists() else [sys.executable, "-m", f"mpi_runtime.{module}"]
+    )
+
+
 def _mpi_launch(*args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
     """Run ``mpi-launch ARGS`` as a user would, capturing its output."""
     return subprocess.run(
-        [sys.executable, "-m", "mpi_runtime.launches", *args],
+        [*_entrypoint("mpi-launch", "launches"), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -94,7 +103,7 @@ def loopback_cluster(tmp_path: Path) -> Iterator[LoopbackCluster]:
         log = (tmp_path / f"worker-{index}.log").open("w")
         workers.append(
             subprocess.Popen(
-                [sys.executable, "-m", "mpi_runtime.workers", "--ssh-dir", str(ssh_dir),
+                [*_entrypoint("mpi-worker", "workers"), "--ssh-dir", str(ssh_dir),
                  "--port", str(port), "--listen", host, "--state-dir", str(tmp_path / f"w{index}")],
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -60,10 +60,11 @@ def test_rank_env_says_what_is_missing(environ: dict[str, str], missing: str) ->
 
 
 def test_ranks_get_torch_env_under_real_mpirun() -> None:
-    show = "import json, os; print(json.dumps({k: os.environ[k] for k in ('RANK', 'WORLD_SIZE', 'LOCAL_RANK', 'MASTER_ADDR')}))"  # noqa: E501
+    names = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR")
+    show = f"import json, os; os.write(1, (json.dumps({{k: os.environ[k] for k in {names}}}) + chr(10)).encode())"  # noqa: E501
     argv = mpirun_command(
         "OpenMPI",
-        [sys.executable, "-m", "mpi_runtime.rank_envs", sys.executable, "-c", show],
+        [sys.executable, "-m", "mpi_runtime.with_rank_env", sys.executable, "-c", show],
         np=3,
         set_env={"MASTER_ADDR": "127.0.0.1"},
         allow_run_as_root=True,

@@ -2,6 +2,7 @@
 
 from mpi_runtime.commands import mpirun_command, shell_command, with_mpi4py
 from mpi_runtime.errors import HostNotReadyError, InvalidArgumentError, MPIRuntimeError
+from mpi_runtime.frameworks import DEEPSPEED_LAUNCHERS, deepspeed_command, mlx_launch_command
 from mpi_runtime.hostfiles import HostSlots, hostfile, parse_hostfile, rank_hosts
 from mpi_runtime.implementations import Implementation, ImplementationLike, parse_implementation
 from mpi_runtime.launcher_envs import (
@@ -30,6 +31,7 @@ from mpi_runtime.ssh_keys import (
 from mpi_runtime.workers import find_sshd, prepare_sshd, run_sshd
 
 __all__ = [
+    "DEEPSPEED_LAUNCHERS",
     "MASTER_PORT",
     "RANK_ENV_SOURCES",
     "RESERVED_ENV_NAMES",
@@ -49,6 +51,7 @@ __all__ = [
     "LaunchPlan",
     "MPIRuntimeError",
     "SSHKeyPair",
+    "deepspeed_command",
     "detect_implementation",
     "exec_with_rank_env",
     "find_sshd",
@@ -57,6 +60,7 @@ __all__ = [
     "is_this_machine",
     "launch",
     "launcher_env",
+    "mlx_launch_command",
     "mpirun_command",
     "parse_hostfile",
     "parse_implementation",

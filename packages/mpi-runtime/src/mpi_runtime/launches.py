@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -17,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from mpi_runtime._arguments import require_text
 from mpi_runtime.commands import mpirun_command, with_mpi4py
 from mpi_runtime.errors import MPIRuntimeError
 from mpi_runtime.hostfiles import parse_hostfile
@@ -77,6 +79,7 @@ def plan_launch(
     ssh_config_path: str = "",
     identity_file: Path | None = None,
     loopback: bool = False,
+    master_port: int = MASTER_PORT,
     export: Sequence[str] = (),
     oversubscribe: bool = False,
     tag_output: bool = False,
@@ -89,7 +92,8 @@ def plan_launch(
 ) -> LaunchPlan:
     """The plan for running ``command`` on every slot of the hostfile (or ``local_slots`` here).
 
-    ``MASTER_ADDR`` is the first hostfile host (rank 0's) unless ``environ`` sets it.
+    ``MASTER_ADDR`` is the first hostfile host (rank 0's) and ``MASTER_PORT`` is ``master_port``,
+    unless ``environ`` sets them.
     ``loopback``: every host is this machine (the local backend's loopback sshds); MPI traffic
     is pinned to ``lo`` over TCP.
     """
@@ -98,18 +102,19 @@ def plan_launch(
     remote_hosts = [entry.host for entry in entries if not is_local(entry.host)]
     env = dict(environ)
     env.setdefault("MASTER_ADDR", entries[0].host if entries else "127.0.0.1")
-    env.setdefault("MASTER_PORT", str(MASTER_PORT))
+    env.setdefault("MASTER_PORT", str(master_port))
     ssh_config = None
     if remote_hosts:
+        require_text(ssh_config_path, "ssh_config_path", "where the ssh config will be written")
         ssh_config = ssh_client_config(port=ssh_port, identity_file=identity_file)
         for name in SSH_ARGS_ENV_NAMES[implementation]:
             env[name] = f"-F {ssh_config_path} {environ.get(name, SSH_ARGS)}"
     if loopback:
         env.update(_LOOPBACK_ENV[implementation])
-    if rank_env:
-        command = [python, "-m", "mpi_runtime.rank_envs", *with_mpi4py(command, python)]
-    elif use_mpi4py:
+    if use_mpi4py:
         command = with_mpi4py(command, python)
+    if rank_env:
+        command = [python, "-m", "mpi_runtime.with_rank_env", *command]
     argv = mpirun_command(
         implementation,
         command,
@@ -122,6 +127,12 @@ def plan_launch(
         mpirun=mpirun,
     )
     return LaunchPlan(argv=argv, env=env, remote_hosts=remote_hosts, ssh_config=ssh_config)
+
+
+def _free_local_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def _run(argv: Sequence[str], env: Mapping[str, str]) -> int:
@@ -177,6 +188,8 @@ def launch(
             identity_file=identity,
             local_slots=os.cpu_count() or 1,
             ssh_port=ssh_port,
+            # On this machine only: a free port, so concurrent local jobs never share a store.
+            master_port=MASTER_PORT if hostfile_text else _free_local_port(),
             run_as_root=os.geteuid() == 0,
             **plan_options,
         )

@@ -11,7 +11,6 @@ are instead of discovering them through mpi4py.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -56,12 +55,3 @@ def exec_with_rank_env(command: Sequence[str]) -> None:
         raise InvalidArgumentError("command", "expected a command to run, got none")
     environ = {**os.environ, **rank_env(os.environ)}
     os.execvpe(command[0], list(command), environ)
-
-
-def main() -> None:
-    """``python -m mpi_runtime.rank_envs CMD...``: run CMD with the torch env of this rank."""
-    exec_with_rank_env(sys.argv[1:])
-
-
-if __name__ == "__main__":
-    main()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeAlias
 
 import click
 import trainer_api
@@ -18,12 +18,12 @@ from trainer_api import ClusterTrainingRuntime, TrainingRuntime, TrainJob
 from trainer_controller.builtin import builtin_runtimes
 from trainer_controller.operator import run
 from trainer_controller.runtime.errors import BuildError
-from trainer_controller.runtime.rendering import render
+from trainer_controller.runtime.rendering import admit, render
 from trainer_controller.yaml_stream import dump_stream
 
 __all__ = ["cli", "find_runtime"]
 
-Runtime = TrainingRuntime | ClusterTrainingRuntime
+Runtime: TypeAlias = TrainingRuntime | ClusterTrainingRuntime
 
 
 @click.group()
@@ -67,7 +67,7 @@ def render_command(filenames: tuple[Path, ...]) -> None:
     jobs = [obj for obj in objects if isinstance(obj, TrainJob)]
     if not jobs:
         _fail("no TrainJob in the given files", [])
-    manifests = []
+    manifests: list[dict[str, Any]] = []
     for job in jobs:
         runtime = find_runtime(job, runtimes)
         if runtime is None:
@@ -85,22 +85,10 @@ def render_command(filenames: tuple[Path, ...]) -> None:
 
 
 def _render_job(job: TrainJob, runtime: Runtime) -> list[dict[str, Any]]:
-    """Default and validate ``job`` and ``runtime`` as the API server would, then render;
-    exits non-zero with every field error."""
-    job, runtime = trainer_api.apply_defaults(job), trainer_api.apply_defaults(runtime)
-    name = job.metadata.name
-    runtime_errors = trainer_api.validate(runtime)
-    if runtime_errors:
-        _fail(
-            f"{runtime.kind} {runtime.metadata.name!r} is invalid", [str(e) for e in runtime_errors]
-        )
-    job_errors = trainer_api.validate(job, runtime=runtime)
-    if job_errors:
-        _fail(f"TrainJob {name!r} is invalid", [str(e) for e in job_errors])
     try:
-        return render(job, runtime)
+        return render(*admit(job, runtime))
     except BuildError as error:
-        _fail(f"TrainJob {name!r} cannot be built", str(error).splitlines())
+        _fail(f"TrainJob {job.metadata.name!r} cannot be built", str(error).splitlines())
 
 
 def _fail(headline: str, lines: Sequence[str]) -> NoReturn:
