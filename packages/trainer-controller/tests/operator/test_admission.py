@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
+from trainer_controller import builtin_runtimes
 from trainer_controller.operator import admission
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -112,3 +113,12 @@ def test_patched_response_encodes_a_json_patch() -> None:
     assert response["patchType"] == "JSONPatch"
     assert json.loads(base64.b64decode(response["patch"])) == operations
     assert "patch" not in admission.patched("u", [])["response"]
+
+
+def test_trainjob_is_checked_against_its_runtime_once_per_field() -> None:
+    runtime = builtin_runtimes()["torch-distributed"].to_dict()
+    errors = admission.validation_errors(
+        trainjob(trainer={"env": [{"name": "PET_NNODES", "value": "1"}]}), runtime=runtime
+    )
+    assert [error.field for error in errors] == ["spec.trainer.env[0].name"]
+    assert "PET_NNODES" in errors[0].message

@@ -1,7 +1,8 @@
 """Admission decisions for AdmissionReview v1, as pure functions of the objects involved.
 
 Validation uses ``trainer_api.validate`` on the defaulted object (as the API server would after
-its own defaulting), with the old object on update and, for a TrainJob, its runtime. The mutating
+its own defaulting), with the old object on update and, for a TrainJob, its runtime, whose
+plugins add their own rules (``trainer_controller.validate``). The mutating
 decision stamps ``spec.runtimePatches[].time`` on patches that are new or changed.
 """
 
@@ -14,6 +15,8 @@ from datetime import datetime, timezone
 from typing import Any, Final
 
 import trainer_api
+
+from trainer_controller import validate as runtime_validate
 
 __all__ = [
     "ADMISSION_API_VERSION",
@@ -105,7 +108,15 @@ def validation_errors(
             typed_runtime = None
     except trainer_api.ValidationError as error:
         return list(error.errors)
-    return trainer_api.validate(typed, old=typed_old, runtime=typed_runtime)
+    errors = trainer_api.validate(typed, old=typed_old, runtime=typed_runtime)
+    if isinstance(typed, trainer_api.TrainJob) and typed_runtime is not None:
+        reported = {error.field for error in errors}  # one message per field: trainer_api's first
+        errors += [
+            error
+            for error in runtime_validate(typed, trainer_api.apply_defaults(typed_runtime))
+            if error.field not in reported
+        ]
+    return errors
 
 
 def _without_time(patch: Mapping[str, Any]) -> dict[str, Any]:
