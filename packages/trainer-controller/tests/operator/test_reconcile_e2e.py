@@ -202,3 +202,20 @@ def test_writes_per_trainjob_are_owned_objects_plus_one_status(cluster) -> None:
         ("apply", "configmaps", ""): owned - 1,
         ("patch", "trainjobs", "status"): 1,
     }
+
+
+def test_trainjob_waiting_for_its_runtime_builds_once_it_exists(cluster) -> None:  # type: ignore[no-untyped-def]
+    cluster.replica()
+    cluster.create(cluster.trainjobs, trainjob("job", runtime="late"))
+    cluster.wait_for(
+        lambda: conditions(cluster.get(f"{cluster.trainjobs}/job")).get("Created") == "False",
+        what="Created=False while the runtime is missing",
+    )
+    runtime = cluster.get(
+        "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch-distributed"
+    )
+    runtime["metadata"] = {"name": "late"}
+    cluster.create("/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes", runtime)
+    cluster.wait_for(
+        lambda: cluster.get(f"{cluster.jobsets}/job"), what="the JobSet once the runtime exists"
+    )

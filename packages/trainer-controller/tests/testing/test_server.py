@@ -416,5 +416,6 @@ def test_secret_string_data_is_stored_as_base64_data(server: ApiServer) -> None:
 def test_count_sees_every_namespace(server: ApiServer) -> None:
     server.request("POST", "/api/v1/namespaces", {"metadata": {"name": "other"}})
     for namespace in ("default", "other"):
-        server.request("POST", f"/api/v1/namespaces/{namespace}/configmaps", {"metadata": {"name": "c"}})
+        path = f"/api/v1/namespaces/{namespace}/configmaps"
+        server.request("POST", path, {"metadata": {"name": "c"}})
     assert server.call(server.store.count, server.store.type_of("", "v1", "configmaps")) == 2
