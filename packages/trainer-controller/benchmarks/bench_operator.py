@@ -20,20 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from trainer_controller import builtin_runtimes
-from trainer_controller.testing import ApiServer, ResourceType
+from trainer_controller.testing import TRAINER_TYPES, ApiServer
 
-TYPES = (
-    ResourceType("trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob", status=True),
-    ResourceType(
-        "trainer.kubeflow.org",
-        "v1alpha1",
-        "clustertrainingruntimes",
-        "ClusterTrainingRuntime",
-        namespaced=False,
-    ),
-    ResourceType("trainer.kubeflow.org", "v1alpha1", "trainingruntimes", "TrainingRuntime"),
-    ResourceType("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", status=True),
-)
 CONFIG = """\
 concurrency: {workers}
 apiQPS: 0
@@ -61,7 +49,7 @@ def _wait(check: Any, timeout: float, what: str) -> None:
 
 def run_once(jobs: int, workers: int, runtime: str) -> dict[str, float]:
     with ApiServer() as server, tempfile.TemporaryDirectory() as directory:
-        for rtype in TYPES:
+        for rtype in TRAINER_TYPES:
             server.call(server.store.register, rtype)
         server.request("POST", "/api/v1/namespaces", {"metadata": {"name": "kubeflow-system"}})
         manifest = builtin_runtimes()[runtime].to_dict()

@@ -12,22 +12,10 @@ from typing import Any, TypeVar
 import pytest
 from trainer_controller import builtin_runtimes
 from trainer_controller.operator import Operator, OperatorConfig, load_credentials
-from trainer_controller.testing import ApiServer, ResourceType
+from trainer_controller.testing import TRAINER_TYPES, ApiServer, ResourceType
 
 T = TypeVar("T")
 
-TYPES = (
-    ResourceType("trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob", status=True),
-    ResourceType("trainer.kubeflow.org", "v1alpha1", "trainingruntimes", "TrainingRuntime"),
-    ResourceType(
-        "trainer.kubeflow.org",
-        "v1alpha1",
-        "clustertrainingruntimes",
-        "ClusterTrainingRuntime",
-        namespaced=False,
-    ),
-    ResourceType("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", status=True),
-)
 TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs"
 JOBSETS = "/apis/jobset.x-k8s.io/v1alpha2/namespaces/default/jobsets"
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
@@ -159,9 +147,9 @@ def _cluster(directory: Path, types: tuple[ResourceType, ...]) -> Iterator[Clust
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[Cluster]:
-    yield from _cluster(tmp_path, TYPES)
+    yield from _cluster(tmp_path, TRAINER_TYPES)
 
 
 @pytest.fixture
 def cluster_without_jobset_crd(tmp_path: Path) -> Iterator[Cluster]:
-    yield from _cluster(tmp_path, tuple(rtype for rtype in TYPES if rtype.kind != "JobSet"))
+    yield from _cluster(tmp_path, tuple(rtype for rtype in TRAINER_TYPES if rtype.kind != "JobSet"))

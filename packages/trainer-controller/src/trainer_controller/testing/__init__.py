@@ -4,12 +4,18 @@ Install with the ``testing`` extra (``trainer-controller[testing]``). What it do
 not cover is listed in the package README.
 """
 
-from trainer_controller.testing.resources import BUILTIN_TYPES, ResourceType, types_from_crd
+from trainer_controller.testing.resources import (
+    BUILTIN_TYPES,
+    TRAINER_TYPES,
+    ResourceType,
+    types_from_crd,
+)
 from trainer_controller.testing.server import ApiServer, TokenIdentity
 from trainer_controller.testing.store import ApiError, Store, WatchEvent
 
 __all__ = [
     "BUILTIN_TYPES",
+    "TRAINER_TYPES",
     "ApiError",
     "ApiServer",
     "ResourceType",

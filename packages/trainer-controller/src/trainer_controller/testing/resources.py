@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-__all__ = ["BUILTIN_TYPES", "ResourceType", "types_from_crd"]
+__all__ = ["BUILTIN_TYPES", "TRAINER_TYPES", "ResourceType", "types_from_crd"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,21 @@ BUILTIN_TYPES: Final[tuple[ResourceType, ...]] = (
         "ClusterRoleBinding",
         namespaced=False,
     ),
+)
+
+
+# The Kubeflow Trainer and JobSet kinds, to register without loading their CRD files.
+TRAINER_TYPES: Final[tuple[ResourceType, ...]] = (
+    ResourceType("trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob", status=True),
+    ResourceType("trainer.kubeflow.org", "v1alpha1", "trainingruntimes", "TrainingRuntime"),
+    ResourceType(
+        "trainer.kubeflow.org",
+        "v1alpha1",
+        "clustertrainingruntimes",
+        "ClusterTrainingRuntime",
+        namespaced=False,
+    ),
+    ResourceType("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", status=True),
 )
 
 

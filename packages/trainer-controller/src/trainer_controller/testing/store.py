@@ -71,6 +71,12 @@ def _conflict(rtype: resources.ResourceType, name: str) -> ApiError:
     )
 
 
+def _check_version(rtype: resources.ResourceType, current: Obj, wanted: Any) -> None:
+    """409 when the writer names a resourceVersion that is no longer current."""
+    if wanted and wanted != current["metadata"]["resourceVersion"]:
+        raise _conflict(rtype, current["metadata"]["name"])
+
+
 def _spec_part(obj: Mapping[str, Any], status: bool) -> Obj:
     """What counts towards metadata.generation: all but metadata (and a separate status)."""
     return {
@@ -318,8 +324,7 @@ class Store:
         """PUT: optimistic concurrency on metadata.resourceVersion when the body carries one."""
         current = self._stored(rtype, namespace, name)
         wanted = (body.get("metadata") or {}).get("resourceVersion")
-        if wanted and wanted != current["metadata"]["resourceVersion"]:
-            raise _conflict(rtype, name)
+        _check_version(rtype, current, wanted)
         if (body.get("metadata") or {}).get("name", name) != name:
             raise ApiError(400, "BadRequest", "metadata.name: does not match the name in the URL")
         return self._commit(rtype, current, dict(body), subresource, verb)
@@ -449,8 +454,7 @@ class Store:
             if isinstance(patch, Mapping)
             else None
         )
-        if wanted and wanted != current["metadata"]["resourceVersion"]:
-            raise _conflict(rtype, name)
+        _check_version(rtype, current, wanted)
         return self._commit(rtype, current, proposed, subresource, "patch")
 
     def apply(
@@ -494,8 +498,7 @@ class Store:
             return self._view(rtype, stored)
         current = self._stored(rtype, namespace, name)
         wanted = (applied.get("metadata") or {}).get("resourceVersion")
-        if wanted and wanted != current["metadata"]["resourceVersion"]:
-            raise _conflict(rtype, name)
+        _check_version(rtype, current, wanted)
         owners = self._owners.get((current["metadata"]["uid"], subresource), {})
         scope = {"status": applied.get("status", {})} if subresource == "status" else applied
         if rtype.status and not subresource:
@@ -518,8 +521,7 @@ class Store:
     ) -> Obj:
         """Delete now, or mark while finalizers remain; dependents follow (or are orphaned)."""
         current = self._stored(rtype, namespace, name)
-        if resource_version and resource_version != current["metadata"]["resourceVersion"]:
-            raise _conflict(rtype, name)
+        _check_version(rtype, current, resource_version)
         self.writes[("delete", rtype.plural, "")] += 1
         key = (current["metadata"].get("namespace", ""), name)
         if propagation == "Orphan":
