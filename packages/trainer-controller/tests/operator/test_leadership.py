@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from trainer_controller.operator.apiclient import KubeClient
 from trainer_controller.operator.credentials import load_credentials
-from trainer_controller.operator.leader import LeaderElector
+from trainer_controller.operator.leader import LeaderElector, LostLeadershipError
 
 LEASE = "/apis/coordination.k8s.io/v1/namespaces/kubeflow-system/leases/trainer-controller"
 
@@ -88,3 +88,21 @@ def test_standby_takes_an_unrenewed_lease_only_after_it_expires(cluster) -> None
         True,
         False,
     ]
+
+
+def test_holder_that_cannot_renew_gives_up(cluster) -> None:  # type: ignore[no-untyped-def]
+    async def scenario() -> None:
+        async with KubeClient(load_credentials(str(cluster.kubeconfig))) as client:
+            holder = LeaderElector(
+                client, "kubeflow-system", "lease", "a", lease_duration=0.6, renew_period=0.1
+            )
+            assert await holder.try_acquire()
+            path = "/apis/coordination.k8s.io/v1/namespaces/kubeflow-system/leases/lease"
+            lease = await client.get(path)
+            assert lease is not None
+            lease["spec"]["holderIdentity"] = "usurper"  # e.g. after a network partition
+            await client.replace(path, lease)
+            await holder.hold()
+
+    with pytest.raises(LostLeadershipError, match="not renewed in time"):
+        asyncio.run(asyncio.wait_for(scenario(), timeout=20))
