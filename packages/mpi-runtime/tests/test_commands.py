@@ -117,7 +117,8 @@ def test_shell_command_round_trips_awkward_arguments() -> None:
     assert shlex.split(shell_command(argv)) == argv
 
 
-def test_awkward_arguments_reach_every_rank_unchanged() -> None:
+@pytest.mark.e2e
+def test_awkward_arguments_reach_every_rank_unchanged(open_mpi: None) -> None:
     argv = mpirun_command(
         "OpenMPI",
         [sys.executable, "-c", ONE_LINE.format("sys.argv[1:]"), *AWKWARD],

@@ -1,6 +1,9 @@
 import os
+import queue
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -232,14 +235,14 @@ def assert_aborts_quickly(argv: list[str], script: Path, mpi_launch: Launch) -> 
 
 @pytest.mark.e2e
 def test_a_rank_that_raises_aborts_the_job_within_seconds(
-    tmp_path: Path, mpi_launch: Launch
+    tmp_path: Path, mpi_launch: Launch, open_mpi: None
 ) -> None:
     assert_aborts_quickly(["--np", "4", "--oversubscribe"], tmp_path / "failing.py", mpi_launch)
 
 
 @pytest.mark.e2e
 def test_a_rank_that_raises_on_a_remote_host_aborts_every_host(
-    loopback_cluster: Any, tmp_path: Path, mpi_launch: Launch
+    loopback_cluster: Any, tmp_path: Path, mpi_launch: Launch, open_mpi: None
 ) -> None:
     hostfile_path = tmp_path / "hostfile"
     hostfile_path.write_text(hostfile(loopback_cluster.hosts, 2, "OpenMPI"))
@@ -248,6 +251,49 @@ def test_a_rank_that_raises_on_a_remote_host_aborts_every_host(
         "--ssh-dir", str(loopback_cluster.ssh_dir), "--loopback",
     ]  # fmt: skip
     assert_aborts_quickly(argv, tmp_path / "failing.py", mpi_launch)
+
+
+WAITING = """\
+import os, time
+os.write(1, f"ready {os.getpid()}\\n".encode())
+time.sleep(600)  # the workload: a rank that would run long after its launcher is gone
+"""
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.e2e
+def test_sigterm_to_mpi_launch_stops_every_rank(
+    tmp_path: Path, mpi_launch_process: Callable[..., subprocess.Popen[str]], open_mpi: None
+) -> None:
+    script = tmp_path / "waiting.py"
+    script.write_text(WAITING)
+    launcher = mpi_launch_process("--np", "2", "--oversubscribe", "--", sys.executable, str(script))
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read_lines() -> None:
+        assert launcher.stdout is not None
+        for line in launcher.stdout:
+            lines.put(line)
+
+    threading.Thread(target=read_lines, daemon=True).start()
+    try:
+        pids = [int(lines.get(timeout=120).split()[1]) for _ in range(2)]
+        launcher.send_signal(signal.SIGTERM)
+        code = launcher.wait(timeout=60)
+    finally:
+        launcher.kill()
+    assert code != 0
+    deadline = time.monotonic() + 30
+    while any(map(is_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling, with a deadline, for mpirun to reap its ranks
+    assert not any(map(is_alive, pids)), "ranks outlived their launcher"
 
 
 @pytest.mark.e2e
@@ -277,7 +323,7 @@ def test_an_unreachable_host_fails_with_its_name_within_the_wait_bound(
 
 @pytest.mark.e2e
 def test_open_mpi_5_reads_the_prte_launcher_env(
-    tmp_path: Path, mpi_launch: Launch, mpi_prefix: Callable[[str], Path | None]
+    tmp_path: Path, mpi_launch: Launch, mpi_prefix: Callable[[str], Path | None], open_mpi: None
 ) -> None:
     mpi = find_mpi("openmpi5", mpi_prefix)
     script = tmp_path / "version.py"

@@ -19,6 +19,7 @@ from mpi_runtime import (
     wait_for_hosts,
     write_ssh_auth,
 )
+from mpi_runtime.workers import main
 
 
 def test_prepare_sshd_points_at_the_mounted_keys(tmp_path: Path) -> None:
@@ -120,3 +121,13 @@ def test_secret_mount_modes_work_for_uid_1000_and_for_root(secret_mount: Path) -
     finally:
         sshd.terminate()
         sshd.wait(timeout=10)
+
+
+def test_worker_cli_exits_1_naming_the_missing_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ssh").mkdir()
+    with pytest.raises(SystemExit) as exited:
+        main(["--ssh-dir", str(tmp_path / "ssh"), "--state-dir", str(tmp_path / "state")])
+    assert exited.value.code == 1
+    assert capsys.readouterr().err.startswith("mpi-worker: error: ssh_dir: ")
