@@ -9,9 +9,12 @@ trainerStatus (the message names the field).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
-from collections.abc import Mapping
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import trainer_api
@@ -21,7 +24,13 @@ from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, re
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.runtime.plugins.trainer_status import token_audience
 
-__all__ = ["MAX_BODY_BYTES", "PROGRESS_PATH", "progress_routes", "trainer_status_errors"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "PROGRESS_PATH",
+    "AcceptedTokens",
+    "progress_routes",
+    "trainer_status_errors",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -86,8 +95,45 @@ async def _authorized(client: KubeClient, token: str, namespace: str, name: str)
     return None
 
 
-def progress_routes(client: KubeClient, metrics: OperatorMetrics) -> list[web.RouteDef]:
+class AcceptedTokens:
+    """Tokens a TokenReview accepted for a job, remembered for ``ttl`` seconds.
+
+    A training job with many nodes reporting often would otherwise cost one TokenReview per
+    report. Only acceptances are kept (a rejected token is reviewed again next time), by SHA-256
+    digest rather than the token itself; a revoked token stays accepted for at most ``ttl``.
+    """
+
+    def __init__(
+        self, ttl: float = 60.0, capacity: int = 10_000, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._ttl, self._capacity, self._clock = ttl, capacity, clock
+        self._expiry: OrderedDict[tuple[str, str, str], float] = OrderedDict()
+
+    @staticmethod
+    def _key(token: str, namespace: str, name: str) -> tuple[str, str, str]:
+        return (hashlib.sha256(token.encode()).hexdigest(), namespace, name)
+
+    def __contains__(self, entry: tuple[str, str, str]) -> bool:
+        key = self._key(*entry)
+        expiry = self._expiry.get(key)
+        if expiry is None or expiry <= self._clock():
+            self._expiry.pop(key, None)
+            return False
+        return True
+
+    def add(self, token: str, namespace: str, name: str) -> None:
+        key = self._key(token, namespace, name)
+        self._expiry[key] = self._clock() + self._ttl
+        self._expiry.move_to_end(key)
+        while len(self._expiry) > self._capacity:
+            self._expiry.popitem(last=False)
+
+
+def progress_routes(
+    client: KubeClient, metrics: OperatorMetrics, accepted: AcceptedTokens | None = None
+) -> list[web.RouteDef]:
     """The one route of the progress endpoint."""
+    accepted = accepted if accepted is not None else AcceptedTokens()
 
     async def handle(request: web.Request) -> web.Response:
         response = await _handle(request)
@@ -106,9 +152,12 @@ def progress_routes(client: KubeClient, metrics: OperatorMetrics) -> list[web.Ro
         body = await request.content.read(MAX_BODY_BYTES + 1)
         if len(body) > MAX_BODY_BYTES:
             return _answer(413, f"body: at most {MAX_BODY_BYTES} bytes")
-        refusal = await _authorized(client, header[len("Bearer ") :].strip(), namespace, name)
-        if refusal is not None:
-            return _answer(403, refusal)
+        token = header[len("Bearer ") :].strip()
+        if (token, namespace, name) not in accepted:
+            refusal = await _authorized(client, token, namespace, name)
+            if refusal is not None:
+                return _answer(403, refusal)
+            accepted.add(token, namespace, name)
         path = resource_path(_TRAINJOB, "TrainJob", namespace, name)
         try:
             payload = json.loads(body)
