@@ -17,12 +17,20 @@ from typing import Any, Final
 import pytest
 import trainer_api
 import yaml
+from trainer_controller import builtin_runtimes
 from trainer_controller.operator import load_config
 from trainer_controller.operator.webhooks import WEBHOOK_PATHS
 
 PACKAGE: Final = Path(__file__).resolve().parents[2]
 MANIFESTS: Final = PACKAGE / "manifests"
-OVERLAYS: Final = sorted(path.name for path in (MANIFESTS / "overlays").iterdir() if path.is_dir())
+# What an admin applies: an overlay (the controller and its CRDs), then the built-in runtimes.
+TARGETS: Final = (
+    *sorted(
+        f"overlays/{path.name}" for path in (MANIFESTS / "overlays").iterdir() if path.is_dir()
+    ),
+    "runtimes",
+)
+OVERLAYS: Final = tuple(target for target in TARGETS if target.startswith("overlays/"))
 SUPPORTED_KUBERNETES: Final = ("1.31.0", "1.32.0", "1.33.0", "1.34.0", "1.35.0", "1.36.0", "1.37.0")
 
 kubernetes_validate = pytest.importorskip(
@@ -33,9 +41,9 @@ needs_kubectl = pytest.mark.skipif(
 )
 
 
-def build(overlay: str) -> list[dict[str, Any]]:
+def build(target: str) -> list[dict[str, Any]]:
     result = subprocess.run(
-        ["kubectl", "kustomize", str(MANIFESTS / "overlays" / overlay)],
+        ["kubectl", "kustomize", str(MANIFESTS / target)],
         capture_output=True,
         text=True,
         timeout=120,
@@ -51,10 +59,10 @@ def label(obj: dict[str, Any]) -> str:
 
 @pytest.fixture(scope="module")
 def built() -> dict[str, list[dict[str, Any]]]:
-    """Every overlay's objects, built once for the module."""
+    """Every target's objects, built once for the module."""
     if shutil.which("kubectl") is None:
         pytest.skip("kubectl is not installed")
-    return {overlay: build(overlay) for overlay in OVERLAYS}
+    return {target: build(target) for target in TARGETS}
 
 
 @pytest.fixture(params=OVERLAYS)
@@ -76,7 +84,7 @@ def unique(built: dict[str, list[dict[str, Any]]]) -> Iterator[dict[str, Any]]:
 
 
 def test_overlays_exist() -> None:
-    assert OVERLAYS == ["cert-manager", "standalone"]
+    assert OVERLAYS == ("overlays/cert-manager", "overlays/standalone")
 
 
 @needs_kubectl
@@ -145,11 +153,18 @@ def test_webhook_paths_are_the_ones_served(objects: list[dict[str, Any]]) -> Non
 
 
 @needs_kubectl
-def test_overlay_ships_crds_and_every_builtin_runtime(objects: list[dict[str, Any]]) -> None:
-    from trainer_controller import builtin_runtimes
+def test_runtimes_are_every_builtin_runtime(built: dict[str, list[dict[str, Any]]]) -> None:
+    names = [
+        obj["metadata"]["name"]
+        for obj in built["runtimes"]
+        if obj["kind"] == "ClusterTrainingRuntime"
+    ]
+    assert sorted(names) == sorted(builtin_runtimes())
 
+
+@needs_kubectl
+def test_overlay_ships_the_crds(objects: list[dict[str, Any]]) -> None:
     kinds = {(obj["kind"], obj["metadata"]["name"]) for obj in objects}
-    assert {("ClusterTrainingRuntime", name) for name in builtin_runtimes()} <= kinds
     crds = {name for kind, name in kinds if kind == "CustomResourceDefinition"}
     assert crds == {
         "trainjobs.trainer.kubeflow.org",
