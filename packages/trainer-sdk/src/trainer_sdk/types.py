@@ -1,0 +1,352 @@
+"""Public data types, call-compatible with ``kubeflow.trainer.types`` of the Kubeflow Trainer SDK."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import Any, Optional, Union
+from urllib.parse import urlparse
+
+from trainer_sdk import constants
+
+__all__ = [
+    "BaseInitializer",
+    "BuiltinTrainer",
+    "CustomTrainer",
+    "CustomTrainerContainer",
+    "DataCacheInitializer",
+    "DataFormat",
+    "DataType",
+    "Event",
+    "HuggingFaceDatasetInitializer",
+    "HuggingFaceModelInitializer",
+    "Initializer",
+    "LoraConfig",
+    "Loss",
+    "Runtime",
+    "RuntimeKind",
+    "RuntimeTrainer",
+    "S3DatasetInitializer",
+    "S3ModelInitializer",
+    "Step",
+    "TorchTuneConfig",
+    "TorchTuneInstructDataset",
+    "TrainJob",
+    "TrainJobTemplate",
+    "TrainerStatus",
+    "TrainerType",
+]
+
+
+@dataclass
+class CustomTrainer:
+    """A self-contained training function, run on every node of the runtime.
+
+    ``func_args`` are passed to ``func`` as keyword arguments on every backend.
+    ``image`` is recorded in the TrainJob; the local backend ignores it (with a note in the logs).
+    """
+
+    func: Callable[..., Any]
+    func_args: Optional[dict[str, Any]] = None
+    packages_to_install: Optional[list[str]] = None
+    pip_index_urls: list[str] = field(default_factory=lambda: list(constants.DEFAULT_PIP_INDEX_URLS))
+    num_nodes: Optional[int] = None
+    resources_per_node: Optional[dict[str, Any]] = None
+    env: Optional[dict[str, str]] = None
+    image: Optional[str] = None
+
+
+@dataclass
+class CustomTrainerContainer:
+    """A container image that holds the whole training process."""
+
+    image: str
+    num_nodes: Optional[int] = None
+    resources_per_node: Optional[dict[str, Any]] = None
+    env: Optional[dict[str, str]] = None
+
+
+class Loss(Enum):
+    """Loss function of the TorchTune trainer."""
+
+    CEWithChunkedOutputLoss = "torchtune.modules.loss.CEWithChunkedOutputLoss"
+
+
+class DataType(Enum):
+    """Parameter data type of the TorchTune trainer."""
+
+    BF16 = "bf16"
+    FP32 = "fp32"
+
+
+class DataFormat(Enum):
+    """Data file format of the TorchTune instruct data set."""
+
+    JSON = "json"
+    CSV = "csv"
+    PARQUET = "parquet"
+    ARROW = "arrow"
+    TEXT = "text"
+    XML = "xml"
+
+
+@dataclass
+class TorchTuneInstructDataset:
+    """Preprocessing of a TorchTune instruct data set."""
+
+    source: Optional[DataFormat] = None
+    split: Optional[str] = None
+    train_on_input: Optional[bool] = None
+    new_system_prompt: Optional[str] = None
+    column_map: Optional[dict[str, str]] = None
+
+
+@dataclass
+class LoraConfig:
+    """LoRA / QLoRA / DoRA settings of the TorchTune trainer."""
+
+    apply_lora_to_mlp: Optional[bool] = None
+    apply_lora_to_output: Optional[bool] = None
+    lora_attn_modules: list[str] = field(default_factory=lambda: ["q_proj", "v_proj", "output_proj"])
+    lora_rank: Optional[int] = None
+    lora_alpha: Optional[int] = None
+    lora_dropout: Optional[float] = None
+    quantize_base: Optional[bool] = None
+    use_dora: Optional[bool] = None
+
+
+@dataclass
+class TorchTuneConfig:
+    """Parameters of the built-in TorchTune fine-tuning trainer."""
+
+    dtype: Optional[DataType] = None
+    batch_size: Optional[int] = None
+    epochs: Optional[int] = None
+    loss: Optional[Loss] = None
+    num_nodes: Optional[int] = None
+    peft_config: Optional[LoraConfig] = None
+    dataset_preprocess_config: Optional[TorchTuneInstructDataset] = None
+    resources_per_node: Optional[dict[str, Any]] = None
+
+
+@dataclass
+class BuiltinTrainer:
+    """A trainer whose logic ships in the runtime; only its parameters are set."""
+
+    config: TorchTuneConfig
+
+
+TORCH_TUNE = "torchtune"
+
+
+class TrainerType(Enum):
+    """Which kind of trainer a runtime takes."""
+
+    CUSTOM_TRAINER = CustomTrainer.__name__
+    BUILTIN_TRAINER = BuiltinTrainer.__name__
+
+
+class RuntimeKind(str, Enum):
+    """Kind of a training runtime object."""
+
+    CLUSTER_TRAINING_RUNTIME = constants.CLUSTER_TRAINING_RUNTIME_KIND
+    TRAINING_RUNTIME = constants.TRAINING_RUNTIME_KIND
+
+
+@dataclass
+class RuntimeTrainer:
+    """The trainer of a runtime: framework, image, nodes, devices and entrypoint."""
+
+    trainer_type: TrainerType
+    framework: str
+    image: str = constants.UNKNOWN
+    num_nodes: int = 1
+    device: str = constants.UNKNOWN
+    device_count: str = constants.UNKNOWN
+    __command: tuple[str, ...] = field(init=False, repr=False, default=constants.DEFAULT_COMMAND)
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        """The entrypoint a CustomTrainer's function is wrapped in."""
+        return self.__command
+
+    def set_command(self, command: tuple[str, ...]) -> None:
+        """Set the entrypoint."""
+        self.__command = command
+
+
+@dataclass
+class Runtime:
+    """A training runtime (ClusterTrainingRuntime or TrainingRuntime)."""
+
+    name: str
+    trainer: RuntimeTrainer
+    pretrained_model: Optional[str] = None
+    kind: RuntimeKind = RuntimeKind.CLUSTER_TRAINING_RUNTIME
+
+
+@dataclass
+class Step:
+    """One step of a TrainJob: an initializer, the launcher, or a training node."""
+
+    name: str
+    status: Optional[str]
+    pod_name: str
+    device: str = constants.UNKNOWN
+    device_count: str = constants.UNKNOWN
+
+
+@dataclass
+class TrainerStatus:
+    """Progress that training code reports with ``update_trainjob_status``."""
+
+    progress_percentage: Optional[int] = None
+    estimated_remaining_seconds: Optional[int] = None
+    metrics: dict[str, str] = field(default_factory=dict)
+    last_updated_time: Optional[datetime] = None
+
+
+@dataclass
+class TrainJob:
+    """A TrainJob as the SDK shows it."""
+
+    name: str
+    runtime: Runtime
+    steps: list[Step]
+    num_nodes: int
+    creation_timestamp: datetime
+    status: str = constants.UNKNOWN
+    trainer_status: Optional[TrainerStatus] = None
+    message: Optional[str] = None
+
+
+@dataclass
+class Event:
+    """An event about a TrainJob or one of its objects."""
+
+    involved_object_kind: str
+    involved_object_name: str
+    message: str
+    reason: str
+    event_time: datetime
+
+
+@dataclass
+class BaseInitializer(abc.ABC):
+    """Base of the data set and model initializers."""
+
+    storage_uri: str
+
+
+def _require_scheme(storage_uri: str, scheme: str) -> None:
+    if not storage_uri.startswith(f"{scheme}://"):
+        raise ValueError(f"storage_uri must start with '{scheme}://', got {storage_uri}")
+
+
+@dataclass
+class HuggingFaceDatasetInitializer(BaseInitializer):
+    """Download a data set from the HuggingFace Hub (``hf://<user>/<dataset>``)."""
+
+    ignore_patterns: Optional[list[str]] = None
+    access_token: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        _require_scheme(self.storage_uri, "hf")
+        if urlparse(self.storage_uri).path == "":
+            raise ValueError(
+                f"storage_uri: must have absolute path with 'hf://<user_name>/<dataset_name>', got {self.storage_uri}"
+            )
+
+
+@dataclass
+class S3DatasetInitializer(BaseInitializer):
+    """Download a data set from S3-compatible storage (``s3://bucket/path``)."""
+
+    ignore_patterns: Optional[list[str]] = None
+    endpoint: Optional[str] = None
+    access_key_id: Optional[str] = None
+    secret_access_key: Optional[str] = None
+    region: Optional[str] = None
+    role_arn: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        _require_scheme(self.storage_uri, "s3")
+
+
+@dataclass
+class DataCacheInitializer(BaseInitializer):
+    """Stream a data set through the distributed data cache (``cache://<schema>/<table>``)."""
+
+    metadata_loc: str
+    num_data_nodes: int
+    head_cpu: Optional[str] = None
+    head_mem: Optional[str] = None
+    worker_cpu: Optional[str] = None
+    worker_mem: Optional[str] = None
+    iam_role: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        if self.num_data_nodes <= 1:
+            raise ValueError(f"num_data_nodes must be greater than 1, got {self.num_data_nodes}")
+        _require_scheme(self.storage_uri, "cache")
+        if len(self.storage_uri[len("cache://") :].split("/")) != 2:
+            raise ValueError(
+                f"storage_uri must be in format 'cache://<SCHEMA_NAME>/<TABLE_NAME>', got {self.storage_uri}"
+            )
+
+
+@dataclass
+class HuggingFaceModelInitializer(BaseInitializer):
+    """Download a model from the HuggingFace Hub (``hf://<user>/<model>``)."""
+
+    ignore_patterns: Optional[list[str]] = field(
+        default_factory=lambda: list(constants.INITIALIZER_DEFAULT_IGNORE_PATTERNS)
+    )
+    access_token: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        _require_scheme(self.storage_uri, "hf")
+
+
+@dataclass
+class S3ModelInitializer(BaseInitializer):
+    """Download a model from S3-compatible storage (``s3://bucket/path``)."""
+
+    ignore_patterns: Optional[list[str]] = field(
+        default_factory=lambda: list(constants.INITIALIZER_DEFAULT_IGNORE_PATTERNS)
+    )
+    endpoint: Optional[str] = None
+    access_key_id: Optional[str] = None
+    secret_access_key: Optional[str] = None
+    region: Optional[str] = None
+    role_arn: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        _require_scheme(self.storage_uri, "s3")
+
+
+@dataclass
+class Initializer:
+    """Data set and model initializers that run before training."""
+
+    dataset: Optional[Union[HuggingFaceDatasetInitializer, S3DatasetInitializer, DataCacheInitializer]] = None
+    model: Optional[Union[HuggingFaceModelInitializer, S3ModelInitializer]] = None
+
+
+@dataclass
+class TrainJobTemplate:
+    """Arguments of ``TrainerClient.train``, to be reused: ``client.train(**template)``."""
+
+    trainer: CustomTrainer
+    runtime: Optional[Runtime] = None
+    initializer: Optional[Initializer] = None
+
+    def keys(self) -> list[str]:
+        """The keyword names, so that ``**template`` works."""
+        return ["trainer", "runtime", "initializer"]
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)
