@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["KubernetesBackendConfig", "LocalBackendConfig", "LocalProcessBackendConfig", "default_local_root"]
+__all__ = [
+    "KubernetesBackendConfig",
+    "LocalBackendConfig",
+    "LocalProcessBackendConfig",
+    "default_local_root",
+]
 
 ROOT_ENV = "TRAINER_SDK_ROOT"
 
@@ -25,10 +30,10 @@ class KubernetesBackendConfig(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    namespace: Optional[str] = None
-    config_file: Optional[str] = None
-    context: Optional[str] = None
-    client_configuration: Optional[Any] = None
+    namespace: str | None = None
+    config_file: str | None = None
+    context: str | None = None
+    client_configuration: Any | None = None
 
 
 class LocalBackendConfig(BaseModel):
@@ -41,7 +46,7 @@ class LocalBackendConfig(BaseModel):
     root: Path = Field(default_factory=default_local_root)
     detach: bool = False
     cleanup_venv: bool = True
-    python: Optional[str] = None
+    python: str | None = None
 
 
 LocalProcessBackendConfig = LocalBackendConfig

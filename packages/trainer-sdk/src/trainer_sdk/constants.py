@@ -22,7 +22,9 @@ TRAINJOB_CREATED: Final = "Created"
 TRAINJOB_RUNNING: Final = "Running"
 TRAINJOB_COMPLETE: Final = "Complete"
 TRAINJOB_FAILED: Final = "Failed"
-TRAINJOB_STATUSES: Final = frozenset({TRAINJOB_CREATED, TRAINJOB_RUNNING, TRAINJOB_COMPLETE, TRAINJOB_FAILED})
+TRAINJOB_STATUSES: Final = frozenset(
+    {TRAINJOB_CREATED, TRAINJOB_RUNNING, TRAINJOB_COMPLETE, TRAINJOB_FAILED}
+)
 
 # Pod phases.
 POD_PENDING: Final = "Pending"
@@ -61,7 +63,9 @@ POD_LABEL_SELECTOR: Final = (
     f"in ({DATASET_INITIALIZER}, {MODEL_INITIALIZER}, {LAUNCHER}, {NODE})"
 )
 
-DEFAULT_PIP_INDEX_URLS: Final = os.getenv("DEFAULT_PIP_INDEX_URLS", "https://pypi.org/simple").split(",")
+DEFAULT_PIP_INDEX_URLS: Final = os.getenv(
+    "DEFAULT_PIP_INDEX_URLS", "https://pypi.org/simple"
+).split(",")
 
 # The script that writes the training function to a file and runs it with the entrypoint.
 EXEC_FUNC_SCRIPT: Final = textwrap.dedent(

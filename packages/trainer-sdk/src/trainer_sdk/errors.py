@@ -1,17 +1,23 @@
 """Errors the SDK raises.
 
-    TrainerError
-    ├── JobNotFoundError        (also RuntimeError: the upstream SDK raised RuntimeError)
-    ├── RuntimeNotFoundError    (also RuntimeError)
-    ├── JobFailedError          (also RuntimeError: wait_for_job_status raised it)
-    └── InvalidTrainJobError    (also ValueError: bad arguments or manifest; carries field errors)
+TrainerError
+├── JobNotFoundError        (also RuntimeError: the upstream SDK raised RuntimeError)
+├── RuntimeNotFoundError    (also RuntimeError)
+├── JobFailedError          (also RuntimeError: wait_for_job_status raised it)
+└── InvalidTrainJobError    (also ValueError: bad arguments or manifest; carries field errors)
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["InvalidTrainJobError", "JobFailedError", "JobNotFoundError", "RuntimeNotFoundError", "TrainerError"]
+__all__ = [
+    "InvalidTrainJobError",
+    "JobFailedError",
+    "JobNotFoundError",
+    "RuntimeNotFoundError",
+    "TrainerError",
+]
 
 
 class TrainerError(Exception):
@@ -38,7 +44,9 @@ class RuntimeNotFoundError(TrainerError, RuntimeError):
 class JobFailedError(TrainerError, RuntimeError):
     """A TrainJob failed; the message holds the failing step's last log lines."""
 
-    def __init__(self, name: str, reason: str, step: str | None = None, last_lines: Sequence[str] = ()) -> None:
+    def __init__(
+        self, name: str, reason: str, step: str | None = None, last_lines: Sequence[str] = ()
+    ) -> None:
         where = f" (step {step})" if step else ""
         tail = "".join(f"\n  | {line}" for line in last_lines)
         super().__init__(f"TrainJob {name!r} failed{where}: {reason}{tail}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import Any, Protocol
 
 from trainer_sdk import constants
 from trainer_sdk.types import BuiltinTrainer, CustomTrainer, CustomTrainerContainer
@@ -34,7 +34,7 @@ __all__ = [
     "TrainingRuntimeSpecPatch",
 ]
 
-AnyTrainer = Optional[CustomTrainer | CustomTrainerContainer | BuiltinTrainer]
+AnyTrainer = CustomTrainer | CustomTrainerContainer | BuiltinTrainer | None
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 
@@ -130,9 +130,9 @@ class ContainerPatch:
     """Patch of one container of a pod (it must exist in the runtime)."""
 
     name: str
-    env: Optional[list[dict[str, Any]]] = None
-    volume_mounts: Optional[list[dict[str, Any]]] = None
-    security_context: Optional[dict[str, Any]] = None
+    env: list[dict[str, Any]] | None = None
+    volume_mounts: list[dict[str, Any]] | None = None
+    security_context: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -156,39 +156,39 @@ class ContainerPatch:
 class PodSpecPatch:
     """Patch of the pod spec fields a manager may set."""
 
-    service_account_name: Optional[str] = None
-    volumes: Optional[list[dict[str, Any]]] = None
-    init_containers: Optional[list[ContainerPatch]] = None
-    containers: Optional[list[ContainerPatch]] = None
-    image_pull_secrets: Optional[list[dict[str, Any]]] = None
-    security_context: Optional[dict[str, Any]] = None
-    node_selector: Optional[dict[str, str]] = None
-    affinity: Optional[dict[str, Any]] = None
-    tolerations: Optional[list[dict[str, Any]]] = None
-    scheduling_gates: Optional[list[dict[str, Any]]] = None
+    service_account_name: str | None = None
+    volumes: list[dict[str, Any]] | None = None
+    init_containers: list[ContainerPatch] | None = None
+    containers: list[ContainerPatch] | None = None
+    image_pull_secrets: list[dict[str, Any]] | None = None
+    security_context: dict[str, Any] | None = None
+    node_selector: dict[str, str] | None = None
+    affinity: dict[str, Any] | None = None
+    tolerations: list[dict[str, Any]] | None = None
+    scheduling_gates: list[dict[str, Any]] | None = None
 
 
 @dataclass
 class PodTemplatePatch:
     """Patch of a pod template."""
 
-    metadata: Optional[dict[str, Any]] = None
-    spec: Optional[PodSpecPatch] = None
+    metadata: dict[str, Any] | None = None
+    spec: PodSpecPatch | None = None
 
 
 @dataclass
 class JobSpecPatch:
     """Patch of a Job spec."""
 
-    template: Optional[PodTemplatePatch] = None
+    template: PodTemplatePatch | None = None
 
 
 @dataclass
 class JobTemplatePatch:
     """Patch of a replicated job's Job template."""
 
-    metadata: Optional[dict[str, Any]] = None
-    spec: Optional[JobSpecPatch] = None
+    metadata: dict[str, Any] | None = None
+    spec: JobSpecPatch | None = None
 
 
 @dataclass
@@ -196,37 +196,39 @@ class ReplicatedJobPatch:
     """Patch of one replicated job, by name (``node``, ``launcher``, ...)."""
 
     name: str
-    template: Optional[JobTemplatePatch] = None
+    template: JobTemplatePatch | None = None
 
 
 @dataclass
 class JobSetSpecPatch:
     """Patch of the JobSet spec."""
 
-    replicated_jobs: Optional[list[ReplicatedJobPatch]] = None
+    replicated_jobs: list[ReplicatedJobPatch] | None = None
 
 
 @dataclass
 class JobSetTemplatePatch:
     """Patch of the JobSet template."""
 
-    metadata: Optional[dict[str, Any]] = None
-    spec: Optional[JobSetSpecPatch] = None
+    metadata: dict[str, Any] | None = None
+    spec: JobSetSpecPatch | None = None
 
 
 @dataclass
 class TrainingRuntimeSpecPatch:
     """Patch of the training runtime spec."""
 
-    template: Optional[JobSetTemplatePatch] = None
+    template: JobSetTemplatePatch | None = None
 
 
 @dataclass
 class RuntimePatch:
     """Add a runtime patch to the TrainJob (.spec.runtimePatches), under the SDK's manager name."""
 
-    training_runtime_spec: Optional[TrainingRuntimeSpecPatch] = None
-    manager: str = dataclasses.field(default=constants.RUNTIME_PATCH_MANAGER, init=False, repr=False)
+    training_runtime_spec: TrainingRuntimeSpecPatch | None = None
+    manager: str = dataclasses.field(
+        default=constants.RUNTIME_PATCH_MANAGER, init=False, repr=False
+    )
 
     def __call__(self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object) -> None:
         job_spec.setdefault("spec", {}).setdefault("runtimePatches", []).append(_to_manifest(self))

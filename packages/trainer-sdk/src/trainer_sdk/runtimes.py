@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Optional
+from typing import Any
 
 from trainer_sdk import constants, types
 
 __all__ = ["container_devices", "runtime_from_manifest", "trainer_container"]
 
 
-def container_devices(resources: Optional[Mapping[str, Any]]) -> Optional[tuple[str, str]]:
+def container_devices(resources: Mapping[str, Any] | None) -> tuple[str, str] | None:
     """(device, count) from a container's resource limits, or None when it has none."""
     limits = (resources or {}).get("limits") or {}
     if not limits:
@@ -27,7 +27,9 @@ def container_devices(resources: Optional[Mapping[str, Any]]) -> Optional[tuple[
 
 
 def _replicated_jobs(runtime: Mapping[str, Any]) -> list[dict[str, Any]]:
-    return list(runtime.get("spec", {}).get("template", {}).get("spec", {}).get("replicatedJobs") or [])
+    return list(
+        runtime.get("spec", {}).get("template", {}).get("spec", {}).get("replicatedJobs") or []
+    )
 
 
 def _containers(replicated_job: Mapping[str, Any]) -> Iterable[dict[str, Any]]:
@@ -35,7 +37,7 @@ def _containers(replicated_job: Mapping[str, Any]) -> Iterable[dict[str, Any]]:
     return pod.get("containers") or []
 
 
-def trainer_container(runtime: Mapping[str, Any]) -> Optional[dict[str, Any]]:
+def trainer_container(runtime: Mapping[str, Any]) -> dict[str, Any] | None:
     """The ``node`` container of the replicated job labelled as the trainer ancestor."""
     for replicated_job in _replicated_jobs(runtime):
         labels = replicated_job.get("template", {}).get("metadata", {}).get("labels") or {}
@@ -56,7 +58,9 @@ def runtime_from_manifest(runtime: Mapping[str, Any]) -> types.Runtime:
     container = trainer_container(runtime) or {}
     trainer = types.RuntimeTrainer(
         trainer_type=(
-            types.TrainerType.BUILTIN_TRAINER if framework == types.TORCH_TUNE else types.TrainerType.CUSTOM_TRAINER
+            types.TrainerType.BUILTIN_TRAINER
+            if framework == types.TORCH_TUNE
+            else types.TrainerType.CUSTOM_TRAINER
         ),
         framework=framework,
         image=container.get("image", constants.UNKNOWN),

@@ -12,7 +12,7 @@ import textwrap
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import fields
-from typing import Any, Optional, Union
+from typing import Any
 from urllib.parse import urlparse
 
 from trainer_sdk import constants, types
@@ -21,6 +21,7 @@ from trainer_sdk.options import Option
 __all__ = [
     "PACKAGES_READY_ENV",
     "build_trainjob_manifest",
+    "command_for_code",
     "command_for_function",
     "generate_name",
     "resources_from_dict",
@@ -29,10 +30,10 @@ __all__ = [
 # Set by the local backend when it has installed packages_to_install already (on the path).
 PACKAGES_READY_ENV = "TRAINER_SDK_PACKAGES_READY"
 
-AnyTrainer = Union[types.CustomTrainer, types.CustomTrainerContainer, types.BuiltinTrainer]
+AnyTrainer = types.CustomTrainer | types.CustomTrainerContainer | types.BuiltinTrainer
 
 
-def generate_name(rng: Optional[random.Random] = None) -> str:
+def generate_name(rng: random.Random | None = None) -> str:
     """A TrainJob name as upstream makes them: a letter and 11 hex digits."""
     chooser = rng or random.SystemRandom()
     letter = chooser.choice(string.ascii_lowercase)
@@ -56,7 +57,9 @@ def resources_from_dict(resources_per_node: dict[str, Any]) -> dict[str, dict[st
     if len(mig) > 1:
         raise ValueError(f"resources_per_node: only one MIG resource type is supported, got {mig}")
     if mig and constants.GPU_LABEL in quantities:
-        raise ValueError(f"resources_per_node: {constants.GPU_LABEL} and {mig[0]} cannot be requested together")
+        raise ValueError(
+            f"resources_per_node: {constants.GPU_LABEL} and {mig[0]} cannot be requested together"
+        )
     return {"requests": dict(quantities), "limits": dict(quantities)}
 
 
@@ -75,28 +78,34 @@ def _install_script(packages: Sequence[str], index_urls: Sequence[str]) -> str:
     )
 
 
-def _call_expression(func: Callable[..., Any], func_args: Optional[dict[str, Any]]) -> str:
+def _call_expression(func: Callable[..., Any], func_args: dict[str, Any] | None) -> str:
     """``func(**{...})``: keyword arguments on every backend; they must be Python literals."""
     if func_args is None:
         return f"{func.__name__}()"
-    if not isinstance(func_args, dict) or not all(isinstance(key, str) and key.isidentifier() for key in func_args):
-        raise ValueError(f"func_args: expected a dict of keyword argument names to values, got {func_args!r}")
+    if not isinstance(func_args, dict) or not all(
+        isinstance(key, str) and key.isidentifier() for key in func_args
+    ):
+        raise ValueError(
+            f"func_args: expected a dict of keyword argument names to values, got {func_args!r}"
+        )
     literal = repr(func_args)
     try:
         same = ast.literal_eval(literal) == func_args
     except (ValueError, SyntaxError):
         same = False
     if not same:
-        raise ValueError(f"func_args: values must be Python literals (str, int, float, list, dict, ...), got {literal}")
+        raise ValueError(
+            f"func_args: values must be Python literals (str, int, float, list, dict, ...), got {literal}"
+        )
     return f"{func.__name__}(**{literal})"
 
 
 def command_for_function(
     runtime: types.Runtime,
     func: Callable[..., Any],
-    func_args: Optional[dict[str, Any]] = None,
+    func_args: dict[str, Any] | None = None,
     pip_index_urls: Sequence[str] = (),
-    packages_to_install: Optional[Sequence[str]] = None,
+    packages_to_install: Sequence[str] | None = None,
 ) -> list[str]:
     """The trainer command that writes ``func``'s source to a file and runs it with the runtime's entrypoint."""
     if not callable(func):
@@ -105,28 +114,42 @@ def command_for_function(
         source = textwrap.dedent(inspect.getsource(func))
         func_file = os.path.basename(inspect.getfile(func))
     except (OSError, TypeError) as error:
-        raise ValueError(f"CustomTrainer.func: cannot read the source of {func!r}: {error}") from None
+        raise ValueError(
+            f"CustomTrainer.func: cannot read the source of {func!r}: {error}"
+        ) from None
     if not func_file.endswith(".py"):
         func_file = f"{func.__name__}.py"
     code = f"{source}\n{_call_expression(func, func_args)}\n"
-    is_mpi = runtime.trainer.command[:1] == ("mpirun",)
-    if is_mpi:
-        func_file = os.path.join(constants.DEFAULT_MPI_USER_HOME, func_file)
+    return command_for_code(runtime, code, func_file, pip_index_urls, packages_to_install)
+
+
+def command_for_code(
+    runtime: types.Runtime,
+    code: str,
+    file_name: str,
+    pip_index_urls: Sequence[str] = (),
+    packages_to_install: Sequence[str] | None = None,
+) -> list[str]:
+    """The runtime's entrypoint wrapped around Python source, written to ``file_name`` first."""
+    if runtime.trainer.command[:1] == ("mpirun",):
+        file_name = os.path.join(constants.DEFAULT_MPI_USER_HOME, file_name)
     install = _install_script(packages_to_install, pip_index_urls) if packages_to_install else ""
     command = []
     for part in runtime.trainer.command:
         if "{func_file}" in part:
-            command.append(install + part.format(func_code=code, func_file=func_file))
+            command.append(install + part.format(func_code=code, func_file=file_name))
         else:
             command.append(part)
     return command
 
 
-def _env_list(env: Optional[dict[str, str]]) -> list[dict[str, str]]:
+def _env_list(env: dict[str, str] | None) -> list[dict[str, str]]:
     return [{"name": key, "value": str(value)} for key, value in (env or {}).items()]
 
 
-def _custom_trainer(runtime: types.Runtime, trainer: types.CustomTrainer | types.CustomTrainerContainer) -> dict[str, Any]:
+def _custom_trainer(
+    runtime: types.Runtime, trainer: types.CustomTrainer | types.CustomTrainerContainer
+) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if trainer.num_nodes:
         spec["numNodes"] = trainer.num_nodes
@@ -134,7 +157,11 @@ def _custom_trainer(runtime: types.Runtime, trainer: types.CustomTrainer | types
         spec["resourcesPerNode"] = resources_from_dict(trainer.resources_per_node)
     if isinstance(trainer, types.CustomTrainer):
         spec["command"] = command_for_function(
-            runtime, trainer.func, trainer.func_args, trainer.pip_index_urls, trainer.packages_to_install
+            runtime,
+            trainer.func,
+            trainer.func_args,
+            trainer.pip_index_urls,
+            trainer.packages_to_install,
         )
     if trainer.image:
         spec["image"] = trainer.image
@@ -143,7 +170,9 @@ def _custom_trainer(runtime: types.Runtime, trainer: types.CustomTrainer | types
     return spec
 
 
-def _torchtune_args(config: types.TorchTuneConfig, initializer: Optional[types.Initializer]) -> list[str]:
+def _torchtune_args(
+    config: types.TorchTuneConfig, initializer: types.Initializer | None
+) -> list[str]:
     args: list[str] = []
     if config.dtype:
         if not isinstance(config.dtype, types.DataType):
@@ -162,9 +191,18 @@ def _torchtune_args(config: types.TorchTuneConfig, initializer: Optional[types.I
         args.append(f"{key}={os.path.join(constants.DATASET_PATH, relative)}")
     if (peft := config.peft_config) is not None:
         if not isinstance(peft, types.LoraConfig):
-            raise ValueError(f"TorchTuneConfig.peft_config: expected a LoraConfig, got {type(peft).__name__}")
-        for name in ("apply_lora_to_mlp", "apply_lora_to_output", "lora_rank", "lora_alpha", "lora_dropout",
-                     "quantize_base", "use_dora"):
+            raise ValueError(
+                f"TorchTuneConfig.peft_config: expected a LoraConfig, got {type(peft).__name__}"
+            )
+        for name in (
+            "apply_lora_to_mlp",
+            "apply_lora_to_output",
+            "lora_rank",
+            "lora_alpha",
+            "lora_dropout",
+            "quantize_base",
+            "use_dora",
+        ):
             if (value := getattr(peft, name)) is not None:
                 args.append(f"model.{name}={value}")
         if peft.lora_attn_modules:
@@ -185,10 +223,12 @@ def _torchtune_args(config: types.TorchTuneConfig, initializer: Optional[types.I
 
 
 def _builtin_trainer(
-    runtime: types.Runtime, trainer: types.BuiltinTrainer, initializer: Optional[types.Initializer]
+    runtime: types.Runtime, trainer: types.BuiltinTrainer, initializer: types.Initializer | None
 ) -> dict[str, Any]:
     if not isinstance(trainer.config, types.TorchTuneConfig):
-        raise ValueError(f"BuiltinTrainer.config: expected a TorchTuneConfig, got {type(trainer.config).__name__}")
+        raise ValueError(
+            f"BuiltinTrainer.config: expected a TorchTuneConfig, got {type(trainer.config).__name__}"
+        )
     spec: dict[str, Any] = {"command": list(runtime.trainer.command)}
     if trainer.config.num_nodes:
         spec["numNodes"] = trainer.config.num_nodes
@@ -216,7 +256,8 @@ def _initializer(initializer: types.Initializer) -> dict[str, Any]:
             env = [
                 {"name": "CLUSTER_SIZE", "value": str(dataset.num_data_nodes + 1)},
                 {"name": "METADATA_LOC", "value": dataset.metadata_loc},
-            ] + _optional_env(dataset, {"storage_uri", "metadata_loc", "num_data_nodes"})
+                *_optional_env(dataset, {"storage_uri", "metadata_loc", "num_data_nodes"}),
+            ]
         elif isinstance(dataset, (types.HuggingFaceDatasetInitializer, types.S3DatasetInitializer)):
             env = _optional_env(dataset, {"storage_uri"})
         else:
@@ -233,11 +274,11 @@ def _initializer(initializer: types.Initializer) -> dict[str, Any]:
 def build_trainjob_manifest(
     name: str,
     runtime: types.Runtime,
-    trainer: Optional[AnyTrainer] = None,
-    initializer: Optional[types.Initializer] = None,
+    trainer: AnyTrainer | None = None,
+    initializer: types.Initializer | None = None,
     options: Sequence[Option] = (),
     backend: object = None,
-    namespace: Optional[str] = None,
+    namespace: str | None = None,
 ) -> dict[str, Any]:
     """The TrainJob custom resource, camelCase, exactly as it is sent to a cluster."""
     if isinstance(trainer, types.BuiltinTrainer):
@@ -254,7 +295,11 @@ def build_trainjob_manifest(
     if namespace:
         metadata["namespace"] = namespace
     spec: dict[str, Any] = {
-        "runtimeRef": {"name": runtime.name, "apiGroup": constants.GROUP, "kind": runtime.kind.value},
+        "runtimeRef": {
+            "name": runtime.name,
+            "apiGroup": constants.GROUP,
+            "kind": runtime.kind.value,
+        },
     }
     if trainer_spec:
         spec["trainer"] = trainer_spec
@@ -268,6 +313,8 @@ def build_trainjob_manifest(
     }
     for option in options:
         if not callable(option):
-            raise ValueError(f"options: expected option objects such as Name or Labels, got {option!r}")
+            raise ValueError(
+                f"options: expected option objects such as Name or Labels, got {option!r}"
+            )
         option(manifest, trainer, backend)
     return manifest

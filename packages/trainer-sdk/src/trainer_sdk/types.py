@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import Any, Optional, Union
+from typing import Any
 from urllib.parse import urlparse
 
 from trainer_sdk import constants
@@ -50,13 +50,15 @@ class CustomTrainer:
     """
 
     func: Callable[..., Any]
-    func_args: Optional[dict[str, Any]] = None
-    packages_to_install: Optional[list[str]] = None
-    pip_index_urls: list[str] = field(default_factory=lambda: list(constants.DEFAULT_PIP_INDEX_URLS))
-    num_nodes: Optional[int] = None
-    resources_per_node: Optional[dict[str, Any]] = None
-    env: Optional[dict[str, str]] = None
-    image: Optional[str] = None
+    func_args: dict[str, Any] | None = None
+    packages_to_install: list[str] | None = None
+    pip_index_urls: list[str] = field(
+        default_factory=lambda: list(constants.DEFAULT_PIP_INDEX_URLS)
+    )
+    num_nodes: int | None = None
+    resources_per_node: dict[str, Any] | None = None
+    env: dict[str, str] | None = None
+    image: str | None = None
 
 
 @dataclass
@@ -64,9 +66,9 @@ class CustomTrainerContainer:
     """A container image that holds the whole training process."""
 
     image: str
-    num_nodes: Optional[int] = None
-    resources_per_node: Optional[dict[str, Any]] = None
-    env: Optional[dict[str, str]] = None
+    num_nodes: int | None = None
+    resources_per_node: dict[str, Any] | None = None
+    env: dict[str, str] | None = None
 
 
 class Loss(Enum):
@@ -97,39 +99,41 @@ class DataFormat(Enum):
 class TorchTuneInstructDataset:
     """Preprocessing of a TorchTune instruct data set."""
 
-    source: Optional[DataFormat] = None
-    split: Optional[str] = None
-    train_on_input: Optional[bool] = None
-    new_system_prompt: Optional[str] = None
-    column_map: Optional[dict[str, str]] = None
+    source: DataFormat | None = None
+    split: str | None = None
+    train_on_input: bool | None = None
+    new_system_prompt: str | None = None
+    column_map: dict[str, str] | None = None
 
 
 @dataclass
 class LoraConfig:
     """LoRA / QLoRA / DoRA settings of the TorchTune trainer."""
 
-    apply_lora_to_mlp: Optional[bool] = None
-    apply_lora_to_output: Optional[bool] = None
-    lora_attn_modules: list[str] = field(default_factory=lambda: ["q_proj", "v_proj", "output_proj"])
-    lora_rank: Optional[int] = None
-    lora_alpha: Optional[int] = None
-    lora_dropout: Optional[float] = None
-    quantize_base: Optional[bool] = None
-    use_dora: Optional[bool] = None
+    apply_lora_to_mlp: bool | None = None
+    apply_lora_to_output: bool | None = None
+    lora_attn_modules: list[str] = field(
+        default_factory=lambda: ["q_proj", "v_proj", "output_proj"]
+    )
+    lora_rank: int | None = None
+    lora_alpha: int | None = None
+    lora_dropout: float | None = None
+    quantize_base: bool | None = None
+    use_dora: bool | None = None
 
 
 @dataclass
 class TorchTuneConfig:
     """Parameters of the built-in TorchTune fine-tuning trainer."""
 
-    dtype: Optional[DataType] = None
-    batch_size: Optional[int] = None
-    epochs: Optional[int] = None
-    loss: Optional[Loss] = None
-    num_nodes: Optional[int] = None
-    peft_config: Optional[LoraConfig] = None
-    dataset_preprocess_config: Optional[TorchTuneInstructDataset] = None
-    resources_per_node: Optional[dict[str, Any]] = None
+    dtype: DataType | None = None
+    batch_size: int | None = None
+    epochs: int | None = None
+    loss: Loss | None = None
+    num_nodes: int | None = None
+    peft_config: LoraConfig | None = None
+    dataset_preprocess_config: TorchTuneInstructDataset | None = None
+    resources_per_node: dict[str, Any] | None = None
 
 
 @dataclass
@@ -184,7 +188,7 @@ class Runtime:
 
     name: str
     trainer: RuntimeTrainer
-    pretrained_model: Optional[str] = None
+    pretrained_model: str | None = None
     kind: RuntimeKind = RuntimeKind.CLUSTER_TRAINING_RUNTIME
 
 
@@ -193,7 +197,7 @@ class Step:
     """One step of a TrainJob: an initializer, the launcher, or a training node."""
 
     name: str
-    status: Optional[str]
+    status: str | None
     pod_name: str
     device: str = constants.UNKNOWN
     device_count: str = constants.UNKNOWN
@@ -203,10 +207,10 @@ class Step:
 class TrainerStatus:
     """Progress that training code reports with ``update_trainjob_status``."""
 
-    progress_percentage: Optional[int] = None
-    estimated_remaining_seconds: Optional[int] = None
+    progress_percentage: int | None = None
+    estimated_remaining_seconds: int | None = None
     metrics: dict[str, str] = field(default_factory=dict)
-    last_updated_time: Optional[datetime] = None
+    last_updated_time: datetime | None = None
 
 
 @dataclass
@@ -219,8 +223,8 @@ class TrainJob:
     num_nodes: int
     creation_timestamp: datetime
     status: str = constants.UNKNOWN
-    trainer_status: Optional[TrainerStatus] = None
-    message: Optional[str] = None
+    trainer_status: TrainerStatus | None = None
+    message: str | None = None
 
 
 @dataclass
@@ -250,8 +254,8 @@ def _require_scheme(storage_uri: str, scheme: str) -> None:
 class HuggingFaceDatasetInitializer(BaseInitializer):
     """Download a data set from the HuggingFace Hub (``hf://<user>/<dataset>``)."""
 
-    ignore_patterns: Optional[list[str]] = None
-    access_token: Optional[str] = None
+    ignore_patterns: list[str] | None = None
+    access_token: str | None = None
 
     def __post_init__(self) -> None:
         _require_scheme(self.storage_uri, "hf")
@@ -265,12 +269,12 @@ class HuggingFaceDatasetInitializer(BaseInitializer):
 class S3DatasetInitializer(BaseInitializer):
     """Download a data set from S3-compatible storage (``s3://bucket/path``)."""
 
-    ignore_patterns: Optional[list[str]] = None
-    endpoint: Optional[str] = None
-    access_key_id: Optional[str] = None
-    secret_access_key: Optional[str] = None
-    region: Optional[str] = None
-    role_arn: Optional[str] = None
+    ignore_patterns: list[str] | None = None
+    endpoint: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    region: str | None = None
+    role_arn: str | None = None
 
     def __post_init__(self) -> None:
         _require_scheme(self.storage_uri, "s3")
@@ -282,11 +286,11 @@ class DataCacheInitializer(BaseInitializer):
 
     metadata_loc: str
     num_data_nodes: int
-    head_cpu: Optional[str] = None
-    head_mem: Optional[str] = None
-    worker_cpu: Optional[str] = None
-    worker_mem: Optional[str] = None
-    iam_role: Optional[str] = None
+    head_cpu: str | None = None
+    head_mem: str | None = None
+    worker_cpu: str | None = None
+    worker_mem: str | None = None
+    iam_role: str | None = None
 
     def __post_init__(self) -> None:
         if self.num_data_nodes <= 1:
@@ -302,10 +306,10 @@ class DataCacheInitializer(BaseInitializer):
 class HuggingFaceModelInitializer(BaseInitializer):
     """Download a model from the HuggingFace Hub (``hf://<user>/<model>``)."""
 
-    ignore_patterns: Optional[list[str]] = field(
+    ignore_patterns: list[str] | None = field(
         default_factory=lambda: list(constants.INITIALIZER_DEFAULT_IGNORE_PATTERNS)
     )
-    access_token: Optional[str] = None
+    access_token: str | None = None
 
     def __post_init__(self) -> None:
         _require_scheme(self.storage_uri, "hf")
@@ -315,14 +319,14 @@ class HuggingFaceModelInitializer(BaseInitializer):
 class S3ModelInitializer(BaseInitializer):
     """Download a model from S3-compatible storage (``s3://bucket/path``)."""
 
-    ignore_patterns: Optional[list[str]] = field(
+    ignore_patterns: list[str] | None = field(
         default_factory=lambda: list(constants.INITIALIZER_DEFAULT_IGNORE_PATTERNS)
     )
-    endpoint: Optional[str] = None
-    access_key_id: Optional[str] = None
-    secret_access_key: Optional[str] = None
-    region: Optional[str] = None
-    role_arn: Optional[str] = None
+    endpoint: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    region: str | None = None
+    role_arn: str | None = None
 
     def __post_init__(self) -> None:
         _require_scheme(self.storage_uri, "s3")
@@ -332,8 +336,10 @@ class S3ModelInitializer(BaseInitializer):
 class Initializer:
     """Data set and model initializers that run before training."""
 
-    dataset: Optional[Union[HuggingFaceDatasetInitializer, S3DatasetInitializer, DataCacheInitializer]] = None
-    model: Optional[Union[HuggingFaceModelInitializer, S3ModelInitializer]] = None
+    dataset: HuggingFaceDatasetInitializer | S3DatasetInitializer | DataCacheInitializer | None = (
+        None
+    )
+    model: HuggingFaceModelInitializer | S3ModelInitializer | None = None
 
 
 @dataclass
@@ -341,8 +347,8 @@ class TrainJobTemplate:
     """Arguments of ``TrainerClient.train``, to be reused: ``client.train(**template)``."""
 
     trainer: CustomTrainer
-    runtime: Optional[Runtime] = None
-    initializer: Optional[Initializer] = None
+    runtime: Runtime | None = None
+    initializer: Initializer | None = None
 
     def keys(self) -> list[str]:
         """The keyword names, so that ``**template`` works."""

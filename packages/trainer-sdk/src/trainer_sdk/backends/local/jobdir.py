@@ -1,12 +1,13 @@
 """The on-disk layout of one local job, so that any client or the CLI sees it.
 
-    <root>/<name>/trainjob.json     the TrainJob manifest (as sent to a cluster)
-    <root>/<name>/runtime.json      the runtime manifest it was built against
-    <root>/<name>/jobset.json       the JobSet from the runtime framework's Plan
-    <root>/<name>/state.json        JobSet status, TrainJob status, pods (pid, phase, exit code)
-    <root>/<name>/progress.json     what update_trainjob_status() last wrote
-    <root>/<name>/logs/<step>.log   each step's output
-    <root>/<name>/pods/<pod>/       each pod's working directory
+<root>/<name>/trainjob.json     the TrainJob manifest (as sent to a cluster)
+<root>/<name>/runtime.json      the runtime manifest it was built against
+<root>/<name>/jobset.json       the JobSet from the runtime framework's Plan
+<root>/<name>/state.json        JobSet status, TrainJob status, pods (pid, phase, exit code)
+<root>/<name>/progress.json     what update_trainjob_status() last wrote
+<root>/<name>/supervisor.pid    the process that runs the job (supervisor.log: its output)
+<root>/<name>/logs/<step>.log   each step's output
+<root>/<name>/pods/<pod>/       each pod's working directory
 """
 
 from __future__ import annotations
@@ -72,6 +73,10 @@ class JobDir:
     @property
     def progress(self) -> Path:
         return self.path / "progress.json"
+
+    @property
+    def supervisor_pid(self) -> Path:
+        return self.path / "supervisor.pid"
 
     @property
     def supervisor_log(self) -> Path:

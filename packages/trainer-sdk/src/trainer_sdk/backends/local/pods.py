@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from trainer_sdk import constants
+from trainer_sdk.runtimes import container_devices
 
 __all__ = [
     "DEFAULT_MASTER_PORT",
@@ -68,6 +69,8 @@ class LocalPod:
     env: dict[str, str] = field(default_factory=dict)
     image: str | None = None
     working_dir: str | None = None
+    device: str = constants.UNKNOWN
+    device_count: str = constants.UNKNOWN
 
 
 def ordered_replicated_jobs(jobset: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -85,8 +88,13 @@ def ordered_replicated_jobs(jobset: Mapping[str, Any]) -> list[dict[str, Any]]:
         visiting.add(job["name"])
         for index, dependency in enumerate(job.get("dependsOn") or []):
             if dependency.get("name") not in by_name:
-                raise UnsupportedPodError(f"{path}.dependsOn[{index}].name: no replicated job {dependency.get('name')!r}")
-            visit(by_name[dependency["name"]], f"spec.replicatedJobs[{jobs.index(by_name[dependency['name']])}]")
+                raise UnsupportedPodError(
+                    f"{path}.dependsOn[{index}].name: no replicated job {dependency.get('name')!r}"
+                )
+            visit(
+                by_name[dependency["name"]],
+                f"spec.replicatedJobs[{jobs.index(by_name[dependency['name']])}]",
+            )
         visiting.discard(job["name"])
         ordered.append(job)
 
@@ -95,14 +103,20 @@ def ordered_replicated_jobs(jobset: Mapping[str, Any]) -> list[dict[str, Any]]:
     return ordered
 
 
-def step_name(replicated_job: str, job_index: int, pod_index: int, pods_per_job: int, node_offset: int) -> str:
+def step_name(
+    replicated_job: str, job_index: int, pod_index: int, pods_per_job: int, node_offset: int
+) -> str:
     """The SDK's step name: ``node-<rank>`` for trainer nodes, else the replicated job's name."""
     if replicated_job == constants.NODE:
         return f"{constants.NODE}-{node_offset + job_index * pods_per_job + pod_index}"
     if replicated_job == constants.LAUNCHER:
         return f"{constants.NODE}-0"
     suffix = f"-{job_index}" if job_index else ""
-    return f"{replicated_job}{suffix}" if pods_per_job == 1 else f"{replicated_job}{suffix}-{pod_index}"
+    return (
+        f"{replicated_job}{suffix}"
+        if pods_per_job == 1
+        else f"{replicated_job}{suffix}-{pod_index}"
+    )
 
 
 def _field_value(path: str, pod_meta: Mapping[str, Any], where: str) -> str:
@@ -111,7 +125,9 @@ def _field_value(path: str, pod_meta: Mapping[str, Any], where: str) -> str:
     if match:
         source = labels if match.group(1) == "labels" else annotations
         if match.group(2) not in source:
-            raise UnsupportedPodError(f"{where}: the pod has no {match.group(1)[:-1]} {match.group(2)!r}")
+            raise UnsupportedPodError(
+                f"{where}: the pod has no {match.group(1)[:-1]} {match.group(2)!r}"
+            )
         return str(source[match.group(2)])
     simple = {
         "metadata.name": pod_meta["name"],
@@ -123,20 +139,27 @@ def _field_value(path: str, pod_meta: Mapping[str, Any], where: str) -> str:
         "status.hostIP": LOOPBACK,
     }
     if path not in simple:
-        raise UnsupportedPodError(f"{where}: fieldPath {path!r} is not available to a local process")
+        raise UnsupportedPodError(
+            f"{where}: fieldPath {path!r} is not available to a local process"
+        )
     return simple[path]
 
 
-def _resolve_env(container: Mapping[str, Any], pod_meta: Mapping[str, Any], where: str,
-                 addresses: PodAddresses) -> dict[str, str]:
+def _resolve_env(
+    container: Mapping[str, Any], pod_meta: Mapping[str, Any], where: str, addresses: PodAddresses
+) -> dict[str, str]:
     env: dict[str, str] = {}
     for index, variable in enumerate(container.get("env") or []):
         name, path = variable["name"], f"{where}.env[{index}]"
         if "value" in variable:
             value = addresses.rewrite(str(variable["value"]))
-            env[name] = re.sub(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value)
+            env[name] = re.sub(
+                r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value
+            )
         elif field_ref := (variable.get("valueFrom") or {}).get("fieldRef"):
-            env[name] = _field_value(field_ref["fieldPath"], pod_meta, f"{path}.valueFrom.fieldRef.fieldPath")
+            env[name] = _field_value(
+                field_ref["fieldPath"], pod_meta, f"{path}.valueFrom.fieldRef.fieldPath"
+            )
         elif variable.get("valueFrom"):
             raise UnsupportedPodError(f"{path}.valueFrom: only fieldRef is resolved locally")
         else:
@@ -144,16 +167,24 @@ def _resolve_env(container: Mapping[str, Any], pod_meta: Mapping[str, Any], wher
     return env
 
 
-def _pods_of(jobset_name: str, namespace: str, position: int, job: Mapping[str, Any], subdomain: str,
-             addresses: PodAddresses, node_offset: int) -> list[LocalPod]:
+def _pods_of(
+    jobset_name: str,
+    namespace: str,
+    position: int,
+    job: Mapping[str, Any],
+    addresses: PodAddresses,
+    node_offset: int,
+) -> list[LocalPod]:
     where = f"spec.replicatedJobs[{position}]"
     job_spec = job.get("template", {}).get("spec", {})
     pod_template = job_spec.get("template", {})
     pod_spec = pod_template.get("spec", {})
     containers = pod_spec.get("containers") or []
     if len(containers) != 1:
-        raise UnsupportedPodError(f"{where}.template.spec.template.spec.containers: a local pod runs one container, "
-                                  f"got {len(containers)}")
+        raise UnsupportedPodError(
+            f"{where}.template.spec.template.spec.containers: a local pod runs one container, "
+            f"got {len(containers)}"
+        )
     container = containers[0]
     container_where = f"{where}.template.spec.template.spec.containers[0]"
     parallelism = int(job_spec.get("parallelism", job_spec.get("completions", 1)) or 1)
@@ -163,11 +194,22 @@ def _pods_of(jobset_name: str, namespace: str, position: int, job: Mapping[str, 
         for pod_index in range(parallelism):
             pod_name = f"{jobset_name}-{job['name']}-{job_index}-{pod_index}"
             labels = dict(pod_template.get("metadata", {}).get("labels") or {})
-            labels.update({JOBSET_NAME_LABEL: jobset_name, REPLICATED_JOB_LABEL: job["name"],
-                           JOB_INDEX_LABEL: str(job_index), COMPLETION_INDEX: str(pod_index)})
+            labels.update(
+                {
+                    JOBSET_NAME_LABEL: jobset_name,
+                    REPLICATED_JOB_LABEL: job["name"],
+                    JOB_INDEX_LABEL: str(job_index),
+                    COMPLETION_INDEX: str(pod_index),
+                }
+            )
             annotations = dict(pod_template.get("metadata", {}).get("annotations") or {})
             annotations.update({JOB_INDEX_LABEL: str(job_index), COMPLETION_INDEX: str(pod_index)})
-            meta = {"name": pod_name, "namespace": namespace, "labels": labels, "annotations": annotations}
+            meta = {
+                "name": pod_name,
+                "namespace": namespace,
+                "labels": labels,
+                "annotations": annotations,
+            }
             command = [*(container.get("command") or []), *(container.get("args") or [])]
             if not command:
                 raise UnsupportedPodError(
@@ -175,33 +217,59 @@ def _pods_of(jobset_name: str, namespace: str, position: int, job: Mapping[str, 
                 )
             env = _resolve_env(container, meta, container_where, addresses)
             env.setdefault("HOSTNAME", pod_name)
-            pods.append(LocalPod(
-                replicated_job=job["name"], job_index=job_index, pod_index=pod_index, name=pod_name,
-                step=step_name(job["name"], job_index, pod_index, parallelism, node_offset),
-                container=container.get("name", job["name"]),
-                command=tuple(addresses.rewrite(part) for part in command), env=env,
-                image=container.get("image"), working_dir=container.get("workingDir"),
-            ))
+            device, count = container_devices(container.get("resources")) or (
+                constants.UNKNOWN,
+                constants.UNKNOWN,
+            )
+            if env.get(constants.TORCH_ENV_NUM_PROC_PER_NODE, "").isdigit():
+                count = env[constants.TORCH_ENV_NUM_PROC_PER_NODE]
+            pods.append(
+                LocalPod(
+                    replicated_job=job["name"],
+                    job_index=job_index,
+                    pod_index=pod_index,
+                    name=pod_name,
+                    step=step_name(job["name"], job_index, pod_index, parallelism, node_offset),
+                    container=container.get("name", job["name"]),
+                    command=tuple(addresses.rewrite(part) for part in command),
+                    env=env,
+                    image=container.get("image"),
+                    working_dir=container.get("workingDir"),
+                    device=device,
+                    device_count=count,
+                )
+            )
     return pods
 
 
-def expand_pods(jobset: Mapping[str, Any], master_port: int) -> list[tuple[dict[str, Any], list[LocalPod]]]:
+def expand_pods(
+    jobset: Mapping[str, Any], master_port: int
+) -> list[tuple[dict[str, Any], list[LocalPod]]]:
     """Each replicated job, in start order, with its pods."""
     metadata = jobset.get("metadata") or {}
     name = metadata.get("name", "")
     namespace = metadata.get("namespace", "default")
-    subdomain = (jobset.get("spec", {}).get("network") or {}).get("subdomain") or name
     jobs = list(jobset.get("spec", {}).get("replicatedJobs") or [])
-    hosts = tuple(sorted({f"{name}-{job['name']}-{i}-{p}" for job in jobs
-                          for i in range(int(job.get("replicas", 1)))
-                          for p in range(int(job.get("template", {}).get("spec", {}).get("parallelism", 1) or 1))},
-                         key=len, reverse=True))
+    hosts = tuple(
+        sorted(
+            {
+                f"{name}-{job['name']}-{i}-{p}"
+                for job in jobs
+                for i in range(int(job.get("replicas", 1)))
+                for p in range(
+                    int(job.get("template", {}).get("spec", {}).get("parallelism", 1) or 1)
+                )
+            },
+            key=len,
+            reverse=True,
+        )
+    )
     addresses = PodAddresses(master_port=master_port, hosts=hosts)
     has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
     expanded = []
     for job in ordered_replicated_jobs(jobset):
         offset = 1 if has_launcher and job["name"] == constants.NODE else 0
-        expanded.append((job, _pods_of(name, namespace, jobs.index(job), job, subdomain, addresses, offset)))
+        expanded.append((job, _pods_of(name, namespace, jobs.index(job), job, addresses, offset)))
     return expanded
 
 

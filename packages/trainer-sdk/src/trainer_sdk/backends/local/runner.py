@@ -8,6 +8,7 @@ own. A failed pod fails the attempt: every pod is ended, and the JobSet restarts
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import signal
@@ -18,7 +19,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.jobdir import JobDir
@@ -45,10 +46,8 @@ def end_process_group(pid: int, grace: float = TERMINATION_GRACE_SECONDS) -> Non
         except (ProcessLookupError, PermissionError):
             return
         time.sleep(0.05)
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 @dataclass
@@ -59,11 +58,13 @@ class PodState:
     step: str
     replicated_job: str
     job_index: int
+    device: str = "Unknown"
+    device_count: str = "Unknown"
     phase: str = "Pending"
-    pid: Optional[int] = None
-    exit_code: Optional[int] = None
-    started_at: Optional[str] = None
-    finished_at: Optional[str] = None
+    pid: int | None = None
+    exit_code: int | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
 
 
 @dataclass
@@ -83,14 +84,16 @@ class JobSetRunner:
         base_env: Mapping[str, str],
         master_port: int,
         report: Callable[[dict[str, Any], list[PodState]], None],
-        active_deadline_seconds: Optional[float] = None,
+        active_deadline_seconds: float | None = None,
     ) -> None:
         self.jobset = jobset
         self.job_dir = job_dir
         self.base_env = dict(base_env)
         self.report = report
         self.plan = pod_plan.expand_pods(jobset, master_port)
-        self.deadline = time.monotonic() + active_deadline_seconds if active_deadline_seconds else None
+        self.deadline = (
+            time.monotonic() + active_deadline_seconds if active_deadline_seconds else None
+        )
         self.restarts = 0
         self._exits: queue.Queue[tuple[int, str, int]] = queue.Queue()
         self._attempt = _Attempt()
@@ -102,7 +105,11 @@ class JobSetRunner:
         """Per replicated job: Complete, Failed, Ready (all pods running) or Pending."""
         result = {}
         for job, pods in self.plan:
-            phases = [self._attempt.states[pod.name].phase for pod in pods if pod.name in self._attempt.states]
+            phases = [
+                self._attempt.states[pod.name].phase
+                for pod in pods
+                if pod.name in self._attempt.states
+            ]
             if len(phases) < len(pods) or not phases:
                 result[job["name"]] = "Pending"
             elif all(phase == "Succeeded" for phase in phases):
@@ -135,16 +142,26 @@ class JobSetRunner:
             statuses.append({"name": job["name"], **counts})
         return statuses
 
-    def _status(self, condition: Optional[tuple[str, str, str]] = None) -> dict[str, Any]:
-        status: dict[str, Any] = {"restarts": self.restarts, "replicatedJobsStatus": self._replicated_jobs_status()}
+    def _status(self, condition: tuple[str, str, str] | None = None) -> dict[str, Any]:
+        status: dict[str, Any] = {
+            "restarts": self.restarts,
+            "replicatedJobsStatus": self._replicated_jobs_status(),
+        }
         if condition:
             kind, reason, message = condition
-            status["conditions"] = [{"type": kind, "status": "True", "reason": reason, "message": message,
-                                     "lastTransitionTime": _now()}]
+            status["conditions"] = [
+                {
+                    "type": kind,
+                    "status": "True",
+                    "reason": reason,
+                    "message": message,
+                    "lastTransitionTime": _now(),
+                }
+            ]
             status["terminalState"] = kind if kind in ("Completed", "Failed") else None
         return status
 
-    def _publish(self, condition: Optional[tuple[str, str, str]] = None) -> dict[str, Any]:
+    def _publish(self, condition: tuple[str, str, str] | None = None) -> dict[str, Any]:
         status = self._status(condition)
         self.report(status, list(self._attempt.states.values()))
         return status
@@ -160,10 +177,20 @@ class JobSetRunner:
         with open(log_path, "ab") as log:
             if self.restarts:
                 log.write(f"--- restart {self.restarts} of the JobSet ---\n".encode())
-                log.flush()
+            if pod.image:
+                log.write(
+                    f"[trainer-sdk] image {pod.image} recorded; the local backend runs this Python "
+                    "environment instead\n".encode()
+                )
+            log.flush()
             process = subprocess.Popen(
-                list(pod.command), cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
+                list(pod.command),
+                cwd=cwd,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
         state = self._attempt.states[pod.name]
         state.pid, state.phase, state.started_at = process.pid, "Running", _now()
@@ -176,8 +203,11 @@ class JobSetRunner:
 
     def end_all(self) -> None:
         """End every running pod's process group."""
-        threads = [threading.Thread(target=end_process_group, args=(process.pid,))
-                   for process in self._attempt.processes.values() if process.poll() is None]
+        threads = [
+            threading.Thread(target=end_process_group, args=(process.pid,))
+            for process in self._attempt.processes.values()
+            if process.poll() is None
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -192,7 +222,9 @@ class JobSetRunner:
     def _start_ready_jobs(self) -> None:
         states = self._job_states()
         for job, pods in self.plan:
-            if job["name"] in self._attempt.started_jobs or not pod_plan.dependencies_met(job, states):
+            if job["name"] in self._attempt.started_jobs or not pod_plan.dependencies_met(
+                job, states
+            ):
                 continue
             self._attempt.started_jobs.add(job["name"])
             for pod in pods:
@@ -207,10 +239,20 @@ class JobSetRunner:
 
     def _run_attempt(self) -> tuple[str, str, str]:
         self._attempt_number += 1
-        self._attempt = _Attempt(states={
-            pod.name: PodState(pod.name, pod.step, pod.replicated_job, pod.job_index)
-            for _, pods in self.plan for pod in pods
-        })
+        self._attempt = _Attempt(
+            states={
+                pod.name: PodState(
+                    pod.name,
+                    pod.step,
+                    pod.replicated_job,
+                    pod.job_index,
+                    pod.device,
+                    pod.device_count,
+                )
+                for _, pods in self.plan
+                for pod in pods
+            }
+        )
         self._start_ready_jobs()
         self._publish()
         while True:
@@ -231,7 +273,11 @@ class JobSetRunner:
             if code != 0:
                 self._publish()
                 self.end_all()
-                return "Failed", "FailedJobs", f"pod {name} (step {state.step}) exited with code {code}"
+                return (
+                    "Failed",
+                    "FailedJobs",
+                    f"pod {name} (step {state.step}) exited with code {code}",
+                )
             if self._succeeded():
                 self.end_all()
                 return "Completed", "AllJobsCompleted", "the JobSet completed"
