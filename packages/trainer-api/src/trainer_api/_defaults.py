@@ -1,0 +1,42 @@
+"""Defaulting as the upstream API server does it: the defaults the CRD schemas declare.
+
+The defaults live in the rule table (``_rules.FIELD_SPECS``), so the generated CRDs
+declare exactly the defaults ``apply_defaults`` fills in.
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from trainer_api._base import ApiModel, KubernetesObject
+from trainer_api._rules import FIELD_SPECS, NO_DEFAULT
+
+__all__ = ["apply_defaults"]
+
+T = TypeVar("T", bound=KubernetesObject)
+
+
+def apply_defaults(obj: T) -> T:
+    """A copy of ``obj`` with every unset field that has an upstream default filled in.
+
+    As in the API server, a default applies only where its parent object is present.
+    Fields set this way count as set, so ``to_dict()`` writes them.
+    """
+    copy = obj.model_copy(deep=True)
+    _fill(copy)
+    return copy
+
+
+def _fill(value: object) -> None:
+    if isinstance(value, ApiModel):
+        specs = FIELD_SPECS.get(type(value), {})
+        for name in type(value).model_fields:
+            current = getattr(value, name)
+            spec = specs.get(name)
+            if current is None and spec is not None and spec.default is not NO_DEFAULT:
+                setattr(value, name, spec.default)
+            else:
+                _fill(current)
+    elif isinstance(value, list):
+        for item in value:
+            _fill(item)
