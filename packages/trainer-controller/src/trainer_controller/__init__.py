@@ -1,6 +1,39 @@
-"""The runtime framework that turns a TrainJob into a JobSet, and the Kubernetes operator, webhooks and manifests that run it.
+"""The runtime framework that turns a TrainJob into a JobSet, and the Kubernetes operator,
+webhooks and manifests that run it.
 
-Skeleton: this package has no public API yet; its issue will add it.
+``build(job, runtime, observed, now) -> Plan`` is the pure core both drivers call; ``render``
+gives the objects for one job (the ``trainer-controller render`` command); ``validate`` gives
+the runtime-aware field errors (for the admission webhook).
 """
 
-__all__: list[str] = []
+from trainer_controller.builtin import builtin_runtimes
+from trainer_controller.runtime.errors import (
+    BuildError,
+    InvalidTrainJobError,
+    RuntimeFrameworkError,
+)
+from trainer_controller.runtime.info import PodSet, RuntimeInfo
+from trainer_controller.runtime.lifecycle import build, is_finished
+from trainer_controller.runtime.plan import ObjectRef, Observed, Plan
+from trainer_controller.runtime.registry import PLUGINS
+from trainer_controller.runtime.rendering import render, validate
+from trainer_controller.runtime.settings import Settings, StatusServer
+
+__all__ = [
+    "PLUGINS",
+    "BuildError",
+    "InvalidTrainJobError",
+    "ObjectRef",
+    "Observed",
+    "Plan",
+    "PodSet",
+    "RuntimeFrameworkError",
+    "RuntimeInfo",
+    "Settings",
+    "StatusServer",
+    "build",
+    "builtin_runtimes",
+    "is_finished",
+    "render",
+    "validate",
+]

@@ -1,0 +1,97 @@
+"""``trainer-controller``: command line of the controller package.
+
+``render`` prints the objects the controller would create for a TrainJob. Subcommands are
+click commands on the ``cli`` group; the operator adds ``run`` the same way.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+import trainer_api
+from trainer_api import ClusterTrainingRuntime, TrainingRuntime, TrainJob
+
+from trainer_controller.builtin import builtin_runtimes
+from trainer_controller.runtime.errors import BuildError
+from trainer_controller.runtime.rendering import render
+from trainer_controller.yaml_stream import dump_stream
+
+__all__ = ["cli", "find_runtime"]
+
+Runtime = TrainingRuntime | ClusterTrainingRuntime
+
+
+@click.group()
+def cli() -> None:
+    """The trainer controller: render TrainJobs into the objects that run them."""
+
+
+def find_runtime(job: TrainJob, given: Sequence[Runtime]) -> Runtime | None:
+    """The runtime ``job`` references: among ``given`` first, then the built-in runtimes."""
+    ref = job.spec.runtime_ref
+    kind = ref.kind or trainer_api.CLUSTER_TRAINING_RUNTIME_KIND
+    for runtime in given:
+        if runtime.kind == kind and runtime.metadata.name == ref.name:
+            return runtime
+    if kind == trainer_api.CLUSTER_TRAINING_RUNTIME_KIND:
+        return builtin_runtimes().get(ref.name)
+    return None
+
+
+@cli.command(name="render")
+@click.option(
+    "-f",
+    "--filename",
+    "filenames",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="YAML file with TrainJobs and (Cluster)TrainingRuntimes; repeat for more files.",
+)
+def render_command(filenames: tuple[Path, ...]) -> None:
+    """Print, as a YAML stream, the objects the controller would create for each TrainJob."""
+    objects: list[object] = []
+    for path in filenames:
+        try:
+            objects += trainer_api.parse_all(path.read_text(encoding="utf-8"))
+        except trainer_api.ValidationError as error:
+            _fail(f"{path}: invalid input", [str(e) for e in error.errors])
+    runtimes = [
+        obj for obj in objects if isinstance(obj, (TrainingRuntime, ClusterTrainingRuntime))
+    ]
+    jobs = [obj for obj in objects if isinstance(obj, TrainJob)]
+    if not jobs:
+        _fail("no TrainJob in the given files", [])
+    manifests = []
+    for job in jobs:
+        runtime = find_runtime(job, runtimes)
+        if runtime is None:
+            ref = job.spec.runtime_ref
+            _fail(
+                f"TrainJob {job.metadata.name!r}: runtime not found",
+                [
+                    f"spec.runtimeRef: no {ref.kind or 'ClusterTrainingRuntime'} "
+                    f"named {ref.name!r} "
+                    "in the given files or the built-in runtimes"
+                ],
+            )
+        try:
+            manifests += render(job, runtime)
+        except BuildError as error:
+            _fail(f"TrainJob {job.metadata.name!r}: cannot be built", str(error).splitlines())
+    click.echo(dump_stream(manifests), nl=False)
+
+
+def _fail(headline: str, lines: Sequence[str]) -> None:
+    click.echo(f"error: {headline}", err=True)
+    for line in lines:
+        click.echo(f"  {line}", err=True)
+    sys.exit(1)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="trainer-controller")

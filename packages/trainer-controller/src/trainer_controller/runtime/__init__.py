@@ -1,0 +1,1 @@
+"""The runtime framework: TrainJob + runtime + observed objects -> Plan (pure)."""

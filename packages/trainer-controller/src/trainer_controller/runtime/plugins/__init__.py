@@ -1,0 +1,1 @@
+"""One module per plugin; ``trainer_controller.runtime.registry`` lists them in order."""

@@ -1,0 +1,35 @@
+"""The plugins, in the one order every phase runs them.
+
+ML-policy plugins first (PlainML, then the frameworks), then the pod-group plugins, then the
+trainer status plugin, and the JobSet plugin last so that it renders what the others changed.
+The same order fixes the order of built objects: Secrets and ConfigMaps, PodGroups, then the
+JobSet. A new plugin is one module in ``plugins/`` and one entry here.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from trainer_controller.runtime.plugins.coscheduling import Coscheduling
+from trainer_controller.runtime.plugins.jax import JAX
+from trainer_controller.runtime.plugins.jobset import JobSet
+from trainer_controller.runtime.plugins.mpi import MPI
+from trainer_controller.runtime.plugins.plainml import PlainML
+from trainer_controller.runtime.plugins.torch import Torch
+from trainer_controller.runtime.plugins.trainer_status import TrainerStatus
+from trainer_controller.runtime.plugins.volcano import Volcano
+from trainer_controller.runtime.plugins.xgboost import XGBoost
+
+__all__ = ["PLUGINS"]
+
+PLUGINS: Final = (
+    PlainML(),
+    Torch(),
+    MPI(),
+    JAX(),
+    XGBoost(),
+    Coscheduling(),
+    Volcano(),
+    TrainerStatus(),
+    JobSet(),
+)

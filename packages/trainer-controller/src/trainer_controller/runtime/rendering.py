@@ -1,0 +1,71 @@
+"""From a TrainJob and its runtime to the objects that run it (no lifecycle, no status)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from trainer_controller.runtime import constants, framework
+from trainer_controller.runtime.errors import BuildError
+from trainer_controller.runtime.info import RuntimeInfo, runtime_info
+from trainer_controller.runtime.manifests import to_doc
+from trainer_controller.runtime.plan import Observed
+from trainer_controller.runtime.registry import PLUGINS
+from trainer_controller.runtime.settings import Settings
+from trainer_controller.runtime.snapshot import to_snapshot
+
+__all__ = ["check_runtime_ref", "render", "validate"]
+
+
+def check_runtime_ref(job: Mapping[str, Any], runtime: Mapping[str, Any]) -> None:
+    """Raise BuildError unless ``runtime`` is the one ``job.spec.runtimeRef`` names."""
+    ref = (job.get("spec") or {}).get("runtimeRef") or {}
+    kind = ref.get("kind") or constants.CLUSTER_TRAINING_RUNTIME_KIND
+    name = (runtime.get("metadata") or {}).get("name")
+    if runtime.get("kind") != kind or name != ref.get("name"):
+        raise BuildError(
+            f"spec.runtimeRef names {kind} {ref.get('name')!r}, "
+            f"but the runtime given is {runtime.get('kind')} {name!r}"
+        )
+
+
+def _info(
+    job: Mapping[str, Any],
+    runtime: Mapping[str, Any],
+    settings: Settings | None,
+    plugins: Sequence[object],
+) -> RuntimeInfo:
+    info = runtime_info(job, runtime, settings)
+    framework.run_validate(info, job, plugins)
+    return info
+
+
+def validate(job: Any, runtime: Any, plugins: Sequence[object] = PLUGINS) -> list[Any]:
+    """The plugins' FieldErrors for ``job`` against ``runtime`` (typed models or manifest dicts)."""
+    job_doc, runtime_doc = to_doc(job), to_doc(runtime)
+    return [
+        error
+        for plugin in framework.plugins_for(framework.Validates, plugins)
+        for error in plugin.validate(runtime_info(job_doc, runtime_doc), job_doc)
+    ]
+
+
+def render(
+    job: Any,
+    runtime: Any,
+    observed: Observed | None = None,
+    settings: Settings | None = None,
+    plugins: Sequence[object] = PLUGINS,
+) -> list[dict[str, Any]]:
+    """The manifests for ``job`` built from ``runtime``: the runtime snapshot ConfigMap, then the
+    plugins' objects in registry order (JobSet last). Raises BuildError (InvalidTrainJobError
+    for field errors)."""
+    job_doc, runtime_doc = to_doc(job), to_doc(runtime)
+    observed = observed or Observed()
+    check_runtime_ref(job_doc, runtime_doc)
+    info = _info(job_doc, runtime_doc, settings, plugins)
+    framework.run_enforce(info, job_doc, plugins)
+    return [
+        to_snapshot(job_doc, runtime_doc),
+        *framework.run_build(info, job_doc, observed, plugins),
+    ]
