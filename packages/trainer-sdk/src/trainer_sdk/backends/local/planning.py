@@ -50,19 +50,26 @@ def _parse(document: Mapping[str, Any], what: str) -> Any:
         raise InvalidTrainJobError([f"{what}: {item}" for item in error.errors]) from None
 
 
-def plan_trainjob(
-    trainjob: Mapping[str, Any], runtime: Mapping[str, Any], now: datetime
-) -> Planned:
+def plan_trainjob(trainjob: Mapping[str, Any], runtime: Mapping[str, Any], now: datetime) -> Planned:
     """Validate the TrainJob against its runtime and build the objects that run it."""
     import trainer_api
     import trainer_controller
 
     job = _parse(trainjob, "TrainJob")
     runtime_obj = _parse(runtime, str(runtime.get("kind", "runtime")))
-    errors = trainer_api.validate(trainer_api.apply_defaults(job), runtime=runtime_obj)
+    errors = [
+        *trainer_api.validate(trainer_api.apply_defaults(job), runtime=runtime_obj),
+        *trainer_controller.validate(job, runtime_obj),
+    ]
     if errors:
         raise InvalidTrainJobError([str(error) for error in errors])
     plan = trainer_controller.build(job, runtime_obj, trainer_controller.Observed(), now)
+    status = _to_doc(plan.status) if plan.status is not None else {}
+    for condition in status.get("conditions") or []:
+        if condition.get("reason") == "JobsBuildFailed" or (
+            condition.get("type") == "Failed" and condition.get("status") == "True"
+        ):
+            raise InvalidTrainJobError([str(condition.get("message"))])
     return Planned([_to_doc(obj) for obj in plan.apply])
 
 
