@@ -258,10 +258,16 @@ class LocalBackend(RuntimeBackend):
     def _stop(self, job_dir: JobDir) -> None:
         """End the supervisor and every pod's process group; wait until they are gone."""
         supervisor = self._supervisors.pop(job_dir.name, None)
-        if job_dir.supervisor_pid.is_file():
+        if supervisor is not None:  # our child: signal it and reap it (a zombie still has its group)
+            if supervisor.poll() is None:
+                supervisor.terminate()
+            try:
+                supervisor.wait(timeout=STOP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                end_process_group(supervisor.pid, grace=0)
+                supervisor.wait()
+        elif job_dir.supervisor_pid.is_file():
             end_process_group(int(job_dir.supervisor_pid.read_text()), grace=STOP_TIMEOUT_SECONDS)
-        if supervisor is not None:
-            supervisor.wait(timeout=STOP_TIMEOUT_SECONDS)
         for pod in read_json(job_dir.state).get("pods", []):
             if pod.get("pid") and pod.get("phase") == constants.POD_RUNNING:
                 end_process_group(int(pod["pid"]))

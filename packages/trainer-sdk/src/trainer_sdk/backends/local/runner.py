@@ -161,7 +161,8 @@ class JobSetRunner:
             status["terminalState"] = kind if kind in ("Completed", "Failed") else None
         return status
 
-    def _publish(self, condition: tuple[str, str, str] | None = None) -> dict[str, Any]:
+    def publish(self, condition: tuple[str, str, str] | None = None) -> dict[str, Any]:
+        """Report the current status (with a terminal or suspended condition) and return it."""
         status = self._status(condition)
         self.report(status, list(self._attempt.states.values()))
         return status
@@ -254,7 +255,7 @@ class JobSetRunner:
             }
         )
         self._start_ready_jobs()
-        self._publish()
+        self.publish()
         while True:
             timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
             try:
@@ -271,7 +272,7 @@ class JobSetRunner:
             state.exit_code, state.finished_at = code, _now()
             state.phase = "Succeeded" if code == 0 else "Failed"
             if code != 0:
-                self._publish()
+                self.publish()
                 self.end_all()
                 return (
                     "Failed",
@@ -282,12 +283,12 @@ class JobSetRunner:
                 self.end_all()
                 return "Completed", "AllJobsCompleted", "the JobSet completed"
             self._start_ready_jobs()
-            self._publish()
+            self.publish()
 
     def run(self) -> dict[str, Any]:
         """Run until Completed or Failed; returns the final JobSet status."""
         if self.jobset.get("spec", {}).get("suspend"):
-            return self._publish(("Suspended", "SuspendedJobs", "the JobSet is suspended"))
+            return self.publish(("Suspended", "SuspendedJobs", "the JobSet is suspended"))
         budget = pod_plan.failure_budget(self.jobset)
         while True:
             kind, reason, message = self._run_attempt()
@@ -296,4 +297,4 @@ class JobSetRunner:
                 continue
             if kind == "Failed" and reason == "FailedJobs" and budget:
                 message = f"{message}; reached maxRestarts {budget}"
-            return self._publish((kind, reason, message))
+            return self.publish((kind, reason, message))

@@ -195,17 +195,28 @@ class Supervisor:
             return 1
         deadline = (self.trainjob.get("spec") or {}).get("activeDeadlineSeconds")
         runner = JobSetRunner(self.jobset, self.job_dir, env, free_port(), self.report, deadline)
-        signal.signal(signal.SIGTERM, lambda *_: runner.stop())
+        signal.signal(signal.SIGTERM, _raise_terminated)
         if not detach:
             threading.Thread(target=_stop_when_parent_exits, args=(runner,), daemon=True).start()
         try:
             final = runner.run()
+        except _TerminatedError:
+            runner.end_all()
+            final = runner.publish(("Failed", "Deleted", "the job was deleted"))
         finally:
             runner.end_all()
         with self.lock:
             self.state["finished"] = True
             write_json(self.job_dir.state, self.state)
         return 0 if final.get("terminalState") == "Completed" else 1
+
+
+class _TerminatedError(Exception):
+    """SIGTERM arrived: the job is being deleted."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _TerminatedError
 
 
 def _stop_when_parent_exits(runner: JobSetRunner) -> None:
