@@ -27,7 +27,7 @@ from trainer_sdk.trainjobs import build_trainjob_manifest, command_for_code, gen
 __all__ = ["cli", "main"]
 
 _console = Console()
-_errors = Console(stderr=True)
+_errors = Console(stderr=True, soft_wrap=True)
 OUTPUTS = click.Choice(["table", "json", "yaml"])
 
 
