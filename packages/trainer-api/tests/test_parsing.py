@@ -112,6 +112,18 @@ def test_models_accept_snake_case_names_too() -> None:
             id="wrong-type",
         ),
         pytest.param(
+            TRAIN_JOB.replace("numNodes: 2", 'numNodes: "2"'),
+            "spec.trainer.numNodes",
+            "valid integer",
+            id="string-for-integer",
+        ),
+        pytest.param(
+            TRAIN_JOB.replace('"2026-01-02T03:04:05Z"', "yesterday"),
+            "metadata.creationTimestamp",
+            "RFC 3339",
+            id="bad-time",
+        ),
+        pytest.param(
             TRAIN_JOB.replace("name: POD_NAME", "value: x"),
             "spec.trainer.env[0].name",
             "required",
@@ -136,6 +148,17 @@ def test_strict_reports_every_unknown_field_at_once() -> None:
     assert [error.field for error in errors_of(doc)] == [
         "spec.trainer.numNode",
         "spec.trainer.imag",
+    ]
+
+
+def test_type_errors_and_unknown_fields_are_reported_together() -> None:
+    doc = TRAIN_JOB.replace("numNodes: 2", "numNodes: two\n    imag: x").replace(
+        "fieldPath:", "feildPath: x\n            fieldPath:"
+    )
+    assert [error.field for error in errors_of(doc)] == [
+        "spec.trainer.numNodes",
+        "spec.trainer.imag",
+        "spec.trainer.env[0].valueFrom.fieldRef.feildPath",
     ]
 
 

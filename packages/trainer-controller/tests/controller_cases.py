@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from datetime import datetime, timezone
 from pathlib import Path
@@ -112,3 +113,43 @@ def env_of(container: dict[str, Any]) -> dict[str, Any]:
 def load_yaml(path: Path) -> list[dict[str, Any]]:
     """The documents of a YAML file."""
     return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
+
+
+@functools.cache
+def jobset_validator() -> Any:
+    """A jsonschema validator of the JobSet v1alpha2 CRD schema, or None without upstream data."""
+    root = upstream_dir()
+    if root is None:
+        return None
+    import jsonschema
+
+    crd = yaml.safe_load((root / "jobset" / "jobset.x-k8s.io_jobsets.yaml").read_text())
+    schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha2")["schema"][
+        "openAPIV3Schema"
+    ]
+    return jsonschema.Draft7Validator(schema)
+
+
+def jobset_schema_errors(jobset: dict[str, Any]) -> list[str]:
+    """Every schema violation of ``jobset``, as 'path: message' lines."""
+    validator = jobset_validator()
+    return [
+        "/".join(map(str, error.absolute_path)) + ": " + error.message
+        for error in sorted(
+            validator.iter_errors(jobset), key=lambda e: list(map(str, e.absolute_path))
+        )
+    ]
+
+
+def rendered_jobset(job: dict[str, Any], runtime: dict[str, Any]) -> dict[str, Any]:
+    """The JobSet ``render`` builds for ``job`` (fixed SSH key)."""
+    from trainer_controller import render
+
+    return by_kind(render(job, runtime, settings=FIXED_SETTINGS), "JobSet")[0]
+
+
+def field_errors(job: dict[str, Any], runtime: dict[str, Any]) -> list[str]:
+    """The plugins' validation messages, as 'field: message' strings."""
+    from trainer_controller import validate
+
+    return [str(error) for error in validate(job, runtime)]

@@ -1,6 +1,8 @@
 """The MPI launcher: hostfiles, SSH keys and mpirun commands for Open MPI, Intel MPI and MPICH."""
 
+from mpi_runtime.commands import mpirun_command, shell_command, with_mpi4py
 from mpi_runtime.errors import HostNotReadyError, InvalidArgumentError, MPIRuntimeError
+from mpi_runtime.frameworks import DEEPSPEED_LAUNCHERS, deepspeed_command, mlx_launch_command
 from mpi_runtime.hostfiles import HostSlots, hostfile, parse_hostfile, rank_hosts
 from mpi_runtime.implementations import Implementation, ImplementationLike, parse_implementation
 from mpi_runtime.launcher_envs import (
@@ -10,6 +12,10 @@ from mpi_runtime.launcher_envs import (
     launcher_env,
     reserved_env_names,
 )
+from mpi_runtime.launches import LaunchPlan, detect_implementation, launch, plan_launch
+from mpi_runtime.rank_envs import MASTER_PORT, RANK_ENV_SOURCES, exec_with_rank_env, rank_env
+from mpi_runtime.readiness import is_this_machine, probe_sshd, wait_for_hosts
+from mpi_runtime.ssh_configs import SSH_PORT, ssh_client_config, sshd_config
 from mpi_runtime.ssh_keys import (
     SSH_AUTH_FILE_MODE,
     SSH_AUTH_FILES,
@@ -22,13 +28,18 @@ from mpi_runtime.ssh_keys import (
     ssh_secret_data,
     write_ssh_auth,
 )
+from mpi_runtime.workers import find_sshd, prepare_sshd, run_sshd
 
 __all__ = [
+    "DEEPSPEED_LAUNCHERS",
+    "MASTER_PORT",
+    "RANK_ENV_SOURCES",
     "RESERVED_ENV_NAMES",
     "SSH_ARGS",
     "SSH_ARGS_ENV_NAMES",
     "SSH_AUTH_FILES",
     "SSH_AUTH_FILE_MODE",
+    "SSH_PORT",
     "SSH_PRIVATE_KEY_FILE",
     "SSH_SECRET_PRIVATE_KEY",
     "SSH_SECRET_PUBLIC_KEY",
@@ -37,16 +48,35 @@ __all__ = [
     "Implementation",
     "ImplementationLike",
     "InvalidArgumentError",
+    "LaunchPlan",
     "MPIRuntimeError",
     "SSHKeyPair",
+    "deepspeed_command",
+    "detect_implementation",
+    "exec_with_rank_env",
+    "find_sshd",
     "generate_ssh_keypair",
     "hostfile",
+    "is_this_machine",
+    "launch",
     "launcher_env",
+    "mlx_launch_command",
+    "mpirun_command",
     "parse_hostfile",
     "parse_implementation",
+    "plan_launch",
+    "prepare_sshd",
     "private_identity",
+    "probe_sshd",
+    "rank_env",
     "rank_hosts",
     "reserved_env_names",
+    "run_sshd",
+    "shell_command",
+    "ssh_client_config",
     "ssh_secret_data",
+    "sshd_config",
+    "wait_for_hosts",
+    "with_mpi4py",
     "write_ssh_auth",
 ]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Final
 
-from trainer_api._core import PodSpec
 from trainer_api._errors import FieldError
 from trainer_api._jobset import ReplicatedJob
+from trainer_api._pods import PodSpec
 from trainer_api._runtime import ClusterTrainingRuntime, MLPolicy, TrainingRuntime
 from trainer_api._trainjob import (
     DatasetInitializer,
@@ -24,13 +24,13 @@ from trainer_api._wellknown import (
     MODEL_INITIALIZER,
     NODE,
     RESERVED_ENV_PREFIXES,
+    TRAINER_STEP,
 )
 
 __all__ = ["runtime_errors", "train_job_errors"]
 
 Runtime = TrainingRuntime | ClusterTrainingRuntime
 
-TRAINER_STEP: Final = "trainer"
 _STEP_CONTAINERS: Final = {
     DATASET_INITIALIZER: DATASET_INITIALIZER,
     MODEL_INITIALIZER: MODEL_INITIALIZER,
@@ -108,7 +108,8 @@ def _patch_target_errors(job: TrainJob, runtime: Runtime) -> Iterator[FieldError
     for index, patch in enumerate(job.spec.runtime_patches or []):
         template = patch.training_runtime_spec.template if patch.training_runtime_spec else None
         spec = template.spec if template is not None else None
-        for job_index, target in enumerate(spec.replicated_jobs or [] if spec else []):
+        targets = spec.replicated_jobs if spec is not None else None
+        for job_index, target in enumerate(targets or []):
             path = (
                 f"spec.runtimePatches[{index}].trainingRuntimeSpec.template.spec."
                 f"replicatedJobs[{job_index}]"

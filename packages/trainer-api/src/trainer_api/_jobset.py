@@ -7,8 +7,9 @@ from typing import Literal
 from pydantic import Field
 
 from trainer_api._base import ApiModel, KubernetesObject
-from trainer_api._core import JobTemplateSpec, PersistentVolumeClaimTemplate
+from trainer_api._batch import JobTemplateSpec
 from trainer_api._meta import Condition, ListMeta, ObjectMeta
+from trainer_api._volumes import PersistentVolumeClaim
 
 __all__ = [
     "JOBSET_API_VERSION",
@@ -111,7 +112,7 @@ class VolumeRetentionPolicy(ApiModel):
 class VolumeClaimPolicy(ApiModel):
     """PersistentVolumeClaims created for a JobSet and mounted by its pods."""
 
-    templates: list[PersistentVolumeClaimTemplate] | None = None
+    templates: list[PersistentVolumeClaim] | None = None
     retention_policy: VolumeRetentionPolicy | None = None
 
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, PlainSerializer
+from pydantic import BeforeValidator, Field, PlainSerializer
 
 from trainer_api._base import ApiModel
+from trainer_api._types import JsonObject
 
 __all__ = [
     "Condition",
@@ -17,7 +18,6 @@ __all__ = [
     "ObjectMeta",
     "OwnerReference",
     "Time",
-    "format_time",
 ]
 
 
@@ -29,7 +29,22 @@ def format_time(value: datetime) -> str:
     return f"{text}Z"
 
 
-Time = Annotated[datetime, PlainSerializer(format_time, return_type=str, when_used="json")]
+def parse_time(value: object) -> object:
+    """An RFC 3339 string as a datetime; anything else is left to the datetime validator."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        message = f"expected an RFC 3339 time such as 2026-01-02T03:04:05Z, got {value!r}"
+        raise ValueError(message) from None
+
+
+Time = Annotated[
+    datetime,
+    BeforeValidator(parse_time),
+    PlainSerializer(format_time, return_type=str, when_used="json"),
+]
 """A meta/v1 Time: parsed from RFC 3339, written back with a ``Z`` suffix."""
 
 
@@ -60,7 +75,7 @@ class ObjectMeta(ApiModel):
     annotations: dict[str, str] | None = None
     owner_references: list[OwnerReference] | None = None
     finalizers: list[str] | None = None
-    managed_fields: list[dict[str, Any]] | None = None
+    managed_fields: list[JsonObject] | None = None
     self_link: str | None = None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import typing
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
@@ -19,10 +20,11 @@ from trainer_api._runtime import (
     TrainingRuntimeList,
 )
 from trainer_api._trainjob import TrainJob, TrainJobList
+from trainer_api._types import field_type, unwrap_optional
 from trainer_api._wellknown import TRAINER_API_VERSION
 from trainer_api._yaml import load_documents
 
-__all__ = ["KINDS", "ApiObject", "parse", "parse_all", "unknown_fields"]
+__all__ = ["KINDS", "ApiObject", "parse", "parse_all"]
 
 ApiObject = (
     TrainJob
@@ -91,27 +93,19 @@ def parse_all(text: str, strict: bool = True) -> list[ApiObject]:
 
 def _parse_object(doc: object, strict: bool) -> ApiObject:
     if not isinstance(doc, Mapping):
-        raise ValidationError(
-            [
-                FieldError(
-                    "", f"expected a mapping with apiVersion and kind, got {type(doc).__name__}"
-                )
-            ]
-        )
+        message = f"expected a mapping with apiVersion and kind, got {type(doc).__name__}"
+        raise ValidationError([FieldError("", message)])
     model = _model_for(doc)
+    errors = list(_unknown_fields(model, doc, ())) if strict else []
     try:
-        parsed = model.model_validate(dict(doc))
+        parsed = model.model_validate(dict(doc), strict=True)
     except pydantic.ValidationError as error:
-        raise ValidationError(
-            [
-                FieldError(format_path(_wire_loc(item["loc"])), _describe(item))
-                for item in error.errors(include_url=False)
-            ]
-        ) from None
-    if strict:
-        errors = [FieldError(path, message) for path, message in unknown_fields(parsed)]
-        if errors:
-            raise ValidationError(errors)
+        errors[:0] = [
+            FieldError(format_path(_wire_loc(item["loc"])), _describe(item))
+            for item in error.errors(include_url=False)
+        ]
+    if errors:
+        raise ValidationError(errors)
     return parsed  # type: ignore[return-value]
 
 
@@ -153,21 +147,31 @@ def _describe(item: Mapping[str, Any]) -> str:
     return f"{message} (got {type(value).__name__})"
 
 
-def unknown_fields(model: ApiModel) -> list[tuple[str, str]]:
-    """``(path, message)`` for every field the API does not define, anywhere in ``model``."""
-    return list(_walk_unknown(model, ()))
-
-
-def _walk_unknown(value: object, path: tuple[str | int, ...]) -> Iterator[tuple[str, str]]:
-    if isinstance(value, ApiModel):
-        fields = type(value).model_fields
-        known = [info.alias or name for name, info in fields.items()]
-        for name in value.model_extra or {}:
-            hint = difflib.get_close_matches(name, known, n=1)
+def _unknown_fields(
+    model: type[ApiModel], data: Mapping[str, Any], path: tuple[str | int, ...]
+) -> Iterator[FieldError]:
+    """A FieldError for every key of ``data``, at any depth, that ``model`` does not define."""
+    fields = {info.alias or name: info for name, info in model.model_fields.items()}
+    for key, value in data.items():
+        info = fields.get(key) or model.model_fields.get(key)
+        if info is None:
+            hint = difflib.get_close_matches(str(key), list(fields), n=1)
             suggestion = f'; did you mean "{hint[0]}"?' if hint else ""
-            yield format_path((*path, name)), f'unknown field "{name}"{suggestion}'
-        for name, info in fields.items():
-            yield from _walk_unknown(getattr(value, name), (*path, info.alias or name))
-    elif isinstance(value, list):
+            yield FieldError(format_path((*path, key)), f'unknown field "{key}"{suggestion}')
+        else:
+            yield from _unknown_in_value(field_type(info), value, (*path, key))
+
+
+def _unknown_in_value(
+    annotation: Any, value: object, path: tuple[str | int, ...]
+) -> Iterator[FieldError]:
+    annotation = unwrap_optional(annotation)
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if isinstance(annotation, type) and issubclass(annotation, ApiModel):
+        if isinstance(value, Mapping):
+            yield from _unknown_fields(annotation, value, path)
+    elif typing.get_origin(annotation) is list and isinstance(value, list):
+        item_type = typing.get_args(annotation)[0]
         for index, item in enumerate(value):
-            yield from _walk_unknown(item, (*path, index))
+            yield from _unknown_in_value(item_type, item, (*path, index))

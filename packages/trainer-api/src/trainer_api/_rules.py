@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from trainer_api._base import ApiModel
-from trainer_api._core import (
+from trainer_api._containers import Container, ContainerPort, GRPCAction
+from trainer_api._env import (
+    ConfigMapEnvSource,
     ConfigMapKeySelector,
-    Container,
-    ContainerPort,
     FileKeySelector,
     LocalObjectReference,
-    PodSpec,
+    SecretEnvSource,
     SecretKeySelector,
 )
 from trainer_api._jobset import (
@@ -32,6 +32,7 @@ from trainer_api._jobset import (
     VolumeRetentionPolicy,
 )
 from trainer_api._meta import Condition
+from trainer_api._pods import PodSpec
 from trainer_api._runtime import (
     CoschedulingPodGroupPolicySource,
     FluxMLPolicySource,
@@ -57,6 +58,15 @@ from trainer_api._trainjob import (
     TrainJob,
     TrainJobSpec,
     TrainJobStatus,
+)
+from trainer_api._volumes import (
+    AzureDiskVolumeSource,
+    ConfigMapProjection,
+    ConfigMapVolumeSource,
+    ISCSIVolumeSource,
+    RBDVolumeSource,
+    ScaleIOVolumeSource,
+    SecretProjection,
 )
 from trainer_api._wellknown import (
     CLUSTER_TRAINING_RUNTIME_KIND,
@@ -267,6 +277,26 @@ FIELD_SPECS: Final[Mapping[type[ApiModel], Mapping[str, FieldSpec]]] = {
     SecretKeySelector: {"name": FieldSpec(default="")},
     FileKeySelector: {"optional": FieldSpec(default=False)},
     ContainerPort: {"protocol": FieldSpec(default="TCP")},
+    ConfigMapEnvSource: {"name": FieldSpec(default="")},
+    SecretEnvSource: {"name": FieldSpec(default="")},
+    ConfigMapVolumeSource: {"name": FieldSpec(default="")},
+    ConfigMapProjection: {"name": FieldSpec(default="")},
+    SecretProjection: {"name": FieldSpec(default="")},
+    GRPCAction: {"service": FieldSpec(default="")},
+    AzureDiskVolumeSource: {
+        "fs_type": FieldSpec(default="ext4"),
+        "read_only": FieldSpec(default=False),
+    },
+    ISCSIVolumeSource: {"iscsi_interface": FieldSpec(default="default")},
+    RBDVolumeSource: {
+        "keyring": FieldSpec(default="/etc/ceph/keyring"),
+        "pool": FieldSpec(default="rbd"),
+        "user": FieldSpec(default="admin"),
+    },
+    ScaleIOVolumeSource: {
+        "fs_type": FieldSpec(default="xfs"),
+        "storage_mode": FieldSpec(default="ThinProvisioned"),
+    },
     Trainer: {
         "image": FieldSpec(max_length=500),
         "command": FieldSpec(max_items=128, list_type="atomic", item_max_length=1048576),

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import re
-import types
 import typing
 from collections.abc import Iterator, Sequence
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 from trainer_api._base import ApiModel
 from trainer_api._errors import FieldError, format_path
 from trainer_api._quantity import Quantity
 from trainer_api._rules import CLASS_RULES, FIELD_SPECS, FieldSpec
+from trainer_api._types import field_type, unwrap_optional, wire_format
 
 __all__ = ["schema_errors"]
 
@@ -117,7 +117,7 @@ def _list_errors(spec: FieldSpec, items: list[Any], path: Path) -> Iterator[Fiel
                     f"{name}={value!r}" for name, value in zip(spec.map_keys, key, strict=False)
                 )
                 yield FieldError(
-                    format_path((*path, index)), f"duplicate entry ({shown or key[0]!r})"
+                    format_path((*path, index)), f"duplicate entry ({shown or repr(key[0])})"
                 )
             seen.add(key)
 
@@ -145,15 +145,15 @@ def _quantity_fields(model_type: type[ApiModel]) -> frozenset[str]:
     return frozenset(
         name
         for name, info in model_type.model_fields.items()
-        if _quantity_shape(info.annotation) is not None
+        if _is_quantity(field_type(info)) or _is_quantity_map(field_type(info))
     )
 
 
-def _quantity_shape(annotation: object) -> Literal["scalar", "map"] | None:
-    members = set(typing.get_args(annotation)) - {type(None)}
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and members == {int, str}:
-        return "scalar"
-    for member in members or {annotation}:
-        if typing.get_origin(member) is dict and _quantity_shape(typing.get_args(member)[1]):
-            return "map"
-    return None
+def _is_quantity(annotation: object) -> bool:
+    wire = wire_format(unwrap_optional(annotation))
+    return wire is not None and wire.name == "quantity"
+
+
+def _is_quantity_map(annotation: object) -> bool:
+    annotation = unwrap_optional(annotation)
+    return typing.get_origin(annotation) is dict and _is_quantity(typing.get_args(annotation)[1])

@@ -7,18 +7,12 @@ from typing import Literal
 from pydantic import Field
 
 from trainer_api._base import ApiModel, KubernetesObject
-from trainer_api._core import (
-    Affinity,
-    EnvVar,
-    JsonObject,
-    LocalObjectReference,
-    PodSchedulingGate,
-    ResourceRequirements,
-    Toleration,
-    Volume,
-    VolumeMount,
-)
+from trainer_api._containers import ResourceRequirements, SecurityContext, VolumeMount
+from trainer_api._env import EnvVar, LocalObjectReference
 from trainer_api._meta import Condition, ListMeta, ObjectMeta, Time
+from trainer_api._pods import PodSchedulingGate, PodSecurityContext
+from trainer_api._scheduling import Affinity, Toleration
+from trainer_api._volumes import Volume
 
 __all__ = [
     "ContainerPatch",
@@ -95,7 +89,7 @@ class ContainerPatch(ApiModel):
     name: str
     env: list[EnvVar] | None = None
     volume_mounts: list[VolumeMount] | None = None
-    security_context: JsonObject | None = None
+    security_context: SecurityContext | None = None
 
 
 class PodSpecPatch(ApiModel):
@@ -110,7 +104,7 @@ class PodSpecPatch(ApiModel):
     containers: list[ContainerPatch] | None = None
     scheduling_gates: list[PodSchedulingGate] | None = None
     image_pull_secrets: list[LocalObjectReference] | None = None
-    security_context: JsonObject | None = None
+    security_context: PodSecurityContext | None = None
     termination_grace_period_seconds: int | None = None
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "NODE",
     "RESERVED_ENV_PREFIXES",
     "TRAINER_API_VERSION",
+    "TRAINER_STEP",
     "TRAINING_RUNTIME_KIND",
     "TRAIN_JOB_KIND",
     "VERSION",
@@ -41,8 +43,12 @@ MODEL_INITIALIZER: Final = "model-initializer"
 INITIALIZER_VOLUME: Final = "initializer"
 """The volume the initializers write into and the trainer reads from."""
 ANCESTOR_LABEL: Final = "trainer.kubeflow.org/trainjob-ancestor-step"
+"""The label naming the step (``dataset-initializer``, ``model-initializer``, ``trainer``) of a
+replicated job of a runtime."""
+TRAINER_STEP: Final = "trainer"
+"""The ancestor step of the replicated job that runs the trainer."""
 
-RESERVED_ENV_PREFIXES: Final = {
+RESERVED_ENV_PREFIXES: Final[Mapping[str, tuple[str, ...]]] = {
     "torch": ("PET_",),
     "mpi": ("OMPI_MCA_", "PRTE_MCA_"),
     "xgboost": ("DMLC_",),

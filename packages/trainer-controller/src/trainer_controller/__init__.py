@@ -16,7 +16,7 @@ from trainer_controller.runtime.info import PodSet, RuntimeInfo
 from trainer_controller.runtime.lifecycle import build, is_finished
 from trainer_controller.runtime.plan import ObjectRef, Observed, Plan
 from trainer_controller.runtime.registry import PLUGINS
-from trainer_controller.runtime.rendering import render, validate
+from trainer_controller.runtime.rendering import admit, render, validate
 from trainer_controller.runtime.settings import Settings, StatusServer
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "RuntimeInfo",
     "Settings",
     "StatusServer",
+    "admit",
     "build",
     "builtin_runtimes",
     "is_finished",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 
 import trainer_api
@@ -10,10 +11,10 @@ from trainer_api import ClusterTrainingRuntime
 __all__ = ["builtin_runtimes"]
 
 
-def builtin_runtimes() -> dict[str, ClusterTrainingRuntime]:
-    """The built-in runtimes by name, in file-name order."""
+@functools.cache
+def _parsed() -> tuple[ClusterTrainingRuntime, ...]:
     folder = resources.files("trainer_controller") / "runtimes"
-    runtimes: dict[str, ClusterTrainingRuntime] = {}
+    runtimes = []
     for entry in sorted(folder.iterdir(), key=lambda item: item.name):
         if not entry.name.endswith(".yaml"):
             continue
@@ -23,5 +24,10 @@ def builtin_runtimes() -> dict[str, ClusterTrainingRuntime]:
                 f"runtimes/{entry.name}: expected a ClusterTrainingRuntime, "
                 f"got {type(runtime).__name__}"
             )
-        runtimes[runtime.metadata.name or entry.name] = runtime
-    return runtimes
+        runtimes.append(runtime)
+    return tuple(runtimes)
+
+
+def builtin_runtimes() -> dict[str, ClusterTrainingRuntime]:
+    """The built-in runtimes by name, in file-name order (fresh copies: callers may change them)."""
+    return {runtime.metadata.name or "": runtime.model_copy(deep=True) for runtime in _parsed()}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, NoReturn
 
 import click
 import trainer_api
@@ -16,7 +17,7 @@ from trainer_api import ClusterTrainingRuntime, TrainingRuntime, TrainJob
 
 from trainer_controller.builtin import builtin_runtimes
 from trainer_controller.runtime.errors import BuildError
-from trainer_controller.runtime.rendering import render
+from trainer_controller.runtime.rendering import admit, render
 from trainer_controller.yaml_stream import dump_stream
 
 __all__ = ["cli", "find_runtime"]
@@ -78,14 +79,18 @@ def render_command(filenames: tuple[Path, ...]) -> None:
                     "in the given files or the built-in runtimes"
                 ],
             )
-        try:
-            manifests += render(job, runtime)
-        except BuildError as error:
-            _fail(f"TrainJob {job.metadata.name!r}: cannot be built", str(error).splitlines())
+        manifests += _render_job(job, runtime)
     click.echo(dump_stream(manifests), nl=False)
 
 
-def _fail(headline: str, lines: Sequence[str]) -> None:
+def _render_job(job: TrainJob, runtime: Runtime) -> list[dict[str, Any]]:
+    try:
+        return render(*admit(job, runtime))
+    except BuildError as error:
+        _fail(f"TrainJob {job.metadata.name!r} cannot be built", str(error).splitlines())
+
+
+def _fail(headline: str, lines: Sequence[str]) -> NoReturn:
     click.echo(f"error: {headline}", err=True)
     for line in lines:
         click.echo(f"  {line}", err=True)

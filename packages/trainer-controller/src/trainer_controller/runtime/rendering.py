@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
+
+import trainer_api
+from trainer_api import FieldError
 
 from trainer_controller.runtime import constants, framework
-from trainer_controller.runtime.errors import BuildError
+from trainer_controller.runtime.errors import BuildError, InvalidTrainJobError
 from trainer_controller.runtime.info import RuntimeInfo, runtime_info
 from trainer_controller.runtime.manifests import to_doc
 from trainer_controller.runtime.plan import Observed
@@ -14,7 +17,9 @@ from trainer_controller.runtime.registry import PLUGINS
 from trainer_controller.runtime.settings import Settings
 from trainer_controller.runtime.snapshot import to_snapshot
 
-__all__ = ["check_runtime_ref", "render", "validate"]
+WEBHOOK_VALIDATION_LABEL: Final = "trainer.kubeflow.org/webhook-validation"
+
+__all__ = ["WEBHOOK_VALIDATION_LABEL", "admit", "check_runtime_ref", "render", "validate"]
 
 
 def check_runtime_ref(job: Mapping[str, Any], runtime: Mapping[str, Any]) -> None:
@@ -48,6 +53,26 @@ def validate(job: Any, runtime: Any, plugins: Sequence[object] = PLUGINS) -> lis
         for plugin in framework.plugins_for(framework.Validates, plugins)
         for error in plugin.validate(runtime_info(job_doc, runtime_doc), job_doc)
     ]
+
+
+def admit(job: Any, runtime: Any) -> tuple[Any, Any]:
+    """``job`` and ``runtime`` (trainer_api models) defaulted as the API server defaults them;
+    InvalidTrainJobError with every field error trainer_api finds in either.
+
+    A runtime labelled ``trainer.kubeflow.org/webhook-validation: disabled`` skips the rules
+    that check the job against the runtime, as upstream's admission webhook does.
+    """
+    job, runtime = trainer_api.apply_defaults(job), trainer_api.apply_defaults(runtime)
+    errors = [
+        FieldError(f"{runtime.kind}.{error.field}", error.message)
+        for error in trainer_api.validate(runtime)
+    ]
+    labels = runtime.metadata.labels or {}
+    checked_against = None if labels.get(WEBHOOK_VALIDATION_LABEL) == "disabled" else runtime
+    errors += trainer_api.validate(job, runtime=checked_against)
+    if errors:
+        raise InvalidTrainJobError(errors)
+    return job, runtime
 
 
 def render(

@@ -1,7 +1,7 @@
 """torchtune command synthesis for the Torch plugin: recipe, config and rendezvous endpoint.
 
 A TrainJob whose trainer command is ``tune run`` on a ``torchtune-<model>-<size>`` runtime gets
-the full ``tune run`` command line: the rendezvous endpoint (multi-device or multi-node), the
+the full ``tune run`` command line: the rendezvous endpoint (distributed recipes only), the
 recipe and config chosen from node and process counts and the LoRA/QLoRA args, and the
 runtime's fixed overrides (output and checkpoint directories, tokenizer files).
 """
@@ -90,14 +90,13 @@ def command(
     args: Sequence[str],
 ) -> list[str]:
     """The full ``tune run`` command line for the trainer container."""
-    line = list(ENTRYPOINT)
-    if num_nodes > 1 or num_proc_per_node != "1":
-        line.append(
-            f"--rdzv_endpoint={job_name}-{constants.NODE}-0-0.{job_name}:{constants.CONTAINER_TRAINER_PORT}"
-        )
     recipe, config = recipe_and_config(
         num_nodes, num_proc_per_node, gpus, model_from_runtime_name(runtime_name), args
     )
+    line = list(ENTRYPOINT)
+    if recipe.endswith("_distributed"):
+        node_0 = f"{job_name}-{constants.NODE}-0-0.{job_name}"
+        line.append(f"--rdzv_endpoint={node_0}:{constants.CONTAINER_TRAINER_PORT}")
     line += [recipe, "--config", config]
     line += [arg for arg in runtime_command if arg.split("=", 1)[0] in IMMUTABLE_CONFIGS]
     return line

@@ -1,0 +1,298 @@
+"""``mpi-launch``: wait for every host, then run ``mpirun`` and exit with its outcome.
+
+``plan_launch`` is pure (argv, env, hosts to wait for, ssh client config); ``launch`` waits for
+the hosts, writes the ssh config into a private temporary directory and runs the plan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from mpi_runtime.commands import mpirun_command, with_mpi4py
+from mpi_runtime.errors import MPIRuntimeError
+from mpi_runtime.hostfiles import parse_hostfile
+from mpi_runtime.implementations import Implementation, ImplementationLike, parse_implementation
+from mpi_runtime.launcher_envs import SSH_ARGS, SSH_ARGS_ENV_NAMES, launcher_env
+from mpi_runtime.rank_envs import MASTER_PORT
+from mpi_runtime.readiness import is_this_machine, wait_for_hosts
+from mpi_runtime.ssh_configs import SSH_PORT, ssh_client_config
+from mpi_runtime.ssh_keys import SSH_PRIVATE_KEY_FILE, private_identity
+
+__all__ = ["LaunchPlan", "detect_implementation", "launch", "plan_launch"]
+
+_LOOPBACK_ENV: Final[Mapping[Implementation, Mapping[str, str]]] = {
+    # Every "host" is this machine: shared-memory transports would collide between them.
+    Implementation.OPENMPI: {
+        "OMPI_MCA_btl": "self,tcp",
+        "OMPI_MCA_btl_tcp_if_include": "lo",
+        "OMPI_MCA_oob_tcp_if_include": "lo",
+        "PRTE_MCA_oob_tcp_if_include": "lo",
+    },
+    Implementation.INTEL: {"I_MPI_HYDRA_IFACE": "lo"},
+    Implementation.MPICH: {"HYDRA_IFACE": "lo"},
+}
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """What ``launch`` runs: ``argv`` with ``env``, after ``remote_hosts`` answer on ssh."""
+
+    argv: list[str]
+    env: dict[str, str]
+    remote_hosts: list[str] = field(default_factory=list)
+    ssh_config: str | None = None
+
+
+def _hostfile_env_name(implementation: Implementation) -> str:
+    return next(iter(launcher_env(implementation, "-", 1)))
+
+
+def detect_implementation(environ: Mapping[str, str]) -> Implementation:
+    """The implementation whose launcher env is set (Open MPI when none is)."""
+    for implementation in (Implementation.INTEL, Implementation.MPICH):
+        if _hostfile_env_name(implementation) in environ:
+            return implementation
+    return Implementation.OPENMPI
+
+
+def plan_launch(
+    impl: ImplementationLike,
+    command: Sequence[str],
+    *,
+    environ: Mapping[str, str],
+    hostfile_path: str | None = None,
+    hostfile_text: str | None = None,
+    np: int | None = None,
+    local_slots: int = 1,
+    ssh_port: int = SSH_PORT,
+    ssh_config_path: str = "",
+    identity_file: Path | None = None,
+    loopback: bool = False,
+    master_port: int = MASTER_PORT,
+    export: Sequence[str] = (),
+    oversubscribe: bool = False,
+    tag_output: bool = False,
+    use_mpi4py: bool = True,
+    rank_env: bool = False,
+    run_as_root: bool = False,
+    python: str = sys.executable,
+    mpirun: str = "mpirun",
+    is_local: Callable[[str], bool] = is_this_machine,
+) -> LaunchPlan:
+    """The plan for running ``command`` on every slot of the hostfile (or ``local_slots`` here).
+
+    ``MASTER_ADDR`` is the first hostfile host (rank 0's) and ``MASTER_PORT`` is ``master_port``,
+    unless ``environ`` sets them.
+    ``loopback``: every host is this machine (the local backend's loopback sshds); MPI traffic
+    is pinned to ``lo`` over TCP.
+    """
+    implementation = parse_implementation(impl)
+    entries = parse_hostfile(hostfile_text) if hostfile_text is not None else []
+    remote_hosts = [entry.host for entry in entries if not is_local(entry.host)]
+    env = dict(environ)
+    env.setdefault("MASTER_ADDR", entries[0].host if entries else "127.0.0.1")
+    env.setdefault("MASTER_PORT", str(master_port))
+    ssh_config = None
+    if remote_hosts:
+        ssh_config = ssh_client_config(port=ssh_port, identity_file=identity_file)
+        for name in SSH_ARGS_ENV_NAMES[implementation]:
+            env[name] = f"-F {ssh_config_path} {environ.get(name, SSH_ARGS)}"
+    if loopback:
+        env.update(_LOOPBACK_ENV[implementation])
+    if rank_env:
+        command = [python, "-m", "mpi_runtime.with_rank_env", *with_mpi4py(command, python)]
+    elif use_mpi4py:
+        command = with_mpi4py(command, python)
+    argv = mpirun_command(
+        implementation,
+        command,
+        np=np if np is not None else (sum(e.slots for e in entries) or local_slots),
+        hostfile=hostfile_path,
+        forward_env=["MASTER_ADDR", "MASTER_PORT", *export],
+        allow_run_as_root=run_as_root,
+        oversubscribe=oversubscribe,
+        tag_output=tag_output,
+        mpirun=mpirun,
+    )
+    return LaunchPlan(argv=argv, env=env, remote_hosts=remote_hosts, ssh_config=ssh_config)
+
+
+def _free_local_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _run(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    """Run ``argv``, passing SIGINT/SIGTERM on; its exit code (128+N when killed by signal N)."""
+    process = subprocess.Popen(list(argv), env=dict(env))
+
+    def forward(signum: int, _frame: object) -> None:
+        process.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        code = process.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 128 - code if code < 0 else code
+
+
+def launch(
+    impl: ImplementationLike,
+    command: Sequence[str],
+    *,
+    hostfile_path: str | None = None,
+    wait_timeout_s: float = 300.0,
+    ssh_dir: Path | None = None,
+    ssh_port: int = SSH_PORT,
+    environ: Mapping[str, str] | None = None,
+    **plan_options: Any,
+) -> int:
+    """Wait for the hostfile's hosts, run mpirun, return its exit code.
+
+    Without ``hostfile_path``, the hostfile is the one the launcher env names, if any.
+    ``plan_options`` are ``plan_launch``'s keyword arguments.
+    """
+    environ = dict(os.environ if environ is None else environ)
+    implementation = parse_implementation(impl)
+    # A hostfile named by the launcher env is read here (hosts to wait for, rank 0's host) and
+    # left to mpirun to find through that env, as it would be without mpi-launch.
+    hostfile_to_read = hostfile_path or environ.get(_hostfile_env_name(implementation))
+    hostfile_text = Path(hostfile_to_read).read_text() if hostfile_to_read else None
+    with tempfile.TemporaryDirectory(prefix="mpi-launch-") as private_dir:
+        identity = None
+        if ssh_dir is not None and (ssh_dir / SSH_PRIVATE_KEY_FILE).exists():
+            identity = private_identity(ssh_dir / SSH_PRIVATE_KEY_FILE, Path(private_dir))
+        config_path = Path(private_dir) / "ssh_config"
+        plan = plan_launch(
+            implementation,
+            command,
+            environ=environ,
+            hostfile_path=hostfile_path,
+            hostfile_text=hostfile_text,
+            ssh_config_path=str(config_path),
+            identity_file=identity,
+            local_slots=os.cpu_count() or 1,
+            ssh_port=ssh_port,
+            # On this machine only: a free port, so concurrent local jobs never share a store.
+            master_port=MASTER_PORT if hostfile_text else _free_local_port(),
+            run_as_root=os.geteuid() == 0,
+            **plan_options,
+        )
+        if plan.ssh_config is not None:
+            config_path.write_text(plan.ssh_config)
+        wait_for_hosts(plan.remote_hosts, ssh_port, wait_timeout_s)
+        return _run(plan.argv, plan.env)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mpi-launch",
+        description="Wait for every host's sshd, then run CMD on every slot with mpirun.",
+    )
+    parser.add_argument(
+        "--impl",
+        choices=["openmpi", "intel", "mpich"],
+        default=None,
+        help="MPI implementation (default: from the launcher env, else openmpi)",
+    )
+    parser.add_argument(
+        "--hostfile",
+        default=None,
+        help="hostfile (default: the launcher env's; none: run on this machine)",
+    )
+    parser.add_argument(
+        "--np",
+        type=int,
+        default=None,
+        help="process count (default: all hostfile slots, or CPU count)",
+    )
+    parser.add_argument(
+        "--wait-timeout",
+        type=float,
+        default=300.0,
+        metavar="S",
+        help="seconds to wait for every host's sshd (default: 300)",
+    )
+    parser.add_argument("--ssh-port", type=int, default=SSH_PORT)
+    parser.add_argument(
+        "--ssh-dir",
+        type=Path,
+        default=Path.home() / ".ssh",
+        help="directory holding the job's id_rsa (default: ~/.ssh)",
+    )
+    parser.add_argument(
+        "--loopback",
+        action="store_true",
+        help="every host is this machine: MPI over TCP on lo (local backend)",
+    )
+    parser.add_argument(
+        "-x",
+        "--export",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="forward this env variable to every rank (repeatable)",
+    )
+    parser.add_argument("--oversubscribe", action="store_true")
+    parser.add_argument("--tag-output", action="store_true", help="prefix output with the rank")
+    parser.add_argument(
+        "--rank-env",
+        action="store_true",
+        help="set RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT on each rank",
+    )
+    parser.add_argument(
+        "--no-mpi4py",
+        dest="use_mpi4py",
+        action="store_false",
+        help="do not run Python programs through python -m mpi4py",
+    )
+    parser.add_argument("--mpirun", default="mpirun", help="mpirun executable")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="-- CMD...")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``mpi-launch``."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        parser.error("expected a command after --")
+    impl = args.impl or detect_implementation(os.environ)
+    try:
+        return launch(
+            impl,
+            command,
+            hostfile_path=args.hostfile,
+            wait_timeout_s=args.wait_timeout,
+            ssh_dir=args.ssh_dir,
+            np=args.np,
+            ssh_port=args.ssh_port,
+            loopback=args.loopback,
+            export=args.export,
+            oversubscribe=args.oversubscribe,
+            tag_output=args.tag_output,
+            use_mpi4py=args.use_mpi4py,
+            rank_env=args.rank_env,
+            mpirun=args.mpirun,
+        )
+    except (MPIRuntimeError, OSError) as error:
+        print(f"mpi-launch: error: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

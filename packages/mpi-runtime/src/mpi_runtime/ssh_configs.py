@@ -1,0 +1,71 @@
+"""sshd config for workers and ssh client config for the launcher.
+
+The worker's sshd runs in the foreground as the container's user (root or not): it needs no
+privilege separation user of its own, reads the job's key as host key, trusts the job's public key,
+and does not check file modes (``StrictModes no``), because Secret mounts have modes ssh did not
+choose. The client skips host-key checks (``StrictHostKeyChecking no``,
+``UserKnownHostsFile /dev/null``): pods are new on every run, and the job's own key pair is what
+authenticates both ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from mpi_runtime._arguments import require_positive_int
+
+__all__ = ["SSH_PORT", "ssh_client_config", "sshd_config"]
+
+SSH_PORT: Final = 2222
+"""The port workers' sshd listens on (non-root users cannot bind 22)."""
+
+
+def _lines(options: Sequence[tuple[str, str]]) -> str:
+    return "".join(f"{key} {value}\n" for key, value in options)
+
+
+def sshd_config(
+    host_key: Path,
+    authorized_keys: Path,
+    *,
+    port: int = SSH_PORT,
+    listen_addresses: Sequence[str] = (),
+) -> str:
+    """The worker's sshd config: key-only logins on ``port``; no PAM, pid file or mode checks."""
+    require_positive_int(port, "port")
+    options = [("Port", str(port))]
+    options += [("ListenAddress", address) for address in listen_addresses]
+    options += [
+        ("HostKey", str(host_key)),
+        ("AuthorizedKeysFile", str(authorized_keys)),
+        ("PubkeyAuthentication", "yes"),
+        ("PasswordAuthentication", "no"),
+        ("KbdInteractiveAuthentication", "no"),
+        ("PermitRootLogin", "prohibit-password"),
+        ("StrictModes", "no"),
+        ("UsePAM", "no"),
+        ("PidFile", "none"),
+        ("PrintMotd", "no"),
+        ("UseDNS", "no"),
+        ("MaxStartups", "100:30:200"),
+        ("AcceptEnv", "*"),
+    ]
+    return _lines(options)
+
+
+def ssh_client_config(*, port: int = SSH_PORT, identity_file: Path | None = None) -> str:
+    """The launcher's ssh client config for every host: ``port``, no host-key checks, batch mode."""
+    require_positive_int(port, "port")
+    options = [("Host", "*"), ("Port", str(port))]
+    if identity_file is not None:
+        options += [("IdentityFile", str(identity_file)), ("IdentitiesOnly", "yes")]
+    options += [
+        ("StrictHostKeyChecking", "no"),
+        ("UserKnownHostsFile", "/dev/null"),
+        ("LogLevel", "ERROR"),
+        ("BatchMode", "yes"),
+        ("ConnectionAttempts", "10"),
+    ]
+    return _lines(options)

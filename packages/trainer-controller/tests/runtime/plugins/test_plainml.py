@@ -1,0 +1,38 @@
+"""PlainML plugin: node count and env without a framework policy; Flux is refused."""
+
+from __future__ import annotations
+
+from controller_cases import (
+    container_of,
+    env_of,
+    field_errors,
+    make_job,
+    make_runtime,
+    rendered_jobset,
+    replicated_job,
+)
+
+
+def test_plain_runtime_gets_node_count_and_user_env_only() -> None:
+    runtime = make_runtime({"numNodes": 2}, [replicated_job("node", "trainer")])
+    jobset = rendered_jobset(
+        make_job(runtime="custom", numNodes=5, env=[{"name": "A", "value": "1"}]), runtime
+    )
+    assert jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] == 5
+    node = container_of(jobset, "node")
+    assert env_of(node) == {"A": "1"}
+    assert "ports" not in node
+
+
+def test_plain_runtime_uses_runtime_num_nodes_by_default() -> None:
+    runtime = make_runtime({"numNodes": 2}, [replicated_job("node", "trainer")])
+    jobset = rendered_jobset(make_job(runtime="custom"), runtime)
+    assert jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["completions"] == 2
+
+
+def test_flux_policy_is_refused_with_a_clear_message() -> None:
+    runtime = make_runtime({"flux": {}}, [replicated_job("node", "trainer")])
+    assert field_errors(make_job(runtime="custom"), runtime) == [
+        "spec.runtimeRef.name: ClusterTrainingRuntime 'custom' uses mlPolicy.flux, "
+        "which this controller does not implement; use a torch, mpi, jax, xgboost or plain runtime"
+    ]

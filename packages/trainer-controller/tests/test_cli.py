@@ -1,0 +1,76 @@
+"""trainer-controller render: YAML stream out, runtime lookup, non-zero exit on bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from click.testing import CliRunner
+from controller_cases import make_job, make_runtime, replicated_job
+from trainer_controller.cli import cli
+
+
+def _write(tmp_path: Path, name: str, *docs: dict) -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump_all(docs))
+    return path
+
+
+def test_render_uses_builtin_runtime(tmp_path: Path) -> None:
+    job = _write(tmp_path, "job.yaml", make_job(numNodes=2))
+    result = CliRunner().invoke(cli, ["render", "-f", str(job)])
+    assert result.exit_code == 0, result.output
+    docs = list(yaml.safe_load_all(result.output))
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
+        ("ConfigMap", "alpha-runtime-snapshot"),
+        ("JobSet", "alpha"),
+    ]
+
+
+def test_render_prefers_runtime_from_files(tmp_path: Path) -> None:
+    runtime = make_runtime({"torch": {}}, [replicated_job("node", "trainer")])
+    runtime["metadata"]["name"] = "torch-distributed"
+    files = [_write(tmp_path, "job.yaml", make_job()), _write(tmp_path, "runtime.yaml", runtime)]
+    result = CliRunner().invoke(cli, ["render", *[arg for f in files for arg in ("-f", str(f))]])
+    assert result.exit_code == 0, result.output
+    jobset = list(yaml.safe_load_all(result.output))[-1]
+    assert (
+        jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][
+            0
+        ]["image"]
+        == "busybox"
+    )
+
+
+def test_render_invalid_job_exits_non_zero_with_field_messages(tmp_path: Path) -> None:
+    job = _write(tmp_path, "job.yaml", make_job(env=[{"name": "PET_NNODES", "value": "3"}]))
+    result = CliRunner().invoke(cli, ["render", "-f", str(job)])
+    assert result.exit_code == 1
+    assert "spec.trainer.env[0].name: PET_NNODES is reserved" in result.output
+
+
+def test_render_runtime_no_plugin_implements_exits_non_zero(tmp_path: Path) -> None:
+    runtime = make_runtime({"flux": {}}, [replicated_job("node", "trainer")])
+    files = [
+        _write(tmp_path, "job.yaml", make_job(runtime="custom")),
+        _write(tmp_path, "rt.yaml", runtime),
+    ]
+    result = CliRunner().invoke(cli, ["render", *[arg for f in files for arg in ("-f", str(f))]])
+    assert result.exit_code == 1
+    assert "cannot be built" in result.output
+    assert "mlPolicy.flux, which this controller does not implement" in result.output
+
+
+def test_render_unknown_runtime_exits_non_zero(tmp_path: Path) -> None:
+    job = _write(tmp_path, "job.yaml", make_job(runtime="nope"))
+    result = CliRunner().invoke(cli, ["render", "-f", str(job)])
+    assert result.exit_code == 1
+    assert "no ClusterTrainingRuntime named 'nope'" in result.output
+
+
+def test_render_unknown_field_exits_non_zero(tmp_path: Path) -> None:
+    job = make_job()
+    job["spec"]["trainr"] = {}
+    result = CliRunner().invoke(cli, ["render", "-f", str(_write(tmp_path, "job.yaml", job))])
+    assert result.exit_code == 1
+    assert "trainr" in result.output
