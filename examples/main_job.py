@@ -17,7 +17,9 @@ import threading
 from trainer_sdk import CustomTrainer, JobFailedError, TrainerClient
 
 
-def train_shufflenet(dataset: str = "digits", epochs: int = 3, batch_size: int = 32, lr: float = 0.01) -> None:
+def train_shufflenet(
+    dataset: str = "digits", epochs: int = 3, batch_size: int = 32, lr: float = 0.01
+) -> None:
     """Runs on every rank: DDP training of a ShuffleNet-style CNN."""
     import os
     import time
@@ -44,7 +46,9 @@ def train_shufflenet(dataset: str = "digits", epochs: int = 3, batch_size: int =
             self.groups = groups
             self.reduce = nn.Conv2d(channels, channels, 1, groups=groups, bias=False)
             self.bn1 = nn.BatchNorm2d(channels)
-            self.depthwise = nn.Conv2d(channels, channels, 3, padding=1, groups=channels, bias=False)
+            self.depthwise = nn.Conv2d(
+                channels, channels, 3, padding=1, groups=channels, bias=False
+            )
             self.bn2 = nn.BatchNorm2d(channels)
             self.expand = nn.Conv2d(channels, channels, 1, groups=groups, bias=False)
             self.bn3 = nn.BatchNorm2d(channels)
@@ -58,10 +62,13 @@ def train_shufflenet(dataset: str = "digits", epochs: int = 3, batch_size: int =
     class ShuffleNet(nn.Module):
         def __init__(self, classes: int = 10) -> None:
             super().__init__()
-            self.stem = nn.Sequential(nn.Conv2d(1, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU())
+            self.stem = nn.Sequential(
+                nn.Conv2d(1, 16, 3, padding=1, bias=False), nn.BatchNorm2d(16), nn.ReLU()
+            )
             self.stage1 = nn.Sequential(ShuffleUnit(16), ShuffleUnit(16))
-            self.down = nn.Sequential(nn.Conv2d(16, 32, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(32),
-                                      nn.ReLU())
+            self.down = nn.Sequential(
+                nn.Conv2d(16, 32, 3, stride=2, padding=1, bias=False), nn.BatchNorm2d(32), nn.ReLU()
+            )
             self.stage2 = nn.Sequential(ShuffleUnit(32), ShuffleUnit(32))
             self.head = nn.Linear(32, classes)
 
@@ -72,8 +79,12 @@ def train_shufflenet(dataset: str = "digits", epochs: int = 3, batch_size: int =
     if dataset == "fashion-mnist":
         from torchvision import datasets, transforms
 
-        train_set = datasets.FashionMNIST("./data", train=True, download=True, transform=transforms.ToTensor())
-        test_set = datasets.FashionMNIST("./data", train=False, download=True, transform=transforms.ToTensor())
+        train_set = datasets.FashionMNIST(
+            "./data", train=True, download=True, transform=transforms.ToTensor()
+        )
+        test_set = datasets.FashionMNIST(
+            "./data", train=False, download=True, transform=transforms.ToTensor()
+        )
     else:
         from sklearn.datasets import load_digits
 
@@ -89,7 +100,10 @@ def train_shufflenet(dataset: str = "digits", epochs: int = 3, batch_size: int =
     loader = DataLoader(train_set, batch_size=batch_size, sampler=sampler)
     model = nn.parallel.DistributedDataParallel(ShuffleNet())
     optimizer = torch.optim.SGD(model.parameters(), lr=lr * 10, momentum=0.9)
-    print(f"[rank {rank}/{world}] {os.environ.get('HOSTNAME', '')}: {len(sampler)} of {len(train_set)} samples")
+    print(
+        f"[rank {rank}/{world}] {os.environ.get('HOSTNAME', '')}: "
+        f"{len(sampler)} of {len(train_set)} samples"
+    )
 
     try:
         from trainer_sdk import update_trainjob_status
@@ -106,18 +120,25 @@ def train_shufflenet(dataset: str = "digits", epochs: int = 3, batch_size: int =
             loss.backward()
             optimizer.step()
             if step % 5 == 0:
-                print(f"[rank {rank}] epoch {epoch + 1}/{epochs} step {step:3d}/{len(loader)} loss {loss.item():.4f}")
+                print(
+                    f"[rank {rank}] epoch {epoch + 1}/{epochs} step {step:3d}/{len(loader)} "
+                    f"loss {loss.item():.4f}"
+                )
         if rank == 0 and update_trainjob_status is not None:
             done = (epoch + 1) / epochs
             elapsed = time.monotonic() - started
-            update_trainjob_status(int(100 * done), int(elapsed / done - elapsed), {"loss": round(loss.item(), 4)})
+            update_trainjob_status(
+                int(100 * done), int(elapsed / done - elapsed), {"loss": round(loss.item(), 4)}
+            )
 
     model.eval()
     correct = torch.zeros(2)
     with torch.no_grad():
         for index in range(rank, len(test_set), world):
             image, label = test_set[index]
-            correct += torch.tensor([float(model(image.unsqueeze(0)).argmax(1).item() == int(label)), 1.0])
+            correct += torch.tensor(
+                [float(model(image.unsqueeze(0)).argmax(1).item() == int(label)), 1.0]
+            )
     dist.all_reduce(correct)
     if rank == 0:
         print(f"[rank 0] test accuracy {correct[0] / correct[1]:.3f} on {int(correct[1])} samples")
@@ -125,7 +146,9 @@ def train_shufflenet(dataset: str = "digits", epochs: int = 3, batch_size: int =
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--nodes", type=int, default=2)
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--dataset", choices=["digits", "fashion-mnist"], default="digits")
@@ -163,8 +186,10 @@ def main() -> int:
         for thread in threads:
             thread.join()
     progress = job.trainer_status
-    print(f"TrainJob {name}: {job.status}" + (f" ({progress.progress_percentage}%, {progress.metrics})"
-                                               if progress else ""))
+    print(
+        f"TrainJob {name}: {job.status}"
+        + (f" ({progress.progress_percentage}%, {progress.metrics})" if progress else "")
+    )
     return 0
 
 

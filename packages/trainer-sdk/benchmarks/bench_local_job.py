@@ -52,8 +52,21 @@ def run_torchrun(work: Path) -> tuple[float, float]:
     script = work / "trivial.py"
     script.write_text(f"{inspect.getsource(trivial)}\ntrivial(marker_dir={str(markers)!r})\n")
     t0 = time.time()
-    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", "2",
-                    str(script)], check=True, cwd=work, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nnodes",
+            "1",
+            "--nproc-per-node",
+            "2",
+            str(script),
+        ],
+        check=True,
+        cwd=work,
+        stdout=subprocess.DEVNULL,
+    )
     wall = time.time() - t0
     return wall, user_code_start(markers, 2, t0)
 
@@ -62,15 +75,23 @@ def run_local(client: TrainerClient, work: Path) -> tuple[float, float]:
     markers = work / "markers"
     markers.mkdir()
     t0 = time.time()
-    name = client.train(trainer=CustomTrainer(func=trivial, func_args={"marker_dir": str(markers)}, num_nodes=2,
-                                              resources_per_node={"cpu": 1}))
+    name = client.train(
+        trainer=CustomTrainer(
+            func=trivial,
+            func_args={"marker_dir": str(markers)},
+            num_nodes=2,
+            resources_per_node={"cpu": 1},
+        )
+    )
     client.wait_for_job_status(name, timeout=300, polling_interval=1)
     wall = time.time() - t0
     return wall, user_code_start(markers, 2, t0)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     results: dict[str, list[tuple[float, float]]] = {"torchrun": [], "local": []}
@@ -83,7 +104,10 @@ def main() -> None:
             results["torchrun"].append(run_torchrun(work / "torchrun"))
             results["local"].append(run_local(client, work / "local"))
     print(f"trivial 2-node job, median of {args.repeats} runs (seconds)")
-    print(f"| {'metric':<28} | {'torchrun 1x2':>12} | {'TrainerClient local 2x1':>23} | {'ratio':>5} |")
+    print(
+        f"| {'metric':<28} | {'torchrun 1x2':>12} "
+        f"| {'TrainerClient local 2x1':>23} | {'ratio':>5} |"
+    )
     print(f"|{'-' * 30}|{'-' * 14}|{'-' * 25}|{'-' * 7}|")
     for index, metric in enumerate(("wall time", "user code start, all ranks")):
         base = statistics.median(run[index] for run in results["torchrun"])

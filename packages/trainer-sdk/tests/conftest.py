@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 import yaml
-
 from trainer_sdk import constants, types
-from trainer_sdk.runtimes import runtime_from_manifest
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 
@@ -22,13 +20,22 @@ def upstream_dir() -> Path:
 
 @pytest.fixture
 def upstream_runtime_manifest() -> dict[str, Any]:
-    path = upstream_dir() / "kubeflow-trainer" / "manifests" / "base" / "runtimes" / "torch_distributed.yaml"
+    path = (
+        upstream_dir()
+        / "kubeflow-trainer"
+        / "manifests"
+        / "base"
+        / "runtimes"
+        / "torch_distributed.yaml"
+    )
     if not path.is_file():
         pytest.skip(f"upstream reference data not found at {path}")
     return dict(yaml.safe_load(path.read_text()))
 
 
-def make_runtime(command: tuple[str, ...] = constants.TORCH_COMMAND, name: str = "torch-distributed") -> types.Runtime:
+def make_runtime(
+    command: tuple[str, ...] = constants.TORCH_COMMAND, name: str = "torch-distributed"
+) -> types.Runtime:
     """A runtime whose trainer uses ``command`` as entrypoint."""
     trainer = types.RuntimeTrainer(trainer_type=types.TrainerType.CUSTOM_TRAINER, framework="torch")
     trainer.set_command(command)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-
 from trainer_sdk.cli import cli
 
 FAILING_JOB = """
@@ -25,27 +24,37 @@ spec:
 
 SCRIPT = """
 import os
-print("rank", os.environ["RANK"], "of", os.environ["WORLD_SIZE"], "greeting", os.environ.get("GREETING"))
+env = os.environ
+print("rank", env["RANK"], "of", env["WORLD_SIZE"], "greeting", env.get("GREETING"))
 """
 
 
 def invoke(tmp_path: Path, *args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(cli, ["--backend", "local", "--root", str(tmp_path / "jobs"), *args],
-                                catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["--backend", "local", "--root", str(tmp_path / "jobs"), *args], catch_exceptions=False
+    )
     return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        pytest.param(("run", "-f", "missing.yaml"), "-f: no such file 'missing.yaml'", id="missing-file"),
+        pytest.param(
+            ("run", "-f", "missing.yaml"), "-f: no such file 'missing.yaml'", id="missing-file"
+        ),
         pytest.param(("run", "nope.py"), "TARGET: no such file 'nope.py'", id="missing-script"),
-        pytest.param(("run", "x.py", "--runtime", "nope"), "runtime 'nope' not found", id="unknown-runtime"),
-        pytest.param(("run", "x.py", "--env", "NOEQUALS"), "--env: expected NAME=VALUE", id="bad-env"),
+        pytest.param(
+            ("run", "x.py", "--runtime", "nope"), "runtime 'nope' not found", id="unknown-runtime"
+        ),
+        pytest.param(
+            ("run", "x.py", "--env", "NOEQUALS"), "--env: expected NAME=VALUE", id="bad-env"
+        ),
         pytest.param(("run",), "give exactly one of TARGET", id="nothing-to-run"),
     ],
 )
-def test_bad_input_exits_2_with_a_clear_message(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+def test_bad_input_exits_2_with_a_clear_message(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
     code, _, err = invoke(tmp_path, *args)
     assert code == 2
     assert message in err
@@ -86,8 +95,19 @@ def test_run_manifest_exits_with_the_jobs_failure(tmp_path: Path) -> None:
 def test_run_python_file_on_two_nodes(tmp_path: Path) -> None:
     script = tmp_path / "train.py"
     script.write_text(SCRIPT)
-    code, out, err = invoke(tmp_path, "run", str(script), "--nodes", "2", "--procs-per-node", "1",
-                            "--env", "GREETING=hello", "--name", "file-job")
+    code, out, err = invoke(
+        tmp_path,
+        "run",
+        str(script),
+        "--nodes",
+        "2",
+        "--procs-per-node",
+        "1",
+        "--env",
+        "GREETING=hello",
+        "--name",
+        "file-job",
+    )
     assert code == 0, err
     assert "[node-0] rank 0 of 2 greeting hello" in out
     assert "[node-1] rank 1 of 2 greeting hello" in out

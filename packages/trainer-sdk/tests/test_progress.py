@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from trainer_sdk import update_trainjob_status
 from trainer_sdk.progress import SERVER_URL_ENV, STATUS_FILE_ENV
 
@@ -17,14 +16,19 @@ def test_outside_a_trainjob_it_reports_nothing(monkeypatch: pytest.MonkeyPatch) 
     assert update_trainjob_status(10) is False
 
 
-def test_local_job_gets_clamped_progress_eta_and_metrics(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_local_job_gets_clamped_progress_eta_and_metrics(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     target = tmp_path / "progress.json"
     monkeypatch.setenv(STATUS_FILE_ENV, str(target))
     assert update_trainjob_status(150, -3, {"loss": 0.25, "epoch": 2}) is True
     written = json.loads(target.read_text())
     assert written["progressPercentage"] == 100
     assert written["estimatedRemainingSeconds"] == 0
-    assert written["metrics"] == [{"name": "loss", "value": "0.25"}, {"name": "epoch", "value": "2"}]
+    assert written["metrics"] == [
+        {"name": "loss", "value": "0.25"},
+        {"name": "epoch", "value": "2"},
+    ]
 
 
 def test_bad_progress_names_the_argument(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

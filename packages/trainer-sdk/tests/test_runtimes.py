@@ -21,13 +21,42 @@ def test_devices_multiply_by_nodes_and_mpi_uses_slots() -> None:
     manifest = {
         "kind": "TrainingRuntime",
         "metadata": {"name": "mpi", "labels": {constants.RUNTIME_FRAMEWORK_LABEL: "mpi"}},
-        "spec": {"mlPolicy": {"numNodes": 3, "mpi": {"numProcPerNode": 2}}, "template": {"spec": {
-            "replicatedJobs": [{"name": "node", "template": {
-                "metadata": {"labels": {constants.TRAINJOB_ANCESTOR_LABEL: "trainer"}},
-                "spec": {"template": {"spec": {"containers": [
-                    {"name": "node", "image": "i", "resources": {"limits": {"nvidia.com/gpu": 4}}}]}}}}}]}}},
+        "spec": {
+            "mlPolicy": {"numNodes": 3, "mpi": {"numProcPerNode": 2}},
+            "template": {
+                "spec": {
+                    "replicatedJobs": [
+                        {
+                            "name": "node",
+                            "template": {
+                                "metadata": {
+                                    "labels": {constants.TRAINJOB_ANCESTOR_LABEL: "trainer"}
+                                },
+                                "spec": {
+                                    "template": {
+                                        "spec": {
+                                            "containers": [
+                                                {
+                                                    "name": "node",
+                                                    "image": "i",
+                                                    "resources": {"limits": {"nvidia.com/gpu": 4}},
+                                                }
+                                            ]
+                                        }
+                                    }
+                                },
+                            },
+                        }
+                    ]
+                }
+            },
+        },
     }
     runtime = runtime_from_manifest(manifest)
-    assert (runtime.trainer.device, runtime.trainer.device_count, runtime.trainer.num_nodes) == ("gpu", "6", 3)
+    assert (runtime.trainer.device, runtime.trainer.device_count, runtime.trainer.num_nodes) == (
+        "gpu",
+        "6",
+        3,
+    )
     assert runtime.trainer.command == constants.MPI_COMMAND
     assert runtime.kind.value == "TrainingRuntime"

@@ -1,4 +1,4 @@
-"""TrainerClient (Kubeflow Trainer SDK compatible): local and Kubernetes backends, the trainer CLI."""
+"""TrainerClient (Kubeflow Trainer SDK compatible), local and Kubernetes backends, trainer CLI."""
 
 from trainer_sdk import constants  # noqa: F401 - the constants module, as upstream exposes it
 from trainer_sdk.client import TrainerClient

@@ -1,4 +1,4 @@
-"""The ``trainer`` command: thin wrappers over ``TrainerClient``; the exit code is the job's outcome."""
+"""The ``trainer`` command: thin wrappers over ``TrainerClient``; exit code = job outcome."""
 
 from __future__ import annotations
 
@@ -37,13 +37,19 @@ def _client(context: click.Context) -> TrainerClient:
         return TrainerClient(LocalBackendConfig(**context.obj["local"]))
     if backend == "kubernetes":
         return TrainerClient(KubernetesBackendConfig())
-    return TrainerClient(LocalBackendConfig(**context.obj["local"])) if context.obj["local"] else TrainerClient()
+    return (
+        TrainerClient(LocalBackendConfig(**context.obj["local"]))
+        if context.obj["local"]
+        else TrainerClient()
+    )
 
 
 def _plain(value: Any) -> Any:
     """Dataclasses, enums and datetimes as JSON-ready values."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        document = {field.name: _plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
+        document = {
+            field.name: _plain(getattr(value, field.name)) for field in dataclasses.fields(value)
+        }
         if isinstance(value, types.RuntimeTrainer):
             document["command"] = list(value.command)
         return {key: item for key, item in document.items() if not key.startswith("_")}
@@ -71,14 +77,27 @@ def _jobs_table(jobs: list[types.TrainJob]) -> Table:
     table = Table("NAME", "STATUS", "RUNTIME", "NODES", "PROGRESS", "CREATED")
     for job in jobs:
         progress = job.trainer_status.progress_percentage if job.trainer_status else None
-        table.add_row(job.name, job.status, job.runtime.name, str(job.num_nodes),
-                      "" if progress is None else f"{progress}%", job.creation_timestamp.isoformat())
+        table.add_row(
+            job.name,
+            job.status,
+            job.runtime.name,
+            str(job.num_nodes),
+            "" if progress is None else f"{progress}%",
+            job.creation_timestamp.isoformat(),
+        )
     return table
 
 
 def _job_table(job: types.TrainJob) -> Table:
-    table = Table("STEP", "STATUS", "POD", "DEVICE", "COUNT", title=f"{job.name}: {job.status}",
-                  caption=job.message)
+    table = Table(
+        "STEP",
+        "STATUS",
+        "POD",
+        "DEVICE",
+        "COUNT",
+        title=f"{job.name}: {job.status}",
+        caption=job.message,
+    )
     for step in job.steps:
         table.add_row(step.name, step.status or "", step.pod_name, step.device, step.device_count)
     return table
@@ -90,10 +109,19 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 @click.group()
-@click.option("--backend", type=click.Choice(["auto", "local", "kubernetes"]), default="auto",
-              show_default=True, help="auto: Kubernetes when a kubeconfig exists, else local.")
-@click.option("--root", type=click.Path(path_type=Path), default=None,
-              help="Where local jobs live (default $TRAINER_SDK_ROOT or ~/.local/share/trainer-sdk/jobs).")
+@click.option(
+    "--backend",
+    type=click.Choice(["auto", "local", "kubernetes"]),
+    default="auto",
+    show_default=True,
+    help="auto: Kubernetes when a kubeconfig exists, else local.",
+)
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where local jobs live (default $TRAINER_SDK_ROOT or ~/.local/share/trainer-sdk/jobs).",
+)
 @click.pass_context
 def cli(context: click.Context, backend: str, root: Path | None) -> None:
     """Run and watch Kubeflow-compatible TrainJobs, on this machine or in a cluster."""
@@ -130,13 +158,19 @@ def _manifest_from_file(path: Path) -> dict[str, Any]:
         documents = [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
     except yaml.YAMLError as error:
         _fail(f"-f: {path} is not valid YAML: {error}")
-    jobs = [doc for doc in documents if isinstance(doc, dict) and doc.get("kind") == constants.TRAINJOB_KIND]
+    jobs = [
+        doc
+        for doc in documents
+        if isinstance(doc, dict) and doc.get("kind") == constants.TRAINJOB_KIND
+    ]
     if len(jobs) != 1:
         _fail(f"-f: expected exactly one TrainJob in {path}, found {len(jobs)}")
     return jobs[0]
 
 
-def _override(manifest: dict[str, Any], nodes: int | None, procs: int | None, env: dict[str, str]) -> None:
+def _override(
+    manifest: dict[str, Any], nodes: int | None, procs: int | None, env: dict[str, str]
+) -> None:
     trainer = manifest.setdefault("spec", {}).setdefault("trainer", {})
     if nodes is not None:
         trainer["numNodes"] = nodes
@@ -157,17 +191,21 @@ def _follow_all(client: TrainerClient, name: str) -> None:
             with lock:
                 click.echo(f"[{step}] {line}" if len(steps) > 1 else line)
 
-    threads = [threading.Thread(target=follow, args=(step, client.get_job_logs(name, step, follow=True)))
-               for step in steps]
+    threads = [
+        threading.Thread(target=follow, args=(step, client.get_job_logs(name, step, follow=True)))
+        for step in steps
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
 
 
-def _outcome(client: TrainerClient, name: str, timeout: float) -> int:
+def _outcome(client: TrainerClient, name: str, timeout: int) -> int:
     try:
-        job = client.wait_for_job_status(name, {constants.TRAINJOB_COMPLETE}, timeout=timeout, polling_interval=1)
+        job = client.wait_for_job_status(
+            name, {constants.TRAINJOB_COMPLETE}, timeout=timeout, polling_interval=1
+        )
     except JobFailedError as error:
         _errors.print(f"[red]{error}[/red]", highlight=False)
         return 1
@@ -177,18 +215,33 @@ def _outcome(client: TrainerClient, name: str, timeout: float) -> int:
 
 @cli.command()
 @click.argument("target", required=False)
-@click.option("-f", "--file", "manifest_file", type=click.Path(path_type=Path), help="A TrainJob YAML.")
+@click.option(
+    "-f", "--file", "manifest_file", type=click.Path(path_type=Path), help="A TrainJob YAML."
+)
 @click.option("--nodes", type=click.IntRange(min=1), help="Number of training nodes.")
 @click.option("--procs-per-node", type=click.IntRange(min=1), help="Processes per node.")
-@click.option("--runtime", "runtime_name", default=None, help="Runtime name (default torch-distributed).")
-@click.option("--env", "env_pairs", multiple=True, help="NAME=VALUE for the training nodes; repeatable.")
+@click.option(
+    "--runtime", "runtime_name", default=None, help="Runtime name (default torch-distributed)."
+)
+@click.option(
+    "--env", "env_pairs", multiple=True, help="NAME=VALUE for the training nodes; repeatable."
+)
 @click.option("--name", default=None, help="The TrainJob's name (default: generated).")
 @click.option("--detach", is_flag=True, help="Print the name and return; the job keeps running.")
-@click.option("--timeout", type=float, default=3600.0, show_default=True)
+@click.option("--timeout", type=click.IntRange(min=1), default=3600, show_default=True)
 @click.pass_context
-def run(context: click.Context, target: str | None, manifest_file: Path | None, nodes: int | None,
-        procs_per_node: int | None, runtime_name: str | None, env_pairs: tuple[str, ...], name: str | None,
-        detach: bool, timeout: float) -> None:
+def run(
+    context: click.Context,
+    target: str | None,
+    manifest_file: Path | None,
+    nodes: int | None,
+    procs_per_node: int | None,
+    runtime_name: str | None,
+    env_pairs: tuple[str, ...],
+    name: str | None,
+    detach: bool,
+    timeout: int,
+) -> None:
     """Run TARGET (FILE.py or module:function) or -f TRAINJOB.yaml; exit with the job's outcome."""
     if (target is None) == (manifest_file is None):
         _fail("give exactly one of TARGET (FILE.py or module:function) and -f TRAINJOB.yaml")
@@ -218,8 +271,9 @@ def run(context: click.Context, target: str | None, manifest_file: Path | None, 
     sys.exit(_outcome(client, job_name, timeout))
 
 
-def _target_manifest(target: str, runtime: types.Runtime, name: str | None,
-                     env: dict[str, str]) -> dict[str, Any]:
+def _target_manifest(
+    target: str, runtime: types.Runtime, name: str | None, env: dict[str, str]
+) -> dict[str, Any]:
     job_name = name or generate_name()
     if target.endswith(".py"):
         path = Path(target)
@@ -275,9 +329,9 @@ def logs(context: click.Context, name: str, step: str, follow: bool) -> None:
 
 @cli.command()
 @click.argument("name")
-@click.option("--timeout", type=float, default=600.0, show_default=True)
+@click.option("--timeout", type=click.IntRange(min=1), default=600, show_default=True)
 @click.pass_context
-def wait(context: click.Context, name: str, timeout: float) -> None:
+def wait(context: click.Context, name: str, timeout: int) -> None:
     """Wait for NAME to finish and exit with its outcome."""
     client = _client(context)
     try:
@@ -311,8 +365,14 @@ def runtimes(context: click.Context, output: str) -> None:
         rows = Table("NAME", "FRAMEWORK", "TRAINER", "NODES", "DEVICE", "COUNT")
         for runtime in found:
             trainer = runtime.trainer
-            rows.add_row(runtime.name, trainer.framework, trainer.trainer_type.value, str(trainer.num_nodes),
-                         trainer.device, trainer.device_count)
+            rows.add_row(
+                runtime.name,
+                trainer.framework,
+                trainer.trainer_type.value,
+                str(trainer.num_nodes),
+                trainer.device,
+                trainer.device_count,
+            )
         return rows
 
     _emit(found, output, table)

@@ -40,7 +40,7 @@ def select_backend_config() -> BackendConfig:
 
 
 class TrainerClient:
-    """Create, watch and delete TrainJobs; call-compatible with ``kubeflow.trainer.TrainerClient``."""
+    """Create, watch and delete TrainJobs, like ``kubeflow.trainer.TrainerClient``."""
 
     def __init__(self, backend_config: BackendConfig | None = None) -> None:
         config = backend_config if backend_config is not None else select_backend_config()
@@ -55,7 +55,8 @@ class TrainerClient:
             self.backend = LocalBackend(config)
         else:
             raise ValueError(
-                f"backend_config: expected KubernetesBackendConfig or LocalBackendConfig, got {config!r}"
+                f"backend_config: expected KubernetesBackendConfig or LocalBackendConfig, "
+                f"got {config!r}"
             )
 
     def list_runtimes(self) -> list[types.Runtime]:

@@ -53,7 +53,8 @@ class Name:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or len(self.name) > 63 or not _DNS_LABEL.match(self.name):
             raise ValueError(
-                f"Name.name: expected a DNS-1035 label (lower-case letters, digits, '-', starting with a letter, "
+                f"Name.name: expected a DNS-1035 label (lower-case letters, digits, '-', "
+                f"starting with a letter, "
                 f"at most 63 characters), got {self.name!r}"
             )
 
@@ -84,7 +85,8 @@ class Annotations:
 def _require_container_trainer(option: str, trainer: AnyTrainer) -> None:
     if trainer is not None and not isinstance(trainer, CustomTrainerContainer):
         raise ValueError(
-            f"{option} can only be used with CustomTrainerContainer: CustomTrainer generates its own command "
+            f"{option} can only be used with CustomTrainerContainer: CustomTrainer generates "
+            "its own command "
             "from the function, and BuiltinTrainer uses the runtime's command"
         )
 

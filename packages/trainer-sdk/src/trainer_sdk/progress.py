@@ -2,7 +2,8 @@
 
 On the local backend the report lands in the job's ``progress.json`` (``TRAINER_SDK_STATUS_FILE``);
 in a cluster it is posted to the controller's status endpoint (``KUBEFLOW_TRAINER_SERVER_URL``,
-with the token at ``KUBEFLOW_TRAINER_SERVER_TOKEN`` and the CA at ``KUBEFLOW_TRAINER_SERVER_CA_CERT``).
+with the token at ``KUBEFLOW_TRAINER_SERVER_TOKEN`` and the CA at
+``KUBEFLOW_TRAINER_SERVER_CA_CERT``).
 Outside a TrainJob it does nothing and returns False.
 """
 
@@ -44,7 +45,8 @@ def _trainer_status(
     if estimated_remaining_seconds is not None:
         if not isinstance(estimated_remaining_seconds, (int, float)):
             raise ValueError(
-                f"estimated_remaining_seconds: expected a number, got {estimated_remaining_seconds!r}"
+                "estimated_remaining_seconds: expected a number, "
+                f"got {estimated_remaining_seconds!r}"
             )
         status["estimatedRemainingSeconds"] = max(0, int(estimated_remaining_seconds))
     if metrics:

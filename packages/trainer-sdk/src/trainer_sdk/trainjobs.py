@@ -64,7 +64,7 @@ def resources_from_dict(resources_per_node: dict[str, Any]) -> dict[str, dict[st
 
 
 def _install_script(packages: Sequence[str], index_urls: Sequence[str]) -> str:
-    """Shell that installs the packages, unless the local backend has put them on the path already."""
+    """Shell that installs the packages, unless the local backend has put them on the path."""
     quoted = " ".join(shlex.quote(package) for package in packages)
     options = [f"--index-url {shlex.quote(index_urls[0])}"] if index_urls else []
     options += [f"--extra-index-url {shlex.quote(url)}" for url in index_urls[1:]]
@@ -95,7 +95,8 @@ def _call_expression(func: Callable[..., Any], func_args: dict[str, Any] | None)
         same = False
     if not same:
         raise ValueError(
-            f"func_args: values must be Python literals (str, int, float, list, dict, ...), got {literal}"
+            "func_args: values must be Python literals (str, int, float, list, dict, ...), "
+            f"got {literal}"
         )
     return f"{func.__name__}(**{literal})"
 
@@ -107,7 +108,7 @@ def command_for_function(
     pip_index_urls: Sequence[str] = (),
     packages_to_install: Sequence[str] | None = None,
 ) -> list[str]:
-    """The trainer command that writes ``func``'s source to a file and runs it with the runtime's entrypoint."""
+    """The trainer command: ``func``'s source written to a file, run by the runtime's entrypoint."""
     if not callable(func):
         raise ValueError(f"CustomTrainer.func: expected a callable, got {type(func).__name__}")
     try:
@@ -227,7 +228,8 @@ def _builtin_trainer(
 ) -> dict[str, Any]:
     if not isinstance(trainer.config, types.TorchTuneConfig):
         raise ValueError(
-            f"BuiltinTrainer.config: expected a TorchTuneConfig, got {type(trainer.config).__name__}"
+            "BuiltinTrainer.config: expected a TorchTuneConfig, "
+            f"got {type(trainer.config).__name__}"
         )
     spec: dict[str, Any] = {"command": list(runtime.trainer.command)}
     if trainer.config.num_nodes:
@@ -289,7 +291,8 @@ def build_trainjob_manifest(
         trainer_spec = {}
     else:
         raise ValueError(
-            f"trainer: expected CustomTrainer, CustomTrainerContainer or BuiltinTrainer, got {type(trainer).__name__}"
+            "trainer: expected CustomTrainer, CustomTrainerContainer or BuiltinTrainer, "
+            f"got {type(trainer).__name__}"
         )
     metadata: dict[str, Any] = {"name": name}
     if namespace:

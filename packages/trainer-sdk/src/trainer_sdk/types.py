@@ -1,4 +1,4 @@
-"""Public data types, call-compatible with ``kubeflow.trainer.types`` of the Kubeflow Trainer SDK."""
+"""Public data types, call-compatible with ``kubeflow.trainer.types`` (Kubeflow Trainer SDK)."""
 
 from __future__ import annotations
 
@@ -261,7 +261,8 @@ class HuggingFaceDatasetInitializer(BaseInitializer):
         _require_scheme(self.storage_uri, "hf")
         if urlparse(self.storage_uri).path == "":
             raise ValueError(
-                f"storage_uri: must have absolute path with 'hf://<user_name>/<dataset_name>', got {self.storage_uri}"
+                "storage_uri: must have absolute path with 'hf://<user_name>/<dataset_name>', "
+                f"got {self.storage_uri}"
             )
 
 
@@ -298,7 +299,8 @@ class DataCacheInitializer(BaseInitializer):
         _require_scheme(self.storage_uri, "cache")
         if len(self.storage_uri[len("cache://") :].split("/")) != 2:
             raise ValueError(
-                f"storage_uri must be in format 'cache://<SCHEMA_NAME>/<TABLE_NAME>', got {self.storage_uri}"
+                "storage_uri must be in format 'cache://<SCHEMA_NAME>/<TABLE_NAME>', "
+                f"got {self.storage_uri}"
             )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import time
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 from trainer_sdk import constants, types
 from trainer_sdk.errors import JobFailedError
@@ -21,7 +22,8 @@ def check_wait_arguments(status: set[str], timeout: float, polling_interval: flo
     """ValueError naming the argument when ``wait_for_job_status`` is called wrongly."""
     if not isinstance(status, (set, frozenset, list, tuple)) or not status:
         raise ValueError(
-            f"status: expected a non-empty set of {sorted(constants.TRAINJOB_STATUSES)}, got {status!r}"
+            f"status: expected a non-empty set of {sorted(constants.TRAINJOB_STATUSES)}, "
+            f"got {status!r}"
         )
     unknown = set(status) - constants.TRAINJOB_STATUSES
     if unknown:
@@ -55,6 +57,10 @@ class RuntimeBackend(abc.ABC):
         trainer: AnyTrainer | None = None,
         options: Sequence[Option] | None = None,
     ) -> str: ...
+
+    @abc.abstractmethod
+    def submit(self, manifest: dict[str, Any]) -> str:
+        """Create a TrainJob from its manifest; returns its name."""
 
     @abc.abstractmethod
     def list_jobs(self, runtime: types.Runtime | None = None) -> list[types.TrainJob]: ...
@@ -101,7 +107,7 @@ class RuntimeBackend(abc.ABC):
         timeout: int = 600,
         polling_interval: int = 2,
     ) -> types.TrainJob:
-        """Wait until the job reaches one of ``status``; RuntimeError as soon as it fails instead."""
+        """Wait until the job reaches one of ``status``; RuntimeError as soon as it fails."""
         check_wait_arguments(status, timeout, polling_interval)
         deadline = time.monotonic() + timeout
         while True:

@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from trainer_sdk import (
     CustomTrainer,
     CustomTrainerContainer,
@@ -59,43 +58,63 @@ def distributed_step(message: str, repeat: int = 1) -> None:
 
     import torch
     import torch.distributed as dist
-
     from trainer_sdk import update_trainjob_status
 
     dist.init_process_group("gloo")
     total = torch.tensor([float(dist.get_rank() + 1)])
     dist.all_reduce(total)
     for _ in range(repeat):
-        print(f"{message} rank={dist.get_rank()} world={dist.get_world_size()} sum={total.item():.0f} "
-              f"marker={os.environ.get('MARKER')} parent={os.environ.get('PARENT_ONLY')}")
+        print(
+            f"{message} rank={dist.get_rank()} world={dist.get_world_size()} "
+            f"sum={total.item():.0f} "
+            f"marker={os.environ.get('MARKER')} parent={os.environ.get('PARENT_ONLY')}"
+        )
     if dist.get_rank() == 0:
         update_trainjob_status(100, 0, {"sum": total.item()})
     dist.destroy_process_group()
 
 
 def test_two_node_torch_job_completes_with_args_env_progress_and_logs(
-        client: TrainerClient, monkeypatch: pytest.MonkeyPatch) -> None:
+    client: TrainerClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PARENT_ONLY", "inherited")
-    name = client.train(trainer=CustomTrainer(
-        func=distributed_step, func_args={"message": "hello"}, num_nodes=2, resources_per_node={"cpu": 1},
-        env={"MARKER": "from-env"},
-    ))
+    name = client.train(
+        trainer=CustomTrainer(
+            func=distributed_step,
+            func_args={"message": "hello"},
+            num_nodes=2,
+            resources_per_node={"cpu": 1},
+            env={"MARKER": "from-env"},
+        )
+    )
     followed = list(client.get_job_logs(name, step="node-1", follow=True))
     job = client.wait_for_job_status(name, timeout=DEADLINE_SECONDS, polling_interval=1)
     assert job.status == constants.TRAINJOB_COMPLETE
-    assert [(step.name, step.status) for step in job.steps] == [("node-0", "Succeeded"), ("node-1", "Succeeded")]
+    assert [(step.name, step.status) for step in job.steps] == [
+        ("node-0", "Succeeded"),
+        ("node-1", "Succeeded"),
+    ]
     assert "hello rank=1 world=2 sum=3 marker=from-env parent=inherited" in followed
-    assert "hello rank=0 world=2 sum=3 marker=from-env parent=inherited" in list(client.get_job_logs(name))
+    assert "hello rank=0 world=2 sum=3 marker=from-env parent=inherited" in list(
+        client.get_job_logs(name)
+    )
     assert job.trainer_status is not None and job.trainer_status.metrics == {"sum": "3.0"}
     [listed] = client.list_jobs()
-    assert (listed.name, listed.status, listed.runtime.name) == (name, "Complete", "torch-distributed")
+    assert (listed.name, listed.status, listed.runtime.name) == (
+        name,
+        "Complete",
+        "torch-distributed",
+    )
     assert {event.reason for event in client.get_job_events(name)} >= {"Started", "Completed"}
 
 
-def test_failure_raises_runtime_error_with_the_failing_steps_last_lines(client: TrainerClient) -> None:
+def test_failure_raises_runtime_error_with_the_failing_steps_last_lines(
+    client: TrainerClient,
+) -> None:
     trainer = CustomTrainerContainer(image="ignored:1", num_nodes=2)
-    command = TrainerCommand(["bash", "-c", 'if [ "$PET_NODE_RANK" = 1 ]; then echo "bad input"; exit 3; fi; '
-                                            "sleep 60"])
+    command = TrainerCommand(
+        ["bash", "-c", 'if [ "$PET_NODE_RANK" = 1 ]; then echo "bad input"; exit 3; fi; sleep 60']
+    )
     name = client.train(trainer=trainer, options=[command, Name("fails")])
     with pytest.raises(RuntimeError) as raised:
         client.wait_for_job_status(name, timeout=DEADLINE_SECONDS, polling_interval=1)
@@ -107,10 +126,14 @@ def test_failure_raises_runtime_error_with_the_failing_steps_last_lines(client: 
 
 
 def test_delete_ends_the_process_tree_and_removes_the_job(client: TrainerClient) -> None:
-    name = client.train(trainer=CustomTrainerContainer(image="i", num_nodes=2),
-                        options=[TrainerCommand(["bash", "-c", "sleep 120 & sleep 120"])])
+    name = client.train(
+        trainer=CustomTrainerContainer(image="i", num_nodes=2),
+        options=[TrainerCommand(["bash", "-c", "sleep 120 & sleep 120"])],
+    )
     job_dir = JobDir(client.backend.root, name)  # type: ignore[attr-defined]
-    wait_until(lambda: all(pod.get("pid") for pod in read_json(job_dir.state)["pods"]), "pods to start")
+    wait_until(
+        lambda: all(pod.get("pid") for pod in read_json(job_dir.state)["pods"]), "pods to start"
+    )
     pids = [pod["pid"] for pod in read_json(job_dir.state)["pods"]]
     client.delete_job(name)
     assert all(is_gone(pid) for pid in pids)
@@ -121,7 +144,9 @@ def test_delete_ends_the_process_tree_and_removes_the_job(client: TrainerClient)
 def test_jobs_end_when_the_client_process_exits(tmp_path: Path) -> None:
     root = tmp_path / "jobs"
     script = textwrap.dedent(f"""
-        from trainer_sdk import CustomTrainerContainer, LocalBackendConfig, Name, TrainerClient, TrainerCommand
+        from trainer_sdk import (
+            CustomTrainerContainer, LocalBackendConfig, Name, TrainerClient, TrainerCommand,
+        )
         client = TrainerClient(LocalBackendConfig(root={str(root)!r}))
         client.train(trainer=CustomTrainerContainer(image="i"), options=[Name("orphan"),
                      TrainerCommand(["sleep", "120"])])
@@ -136,5 +161,5 @@ def test_jobs_end_when_the_client_process_exits(tmp_path: Path) -> None:
 def test_unknown_names_raise_typed_errors(client: TrainerClient) -> None:
     with pytest.raises(JobNotFoundError, match="'missing' not found"):
         client.get_job("missing")
-    with pytest.raises(RuntimeNotFoundError, match="available runtimes: .*torch-distributed"):
+    with pytest.raises(RuntimeNotFoundError, match=r"available runtimes: .*torch-distributed"):
         client.get_runtime("no-such-runtime")

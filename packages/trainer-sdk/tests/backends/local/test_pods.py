@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from trainer_sdk.backends.local.pods import (
     UnsupportedPodError,
     expand_pods,
@@ -14,11 +13,22 @@ from trainer_sdk.backends.local.pods import (
 )
 
 
-def replicated_job(name: str, command: list[str], replicas: int = 1, parallelism: int | None = None,
-                   env: list[dict[str, Any]] | None = None, depends_on: str | None = None) -> dict[str, Any]:
+def replicated_job(
+    name: str,
+    command: list[str],
+    replicas: int = 1,
+    parallelism: int | None = None,
+    env: list[dict[str, Any]] | None = None,
+    depends_on: str | None = None,
+) -> dict[str, Any]:
     """A replicated job with one container."""
-    job_spec: dict[str, Any] = {"template": {"spec": {"containers": [
-        {"name": name, "image": "img", "command": command, "env": env or []}]}}}
+    job_spec: dict[str, Any] = {
+        "template": {
+            "spec": {
+                "containers": [{"name": name, "image": "img", "command": command, "env": env or []}]
+            }
+        }
+    }
     if parallelism is not None:
         job_spec["parallelism"] = parallelism
         job_spec["completions"] = parallelism
@@ -29,14 +39,24 @@ def replicated_job(name: str, command: list[str], replicas: int = 1, parallelism
 
 
 def jobset(*jobs: dict[str, Any], **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "job"},
-            "spec": {"replicatedJobs": list(jobs), **spec}}
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "job"},
+        "spec": {"replicatedJobs": list(jobs), **spec},
+    }
 
 
 TORCH_ENV = [
     {"name": "PET_NNODES", "value": "2"},
-    {"name": "PET_NODE_RANK", "valueFrom": {"fieldRef": {
-        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+    {
+        "name": "PET_NODE_RANK",
+        "valueFrom": {
+            "fieldRef": {
+                "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+            }
+        },
+    },
     {"name": "PET_MASTER_ADDR", "value": "job-node-0-0.job"},
     {"name": "PET_MASTER_PORT", "value": "29500"},
     {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
@@ -44,22 +64,38 @@ TORCH_ENV = [
 
 
 def test_dependencies_come_first_whatever_the_manifest_order() -> None:
-    manifest = jobset(replicated_job("node", ["true"], depends_on="dataset-initializer"),
-                      replicated_job("dataset-initializer", ["true"]))
-    assert [job["name"] for job in ordered_replicated_jobs(manifest)] == ["dataset-initializer", "node"]
+    manifest = jobset(
+        replicated_job("node", ["true"], depends_on="dataset-initializer"),
+        replicated_job("dataset-initializer", ["true"]),
+    )
+    assert [job["name"] for job in ordered_replicated_jobs(manifest)] == [
+        "dataset-initializer",
+        "node",
+    ]
 
 
 def test_a_dependency_cycle_is_reported_with_its_field() -> None:
-    manifest = jobset(replicated_job("a", ["true"], depends_on="b"), replicated_job("b", ["true"], depends_on="a"))
+    manifest = jobset(
+        replicated_job("a", ["true"], depends_on="b"), replicated_job("b", ["true"], depends_on="a")
+    )
     with pytest.raises(UnsupportedPodError, match=r"dependsOn: cycle"):
         ordered_replicated_jobs(manifest)
 
 
 def test_torch_nodes_get_completion_index_loopback_master_and_the_jobs_port() -> None:
-    manifest = jobset(replicated_job("node", ["torchrun", "--master-addr=job-node-0-0.job:29500", "t.py"],
-                                     parallelism=2, env=TORCH_ENV))
+    manifest = jobset(
+        replicated_job(
+            "node",
+            ["torchrun", "--master-addr=job-node-0-0.job:29500", "t.py"],
+            parallelism=2,
+            env=TORCH_ENV,
+        )
+    )
     [(_, pods)] = expand_pods(manifest, master_port=41000)
-    assert [(pod.name, pod.step) for pod in pods] == [("job-node-0-0", "node-0"), ("job-node-0-1", "node-1")]
+    assert [(pod.name, pod.step) for pod in pods] == [
+        ("job-node-0-0", "node-0"),
+        ("job-node-0-1", "node-1"),
+    ]
     assert [pod.env["PET_NODE_RANK"] for pod in pods] == ["0", "1"]
     assert {pod.env["PET_MASTER_ADDR"] for pod in pods} == {"127.0.0.1"}
     assert {pod.env["PET_MASTER_PORT"] for pod in pods} == {"41000"}
@@ -68,7 +104,9 @@ def test_torch_nodes_get_completion_index_loopback_master_and_the_jobs_port() ->
 
 
 def test_replicas_become_job_indexes_and_launcher_is_node_zero() -> None:
-    manifest = jobset(replicated_job("launcher", ["mpirun"]), replicated_job("node", ["sshd"], replicas=2))
+    manifest = jobset(
+        replicated_job("launcher", ["mpirun"]), replicated_job("node", ["sshd"], replicas=2)
+    )
     steps = [pod.step for _, pods in expand_pods(manifest, 1) for pod in pods]
     assert steps == ["node-0", "node-1", "node-2"]
 
@@ -76,12 +114,25 @@ def test_replicas_become_job_indexes_and_launcher_is_node_zero() -> None:
 @pytest.mark.parametrize(
     ("job", "message"),
     [
-        pytest.param(replicated_job("node", []), r"containers\[0\]\.command: the image's entrypoint",
-                     id="no-command"),
-        pytest.param(replicated_job("node", ["x"], env=[{"name": "A", "valueFrom": {"secretKeyRef": {}}}]),
-                     r"env\[0\]\.valueFrom: only fieldRef", id="secret-ref"),
-        pytest.param(replicated_job("node", ["x"], env=[{"name": "A", "valueFrom": {
-            "fieldRef": {"fieldPath": "status.hostIPs"}}}]), r"fieldPath 'status.hostIPs'", id="unknown-field"),
+        pytest.param(
+            replicated_job("node", []),
+            r"containers\[0\]\.command: the image's entrypoint",
+            id="no-command",
+        ),
+        pytest.param(
+            replicated_job("node", ["x"], env=[{"name": "A", "valueFrom": {"secretKeyRef": {}}}]),
+            r"env\[0\]\.valueFrom: only fieldRef",
+            id="secret-ref",
+        ),
+        pytest.param(
+            replicated_job(
+                "node",
+                ["x"],
+                env=[{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIPs"}}}],
+            ),
+            r"fieldPath 'status.hostIPs'",
+            id="unknown-field",
+        ),
     ],
 )
 def test_pods_that_cannot_run_locally_name_the_field(job: dict[str, Any], message: str) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
@@ -80,7 +81,7 @@ def pod_view(pod: dict[str, Any], has_launcher: bool) -> PodView | None:
 
 
 class KubernetesBackend(RuntimeBackend):
-    """TrainJobs in a cluster where the Kubeflow Trainer controller (or this project's operator) runs."""
+    """TrainJobs in a cluster running the Kubeflow Trainer controller or this project's."""
 
     def __init__(self, config: KubernetesBackendConfig | None = None) -> None:
         from kubernetes import client
@@ -115,21 +116,27 @@ class KubernetesBackend(RuntimeBackend):
     def _is_not_found(error: Exception) -> bool:
         return getattr(error, "status", None) == 404
 
+    def _items(self, plural: str, namespaced: bool) -> list[dict[str, Any]]:
+        """The items of a custom-object list, namespaced (this namespace) or cluster-scoped."""
+        if namespaced:
+            listed = self.custom.list_namespaced_custom_object(
+                constants.GROUP, constants.VERSION, self.namespace, plural
+            )
+        else:
+            listed = self.custom.list_cluster_custom_object(
+                constants.GROUP, constants.VERSION, plural
+            )
+        return list(cast(dict[str, Any], listed).get("items", []))
+
     # -- runtimes -------------------------------------------------------------------------------
     def _runtime_manifests(self) -> dict[str, dict[str, Any]]:
-        """Namespaced TrainingRuntimes first: they shadow ClusterTrainingRuntimes of the same name."""
+        """Namespaced TrainingRuntimes first: they shadow ClusterTrainingRuntimes of that name."""
         found: dict[str, dict[str, Any]] = {}
-        listed = self.custom.list_namespaced_custom_object(
-            constants.GROUP, constants.VERSION, self.namespace, constants.TRAINING_RUNTIME_PLURAL
-        )
-        for item in listed.get("items", []):
+        for item in self._items(constants.TRAINING_RUNTIME_PLURAL, namespaced=True):
             found.setdefault(
                 item["metadata"]["name"], {**item, "kind": constants.TRAINING_RUNTIME_KIND}
             )
-        listed = self.custom.list_cluster_custom_object(
-            constants.GROUP, constants.VERSION, constants.CLUSTER_TRAINING_RUNTIME_PLURAL
-        )
-        for item in listed.get("items", []):
+        for item in self._items(constants.CLUSTER_TRAINING_RUNTIME_PLURAL, namespaced=False):
             found.setdefault(
                 item["metadata"]["name"], {**item, "kind": constants.CLUSTER_TRAINING_RUNTIME_KIND}
             )
@@ -182,14 +189,15 @@ class KubernetesBackend(RuntimeBackend):
 
     def _trainjob(self, name: str) -> dict[str, Any]:
         try:
-            return dict(
+            return cast(
+                dict[str, Any],
                 self.custom.get_namespaced_custom_object(
                     constants.GROUP,
                     constants.VERSION,
                     self.namespace,
                     constants.TRAINJOB_PLURAL,
                     name,
-                )
+                ),
             )
         except Exception as error:
             if self._is_not_found(error):
@@ -220,13 +228,11 @@ class KubernetesBackend(RuntimeBackend):
         return self._view(self._trainjob(name), self._runtime_manifests())
 
     def list_jobs(self, runtime: types.Runtime | None = None) -> list[types.TrainJob]:
-        listed = self.custom.list_namespaced_custom_object(
-            constants.GROUP, constants.VERSION, self.namespace, constants.TRAINJOB_PLURAL
-        )
+        listed = self._items(constants.TRAINJOB_PLURAL, namespaced=True)
         runtimes = self._runtime_manifests()
         jobs = [
             self._view(item, runtimes)
-            for item in listed.get("items", [])
+            for item in listed
             if runtime is None
             or (item.get("spec", {}).get("runtimeRef") or {}).get("name") == runtime.name
         ]
@@ -250,7 +256,7 @@ class KubernetesBackend(RuntimeBackend):
         return self._follow_logs(match.pod_name, container)
 
     def _follow_logs(self, pod: str, container: str) -> Iterator[str]:
-        response = self.core.read_namespaced_pod_log(
+        response: Any = self.core.read_namespaced_pod_log(
             pod, self.namespace, container=container, follow=True, _preload_content=False
         )
         pending = b""
@@ -277,12 +283,13 @@ class KubernetesBackend(RuntimeBackend):
             result.append(
                 types.Event(
                     involved_object_kind=involved.kind or constants.UNKNOWN,
-                    involved_object_name=involved.name,
+                    involved_object_name=involved.name or "",
                     message=event.message or "",
                     reason=event.reason or "",
                     event_time=event.first_timestamp
                     or event.event_time
-                    or event.metadata.creation_timestamp,
+                    or event.metadata.creation_timestamp
+                    or datetime.now(timezone.utc),
                 )
             )
         return sorted(result, key=lambda event: event.event_time)

@@ -1,4 +1,4 @@
-"""The local backend: TrainJobs built by the runtime framework, their JobSets run as processes here."""
+"""The local backend: TrainJobs built by the runtime framework, JobSets run as processes."""
 
 from __future__ import annotations
 
@@ -84,7 +84,8 @@ class LocalBackend(RuntimeBackend):
         runtime = runtime or self.get_runtime(constants.DEFAULT_TRAINING_RUNTIME)
         if not isinstance(runtime, types.Runtime):
             raise ValueError(
-                f"runtime: expected a Runtime from list_runtimes() or get_runtime(), got {runtime!r}"
+                f"runtime: expected a Runtime from list_runtimes() or get_runtime(), "
+                f"got {runtime!r}"
             )
         runtime_manifest = self._runtime_manifests().get(runtime.name)
         if runtime_manifest is None:
@@ -120,6 +121,13 @@ class LocalBackend(RuntimeBackend):
             if runtime_name not in self._runtime_manifests():
                 raise RuntimeNotFoundError(runtime_name, list(self._runtime_manifests()))
             runtime_manifest = self._runtime_manifests()[runtime_name]
+        if "mpi" in ((runtime_manifest.get("spec") or {}).get("mlPolicy") or {}):
+            raise NotImplementedError(
+                f"runtime {runtime_manifest['metadata']['name']!r} uses the MPI policy, which the "
+                "local backend does not run yet (its launcher needs mpi-runtime's hostfile "
+                "and SSH wiring); "
+                "run it on Kubernetes"
+            )
         metadata.setdefault("namespace", "default")
         metadata["creationTimestamp"] = _now().isoformat()
         planned = planning.plan_trainjob(manifest, runtime_manifest, _now())
@@ -258,7 +266,9 @@ class LocalBackend(RuntimeBackend):
     def _stop(self, job_dir: JobDir) -> None:
         """End the supervisor and every pod's process group; wait until they are gone."""
         supervisor = self._supervisors.pop(job_dir.name, None)
-        if supervisor is not None:  # our child: signal it and reap it (a zombie still has its group)
+        if (
+            supervisor is not None
+        ):  # our child: signal it and reap it (a zombie still has its group)
             if supervisor.poll() is None:
                 supervisor.terminate()
             try:

@@ -50,7 +50,9 @@ def _parse(document: Mapping[str, Any], what: str) -> Any:
         raise InvalidTrainJobError([f"{what}: {item}" for item in error.errors]) from None
 
 
-def plan_trainjob(trainjob: Mapping[str, Any], runtime: Mapping[str, Any], now: datetime) -> Planned:
+def plan_trainjob(
+    trainjob: Mapping[str, Any], runtime: Mapping[str, Any], now: datetime
+) -> Planned:
     """Validate the TrainJob against its runtime and build the objects that run it."""
     import trainer_api
     import trainer_controller
@@ -81,7 +83,7 @@ def trainjob_status(
     now: datetime,
     previous: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
-    """The TrainJob status the runtime framework derives from the observed JobSet (None: unchanged)."""
+    """The TrainJob status ``build`` derives from the observed JobSet (None: unchanged)."""
     import trainer_api
     import trainer_controller
 

@@ -213,7 +213,8 @@ def _pods_of(
             command = [*(container.get("command") or []), *(container.get("args") or [])]
             if not command:
                 raise UnsupportedPodError(
-                    f"{container_where}.command: the image's entrypoint cannot run locally; set a command"
+                    f"{container_where}.command: the image's entrypoint cannot run locally; "
+                    "set a command"
                 )
             env = _resolve_env(container, meta, container_where, addresses)
             env.setdefault("HOSTNAME", pod_name)
@@ -274,7 +275,7 @@ def expand_pods(
 
 
 def dependencies_met(job: Mapping[str, Any], finished: Mapping[str, str]) -> bool:
-    """Whether every ``dependsOn`` entry of ``job`` has reached its status (Ready counts as started)."""
+    """Whether every ``dependsOn`` entry of ``job`` has reached its status."""
     for dependency in job.get("dependsOn") or []:
         state = finished.get(dependency["name"])
         wanted = dependency.get("status", "Complete")

@@ -34,7 +34,7 @@ def _now() -> str:
 
 
 def end_process_group(pid: int, grace: float = TERMINATION_GRACE_SECONDS) -> None:
-    """SIGTERM the process group led by ``pid``, then SIGKILL what is left after ``grace`` seconds."""
+    """SIGTERM the process group led by ``pid``; SIGKILL what is left after ``grace`` seconds."""
     try:
         os.killpg(pid, signal.SIGTERM)
     except (ProcessLookupError, PermissionError):

@@ -150,7 +150,7 @@ class Supervisor:
                 )
 
     def report(self, status: dict[str, Any], pods: list[PodState]) -> None:
-        """Write the observed JobSet status, the pods, and the TrainJob status derived by ``build``."""
+        """Write the JobSet status, the pods, and the TrainJob status derived by ``build``."""
         from trainer_sdk.backends.local import planning
 
         with self.lock:
