@@ -8,8 +8,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from trainer_sdk import constants, types
-from trainer_sdk.errors import JobFailedError
+from trainer_sdk.errors import JobFailedError, RuntimeNotFoundError
 from trainer_sdk.options import Option
+from trainer_sdk.runtimes import runtime_from_manifest
 
 __all__ = ["FAILURE_LOG_LINES", "RuntimeBackend", "check_wait_arguments"]
 
@@ -44,10 +45,22 @@ class RuntimeBackend(abc.ABC):
     """A place where TrainJobs run."""
 
     @abc.abstractmethod
-    def list_runtimes(self) -> list[types.Runtime]: ...
+    def _runtime_manifests(self) -> dict[str, dict[str, Any]]:
+        """The runtimes this backend offers, by name, as manifests."""
 
-    @abc.abstractmethod
-    def get_runtime(self, name: str) -> types.Runtime: ...
+    def list_runtimes(self) -> list[types.Runtime]:
+        """Every runtime, by name."""
+        return [
+            runtime_from_manifest(manifest)
+            for _, manifest in sorted(self._runtime_manifests().items())
+        ]
+
+    def get_runtime(self, name: str) -> types.Runtime:
+        """The runtime called ``name``; RuntimeNotFoundError lists the others."""
+        manifests = self._runtime_manifests()
+        if name not in manifests:
+            raise RuntimeNotFoundError(name, list(manifests))
+        return runtime_from_manifest(manifests[name])
 
     @abc.abstractmethod
     def train(

@@ -12,7 +12,7 @@ from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
 from trainer_sdk.backends.local.pods import JOB_INDEX_LABEL, step_name
 from trainer_sdk.configs import KubernetesBackendConfig
-from trainer_sdk.errors import JobNotFoundError, RuntimeNotFoundError
+from trainer_sdk.errors import JobNotFoundError
 from trainer_sdk.jobs import PodView, to_train_job
 from trainer_sdk.options import Option
 from trainer_sdk.runtimes import container_devices, runtime_from_manifest
@@ -141,18 +141,6 @@ class KubernetesBackend(RuntimeBackend):
                 item["metadata"]["name"], {**item, "kind": constants.CLUSTER_TRAINING_RUNTIME_KIND}
             )
         return found
-
-    def list_runtimes(self) -> list[types.Runtime]:
-        return [
-            runtime_from_manifest(manifest)
-            for _, manifest in sorted(self._runtime_manifests().items())
-        ]
-
-    def get_runtime(self, name: str) -> types.Runtime:
-        manifests = self._runtime_manifests()
-        if name not in manifests:
-            raise RuntimeNotFoundError(name, list(manifests))
-        return runtime_from_manifest(manifests[name])
 
     # -- jobs -----------------------------------------------------------------------------------
     def train(

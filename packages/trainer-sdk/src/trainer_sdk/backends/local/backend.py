@@ -56,18 +56,6 @@ class LocalBackend(RuntimeBackend):
             self._runtimes = builtin_runtime_manifests()
         return self._runtimes
 
-    def list_runtimes(self) -> list[types.Runtime]:
-        return [
-            runtime_from_manifest(manifest)
-            for _, manifest in sorted(self._runtime_manifests().items())
-        ]
-
-    def get_runtime(self, name: str) -> types.Runtime:
-        manifests = self._runtime_manifests()
-        if name not in manifests:
-            raise RuntimeNotFoundError(name, list(manifests))
-        return runtime_from_manifest(manifests[name])
-
     def get_runtime_packages(self, runtime: types.Runtime) -> None:
         """Print the packages of this Python environment, which every local job runs in."""
         self.get_runtime(runtime.name)
