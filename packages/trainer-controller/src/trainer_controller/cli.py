@@ -16,6 +16,7 @@ import trainer_api
 from trainer_api import ClusterTrainingRuntime, TrainingRuntime, TrainJob
 
 from trainer_controller.builtin import builtin_runtimes
+from trainer_controller.operator import run
 from trainer_controller.runtime.errors import BuildError
 from trainer_controller.runtime.rendering import admit, render
 from trainer_controller.yaml_stream import dump_stream
@@ -95,6 +96,9 @@ def _fail(headline: str, lines: Sequence[str]) -> NoReturn:
     for line in lines:
         click.echo(f"  {line}", err=True)
     sys.exit(1)
+
+
+cli.add_command(run)
 
 
 def main() -> None:

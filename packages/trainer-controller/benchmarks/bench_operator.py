@@ -1,0 +1,154 @@
+"""Create N TrainJobs against the API stand-in; time until every JobSet exists; API writes per job.
+
+    python packages/trainer-controller/benchmarks/bench_operator.py --jobs 1000 --workers 1 8
+
+One operator replica (no webhooks) per row, each against a fresh stand-in. The baseline row is the
+first ``--workers`` value. The target for writes is "owned objects + 1 status write" per TrainJob.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from trainer_controller import builtin_runtimes
+from trainer_controller.operator import Operator, OperatorConfig, load_credentials
+from trainer_controller.testing import ApiServer, ResourceType
+
+TYPES = (
+    ResourceType("trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob", status=True),
+    ResourceType(
+        "trainer.kubeflow.org",
+        "v1alpha1",
+        "clustertrainingruntimes",
+        "ClusterTrainingRuntime",
+        namespaced=False,
+    ),
+    ResourceType("trainer.kubeflow.org", "v1alpha1", "trainingruntimes", "TrainingRuntime"),
+    ResourceType("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", status=True),
+)
+OWNED = (
+    ("jobset.x-k8s.io", "v1alpha2", "jobsets"),
+    ("", "v1", "configmaps"),
+    ("", "v1", "secrets"),
+)
+OWNED_PLURALS = tuple(plural for _, _, plural in OWNED)
+
+
+def _wait(check: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not reached within {timeout}s")
+        time.sleep(0.05)
+
+
+def run_once(jobs: int, workers: int, runtime: str) -> dict[str, float]:
+    with ApiServer() as server, tempfile.TemporaryDirectory() as directory:
+        for rtype in TYPES:
+            server.call(server.store.register, rtype)
+        server.request("POST", "/api/v1/namespaces", {"metadata": {"name": "kubeflow-system"}})
+        manifest = builtin_runtimes()[runtime].to_dict()
+        server.request(
+            "POST", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes", manifest
+        )
+        config = OperatorConfig(
+            health_port=0,
+            metrics_port=0,
+            progress_port=0,
+            bind_address="127.0.0.1",
+            webhooks=False,
+            leader_election=False,
+            concurrency=workers,
+            api_qps=0,
+            log_level="WARNING",
+        )
+        operator = Operator(
+            config, load_credentials(str(server.write_kubeconfig(Path(directory) / "kc")))
+        )
+        loop = asyncio.new_event_loop()
+        stop = asyncio.Event()
+        thread = threading.Thread(
+            target=lambda: loop.run_until_complete(operator.run(stop)), daemon=True
+        )
+        thread.start()
+        _wait(operator.leading.is_set, 60, "operator leading")
+        baseline = Counter(server.call(lambda: dict(server.store.writes)))
+        started = time.perf_counter()
+        for index in range(jobs):
+            status, body = server.request(
+                "POST",
+                "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs",
+                {
+                    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+                    "kind": "TrainJob",
+                    "metadata": {"name": f"job-{index:05d}"},
+                    "spec": {"runtimeRef": {"name": runtime}},
+                },
+            )
+            assert status == 201, body
+        created = time.perf_counter() - started
+        store = server.store
+        jobsets = store.type_of("jobset.x-k8s.io", "v1alpha2", "jobsets")
+        _wait(lambda: server.call(store.count, jobsets) == jobs, 1800, "every JobSet")
+        elapsed = time.perf_counter() - started
+        _wait(
+            lambda: (
+                server.call(lambda: store.writes[("patch", "trainjobs", "status")])
+                - baseline[("patch", "trainjobs", "status")]
+                >= jobs
+            ),
+            600,
+            "every status",
+        )
+        writes = Counter(server.call(lambda: dict(store.writes)))
+        writes.subtract(baseline)
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(timeout=60)
+        owned = sum(server.call(store.count, store.type_of(*rtype)) for rtype in OWNED)
+        job_writes = sum(
+            value
+            for (verb, plural, _), value in writes.items()
+            if plural in OWNED_PLURALS or (plural == "trainjobs" and verb != "create")
+        )
+        return {
+            "workers": workers,
+            "create_s": created,
+            "all_jobsets_s": elapsed,
+            "jobsets_per_s": jobs / elapsed,
+            "writes_per_job": job_writes / jobs,
+            "owned_per_job": owned / jobs,
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 8])
+    parser.add_argument("--runtime", default="torch-distributed")
+    arguments = parser.parse_args()
+    rows = [run_once(arguments.jobs, workers, arguments.runtime) for workers in arguments.workers]
+    base = rows[0]["all_jobsets_s"]
+    print(
+        f"{arguments.jobs} TrainJobs, runtime {arguments.runtime}, one replica on the API stand-in"
+    )
+    print(
+        f"{'workers':>7} | {'create s':>8} | {'all JobSets s':>13} | {'JobSets/s':>9} | "
+        f"{'speed-up':>8} | {'writes/job':>10} | {'target (owned+1)':>16}"
+    )
+    for row in rows:
+        print(
+            f"{row['workers']:>7} | {row['create_s']:>8.1f} | {row['all_jobsets_s']:>13.1f} | "
+            f"{row['jobsets_per_s']:>9.1f} | {base / row['all_jobsets_s']:>7.2f}x | "
+            f"{row['writes_per_job']:>10.2f} | {row['owned_per_job'] + 1:>16.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()

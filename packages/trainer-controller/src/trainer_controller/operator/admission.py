@@ -1,0 +1,133 @@
+"""Admission decisions for AdmissionReview v1, as pure functions of the objects involved.
+
+Validation uses ``trainer_api.validate`` on the defaulted object (as the API server would after
+its own defaulting), with the old object on update and, for a TrainJob, its runtime. The mutating
+decision stamps ``spec.runtimePatches[].time`` on patches that are new or changed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+import trainer_api
+
+__all__ = [
+    "ADMISSION_API_VERSION",
+    "allowed",
+    "denied",
+    "patched",
+    "runtime_patch_times",
+    "validation_errors",
+]
+
+ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
+
+
+def _response(uid: str, body: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": ADMISSION_API_VERSION,
+        "kind": "AdmissionReview",
+        "response": {"uid": uid, **body},
+    }
+
+
+def allowed(uid: str) -> dict[str, Any]:
+    return _response(uid, {"allowed": True})
+
+
+def denied(
+    uid: str, kind: str, name: str, errors: Sequence[trainer_api.FieldError]
+) -> dict[str, Any]:
+    """A denial whose message names every field path, as the API server shows it to the user."""
+    message = f'{kind}.trainer.kubeflow.org "{name}" is invalid: ' + "; ".join(
+        str(error) for error in errors
+    )
+    return _response(
+        uid,
+        {
+            "allowed": False,
+            "status": {
+                "status": "Failure",
+                "code": 422,
+                "reason": "Invalid",
+                "message": message,
+                "details": {
+                    "name": name,
+                    "group": "trainer.kubeflow.org",
+                    "kind": kind,
+                    "causes": [
+                        {
+                            "reason": "FieldValueInvalid",
+                            "field": error.field,
+                            "message": error.message,
+                        }
+                        for error in errors
+                    ],
+                },
+            },
+        },
+    )
+
+
+def patched(uid: str, operations: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Allowed, with a JSON patch (omitted when empty)."""
+    if not operations:
+        return allowed(uid)
+    return _response(
+        uid,
+        {
+            "allowed": True,
+            "patchType": "JSONPatch",
+            "patch": base64.b64encode(json.dumps(list(operations)).encode()).decode(),
+        },
+    )
+
+
+def validation_errors(
+    obj: Mapping[str, Any],
+    old: Mapping[str, Any] | None = None,
+    runtime: Mapping[str, Any] | None = None,
+) -> list[trainer_api.FieldError]:
+    """Every field error of ``obj`` (a TrainJob or runtime manifest); empty when it is valid."""
+    try:
+        typed = trainer_api.apply_defaults(trainer_api.parse(dict(obj), strict=True))
+        typed_old = (
+            trainer_api.apply_defaults(trainer_api.parse(dict(old), strict=False)) if old else None
+        )
+        typed_runtime = trainer_api.parse(dict(runtime), strict=False) if runtime else None
+    except trainer_api.ValidationError as error:
+        return list(error.errors)
+    return trainer_api.validate(typed, old=typed_old, runtime=typed_runtime)
+
+
+def _without_time(patch: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in patch.items() if key != "time"}
+
+
+def runtime_patch_times(
+    obj: Mapping[str, Any], old: Mapping[str, Any] | None, now: datetime
+) -> list[dict[str, Any]]:
+    """JSON patch operations setting ``time`` on each runtime patch that is new or changed.
+
+    An unchanged patch (same manager, same content) keeps its stored time, whatever was sent.
+    """
+    patches = (obj.get("spec") or {}).get("runtimePatches") or []
+    previous = {
+        patch.get("manager"): patch
+        for patch in ((old or {}).get("spec") or {}).get("runtimePatches") or []
+    }
+    stamp = trainer_api.format_time(now.replace(microsecond=0))
+    operations = []
+    for index, patch in enumerate(patches):
+        before = previous.get(patch.get("manager"))
+        unchanged = before is not None and _without_time(before) == _without_time(patch)
+        wanted = before.get("time") if unchanged and before.get("time") else stamp
+        if patch.get("time") != wanted:
+            operations.append(
+                {"op": "add", "path": f"/spec/runtimePatches/{index}/time", "value": wanted}
+            )
+    return operations

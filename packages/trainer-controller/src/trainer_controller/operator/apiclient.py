@@ -1,0 +1,187 @@
+"""A small asyncio Kubernetes API client: the reads and writes the operator makes, rate-limited.
+
+Errors carry the HTTP status; ``ApiStatusError.transient`` says whether a retry may succeed
+(conflicts, throttling and server errors).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Mapping
+from typing import Any, Final
+
+import aiohttp
+
+from trainer_controller.operator.credentials import Credentials
+
+__all__ = ["FIELD_MANAGER", "ApiStatusError", "KubeClient", "plural_of", "resource_path"]
+
+FIELD_MANAGER: Final = "trainer"
+_TRANSIENT: Final = frozenset({409, 429, 500, 502, 503, 504})
+_PLURALS: Final = {"Endpoints": "endpoints"}
+
+
+class ApiStatusError(Exception):
+    """The API server answered with an error status."""
+
+    def __init__(self, code: int, reason: str, message: str, method: str, path: str) -> None:
+        super().__init__(f"{method} {path}: {code} {reason}: {message}")
+        self.code, self.reason, self.message = code, reason, message
+
+    @property
+    def transient(self) -> bool:
+        return self.code in _TRANSIENT
+
+
+def plural_of(kind: str) -> str:
+    """The resource name of a kind (``JobSet`` -> ``jobsets``)."""
+    return _PLURALS.get(kind, kind.lower() + ("es" if kind.endswith("s") else "s"))
+
+
+def resource_path(
+    api_version: str,
+    kind: str,
+    namespace: str | None = None,
+    name: str | None = None,
+    subresource: str | None = None,
+) -> str:
+    """The URL path of a collection or object."""
+    base = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    parts = [base]
+    if namespace:
+        parts.append(f"namespaces/{namespace}")
+    parts.append(plural_of(kind))
+    if name:
+        parts.append(name)
+    if subresource:
+        parts.append(subresource)
+    return "/".join(parts)
+
+
+class _TokenBucket:
+    """At most ``rate`` requests a second on average, bursts up to ``burst``."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self._rate, self._burst = rate, max(1, burst)
+        self._tokens, self._stamp = float(self._burst), time.monotonic()
+        self._lock = asyncio.Lock()
+
+    async def take(self) -> None:
+        if self._rate <= 0:
+            return
+        async with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
+            self._stamp = now
+            if self._tokens < 1:
+                await asyncio.sleep((1 - self._tokens) / self._rate)
+                self._stamp = time.monotonic()
+                self._tokens = 1.0
+            self._tokens -= 1
+
+
+class KubeClient:
+    """Async JSON requests to the API server with the operator's credentials and rate limit."""
+
+    def __init__(self, credentials: Credentials, qps: float = 50.0, burst: int = 100) -> None:
+        self.credentials = credentials
+        self._bucket = _TokenBucket(qps, burst)
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> KubeClient:
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    def _open(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                base_url=self.credentials.server,
+                headers=self.credentials.headers(),
+                connector=aiohttp.TCPConnector(ssl=self.credentials.ssl_context(), limit=64),
+                timeout=aiohttp.ClientTimeout(total=60),
+            )
+        return self._session
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        content_type: str = "application/json",
+        params: Mapping[str, str] | None = None,
+    ) -> Any:
+        await self._bucket.take()
+        data = None if body is None else json.dumps(body)
+        async with self._open().request(
+            method, path, data=data, params=params, headers={"Content-Type": content_type}
+        ) as response:
+            text = await response.text()
+            payload = json.loads(text) if text else None
+            if response.status >= 400:
+                status = payload if isinstance(payload, Mapping) else {}
+                raise ApiStatusError(
+                    response.status,
+                    status.get("reason", ""),
+                    status.get("message", text),
+                    method,
+                    path,
+                )
+            return payload
+
+    async def get(self, path: str) -> dict[str, Any] | None:
+        """The object, or None when it does not exist."""
+        try:
+            return await self.request("GET", path)
+        except ApiStatusError as error:
+            if error.code == 404:
+                return None
+            raise
+
+    async def list(self, path: str, label_selector: str | None = None) -> list[dict[str, Any]]:
+        params = {"labelSelector": label_selector} if label_selector else None
+        return list((await self.request("GET", path, params=params))["items"])
+
+    async def apply(
+        self, manifest: Mapping[str, Any], subresource: str | None = None
+    ) -> dict[str, Any]:
+        """Server-side apply under field manager ``trainer``, taking ownership on conflicts."""
+        metadata = manifest["metadata"]
+        path = resource_path(
+            manifest["apiVersion"],
+            manifest["kind"],
+            metadata.get("namespace"),
+            metadata["name"],
+            subresource,
+        )
+        return await self.request(
+            "PATCH",
+            path,
+            manifest,
+            "application/apply-patch+yaml",
+            {"fieldManager": FIELD_MANAGER, "force": "true"},
+        )
+
+    async def merge_patch(self, path: str, patch: Mapping[str, Any]) -> dict[str, Any]:
+        return await self.request("PATCH", path, patch, "application/merge-patch+json")
+
+    async def create(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return await self.request("POST", path, body)
+
+    async def replace(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        return await self.request("PUT", path, body)
+
+    async def delete(self, path: str) -> None:
+        try:
+            await self.request("DELETE", path, {"propagationPolicy": "Background"})
+        except ApiStatusError as error:
+            if error.code != 404:
+                raise

@@ -1,0 +1,63 @@
+"""The HTTP(S) listeners: health probes, metrics, webhooks and the progress endpoint."""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Callable, Sequence
+
+from aiohttp import web
+
+from trainer_controller.operator.metrics import OperatorMetrics
+
+__all__ = ["Listener", "health_routes", "metrics_routes"]
+
+
+def health_routes(alive: Callable[[], bool], ready: Callable[[], bool]) -> list[web.RouteDef]:
+    """``/healthz`` (liveness) and ``/readyz`` (readiness): 200 or 503."""
+
+    def probe(check: Callable[[], bool]) -> Callable[[web.Request], web.StreamResponse]:
+        async def handle(_: web.Request) -> web.Response:
+            return (
+                web.Response(text="ok") if check() else web.Response(status=503, text="not ready")
+            )
+
+        return handle  # type: ignore[return-value]
+
+    return [web.get("/healthz", probe(alive)), web.get("/readyz", probe(ready))]
+
+
+def metrics_routes(metrics: OperatorMetrics) -> list[web.RouteDef]:
+    async def handle(_: web.Request) -> web.Response:
+        return web.Response(body=metrics.exposition(), content_type="text/plain", charset="utf-8")
+
+    return [web.get("/metrics", handle)]
+
+
+class Listener:
+    """One aiohttp site serving routes on host:port (0: a free port), with optional TLS."""
+
+    def __init__(
+        self,
+        routes: Sequence[web.RouteDef],
+        host: str,
+        port: int,
+        tls: ssl.SSLContext | None = None,
+        max_body: int = 4 * 1024 * 1024,
+    ) -> None:
+        self._app = web.Application(client_max_size=max_body)
+        self._app.add_routes(routes)
+        self._host, self._port, self._tls = host, port, tls
+        self._runner: web.AppRunner | None = None
+        self.port = port
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self._app, handle_signals=False, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self._tls)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None

@@ -1,0 +1,114 @@
+"""Admission decisions without a server."""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+from trainer_controller.operator import admission
+
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+
+
+def trainjob(**spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "job"},
+        "spec": {"runtimeRef": {"name": "torch-distributed"}, **spec},
+    }
+
+
+def test_valid_trainjob_has_no_errors() -> None:
+    assert admission.validation_errors(trainjob(trainer={"numNodes": 2})) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        pytest.param({"trainer": {"numNodes": -1}}, "spec.trainer.numNodes", id="negative-nodes"),
+        pytest.param(
+            {"trainer": {"env": [{"name": "a"}, {"name": "a"}]}},
+            "spec.trainer.env[1]",
+            id="duplicate-env",
+        ),
+        pytest.param({"bogus": 1}, "spec.bogus", id="unknown-field"),
+    ],
+)
+def test_invalid_trainjob_errors_carry_the_field_path(spec: dict[str, Any], field: str) -> None:
+    assert field in [error.field for error in admission.validation_errors(trainjob(**spec))]
+
+
+def test_denial_lists_every_cause() -> None:
+    errors = admission.validation_errors(
+        trainjob(trainer={"numNodes": -1, "env": [{"name": "a"}, {"name": "a"}]})
+    )
+    review = admission.denied("uid-1", "TrainJob", "job", errors)
+    response = review["response"]
+    assert (review["kind"], response["uid"], response["allowed"]) == (
+        "AdmissionReview",
+        "uid-1",
+        False,
+    )
+    assert response["status"]["message"].startswith(
+        'TrainJob.trainer.kubeflow.org "job" is invalid: '
+    )
+    assert {cause["field"] for cause in response["status"]["details"]["causes"]} == {
+        "spec.trainer.numNodes",
+        "spec.trainer.env[1]",
+    }
+
+
+def patches(*entries: dict[str, Any]) -> dict[str, Any]:
+    return trainjob(runtimePatches=list(entries))
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "expected"),
+    [
+        pytest.param(
+            patches({"manager": "kueue"}), None, ["2026-01-02T03:04:05Z"], id="new-patch-stamped"
+        ),
+        pytest.param(
+            patches({"manager": "kueue", "time": "2020-01-01T00:00:00Z"}),
+            None,
+            ["2026-01-02T03:04:05Z"],
+            id="client-time-replaced",
+        ),
+        pytest.param(
+            patches({"manager": "kueue"}),
+            patches({"manager": "kueue", "time": "2025-01-01T00:00:00Z"}),
+            ["2025-01-01T00:00:00Z"],
+            id="unchanged-keeps-stored-time",
+        ),
+        pytest.param(
+            patches({"manager": "kueue", "time": "2025-01-01T00:00:00Z"}),
+            patches({"manager": "kueue", "time": "2025-01-01T00:00:00Z"}),
+            [],
+            id="nothing-to-do",
+        ),
+        pytest.param(
+            patches({"manager": "kueue", "trainingRuntimeSpec": {}}),
+            patches({"manager": "kueue", "time": "2025-01-01T00:00:00Z"}),
+            ["2026-01-02T03:04:05Z"],
+            id="changed-patch-restamped",
+        ),
+    ],
+)
+def test_runtime_patch_times(
+    new: dict[str, Any], old: dict[str, Any] | None, expected: list[str]
+) -> None:
+    operations = admission.runtime_patch_times(new, old, NOW)
+    assert [operation["value"] for operation in operations] == expected
+    assert all(operation["path"] == "/spec/runtimePatches/0/time" for operation in operations)
+
+
+def test_patched_response_encodes_a_json_patch() -> None:
+    operations = [{"op": "add", "path": "/spec/runtimePatches/0/time", "value": "x"}]
+    response = admission.patched("u", operations)["response"]
+    assert response["patchType"] == "JSONPatch"
+    assert json.loads(base64.b64decode(response["patch"])) == operations
+    assert "patch" not in admission.patched("u", [])["response"]

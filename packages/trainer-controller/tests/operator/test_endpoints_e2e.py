@@ -1,0 +1,242 @@
+"""The operator's HTTP surfaces on the stand-in: probes, metrics, webhooks, progress endpoint."""
+
+from __future__ import annotations
+
+import base64
+import json
+import ssl
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trainer_controller.operator.webhooks import WEBHOOK_PATHS
+from trainer_controller.runtime.plugins.trainer_status import token_audience
+from trainer_controller.testing import TokenIdentity
+
+pytestmark = pytest.mark.e2e
+
+VALIDATING = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations"
+MUTATING = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations"
+STATUS_URL = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs/{name}/status"
+
+
+def trainjob(name: str, **trainer: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": trainer},
+    }
+
+
+def call(
+    url: str,
+    body: Any = None,
+    headers: dict[str, str] | None = None,
+    context: ssl.SSLContext | None = None,
+) -> tuple[int, Any]:
+    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    request = urllib.request.Request(
+        url,
+        data=data,
+        headers={"Content-Type": "application/json", **(headers or {})},
+        method="POST" if data is not None else "GET",
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=30, context=context) as response:
+            text = response.read()
+            return response.status, json.loads(text) if text.startswith(b"{") else text.decode()
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")
+
+
+def review(obj: dict[str, Any], old: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u-1",
+            "operation": "UPDATE" if old else "CREATE",
+            "namespace": "default",
+            "name": obj["metadata"]["name"],
+            "object": obj,
+            "oldObject": old,
+        },
+    }
+
+
+def webhook_configuration(kind: str, name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "webhooks": [
+            {
+                "name": "trainjob.trainer.kubeflow.org",
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "clientConfig": {
+                    "service": {
+                        "name": "trainer-controller",
+                        "namespace": "kubeflow-system",
+                        "path": "/x",
+                    }
+                },
+            }
+        ],
+    }
+
+
+@pytest.fixture
+def secured(cluster, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A replica serving webhooks and the progress endpoint over TLS; a context trusting its CA."""
+    cluster.create(
+        VALIDATING,
+        webhook_configuration("ValidatingWebhookConfiguration", "trainer-controller-validating"),
+    )
+    cluster.create(
+        MUTATING,
+        webhook_configuration("MutatingWebhookConfiguration", "trainer-controller-mutating"),
+    )
+    replica = cluster.replica(webhooks=True)
+    ca = tmp_path / "ca.crt"
+    ca.write_bytes(replica.operator.certificate.ca_pem)
+    return replica, ssl.create_default_context(cafile=str(ca))
+
+
+def test_probes_and_metrics(cluster) -> None:  # type: ignore[no-untyped-def]
+    replica = cluster.replica()
+    cluster.create(cluster.trainjobs, trainjob("job"))
+    cluster.wait_for(lambda: cluster.get(f"{cluster.jobsets}/job"), what="the JobSet")
+    health = replica.operator.listeners["health"].port
+    assert call(f"http://127.0.0.1:{health}/healthz") == (200, "ok")
+    assert call(f"http://127.0.0.1:{health}/readyz") == (200, "ok")
+    status, text = call(f"http://127.0.0.1:{replica.operator.listeners['metrics'].port}/metrics")
+    assert status == 200
+    assert 'trainer_reconciles_total{result="success"}' in text
+    assert "trainer_leader 1.0" in text
+    assert 'trainer_api_writes_total{verb="apply"}' in text
+
+
+def test_certificate_stored_in_secret_and_ca_bundle_patched(cluster, secured) -> None:  # type: ignore[no-untyped-def]
+    replica, _ = secured
+    secret = cluster.get(
+        "/api/v1/namespaces/kubeflow-system/secrets/trainer-controller-webhook-cert"
+    )
+    assert base64.b64decode(secret["data"]["ca.crt"]) == replica.operator.certificate.ca_pem
+    for path, name in (
+        (VALIDATING, "trainer-controller-validating"),
+        (MUTATING, "trainer-controller-mutating"),
+    ):
+        hooks = cluster.get(f"{path}/{name}")["webhooks"]
+        assert [hook["clientConfig"]["caBundle"] for hook in hooks] == [secret["data"]["ca.crt"]]
+    standby = cluster.replica("replica-b", webhooks=True)
+    assert (
+        standby.operator.certificate == replica.operator.certificate
+    )  # one certificate for every replica
+
+
+def test_webhooks_answer_admission_reviews_over_tls(secured) -> None:  # type: ignore[no-untyped-def]
+    replica, context = secured
+    base = f"https://127.0.0.1:{replica.operator.listeners['webhooks'].port}"
+    status, answer = call(
+        base + WEBHOOK_PATHS["validate-trainjob"],
+        review(trainjob("good", numNodes=2)),
+        context=context,
+    )
+    assert (status, answer["response"]["uid"], answer["response"]["allowed"]) == (200, "u-1", True)
+    _, answer = call(
+        base + WEBHOOK_PATHS["validate-trainjob"],
+        review(trainjob("bad", numNodes=-1)),
+        context=context,
+    )
+    assert answer["response"]["allowed"] is False
+    assert "spec.trainer.numNodes" in answer["response"]["status"]["message"]
+    runtime = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": "r"},
+        "spec": {"template": {"spec": {}}, "unknownField": 1},
+    }
+    _, answer = call(
+        base + WEBHOOK_PATHS["validate-clustertrainingruntime"], review(runtime), context=context
+    )
+    assert (
+        answer["response"]["allowed"] is False
+        and "spec.unknownField" in answer["response"]["status"]["message"]
+    )
+    job = trainjob("patched")
+    job["spec"]["runtimePatches"] = [{"manager": "kueue"}]
+    _, answer = call(base + WEBHOOK_PATHS["mutate-trainjob"], review(job), context=context)
+    operations = json.loads(base64.b64decode(answer["response"]["patch"]))
+    assert [operation["path"] for operation in operations] == ["/spec/runtimePatches/0/time"]
+
+
+def test_progress_endpoint_status_codes(cluster, secured) -> None:  # type: ignore[no-untyped-def]
+    replica, context = secured
+    cluster.create(cluster.trainjobs, trainjob("job"))
+    server = cluster.server
+    server.tokens["good"] = TokenIdentity(
+        "system:serviceaccount:default:trainer", audiences=(token_audience("default", "job"),)
+    )
+    server.tokens["other-job"] = TokenIdentity(
+        "system:serviceaccount:default:trainer", audiences=(token_audience("default", "other"),)
+    )
+    server.tokens["other-namespace"] = TokenIdentity(
+        "system:serviceaccount:elsewhere:trainer", audiences=(token_audience("default", "job"),)
+    )
+    server.tokens["missing-job"] = TokenIdentity(
+        "system:serviceaccount:default:trainer", audiences=(token_audience("default", "missing"),)
+    )
+    base = f"https://127.0.0.1:{replica.operator.listeners['progress'].port}"
+
+    def post(name: str, body: Any, token: str | None) -> tuple[int, Any]:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        return call(
+            base + STATUS_URL.format(namespace="default", name=name), body, headers, context
+        )
+
+    progress = {
+        "trainerStatus": {
+            "progressPercentage": 40,
+            "metrics": [{"name": "loss", "value": "0.5"}],
+            "lastUpdatedTime": "2026-01-01T00:00:00Z",
+        }
+    }
+    assert post("job", progress, None)[0] == 403
+    assert post("job", progress, "unknown")[0] == 403
+    assert post("job", progress, "other-job")[0] == 403
+    assert post("job", progress, "other-namespace")[0] == 403
+    assert post("missing", progress, "missing-job")[0] == 404
+    status, answer = post("job", {"trainerStatus": {"progressPercentage": 400}}, "good")
+    assert status == 422 and "trainerStatus.progressPercentage" in answer["message"]
+    status, answer = post("job", {"trainerStatus": {"progressPercentage": 4}}, "good")
+    assert status == 422 and "lastUpdatedTime is required" in answer["message"]
+    status, answer = post("job", {"trainerStatus": {"progres": 4}}, "good")
+    assert status == 422 and "trainerStatus.progres" in answer["message"]
+    assert post("job", b"{" + b" " * 70_000 + b"}", "good")[0] == 413
+    assert post("job", progress, "good") == (200, progress)
+    replacement = {
+        "trainerStatus": {"progressPercentage": 60, "lastUpdatedTime": "2026-01-01T00:01:00Z"}
+    }
+    assert post("job", replacement, "good") == (200, replacement)
+    assert (
+        cluster.get(f"{cluster.trainjobs}/job")["status"]["trainerStatus"]
+        == replacement["trainerStatus"]
+    )
+
+
+def test_creation_failure_is_recorded_as_an_event(cluster_without_jobset_crd) -> None:  # type: ignore[no-untyped-def]
+    cluster = cluster_without_jobset_crd
+    cluster.replica()
+    job = cluster.create(cluster.trainjobs, trainjob("job"))
+
+    def warning() -> dict[str, Any] | None:
+        events = cluster.server.request("GET", "/api/v1/namespaces/default/events")[1]["items"]
+        return next((event for event in events if event["reason"] == "CreationFailed"), None)
+
+    event = cluster.wait_for(warning, what="a CreationFailed event")
+    assert event["type"] == "Warning" and event["involvedObject"]["uid"] == job["metadata"]["uid"]
+    assert "JobSet" in event["message"]
