@@ -1,123 +1,164 @@
-"""The Kubernetes backend over loopback against a minimal API server, and pods seen as steps."""
+"""The Kubernetes backend: the real ``kubernetes`` client against the operator's API stand-in."""
 
 from __future__ import annotations
 
-import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any
 
 import pytest
-from kubernetes import client
+import yaml
 from trainer_sdk import (
-    CustomTrainerContainer,
+    CustomTrainer,
     JobNotFoundError,
     KubernetesBackendConfig,
     Labels,
+    RuntimeNotFoundError,
     TrainerClient,
+    constants,
 )
 from trainer_sdk.backends.kubernetes.backend import pod_view
 
-TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team/trainjobs"
-RUNTIME = {
-    "apiVersion": "trainer.kubeflow.org/v1alpha1",
-    "kind": "ClusterTrainingRuntime",
-    "metadata": {
-        "name": "torch-distributed",
-        "labels": {"trainer.kubeflow.org/framework": "torch"},
-    },
-    "spec": {
-        "mlPolicy": {"numNodes": 1, "torch": {}},
-        "template": {"spec": {"replicatedJobs": []}},
-    },
-}
+testing = pytest.importorskip(
+    "trainer_controller.testing", reason="needs trainer-controller[testing]"
+)
+REPO_ROOT = Path(__file__).resolve().parents[5]
+CRDS = REPO_ROOT / "packages" / "trainer-api" / "manifests" / "crds"
+TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs"
 
 
-class FakeApi(BaseHTTPRequestHandler):
-    """Serves runtimes, records created TrainJobs, answers 404 for anything else."""
+def train_function() -> None:
+    print("training")
 
-    created: ClassVar[list[dict[str, Any]]] = []
 
-    def _reply(self, code: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+@pytest.fixture(scope="module")
+def server() -> Iterator[Any]:
+    """One stand-in for the module (loading the CRDs is slow); each test gets its own namespace."""
+    import trainer_controller
 
-    def do_GET(self) -> None:
-        if self.path.startswith("/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"):
-            self._reply(200, {"items": [RUNTIME]})
-        elif self.path.startswith(
-            "/apis/trainer.kubeflow.org/v1alpha1/namespaces/team/trainingruntimes"
-        ):
-            self._reply(200, {"items": []})
-        else:
-            self._reply(404, {"kind": "Status", "code": 404, "reason": "NotFound"})
-
-    def do_DELETE(self) -> None:
-        self._reply(404, {"kind": "Status", "code": 404, "reason": "NotFound"})
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        FakeApi.created.append({"path": self.path, "body": body})
-        self._reply(201, body)
-
-    def log_message(self, *args: Any) -> None:
-        """Quiet."""
+    with testing.ApiServer() as running:
+        for path in sorted(CRDS.glob("trainer.kubeflow.org_*.yaml")):
+            crd = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            for rtype in testing.types_from_crd(crd):
+                running.call(running.store.register, rtype)
+        runtime = trainer_controller.builtin_runtimes()["torch-distributed"].to_dict()
+        status, body = running.request(
+            "POST", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes", runtime
+        )
+        assert status == 201, body
+        yield running
 
 
 @pytest.fixture
-def trainer_client() -> Iterator[TrainerClient]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeApi)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    configuration = client.Configuration()
-    configuration.host = f"http://127.0.0.1:{server.server_address[1]}"
-    FakeApi.created = []
-    try:
-        yield TrainerClient(
-            KubernetesBackendConfig(namespace="team", client_configuration=configuration)
-        )
-    finally:
-        server.shutdown()
-        thread.join(timeout=5)
+def namespace(server: Any, request: pytest.FixtureRequest) -> str:
+    name = f"team-{len(server.store.types())}-{abs(hash(request.node.name)) % 10**8}"
+    status, body = server.request("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    assert status == 201, body
+    return name
 
 
-def test_train_creates_the_trainjob_custom_resource(trainer_client: TrainerClient) -> None:
-    name = trainer_client.train(
-        trainer=CustomTrainerContainer(image="me/train:1", num_nodes=2),
-        options=[Labels({"team": "a"})],
+@pytest.fixture
+def client(server: Any, namespace: str, tmp_path: Path) -> TrainerClient:
+    kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig", namespace=namespace)
+    return TrainerClient(KubernetesBackendConfig(config_file=str(kubeconfig)))
+
+
+def add_pod(server: Any, namespace: str, job: str, index: int, phase: str) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{job}-node-0-{index}",
+            "labels": {
+                constants.JOBSET_NAME_LABEL: job,
+                constants.JOBSET_RJOB_NAME_LABEL: "node",
+                "jobset.sigs.k8s.io/job-index": "0",
+            },
+            "annotations": {constants.JOB_INDEX_LABEL: str(index)},
+        },
+        "spec": {"containers": [{"name": "node", "image": "i"}]},
+    }
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    assert server.request("POST", path, pod)[0] == 201
+    status, body = server.request(
+        "PATCH",
+        f"{path}/{job}-node-0-{index}/status",
+        {"status": {"phase": phase}},
+        "application/merge-patch+json",
     )
-    [request] = FakeApi.created
-    assert request["path"] == TRAINJOBS
-    body = request["body"]
-    assert body["metadata"] == {"name": name, "namespace": "team", "labels": {"team": "a"}}
-    assert body["spec"]["runtimeRef"]["name"] == "torch-distributed"
-    assert body["spec"]["trainer"] == {"numNodes": 2, "image": "me/train:1"}
+    assert status == 200, body
 
 
-def test_runtimes_come_from_the_cluster(trainer_client: TrainerClient) -> None:
-    assert [runtime.name for runtime in trainer_client.list_runtimes()] == ["torch-distributed"]
+def test_train_creates_the_upstream_shaped_custom_resource(
+    client: TrainerClient, server: Any, namespace: str
+) -> None:
+    name = client.train(
+        trainer=CustomTrainer(func=train_function, num_nodes=2), options=[Labels({"team": "a"})]
+    )
+    status, stored = server.request("GET", f"{TRAINJOBS.format(namespace=namespace)}/{name}")
+    assert status == 200
+    assert stored["metadata"]["labels"] == {"team": "a"}
+    assert stored["spec"]["runtimeRef"]["name"] == "torch-distributed"
+    assert stored["spec"]["trainer"]["numNodes"] == 2
+    assert "train_function()" in stored["spec"]["trainer"]["command"][2]
+    job = client.get_job(name)
+    assert (job.status, job.runtime.name, job.steps) == ("Created", "torch-distributed", [])
 
 
-@pytest.mark.parametrize("call", ["get_job", "delete_job"])
-def test_missing_job_is_job_not_found(trainer_client: TrainerClient, call: str) -> None:
-    with pytest.raises(JobNotFoundError, match="'nope' not found in namespace team"):
-        getattr(trainer_client, call)("nope")
+def test_pods_become_steps_and_conditions_the_status(
+    client: TrainerClient, server: Any, namespace: str
+) -> None:
+    name = client.train(trainer=CustomTrainer(func=train_function, num_nodes=2))
+    add_pod(server, namespace, name, 0, "Running")
+    add_pod(server, namespace, name, 1, "Running")
+    job = client.get_job(name)
+    assert [(step.name, step.status) for step in job.steps] == [
+        ("node-0", "Running"),
+        ("node-1", "Running"),
+    ]
+    assert job.status == constants.TRAINJOB_RUNNING
+    condition = {
+        "type": "Complete",
+        "status": "True",
+        "reason": "JobSetCompleted",
+        "message": "",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    status, body = server.request(
+        "PATCH",
+        f"{TRAINJOBS.format(namespace=namespace)}/{name}/status",
+        {"status": {"conditions": [condition]}},
+        "application/merge-patch+json",
+    )
+    assert status == 200, body
+    done = client.wait_for_job_status(name, timeout=10, polling_interval=1)
+    assert done.status == constants.TRAINJOB_COMPLETE
+    assert [job.name for job in client.list_jobs()] == [name]
 
 
-def test_pod_view_names_steps_like_upstream() -> None:
+def test_delete_and_missing_jobs(client: TrainerClient, namespace: str) -> None:
+    name = client.train(trainer=CustomTrainer(func=train_function))
+    client.delete_job(name)
+    for call in (client.get_job, client.delete_job):
+        with pytest.raises(JobNotFoundError, match=f"'{name}' not found in namespace {namespace}"):
+            call(name)
+
+
+def test_unknown_runtime_lists_the_known_ones(client: TrainerClient) -> None:
+    assert [runtime.name for runtime in client.list_runtimes()] == ["torch-distributed"]
+    with pytest.raises(RuntimeNotFoundError, match="available runtimes: torch-distributed"):
+        client.get_runtime("nope")
+
+
+def test_pod_view_counts_processes_per_node() -> None:
     pod = {
         "metadata": {
             "name": "j-node-0-1",
             "labels": {
-                "jobset.sigs.k8s.io/replicatedjob-name": "node",
+                constants.JOBSET_RJOB_NAME_LABEL: "node",
                 "jobset.sigs.k8s.io/job-index": "0",
             },
-            "annotations": {"batch.kubernetes.io/job-completion-index": "1"},
+            "annotations": {constants.JOB_INDEX_LABEL: "1"},
         },
         "spec": {
             "containers": [
@@ -138,9 +179,5 @@ def test_pod_view_names_steps_like_upstream() -> None:
         "cpu",
         "2",
     )
-    assert (
-        pod_view(
-            {"metadata": {"labels": {"jobset.sigs.k8s.io/replicatedjob-name": "other"}}}, False
-        )
-        is None
-    )
+    other = {"metadata": {"labels": {constants.JOBSET_RJOB_NAME_LABEL: "other"}}}
+    assert pod_view(other, has_launcher=False) is None
