@@ -8,6 +8,7 @@ import importlib
 import json
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 import click
 import yaml
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
 from trainer_sdk import constants, types
@@ -29,6 +31,7 @@ __all__ = ["cli", "main"]
 _console = Console()
 _errors = Console(stderr=True, soft_wrap=True)
 OUTPUTS = click.Choice(["table", "json", "yaml"])
+PROGRESS_INTERVAL_SECONDS = 0.5
 
 
 def _client(context: click.Context) -> TrainerClient:
@@ -327,6 +330,27 @@ def logs(context: click.Context, name: str, step: str, follow: bool) -> None:
         _fail(str(error), 1)
 
 
+def _show_progress(client: TrainerClient, name: str, timeout: int) -> None:
+    """A live bar of the job's reported progress until it finishes (or ``timeout`` passes)."""
+    finished = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED)
+    deadline = time.monotonic() + timeout
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"))
+    with Progress(*columns, console=_errors, transient=True) as progress:
+        task = progress.add_task(name, total=100, detail="")
+        while time.monotonic() < deadline:
+            job = client.get_job(name)
+            reported = job.trainer_status
+            detail = job.status
+            if reported and reported.progress_percentage is not None:
+                progress.update(task, completed=reported.progress_percentage)
+                metrics = " ".join(f"{key}={value}" for key, value in reported.metrics.items())
+                detail = f"{job.status} {reported.progress_percentage}% {metrics}".strip()
+            progress.update(task, detail=detail)
+            if job.status in finished:
+                return
+            time.sleep(PROGRESS_INTERVAL_SECONDS)
+
+
 @cli.command()
 @click.argument("name")
 @click.option("--timeout", type=click.IntRange(min=1), default=600, show_default=True)
@@ -335,6 +359,7 @@ def wait(context: click.Context, name: str, timeout: int) -> None:
     """Wait for NAME to finish and exit with its outcome."""
     client = _client(context)
     try:
+        _show_progress(client, name, timeout)
         sys.exit(_outcome(client, name, timeout))
     except TimeoutError as error:
         _fail(str(error), 124)
