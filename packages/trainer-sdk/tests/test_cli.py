@@ -50,6 +50,11 @@ def invoke(tmp_path: Path, *args: str) -> tuple[int, str, str]:
             ("run", "x.py", "--env", "NOEQUALS"), "--env: expected NAME=VALUE", id="bad-env"
         ),
         pytest.param(("run",), "give exactly one of TARGET", id="nothing-to-run"),
+        pytest.param(
+            ("run", "json:nope"), "module 'json' has no function 'nope'", id="no-function"
+        ),
+        pytest.param(("run", "no_such_module_x:f"), "cannot import module", id="no-module"),
+        pytest.param(("run", "train"), "expected FILE.py or module:function", id="bad-target"),
     ],
 )
 def test_bad_input_exits_2_with_a_clear_message(
