@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
+from trainer_sdk import LocalBackendConfig, TrainerClient
 from trainer_sdk.cli import cli
 
 pytestmark = pytest.mark.e2e
@@ -47,3 +54,65 @@ def test_main_job_trains_on_two_nodes_and_prints_every_ranks_loss(tmp_path: Path
     assert "node-1: [rank 1] epoch 1/1 step   0/" in result.stdout
     assert "test accuracy" in result.stdout
     assert "Complete (100%" in result.stdout
+
+
+@pytest.fixture
+def hub() -> Iterator[str]:
+    """A stand-in of the HuggingFace Hub API serving the data set tatsu-lab/alpaca (two files)."""
+    files = {"data/train.json": b'[{"instruction": "hi"}]', "README.md": b"# alpaca"}
+    routes = {
+        "/api/datasets/tatsu-lab/alpaca/revision/main": json.dumps(
+            {"siblings": [{"rfilename": name} for name in files]}
+        ).encode(),
+        **{f"/datasets/tatsu-lab/alpaca/resolve/main/{name}": body for name, body in files.items()},
+    }
+
+    class Handler(BaseHTTPRequestHandler):
+        """Serves ``routes``; 404 otherwise."""
+
+        def do_GET(self) -> None:
+            body = routes.get(self.path, b"")
+            self.send_response(200 if self.path in routes else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: Any) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+        server.server_close()
+
+
+def test_upstream_multi_step_example_initializes_the_dataset_first(
+    tmp_path: Path, hub: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """examples/yaml/05-multi-step.yaml with the initializer volume mount its runtime lacks."""
+    example = UPSTREAM / "kubeflow-trainer" / "examples" / "yaml" / "05-multi-step.yaml"
+    if not example.is_file():
+        pytest.skip(f"upstream reference data not found at {example}")
+    runtime, job = (doc for doc in yaml.safe_load_all(example.read_text()) if doc)
+    for replicated_job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
+        pod = replicated_job["template"]["spec"]["template"]["spec"]
+        pod["volumes"] = [{"name": "initializer", "emptyDir": {}}]
+        pod["containers"][0]["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
+    monkeypatch.setenv("HF_ENDPOINT", hub)
+    client = TrainerClient(LocalBackendConfig(root=tmp_path))
+    try:
+        name = client.backend.submit(job, runtime)  # type: ignore[call-arg]
+        done = client.wait_for_job_status(name, timeout=300, polling_interval=1)
+        assert [step.name for step in done.steps] == ["dataset-initializer", "node-0", "node-1"]
+        initializer_log = list(client.get_job_logs(name, step="dataset-initializer"))
+        assert any("2 files from hf://tatsu-lab/alpaca" in line for line in initializer_log)
+        node_log = "\n".join(client.get_job_logs(name, step="node-1"))
+        assert "Dataset ready at" in node_log and "(2 entries)" in node_log
+        assert "Training complete" in node_log
+    finally:
+        client.backend.close()  # type: ignore[attr-defined]

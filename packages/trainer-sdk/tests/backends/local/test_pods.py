@@ -145,3 +145,29 @@ def test_success_policy_defaults_to_all_replicated_jobs() -> None:
     assert success_targets(manifest) == ("All", ["a", "b"])
     manifest["spec"]["successPolicy"] = {"operator": "Any", "targetReplicatedJobs": ["b"]}
     assert success_targets(manifest) == ("Any", ["b"])
+
+
+def test_volume_mounts_become_shared_local_directories() -> None:
+    initializer = replicated_job("dataset-initializer", [])
+    node = replicated_job(
+        "node",
+        ["python", "-c", "open('/workspace/dataset/x')"],
+        env=[{"name": "DATA", "value": "/workspace/dataset"}],
+        depends_on="dataset-initializer",
+    )
+    for job in (initializer, node):
+        container = job["template"]["spec"]["template"]["spec"]["containers"][0]
+        container["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
+    [(_, [init_pod]), (_, [node_pod])] = expand_pods(
+        jobset(initializer, node), 1, "/tmp/job/volumes"
+    )
+    assert init_pod.command == (
+        "python",
+        "-m",
+        "trainer_sdk.initializers",
+        "dataset",
+        "/tmp/job/volumes/initializer/dataset",
+    )
+    assert node_pod.command[-1] == "open('/tmp/job/volumes/initializer/dataset/x')"
+    assert node_pod.env["DATA"] == "/tmp/job/volumes/initializer/dataset"
+    assert node_pod.directories == init_pod.directories == ("/tmp/job/volumes/initializer",)

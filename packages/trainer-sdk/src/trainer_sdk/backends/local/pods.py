@@ -35,6 +35,11 @@ JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 REPLICATED_JOB_LABEL = constants.JOBSET_RJOB_NAME_LABEL
 JOBSET_NAME_LABEL = constants.JOBSET_NAME_LABEL
 COMPLETION_INDEX = constants.JOB_INDEX_LABEL
+# Containers the local backend runs with trainer_sdk.initializers when they have no command.
+INITIALIZER_TARGETS = {
+    constants.DATASET_INITIALIZER: ("dataset", constants.DATASET_PATH),
+    constants.MODEL_INITIALIZER: ("model", constants.MODEL_PATH),
+}
 
 
 class UnsupportedPodError(ValueError):
@@ -47,6 +52,7 @@ class PodAddresses:
 
     master_port: int
     hosts: tuple[str, ...] = ()
+    volumes_root: str = ""
 
     def rewrite(self, text: str) -> str:
         """Host names to loopback, port 29500 to the job's port."""
@@ -71,6 +77,7 @@ class LocalPod:
     working_dir: str | None = None
     device: str = constants.UNKNOWN
     device_count: str = constants.UNKNOWN
+    directories: tuple[str, ...] = ()
 
 
 def ordered_replicated_jobs(jobset: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -211,12 +218,19 @@ def _pods_of(
                 "annotations": annotations,
             }
             command = [*(container.get("command") or []), *(container.get("args") or [])]
+            if not command and container.get("name") in INITIALIZER_TARGETS:
+                kind, target = INITIALIZER_TARGETS[container["name"]]
+                command = ["python", "-m", "trainer_sdk.initializers", kind, target]
             if not command:
                 raise UnsupportedPodError(
                     f"{container_where}.command: the image's entrypoint cannot run locally; "
                     "set a command"
                 )
-            env = _resolve_env(container, meta, container_where, addresses)
+            mounts = _local_mounts(container, addresses.volumes_root)
+            env = {
+                name: _map_paths(value, mounts)
+                for name, value in _resolve_env(container, meta, container_where, addresses).items()
+            }
             env.setdefault("HOSTNAME", pod_name)
             device, count = container_devices(container.get("resources")) or (
                 constants.UNKNOWN,
@@ -232,21 +246,43 @@ def _pods_of(
                     name=pod_name,
                     step=step_name(job["name"], job_index, pod_index, parallelism, node_offset),
                     container=container.get("name", job["name"]),
-                    command=tuple(addresses.rewrite(part) for part in command),
+                    command=tuple(_map_paths(addresses.rewrite(part), mounts) for part in command),
                     env=env,
                     image=container.get("image"),
                     working_dir=container.get("workingDir"),
                     device=device,
                     device_count=count,
+                    directories=tuple(mounts.values()),
                 )
             )
     return pods
 
 
+def _local_mounts(container: Mapping[str, Any], volumes_root: str) -> dict[str, str]:
+    """mountPath -> a directory under ``volumes_root`` shared by every pod mounting that volume."""
+    if not volumes_root:
+        return {}
+    mounts = {}
+    for mount in container.get("volumeMounts") or []:
+        local = f"{volumes_root}/{mount['name']}"
+        if mount.get("subPath"):
+            local = f"{local}/{mount['subPath']}"
+        mounts[mount["mountPath"].rstrip("/") or "/"] = local
+    return mounts
+
+
+def _map_paths(text: str, mounts: Mapping[str, str]) -> str:
+    """Mount paths (longest first) in ``text`` replaced by their local directories."""
+    for path in sorted(mounts, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w/.-]){re.escape(path)}(?=/|\b|$)", mounts[path], text)
+    return text
+
+
 def expand_pods(
-    jobset: Mapping[str, Any], master_port: int
+    jobset: Mapping[str, Any], master_port: int, volumes_root: str = ""
 ) -> list[tuple[dict[str, Any], list[LocalPod]]]:
-    """Each replicated job, in start order, with its pods."""
+    """Each replicated job, in start order, with its pods; with ``volumes_root``, volume mounts
+    become directories under it (their paths rewritten in commands and env)."""
     metadata = jobset.get("metadata") or {}
     name = metadata.get("name", "")
     namespace = metadata.get("namespace", "default")
@@ -265,7 +301,7 @@ def expand_pods(
             reverse=True,
         )
     )
-    addresses = PodAddresses(master_port=master_port, hosts=hosts)
+    addresses = PodAddresses(master_port=master_port, hosts=hosts, volumes_root=volumes_root)
     has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
     expanded = []
     for job in ordered_replicated_jobs(jobset):

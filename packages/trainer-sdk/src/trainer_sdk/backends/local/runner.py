@@ -90,7 +90,7 @@ class JobSetRunner:
         self.job_dir = job_dir
         self.base_env = dict(base_env)
         self.report = report
-        self.plan = pod_plan.expand_pods(jobset, master_port)
+        self.plan = pod_plan.expand_pods(jobset, master_port, str(job_dir.path / "volumes"))
         self.deadline = (
             time.monotonic() + active_deadline_seconds if active_deadline_seconds else None
         )
@@ -170,7 +170,8 @@ class JobSetRunner:
     # -- processes ------------------------------------------------------------------------------
     def _start_pod(self, pod: pod_plan.LocalPod) -> None:
         work_dir = self.job_dir.pod_dir(pod.name)
-        work_dir.mkdir(parents=True, exist_ok=True)
+        for directory in (work_dir, *map(Path, pod.directories)):
+            directory.mkdir(parents=True, exist_ok=True)
         log_path = self.job_dir.log(pod.step)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**self.base_env, **pod.env}
