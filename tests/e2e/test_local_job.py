@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from trainer_sdk import LocalBackendConfig, TrainerClient
 from trainer_sdk.cli import cli
 
 pytestmark = pytest.mark.e2e
@@ -104,15 +103,18 @@ def test_upstream_multi_step_example_initializes_the_dataset_first(
         pod["volumes"] = [{"name": "initializer", "emptyDir": {}}]
         pod["containers"][0]["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
     monkeypatch.setenv("HF_ENDPOINT", hub)
-    client = TrainerClient(LocalBackendConfig(root=tmp_path))
-    try:
-        name = client.backend.submit(job, runtime)  # type: ignore[call-arg]
-        done = client.wait_for_job_status(name, timeout=300, polling_interval=1)
-        assert [step.name for step in done.steps] == ["dataset-initializer", "node-0", "node-1"]
-        initializer_log = list(client.get_job_logs(name, step="dataset-initializer"))
-        assert any("2 files from hf://tatsu-lab/alpaca" in line for line in initializer_log)
-        node_log = "\n".join(client.get_job_logs(name, step="node-1"))
-        assert "Dataset ready at" in node_log and "(2 entries)" in node_log
-        assert "Training complete" in node_log
-    finally:
-        client.backend.close()  # type: ignore[attr-defined]
+    manifest = tmp_path / "multi-step.yaml"
+    manifest.write_text(yaml.safe_dump_all([runtime, job]))
+    result = CliRunner().invoke(
+        cli,
+        ["--backend", "local", "--root", str(tmp_path / "jobs"), "run", "-f", str(manifest)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "[dataset-initializer] dataset initializer: 2 files from hf://tatsu-lab/alpaca"
+        in result.stdout
+    )
+    assert "(2 entries)" in result.stdout and "[node-1] Training complete" in result.stdout
+    step_order = [line.split("]")[0] for line in result.stdout.splitlines() if line.startswith("[")]
+    assert step_order.index("[dataset-initializer") < step_order.index("[node-0")

@@ -154,7 +154,8 @@ def _load_function(target: str) -> Callable[..., Any]:
     return function  # type: ignore[return-value]
 
 
-def _manifest_from_file(path: Path) -> dict[str, Any]:
+def _manifest_from_file(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The TrainJob in ``path``, and the runtime it references if the file holds that too."""
     if not path.is_file():
         _fail(f"-f: no such file {str(path)!r}")
     try:
@@ -168,7 +169,16 @@ def _manifest_from_file(path: Path) -> dict[str, Any]:
     ]
     if len(jobs) != 1:
         _fail(f"-f: expected exactly one TrainJob in {path}, found {len(jobs)}")
-    return jobs[0]
+    reference = (jobs[0].get("spec") or {}).get("runtimeRef") or {}
+    runtimes = [
+        doc
+        for doc in documents
+        if isinstance(doc, dict)
+        and doc.get("kind")
+        in (constants.TRAINING_RUNTIME_KIND, constants.CLUSTER_TRAINING_RUNTIME_KIND)
+        and (doc.get("metadata") or {}).get("name") == reference.get("name")
+    ]
+    return jobs[0], runtimes[0] if runtimes else None
 
 
 def _override(
@@ -254,17 +264,19 @@ def run(
     client = _client(context)
     try:
         if manifest_file is not None:
-            manifest = _manifest_from_file(manifest_file)
+            manifest, runtime_manifest = _manifest_from_file(manifest_file)
             if runtime_name:
+                runtime_manifest = None
                 manifest.setdefault("spec", {})["runtimeRef"] = {"name": runtime_name}
             if name:
                 manifest.setdefault("metadata", {})["name"] = name
         else:
             runtime = client.get_runtime(runtime_name or constants.DEFAULT_TRAINING_RUNTIME)
             manifest = _target_manifest(str(target), runtime, name, env)
+            runtime_manifest = None
         _override(manifest, nodes, procs_per_node, env if manifest_file is not None else {})
-        job_name = client.submit(manifest)
-    except (TrainerError, ValueError) as error:
+        job_name = client.submit(manifest, runtime_manifest)
+    except (TrainerError, ValueError, NotImplementedError) as error:
         _fail(str(error))
     _errors.print(f"TrainJob {job_name} created", highlight=False)
     if detach:

@@ -117,7 +117,8 @@ class TrainerClient:
         """Delete the TrainJob; locally this ends its whole process tree."""
         return self.backend.delete_job(name=name)
 
-    def submit(self, manifest: dict[str, Any]) -> str:
-        """Create a TrainJob from a manifest dict (as ``trainer run -f`` does); returns its name."""
-        submit = self.backend.submit
-        return str(submit(manifest))
+    def submit(self, manifest: dict[str, Any], runtime: dict[str, Any] | None = None) -> str:
+        """Create a TrainJob from a manifest dict (as ``trainer run -f`` does); returns its name.
+
+        ``runtime``: the manifest of the runtime it references, when that is not installed."""
+        return self.backend.submit(manifest, runtime)

@@ -72,8 +72,9 @@ class RuntimeBackend(abc.ABC):
     ) -> str: ...
 
     @abc.abstractmethod
-    def submit(self, manifest: dict[str, Any]) -> str:
-        """Create a TrainJob from its manifest; returns its name."""
+    def submit(self, manifest: dict[str, Any], runtime: dict[str, Any] | None = None) -> str:
+        """Create a TrainJob from its manifest (``runtime``: the runtime it references, when that
+        is not installed); returns its name."""
 
     @abc.abstractmethod
     def list_jobs(self, runtime: types.Runtime | None = None) -> list[types.TrainJob]: ...

@@ -162,8 +162,13 @@ class KubernetesBackend(RuntimeBackend):
         )
         return self.submit(manifest)
 
-    def submit(self, manifest: dict[str, Any]) -> str:
+    def submit(self, manifest: dict[str, Any], runtime: dict[str, Any] | None = None) -> str:
         """Create a TrainJob from its manifest; returns its name."""
+        if runtime is not None:
+            raise NotImplementedError(
+                "the Kubernetes backend uses the runtimes installed in the cluster; apply "
+                f"{runtime.get('kind')} {runtime.get('metadata', {}).get('name')!r} first"
+            )
         manifest.setdefault("metadata", {}).setdefault("name", generate_name())
         manifest["metadata"].setdefault("namespace", self.namespace)
         self.custom.create_namespaced_custom_object(

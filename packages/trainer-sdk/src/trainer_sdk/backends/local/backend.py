@@ -90,12 +90,14 @@ class LocalBackend(RuntimeBackend):
     def submit(
         self,
         manifest: dict[str, Any],
-        runtime_manifest: dict[str, Any] | None = None,
+        runtime: dict[str, Any] | None = None,
         packages: Sequence[str] = (),
         pip_index_urls: Sequence[str] = (),
     ) -> str:
         """Run a TrainJob manifest (what ``trainer run -f`` does); returns its name."""
         from trainer_sdk.backends.local import planning
+
+        runtime_manifest = runtime
 
         metadata = manifest.setdefault("metadata", {})
         name = metadata.setdefault("name", generate_name())
