@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pydantic
 import pytest
 import trainer_api
 from trainer_api import FieldError, TrainJob, ValidationError, parse, parse_all
@@ -75,6 +76,16 @@ def test_to_dict_of_constructed_object_writes_api_version_and_kind_only_once_set
     }
 
 
+def test_python_construction_rejects_misspelt_fields() -> None:
+    with pytest.raises(pydantic.ValidationError) as caught:
+        trainer_api.Trainer(num_node=2)  # type: ignore[call-arg]
+    assert "Trainer has no field 'num_node'" in str(caught.value)
+    kept = trainer_api.Trainer.model_validate(
+        {"numNode": 2}, context=trainer_api.KEEP_UNKNOWN_FIELDS
+    )
+    assert kept.model_extra == {"numNode": 2}
+
+
 def test_models_accept_snake_case_names_too() -> None:
     ref = trainer_api.RuntimeRef.model_validate({"name": "x", "api_group": "g"})
     assert ref.to_dict() == {"name": "x", "apiGroup": "g"}
@@ -122,6 +133,12 @@ def test_models_accept_snake_case_names_too() -> None:
             "metadata.creationTimestamp",
             "RFC 3339",
             id="bad-time",
+        ),
+        pytest.param(
+            TRAIN_JOB.replace('cpu: "2500m"', "cpu: 0.5"),
+            "spec.trainer.resourcesPerNode.limits.cpu",
+            "Input should be a valid integer or a valid string (got 0.5)",
+            id="float-quantity-one-error",
         ),
         pytest.param(
             TRAIN_JOB.replace("name: POD_NAME", "value: x"),

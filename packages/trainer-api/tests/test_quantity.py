@@ -5,7 +5,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from trainer_api import Quantity
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from trainer_api import Quantity, QuantityFormat
 
 
 @pytest.mark.parametrize(
@@ -22,6 +24,7 @@ from trainer_api import Quantity
         pytest.param("0.1n", Fraction(1, 10**10), "1n", id="rounds-up-to-nano"),
         pytest.param("12e6", 12 * 10**6, "12e6", id="exponent-kept"),
         pytest.param("512", 512, "512", id="binary-below-1024-is-decimal"),
+        pytest.param("1025Ki", 1025 * 1024, "1025Ki", id="binary-not-a-multiple-of-1024"),
         pytest.param(".5", Fraction(1, 2), "500m", id="leading-dot"),
         pytest.param("-1.5k", -1500, "-1500", id="negative"),
         pytest.param("+2", 2, "2", id="plus-sign"),
@@ -84,3 +87,26 @@ def test_integer_views_round_up_like_kubernetes() -> None:
     assert Quantity.parse("1500m").value() == 2
     assert Quantity.parse("0.1m").milli_value() == 1
     assert Quantity.parse("16Gi").value() == 17179869184
+
+
+nano_amounts = st.integers(-(10**24), 10**24).map(lambda nanos: Fraction(nanos, 10**9))
+formats = st.sampled_from(["BinarySI", "DecimalSI", "DecimalExponent"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(amount=nano_amounts, format=formats)
+def test_canonical_text_parses_back_to_the_same_value(
+    amount: Fraction, format: QuantityFormat
+) -> None:
+    quantity = Quantity(amount, format)
+    assert Quantity.parse(str(quantity)) == quantity
+
+
+@settings(max_examples=200, deadline=None)
+@given(left=nano_amounts, right=nano_amounts, factor=st.integers(-1000, 1000))
+def test_arithmetic_matches_exact_fractions(left: Fraction, right: Fraction, factor: int) -> None:
+    a, b = Quantity(left), Quantity(right)
+    assert (a + b).amount == left + right
+    assert (a - b).amount == left - right
+    assert (a * factor).amount == left * factor
+    assert (a < b) == (left < right)

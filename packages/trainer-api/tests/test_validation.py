@@ -421,6 +421,12 @@ def test_initializer_needs_job_container_and_volume_mount_in_runtime() -> None:
             id="startup-policy-with-depends-on",
         ),
         pytest.param(
+            lambda d: spec(d).update(template={}),
+            "spec.template",
+            "at least 1 field",
+            id="empty-template",
+        ),
+        pytest.param(
             lambda d: spec(d)["template"]["spec"].update(
                 volumeClaimPolicies=[{"templates": [{"metadata": {"name": "w", "namespace": "x"}}]}]
             ),
@@ -488,3 +494,22 @@ def test_named_ports_are_not_quantities_but_sizes_are() -> None:
     assert fields(errors) == [
         "spec.template.spec.replicatedJobs[1].template.spec.template.spec.volumes[0].emptyDir.sizeLimit"
     ]
+
+
+def test_lists_validate_each_item_with_its_index() -> None:
+    bad = edited(TRAIN_JOB, lambda d: d["metadata"].update(name="Bad"))
+    listed = parse(
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJobList",
+            "items": [
+                {
+                    key: value
+                    for key, value in TRAIN_JOB.items()
+                    if key not in ("apiVersion", "kind")
+                },
+                bad,
+            ],
+        }
+    )
+    assert fields(validate(listed)) == ["items[1].metadata.name"]

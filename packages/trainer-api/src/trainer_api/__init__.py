@@ -4,6 +4,7 @@ Parsing, validation, defaulting and CRD generation; see the package README.
 """
 
 from trainer_api._base import (
+    KEEP_UNKNOWN_FIELDS,
     ApiModel,
     KubernetesObject,
 )
@@ -261,6 +262,7 @@ __all__ = [
     "GROUP",
     "INITIALIZER_VOLUME",
     "JOBSET_API_VERSION",
+    "KEEP_UNKNOWN_FIELDS",
     "KINDS",
     "KUEUE_MANAGED_BY",
     "MANAGED_BY_VALUES",

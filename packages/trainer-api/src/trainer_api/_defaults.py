@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TypeVar
 
 from trainer_api._base import ApiModel, KubernetesObject
-from trainer_api._rules import FIELD_SPECS, NO_DEFAULT
+from trainer_api._fieldspec import NO_DEFAULT
+from trainer_api._rules import specs_for
 
 __all__ = ["apply_defaults"]
 
@@ -29,7 +30,7 @@ def apply_defaults(obj: T) -> T:
 
 def _fill(value: object) -> None:
     if isinstance(value, ApiModel):
-        specs = FIELD_SPECS.get(type(value), {})
+        specs = specs_for(type(value))
         for name in type(value).model_fields:
             current = getattr(value, name)
             spec = specs.get(name)

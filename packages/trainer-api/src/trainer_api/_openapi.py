@@ -7,8 +7,9 @@ from datetime import datetime
 from typing import Annotated, Any, Final
 
 from trainer_api._base import ApiModel
+from trainer_api._fieldspec import NO_DEFAULT, FieldSpec, Rule
 from trainer_api._meta import ObjectMeta
-from trainer_api._rules import CLASS_RULES, FIELD_SPECS, NO_DEFAULT, FieldSpec, Rule
+from trainer_api._rules import CLASS_RULES, specs_for
 from trainer_api._types import field_type, unwrap_optional, wire_format
 
 __all__ = ["QUANTITY_PATTERN", "model_schema"]
@@ -37,7 +38,7 @@ def model_schema(model_type: type[ApiModel], root: bool = False) -> Schema:
     """The structural schema of a model; ``root`` for a CRD's top-level object."""
     properties: Schema = {}
     required: list[str] = []
-    specs = FIELD_SPECS.get(model_type, {})
+    specs = specs_for(model_type)
     for name, info in model_type.model_fields.items():
         wire = info.alias or name
         if root and wire in ("apiVersion", "kind", "metadata"):
@@ -106,6 +107,7 @@ def _apply_spec(schema: Schema, spec: FieldSpec) -> None:
         "pattern": spec.pattern,
         "minItems": spec.min_items,
         "maxItems": spec.max_items,
+        "minProperties": spec.min_properties,
     }
     schema.update({key: value for key, value in keywords.items() if value is not None})
     if spec.default is not NO_DEFAULT and spec.default is None:

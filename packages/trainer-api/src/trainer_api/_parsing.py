@@ -10,7 +10,7 @@ from typing import Any, Final
 import pydantic
 import yaml
 
-from trainer_api._base import ApiModel, KubernetesObject
+from trainer_api._base import KEEP_UNKNOWN_FIELDS, ApiModel, KubernetesObject
 from trainer_api._errors import FieldError, ValidationError, format_path
 from trainer_api._jobset import JOBSET_API_VERSION, JobSet, JobSetList
 from trainer_api._runtime import (
@@ -98,12 +98,9 @@ def _parse_object(doc: object, strict: bool) -> ApiObject:
     model = _model_for(doc)
     errors = list(_unknown_fields(model, doc, ())) if strict else []
     try:
-        parsed = model.model_validate(dict(doc), strict=True)
+        parsed = model.model_validate(dict(doc), strict=True, context=KEEP_UNKNOWN_FIELDS)
     except pydantic.ValidationError as error:
-        errors[:0] = [
-            FieldError(format_path(_wire_loc(item["loc"])), _describe(item))
-            for item in error.errors(include_url=False)
-        ]
+        errors[:0] = _type_errors(error.errors(include_url=False))
     if errors:
         raise ValidationError(errors)
     return parsed  # type: ignore[return-value]
@@ -137,14 +134,40 @@ def _wire_loc(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
 _TAGS: Final = frozenset({"int", "str", "bool", "float", "list", "dict"})
 
 
-def _describe(item: Mapping[str, Any]) -> str:
-    message = str(item["msg"])
+def _type_errors(items: list[Any]) -> list[FieldError]:
+    """One FieldError per field: the members of a failed union are joined with "or"."""
+    problems: dict[str, list[str]] = {}
+    inputs: dict[str, object] = {}
+    for item in items:
+        field = format_path(_wire_loc(item["loc"]))
+        problems.setdefault(field, []).append(_problem(item))
+        inputs[field] = item.get("input")
+    return [
+        FieldError(field, _joined(list(dict.fromkeys(found))) + _shown(inputs[field]))
+        for field, found in problems.items()
+    ]
+
+
+def _joined(problems: list[str]) -> str:
+    """``["Input should be a", "Input should be b"]`` -> ``"Input should be a or b"``."""
+    prefix = "Input should be "
+    if len(problems) > 1 and all(problem.startswith(prefix) for problem in problems):
+        return prefix + " or ".join(problem.removeprefix(prefix) for problem in problems)
+    return " or ".join(problems)
+
+
+def _problem(item: Mapping[str, Any]) -> str:
     if item["type"] == "missing":
         return "required field is missing"
-    value = item.get("input")
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return f"{message} (got {value!r})"
-    return f"{message} (got {type(value).__name__})"
+    return str(item["msg"])
+
+
+def _shown(value: object) -> str:
+    if isinstance(value, (str, int, float, bool)):
+        return f" (got {value!r})"
+    if value is None or isinstance(value, Mapping):
+        return ""
+    return f" (got {type(value).__name__})"
 
 
 def _unknown_fields(

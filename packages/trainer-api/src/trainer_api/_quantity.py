@@ -136,7 +136,7 @@ def _format_binary(amount: int) -> str:
     shift = 0
     while shift < 60 and amount % (1 << (shift + 10)) == 0:
         shift += 10
-    return f"{amount >> shift}{_BINARY_SUFFIX[shift]}"
+    return f"{amount >> shift}{_BINARY_SUFFIX.get(shift, '')}"
 
 
 def _format_decimal(amount: Fraction, exponent_style: bool) -> str:

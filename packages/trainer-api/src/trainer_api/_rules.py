@@ -8,32 +8,27 @@ an ``x-kubernetes-validations`` CEL rule. ``Rule.check`` is the Python twin of `
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from collections.abc import Mapping
+from functools import cache
+from typing import Final
 
 from trainer_api._base import ApiModel
-from trainer_api._containers import Container, ContainerPort, GRPCAction
-from trainer_api._env import (
-    ConfigMapEnvSource,
-    ConfigMapKeySelector,
-    FileKeySelector,
-    LocalObjectReference,
-    SecretEnvSource,
-    SecretKeySelector,
-)
+from trainer_api._core_rules import CORE_FIELD_SPECS
+from trainer_api._fieldspec import ATOMIC, FieldSpec, Rule, named_map
 from trainer_api._jobset import (
     FailurePolicy,
+    FailurePolicyRule,
     JobSetSpec,
     JobSetStatus,
     ReplicatedJob,
     ReplicatedJobStatus,
+    SuccessPolicy,
     VolumeClaimPolicy,
     VolumeRetentionPolicy,
 )
 from trainer_api._meta import Condition
-from trainer_api._pods import PodSpec
 from trainer_api._runtime import (
+    ClusterTrainingRuntime,
     CoschedulingPodGroupPolicySource,
     FluxMLPolicySource,
     MLPolicy,
@@ -41,6 +36,8 @@ from trainer_api._runtime import (
     NetworkTopology,
     TorchEnvInjection,
     TorchEnvInjectionTarget,
+    TrainingRuntime,
+    TrainingRuntimeSpec,
 )
 from trainer_api._trainjob import (
     ContainerPatch,
@@ -59,15 +56,6 @@ from trainer_api._trainjob import (
     TrainJobSpec,
     TrainJobStatus,
 )
-from trainer_api._volumes import (
-    AzureDiskVolumeSource,
-    ConfigMapProjection,
-    ConfigMapVolumeSource,
-    ISCSIVolumeSource,
-    RBDVolumeSource,
-    ScaleIOVolumeSource,
-    SecretProjection,
-)
 from trainer_api._wellknown import (
     CLUSTER_TRAINING_RUNTIME_KIND,
     DATASET_INITIALIZER,
@@ -78,10 +66,7 @@ from trainer_api._wellknown import (
     NODE,
 )
 
-__all__ = ["CLASS_RULES", "FIELD_SPECS", "NO_DEFAULT", "FieldSpec", "Rule"]
-
-NO_DEFAULT: Final = object()
-"""Marks a field without a default value."""
+__all__ = ["CLASS_RULES", "FIELD_SPECS", "specs_for"]
 
 RFC1035_LABEL: Final = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
 STORAGE_URI: Final = r"^[A-Za-z][A-Za-z0-9+.-]*://.+$"
@@ -98,43 +83,8 @@ FIELD_IS_IMMUTABLE: Final = "field is immutable"
 VALUE_IS_IMMUTABLE: Final = "Value is immutable"
 
 
-@dataclass(frozen=True)
-class Rule:
-    """A CEL rule and its Python twin; ``check`` returns True when the value is valid."""
-
-    cel: str
-    message: str
-    check: Callable[[Any], bool]
-    field: str | None = None
-    """For a rule on an object: the field (wire name) the error is reported at."""
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    """The schema constraints of one field of one model."""
-
-    minimum: int | None = None
-    maximum: int | None = None
-    min_length: int | None = None
-    max_length: int | None = None
-    pattern: str | None = None
-    min_items: int | None = None
-    max_items: int | None = None
-    item_max_length: int | None = None
-    list_type: Literal["atomic", "set", "map"] | None = None
-    map_keys: tuple[str, ...] = ()
-    default: Any = NO_DEFAULT
-    immutable: str | None = None
-    """The message of a ``self == oldSelf`` transition rule, when the field is immutable."""
-    rules: tuple[Rule, ...] = field(default=())
-
-
 def _env_list() -> FieldSpec:
     return FieldSpec(max_items=128, list_type="map", map_keys=("name",))
-
-
-def _named_map(max_items: int | None = None, immutable: str | None = None) -> FieldSpec:
-    return FieldSpec(max_items=max_items, list_type="map", map_keys=("name",), immutable=immutable)
 
 
 def _at_least_one(message: str) -> Rule:
@@ -243,6 +193,11 @@ CLASS_RULES: Final[Mapping[type[ApiModel], tuple[Rule, ...]]] = {
 """Rules on whole objects, by model."""
 
 FIELD_SPECS: Final[Mapping[type[ApiModel], Mapping[str, FieldSpec]]] = {
+    **CORE_FIELD_SPECS,
+    TrainJob: {"status": FieldSpec(min_properties=1)},
+    TrainingRuntime: {"spec": FieldSpec(min_properties=1)},
+    ClusterTrainingRuntime: {"spec": FieldSpec(min_properties=1)},
+    TrainingRuntimeSpec: {"template": FieldSpec(min_properties=1)},
     TrainJobSpec: {
         "runtime_ref": FieldSpec(immutable=FIELD_IS_IMMUTABLE),
         "initializer": FieldSpec(immutable=FIELD_IS_IMMUTABLE),
@@ -272,31 +227,6 @@ FIELD_SPECS: Final[Mapping[type[ApiModel], Mapping[str, FieldSpec]]] = {
     },
     DatasetInitializer: _INITIALIZER,
     ModelInitializer: _INITIALIZER,
-    LocalObjectReference: {"name": FieldSpec(default="")},
-    ConfigMapKeySelector: {"name": FieldSpec(default="")},
-    SecretKeySelector: {"name": FieldSpec(default="")},
-    FileKeySelector: {"optional": FieldSpec(default=False)},
-    ContainerPort: {"protocol": FieldSpec(default="TCP")},
-    ConfigMapEnvSource: {"name": FieldSpec(default="")},
-    SecretEnvSource: {"name": FieldSpec(default="")},
-    ConfigMapVolumeSource: {"name": FieldSpec(default="")},
-    ConfigMapProjection: {"name": FieldSpec(default="")},
-    SecretProjection: {"name": FieldSpec(default="")},
-    GRPCAction: {"service": FieldSpec(default="")},
-    AzureDiskVolumeSource: {
-        "fs_type": FieldSpec(default="ext4"),
-        "read_only": FieldSpec(default=False),
-    },
-    ISCSIVolumeSource: {"iscsi_interface": FieldSpec(default="default")},
-    RBDVolumeSource: {
-        "keyring": FieldSpec(default="/etc/ceph/keyring"),
-        "pool": FieldSpec(default="rbd"),
-        "user": FieldSpec(default="admin"),
-    },
-    ScaleIOVolumeSource: {
-        "fs_type": FieldSpec(default="xfs"),
-        "storage_mode": FieldSpec(default="ThinProvisioned"),
-    },
     Trainer: {
         "image": FieldSpec(max_length=500),
         "command": FieldSpec(max_items=128, list_type="atomic", item_max_length=1048576),
@@ -314,34 +244,34 @@ FIELD_SPECS: Final[Mapping[type[ApiModel], Mapping[str, FieldSpec]]] = {
             immutable=FIELD_IS_IMMUTABLE,
             rules=(
                 Rule(
-                    f"self.matches('{DOMAIN_PREFIXED_PATH}')",
+                    f'self.matches(r"{DOMAIN_PREFIXED_PATH}")',
                     "manager must be a domain-prefixed path such as example.com/my-team",
                     lambda value: re.match(DOMAIN_PREFIXED_PATH, value) is not None,
                 ),
             ),
         ),
     },
-    JobSetSpecPatch: {"replicated_jobs": _named_map(max_items=100)},
+    JobSetSpecPatch: {"replicated_jobs": named_map(max_items=100)},
     ReplicatedJobPatch: {"name": FieldSpec(min_length=1, max_length=253)},
     PodSpecPatch: {
-        "containers": _named_map(max_items=64, immutable=FIELD_IS_IMMUTABLE),
-        "init_containers": _named_map(max_items=64, immutable=FIELD_IS_IMMUTABLE),
-        "image_pull_secrets": _named_map(max_items=64, immutable=FIELD_IS_IMMUTABLE),
+        "containers": named_map(max_items=64, immutable=FIELD_IS_IMMUTABLE),
+        "init_containers": named_map(max_items=64, immutable=FIELD_IS_IMMUTABLE),
+        "image_pull_secrets": named_map(max_items=64, immutable=FIELD_IS_IMMUTABLE),
         "security_context": FieldSpec(immutable=FIELD_IS_IMMUTABLE),
         "service_account_name": FieldSpec(max_length=253, immutable=FIELD_IS_IMMUTABLE),
         "termination_grace_period_seconds": FieldSpec(minimum=0, immutable=FIELD_IS_IMMUTABLE),
-        "volumes": _named_map(max_items=128, immutable=FIELD_IS_IMMUTABLE),
+        "volumes": named_map(max_items=128, immutable=FIELD_IS_IMMUTABLE),
         "tolerations": FieldSpec(max_items=128, list_type="atomic"),
-        "scheduling_gates": _named_map(max_items=16),
+        "scheduling_gates": named_map(max_items=16),
     },
     ContainerPatch: {
         "name": FieldSpec(min_length=1, max_length=253),
         "env": _env_list(),
-        "volume_mounts": FieldSpec(max_items=128, list_type="map", map_keys=("mountPath",)),
+        "volume_mounts": FieldSpec(max_items=128, list_type="map", map_keys=("name",)),
     },
     TrainJobStatus: {
         "conditions": FieldSpec(max_items=8, list_type="map", map_keys=("type",)),
-        "jobs_status": _named_map(max_items=100),
+        "jobs_status": named_map(max_items=100),
     },
     Condition: {
         "message": FieldSpec(max_length=32768),
@@ -405,7 +335,7 @@ FIELD_SPECS: Final[Mapping[type[ApiModel], Mapping[str, FieldSpec]]] = {
         "highest_tier_allowed": FieldSpec(default=1),
     },
     JobSetSpec: {
-        "replicated_jobs": _named_map(),
+        "replicated_jobs": named_map(),
         "failure_policy": FieldSpec(immutable=VALUE_IS_IMMUTABLE),
         "network": FieldSpec(immutable=VALUE_IS_IMMUTABLE),
         "startup_policy": FieldSpec(immutable=VALUE_IS_IMMUTABLE),
@@ -423,11 +353,13 @@ FIELD_SPECS: Final[Mapping[type[ApiModel], Mapping[str, FieldSpec]]] = {
         "replicas": FieldSpec(minimum=0, default=1),
     },
     FailurePolicy: {"restart_strategy": FieldSpec(default="Recreate")},
+    FailurePolicyRule: {"target_replicated_jobs": ATOMIC},
+    SuccessPolicy: {"target_replicated_jobs": ATOMIC},
     VolumeClaimPolicy: {"templates": FieldSpec(max_items=50, list_type="atomic")},
     VolumeRetentionPolicy: {"when_deleted": FieldSpec(default="Delete")},
     JobSetStatus: {
         "conditions": FieldSpec(list_type="map", map_keys=("type",)),
-        "replicated_jobs_status": _named_map(),
+        "replicated_jobs_status": named_map(),
         "current_in_place_restart_attempt": FieldSpec(minimum=0),
         "previous_in_place_restart_attempt": FieldSpec(minimum=0),
     },
@@ -435,19 +367,15 @@ FIELD_SPECS: Final[Mapping[type[ApiModel], Mapping[str, FieldSpec]]] = {
         "job_restarts": FieldSpec(max_items=1024, list_type="atomic"),
         "job_restarts_count_towards_max": FieldSpec(max_items=1024, list_type="atomic"),
     },
-    PodSpec: {
-        "containers": _named_map(),
-        "init_containers": _named_map(),
-        "volumes": _named_map(),
-        "image_pull_secrets": _named_map(),
-        "scheduling_gates": _named_map(),
-        "tolerations": FieldSpec(list_type="atomic"),
-    },
-    Container: {
-        "env": _named_map(),
-        "volume_mounts": FieldSpec(list_type="map", map_keys=("mountPath",)),
-        "command": FieldSpec(list_type="atomic"),
-        "args": FieldSpec(list_type="atomic"),
-    },
 }
-"""Constraints of fields, by model and attribute name."""
+"""Constraints of fields, by model and attribute name (subclasses inherit them: ``specs_for``)."""
+
+
+@cache
+def specs_for(model_type: type[ApiModel]) -> Mapping[str, FieldSpec]:
+    """The field constraints of a model, including those declared for its base classes."""
+    merged: dict[str, FieldSpec] = {}
+    for base in reversed(model_type.__mro__):
+        if isinstance(base, type) and issubclass(base, ApiModel):
+            merged.update(FIELD_SPECS.get(base, {}))
+    return merged

@@ -10,8 +10,9 @@ from typing import Any
 
 from trainer_api._base import ApiModel
 from trainer_api._errors import FieldError, format_path
+from trainer_api._fieldspec import FieldSpec
 from trainer_api._quantity import Quantity
-from trainer_api._rules import CLASS_RULES, FIELD_SPECS, FieldSpec
+from trainer_api._rules import CLASS_RULES, specs_for
 from trainer_api._types import field_type, unwrap_optional, wire_format
 
 __all__ = ["schema_errors"]
@@ -30,7 +31,7 @@ def _model_errors(model: ApiModel, old: ApiModel | None, path: Path) -> Iterator
         if not rule.check(model):
             where = (*path, *rule.field.split(".")) if rule.field else path
             yield FieldError(format_path(where), rule.message)
-    specs = FIELD_SPECS.get(model_type, {})
+    specs = specs_for(model_type)
     quantities = _quantity_fields(model_type)
     for name, info in model_type.model_fields.items():
         value = getattr(model, name)
@@ -90,6 +91,9 @@ def _field_errors(spec: FieldSpec, value: Any, old: Any, path: Path) -> Iterator
             yield FieldError(where, f"must match {spec.pattern!r} (got {value!r})")
     if isinstance(value, list):
         yield from _list_errors(spec, value, path)
+    minimum = spec.min_properties
+    if isinstance(value, ApiModel) and minimum is not None and len(value.to_dict()) < minimum:
+        yield FieldError(where, f"must have at least {minimum} field(s) set")
     for rule in spec.rules:
         if not rule.check(value):
             yield FieldError(where, rule.message)

@@ -183,6 +183,10 @@ def _paths(schema: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, s
         kind = "int-or-string"
     elif schema.get("x-kubernetes-preserve-unknown-fields") and "properties" not in schema:
         kind = _FREE_FORM
+    elif schema.get("type") == "array":
+        list_type = schema.get("x-kubernetes-list-type", "atomic")
+        keys = ",".join(schema.get("x-kubernetes-list-map-keys", []))
+        kind = f"array ({list_type}{': ' + keys if keys else ''})"
     else:
         kind = str(schema.get("type"))
     yield prefix, kind
