@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import socket
@@ -21,7 +22,8 @@ from mpi4py import MPI
 comm = MPI.COMM_WORLD
 total = comm.allreduce(comm.rank, op=MPI.SUM)
 server = (os.environ.get("SSH_CONNECTION") or "- - local -").split()[2]
-line = f"rank {comm.rank} {comm.size} {total} {server} {os.environ.get('MASTER_ADDR')}\n"
+library = MPI.Get_library_version().split()[0]
+line = f"rank {comm.rank} {comm.size} {total} {server} {os.environ.get('MASTER_ADDR')} {library}\n"
 os.write(1, line.encode())  # one write per line: ranks' lines never interleave
 """
 
@@ -44,10 +46,15 @@ def _entrypoint(script: str, module: str) -> list[str]:
     )
 
 
+def mpi_launch_argv(*args: str) -> list[str]:
+    """The argv of ``mpi-launch ARGS``."""
+    return [*_entrypoint("mpi-launch", "launches"), *args]
+
+
 def _mpi_launch(*args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
     """Run ``mpi-launch ARGS`` as a user would, capturing its output."""
     return subprocess.run(
-        [*_entrypoint("mpi-launch", "launches"), *args],
+        mpi_launch_argv(*args),
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -77,13 +84,34 @@ def mpi_launch() -> Callable[..., subprocess.CompletedProcess[str]]:
 
 
 @pytest.fixture
+def mpi_launch_process() -> Callable[..., subprocess.Popen[str]]:
+    """``mpi_launch_process(*args)``: start ``mpi-launch ARGS`` with its stdout piped."""
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            mpi_launch_argv(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+
+    return start
+
+
+@pytest.fixture
 def mpi_prefix() -> Callable[[str], Path | None]:
     """``mpi_prefix(name)``: where the PyPI wheel of MPI ``name`` is installed, or None."""
     return _mpi_prefix
 
 
 @pytest.fixture
-def hello_script(tmp_path: Path) -> Path:
+def open_mpi() -> None:
+    """Skip unless Open MPI's mpirun and mpi4py are installed."""
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun is not installed (apt-get install openmpi-bin libopenmpi-dev)")
+    if importlib.util.find_spec("mpi4py") is None:
+        pytest.skip("mpi4py is not installed (pip install mpi4py)")
+
+
+@pytest.fixture
+def hello_script(tmp_path: Path, open_mpi: None) -> Path:
     script = tmp_path / "hello.py"
     script.write_text(HELLO)
     return script

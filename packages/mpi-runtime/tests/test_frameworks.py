@@ -101,7 +101,9 @@ os.write(1, (json.dumps(result) + "\\n").encode())
     importlib.util.find_spec("deepspeed") is None,
     reason="deepspeed is not installed (pip install deepspeed; torch stays 2.13.0)",
 )
-def test_deepspeed_zero2_on_cpu_keeps_ranks_in_step(tmp_path: Path, mpi_launch: Launch) -> None:
+def test_deepspeed_zero2_on_cpu_keeps_ranks_in_step(
+    tmp_path: Path, mpi_launch: Launch, open_mpi: None
+) -> None:
     script = tmp_path / "train.py"
     script.write_text(DEEPSPEED_TRAIN)
     result = mpi_launch(
@@ -113,3 +115,28 @@ def test_deepspeed_zero2_on_cpu_keeps_ranks_in_step(tmp_path: Path, mpi_launch: 
     assert sorted(lines, key=lambda r: r["rank"]) == [
         {"rank": rank, "world": 2, "stage": 2, "equal": True, "changed": True} for rank in (0, 1)
     ]
+
+
+MLX_SUM = """\
+import os
+import mlx.core as mx
+group = mx.distributed.init(backend="mpi")
+total = mx.distributed.all_sum(mx.array([float(group.rank())]), group=group)
+mx.eval(total)
+os.write(1, f"rank {group.rank()} {group.size()} {total.item()}\\n".encode())
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(
+    importlib.util.find_spec("mlx") is None, reason="mlx is not installed (pip install 'mlx[cpu]')"
+)
+def test_mlx_all_sum_over_mpi(tmp_path: Path, mpi_launch: Launch, open_mpi: None) -> None:
+    script = tmp_path / "mlx_sum.py"
+    script.write_text(MLX_SUM)
+    argv = mlx_launch_command([sys.executable, str(script)], np=2)
+    assert argv[0] == "mpi-launch"
+    result = mpi_launch(*argv[1:])
+    assert result.returncode == 0, result.stderr
+    lines = sorted(line for line in result.stdout.splitlines() if line.startswith("rank "))
+    assert lines == ["rank 0 2 1.0", "rank 1 2 1.0"]

