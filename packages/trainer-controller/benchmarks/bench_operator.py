@@ -2,23 +2,24 @@
 
     python packages/trainer-controller/benchmarks/bench_operator.py --jobs 1000 --workers 1 8
 
-One operator replica (no webhooks) per row, each against a fresh stand-in. The baseline row is the
+One operator process (``trainer-controller run``, no webhooks) per row, each against a fresh
+stand-in served from this process. The baseline row is the
 first ``--workers`` value. The target for writes is "owned objects + 1 status write" per TrainJob.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import signal
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from trainer_controller import builtin_runtimes
-from trainer_controller.operator import Operator, OperatorConfig, load_credentials
 from trainer_controller.testing import ApiServer, ResourceType
 
 TYPES = (
@@ -33,6 +34,15 @@ TYPES = (
     ResourceType("trainer.kubeflow.org", "v1alpha1", "trainingruntimes", "TrainingRuntime"),
     ResourceType("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", status=True),
 )
+CONFIG = """\
+concurrency: {workers}
+apiQPS: 0
+healthPort: 0
+metricsPort: 0
+progressPort: 0
+bindAddress: 127.0.0.1
+logLevel: WARNING
+"""
 OWNED = (
     ("jobset.x-k8s.io", "v1alpha2", "jobsets"),
     ("", "v1", "configmaps"),
@@ -58,27 +68,31 @@ def run_once(jobs: int, workers: int, runtime: str) -> dict[str, float]:
         server.request(
             "POST", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes", manifest
         )
-        config = OperatorConfig(
-            health_port=0,
-            metrics_port=0,
-            progress_port=0,
-            bind_address="127.0.0.1",
-            webhooks=False,
-            leader_election=False,
-            concurrency=workers,
-            api_qps=0,
-            log_level="WARNING",
+        config = Path(directory) / "config.yaml"
+        config.write_text(CONFIG.format(workers=workers))
+        kubeconfig = server.write_kubeconfig(Path(directory) / "kubeconfig")
+        # The operator is its own process, as in a cluster: it does not share a GIL with the server.
+        operator = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "from trainer_controller.cli import main; main()",
+                "run",
+                "--kubeconfig",
+                str(kubeconfig),
+                "--no-webhooks",
+                "--config",
+                str(config),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
-        operator = Operator(
-            config, load_credentials(str(server.write_kubeconfig(Path(directory) / "kc")))
+        lease = "/apis/coordination.k8s.io/v1/namespaces/kubeflow-system/leases/trainer-controller"
+        _wait(
+            lambda: server.request("GET", lease)[0] == 200 or operator.poll() is not None,
+            120,
+            "leading",
         )
-        loop = asyncio.new_event_loop()
-        stop = asyncio.Event()
-        thread = threading.Thread(
-            target=lambda: loop.run_until_complete(operator.run(stop)), daemon=True
-        )
-        thread.start()
-        _wait(operator.leading.is_set, 60, "operator leading")
         baseline = Counter(server.call(lambda: dict(server.store.writes)))
         started = time.perf_counter()
         for index in range(jobs):
@@ -109,8 +123,8 @@ def run_once(jobs: int, workers: int, runtime: str) -> dict[str, float]:
         )
         writes = Counter(server.call(lambda: dict(store.writes)))
         writes.subtract(baseline)
-        loop.call_soon_threadsafe(stop.set)
-        thread.join(timeout=60)
+        operator.send_signal(signal.SIGTERM)
+        operator.wait(timeout=60)
         owned = sum(server.call(store.count, store.type_of(*rtype)) for rtype in OWNED)
         job_writes = sum(
             value

@@ -123,7 +123,8 @@ def jobset_validator() -> Any:
         return None
     import jsonschema
 
-    crd = yaml.safe_load((root / "jobset" / "jobset.x-k8s.io_jobsets.yaml").read_text())
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    crd = yaml.load((root / "jobset" / "jobset.x-k8s.io_jobsets.yaml").read_text(), Loader=loader)
     schema = next(v for v in crd["spec"]["versions"] if v["name"] == "v1alpha2")["schema"][
         "openAPIV3Schema"
     ]
@@ -153,3 +154,9 @@ def field_errors(job: dict[str, Any], runtime: dict[str, Any]) -> list[str]:
     from trainer_controller import validate
 
     return [str(error) for error in validate(job, runtime)]
+
+
+# The env source of a rank taken from the Job completion index.
+COMPLETION_INDEX = {
+    "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}
+}

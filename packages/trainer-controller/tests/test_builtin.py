@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import pytest
@@ -46,6 +47,7 @@ def test_builtin_runtimes_use_no_upstream_project_images() -> None:
         assert "ghcr.io/kubeflow" not in str(runtime.to_dict()), name
 
 
+@functools.cache
 def _upstream_runtimes() -> dict[str, dict[str, Any]]:
     root = upstream_dir()
     if root is None:

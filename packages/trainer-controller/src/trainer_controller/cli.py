@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeAlias
 
 import click
 import trainer_api
@@ -23,7 +23,7 @@ from trainer_controller.yaml_stream import dump_stream
 
 __all__ = ["cli", "find_runtime"]
 
-Runtime = TrainingRuntime | ClusterTrainingRuntime
+Runtime: TypeAlias = TrainingRuntime | ClusterTrainingRuntime
 
 
 @click.group()
@@ -67,7 +67,7 @@ def render_command(filenames: tuple[Path, ...]) -> None:
     jobs = [obj for obj in objects if isinstance(obj, TrainJob)]
     if not jobs:
         _fail("no TrainJob in the given files", [])
-    manifests = []
+    manifests: list[dict[str, Any]] = []
     for job in jobs:
         runtime = find_runtime(job, runtimes)
         if runtime is None:

@@ -300,3 +300,34 @@ def test_build_accepts_typed_models() -> None:
     runtime = trainer_api.parse(runtime_doc(TORCH))
     plan = build(job, runtime, Observed(), NOW, settings=FIXED_SETTINGS)
     assert plan.apply == _build(make_job(numNodes=2)).apply
+
+
+def test_typed_status_round_trip_writes_nothing_the_second_time() -> None:
+    import trainer_api
+
+    job = trainer_api.parse(make_job(numNodes=2))
+    runtime = trainer_api.parse(runtime_doc(TORCH))
+    jobset_doc = _jobset()
+    jobset_doc["spec"]["replicatedJobs"] = by_kind(list(_build(make_job()).apply), "JobSet")[0][
+        "spec"
+    ]["replicatedJobs"]
+    jobset_doc["status"]["replicatedJobsStatus"] = [
+        {"name": "node", "active": 2, "ready": 2, "succeeded": 0, "failed": 0, "suspended": 0}
+    ]
+    jobset = trainer_api.parse(jobset_doc)
+    first = build(job, runtime, Observed(jobset=jobset), NOW, settings=FIXED_SETTINGS)
+    job.status = first.status
+    later = NOW + timedelta(minutes=3)
+    assert (
+        build(job, runtime, Observed(jobset=jobset), later, settings=FIXED_SETTINGS).status is None
+    )
+
+
+def test_build_does_not_change_its_inputs() -> None:
+    job, runtime = make_job(numNodes=2, env=[{"name": "A", "value": "1"}]), runtime_doc(TORCH)
+    job["spec"]["suspend"] = True
+    observed = Observed(jobset=_jobset(suspend=True))
+    before = repr((job, runtime, observed))
+    plan = _build(job, observed, runtime)
+    plan.apply[-1]["spec"]["replicatedJobs"][0]["name"] = "changed"
+    assert repr((job, runtime, observed)) == before

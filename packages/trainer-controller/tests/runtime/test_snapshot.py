@@ -22,8 +22,9 @@ def test_snapshot_round_trips_and_is_owned() -> None:
     [
         pytest.param({}, "is missing", id="no-key"),
         pytest.param(
-            {"runtime.yaml": "kind: Pod\n"}, "does not hold a training runtime", id="not-a-runtime"
+            {"runtime.json": '{"kind": "Pod"}'}, "does not hold a training", id="not-a-runtime"
         ),
+        pytest.param({"runtime.json": "kind: Pod"}, "is not JSON", id="not-json"),
     ],
 )
 def test_bad_snapshot_is_a_build_error(data: dict, message: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Final
 
 import trainer_api
@@ -99,6 +99,10 @@ def validation_errors(
             trainer_api.apply_defaults(trainer_api.parse(dict(old), strict=False)) if old else None
         )
         typed_runtime = trainer_api.parse(dict(runtime), strict=False) if runtime else None
+        if not isinstance(
+            typed_runtime, (trainer_api.TrainingRuntime, trainer_api.ClusterTrainingRuntime)
+        ):
+            typed_runtime = None
     except trainer_api.ValidationError as error:
         return list(error.errors)
     return trainer_api.validate(typed, old=typed_old, runtime=typed_runtime)
@@ -120,12 +124,14 @@ def runtime_patch_times(
         patch.get("manager"): patch
         for patch in ((old or {}).get("spec") or {}).get("runtimePatches") or []
     }
-    stamp = trainer_api.format_time(now.replace(microsecond=0))
+    stamp = now.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     operations = []
     for index, patch in enumerate(patches):
         before = previous.get(patch.get("manager"))
         unchanged = before is not None and _without_time(before) == _without_time(patch)
-        wanted = before.get("time") if unchanged and before.get("time") else stamp
+        wanted = (
+            before.get("time") if before is not None and unchanged and before.get("time") else stamp
+        )
         if patch.get("time") != wanted:
             operations.append(
                 {"op": "add", "path": f"/spec/runtimePatches/{index}/time", "value": wanted}

@@ -201,7 +201,7 @@ async def ensure_secret(
         ):
             return current
         fresh = generate_certificate(service, namespace, now)
-        body = {
+        body: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "Secret",
             "type": "kubernetes.io/tls",

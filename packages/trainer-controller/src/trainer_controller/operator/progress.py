@@ -44,20 +44,22 @@ def trainer_status_errors(
     """Problems with a reported trainerStatus, as field paths under ``trainerStatus``."""
     if not isinstance(trainer_status, Mapping):
         return [trainer_api.FieldError("trainerStatus", "required: an object")]
-    model = trainer_api.TrainerStatus.model_validate(dict(trainer_status))
-    errors = [
-        trainer_api.FieldError(f"trainerStatus.{path}", message)
-        for path, message in trainer_api.unknown_fields(model)
-    ]
+    # The job as it would be stored, reduced to what the reported status is checked against.
     candidate = {
-        **job,
-        "status": {**(job.get("status") or {}), "trainerStatus": dict(trainer_status)},
+        "apiVersion": _TRAINJOB,
+        "kind": "TrainJob",
+        "metadata": {"name": (job.get("metadata") or {}).get("name", "")},
+        "spec": job.get("spec") or {},
+        "status": {"trainerStatus": dict(trainer_status)},
     }
-    typed = trainer_api.parse(candidate, strict=False)
+    try:
+        found = trainer_api.validate(trainer_api.parse(candidate, strict=True))
+    except trainer_api.ValidationError as error:  # unknown fields and wrong types
+        found = list(error.errors)
     prefix = "status.trainerStatus"
-    errors += [
+    errors = [
         trainer_api.FieldError(error.field[len("status.") :], error.message)
-        for error in trainer_api.validate(typed)
+        for error in found
         if error.field.startswith(prefix)
     ]
     return errors

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Final
 
-from mpi_runtime import SSHKeyPair
+from mpi_runtime import SSHKeyPair  # type: ignore[import-untyped]
 
 from trainer_controller import Observed, Plan, Settings, build
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
@@ -165,7 +165,9 @@ class Reconciler:
     async def _apply(self, job: _Job, plan: Plan, observed: Observed) -> list[dict[str, Any]]:
         """Apply what is not yet as planned, delete what the plan deletes; the applied objects."""
         applied: list[dict[str, Any]] = []
-        seen = {(obj["kind"], obj["metadata"]["name"]): obj for obj in observed.objects}
+        seen: dict[tuple[str, str], Any] = {
+            (obj["kind"], obj["metadata"]["name"]): obj for obj in observed.objects
+        }
         if observed.jobset is not None:
             seen[("JobSet", job.name)] = observed.jobset_doc()
         for manifest in plan.apply:

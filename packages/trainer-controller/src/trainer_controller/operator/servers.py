@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ssl
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp import web
 
@@ -15,13 +15,13 @@ __all__ = ["Listener", "health_routes", "metrics_routes"]
 def health_routes(alive: Callable[[], bool], ready: Callable[[], bool]) -> list[web.RouteDef]:
     """``/healthz`` (liveness) and ``/readyz`` (readiness): 200 or 503."""
 
-    def probe(check: Callable[[], bool]) -> Callable[[web.Request], web.StreamResponse]:
+    def probe(check: Callable[[], bool]) -> Callable[[web.Request], Awaitable[web.Response]]:
         async def handle(_: web.Request) -> web.Response:
-            return (
-                web.Response(text="ok") if check() else web.Response(status=503, text="not ready")
-            )
+            if check():
+                return web.Response(text="ok")
+            return web.Response(status=503, text="not ready")
 
-        return handle  # type: ignore[return-value]
+        return handle
 
     return [web.get("/healthz", probe(alive)), web.get("/readyz", probe(ready))]
 

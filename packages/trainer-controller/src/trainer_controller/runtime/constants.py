@@ -56,5 +56,5 @@ JOB_COMPLETION_INDEX_FIELD_PATH: Final = (
 INITIALIZER_ENV_STORAGE_URI: Final = "STORAGE_URI"
 
 RUNTIME_SNAPSHOT_SUFFIX: Final = "-runtime-snapshot"
-RUNTIME_SNAPSHOT_KEY: Final = "runtime.yaml"
+RUNTIME_SNAPSHOT_KEY: Final = "runtime.json"
 LABEL_TRAINJOB_NAME: Final = "trainer.kubeflow.org/trainjob-name"

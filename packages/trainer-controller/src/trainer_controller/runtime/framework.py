@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from trainer_controller.runtime.errors import InvalidTrainJobError
 from trainer_controller.runtime.info import RuntimeInfo
@@ -35,6 +35,7 @@ __all__ = [
     "Plugin",
     "PreBuilds",
     "Validates",
+    "field_errors",
     "plugins_for",
     "run_build",
     "run_enforce",
@@ -96,8 +97,6 @@ class DerivesStatus(Protocol):
         """Update the TrainJob status dict from the observed objects."""
 
 
-P = TypeVar("P")
-
 ENFORCE_PHASES: tuple[tuple[type, str], ...] = (
     (EnforcesMLPolicy, "enforce_ml_policy"),
     (EnforcesPodGroupPolicy, "enforce_pod_group_policy"),
@@ -105,16 +104,24 @@ ENFORCE_PHASES: tuple[tuple[type, str], ...] = (
 )
 
 
-def plugins_for(point: type[P], plugins: Sequence[object]) -> list[P]:
-    """The plugins implementing ``point``, in registry order."""
+def plugins_for(point: Any, plugins: Sequence[object]) -> list[Any]:
+    """The plugins implementing ``point`` (a runtime-checkable Protocol), in registry order.
+
+    (``point`` is typed Any: mypy refuses a Protocol where ``type[P]`` is expected.)
+    """
     return [plugin for plugin in plugins if isinstance(plugin, point)]
+
+
+def field_errors(info: RuntimeInfo, job: Job, plugins: Sequence[object]) -> list[Any]:
+    """Every plugin's FieldErrors for ``job``, in plugin order."""
+    return [
+        error for plugin in plugins_for(Validates, plugins) for error in plugin.validate(info, job)
+    ]
 
 
 def run_validate(info: RuntimeInfo, job: Job, plugins: Sequence[object]) -> None:
     """Raise InvalidTrainJobError with every plugin's field errors, if there are any."""
-    errors = [
-        error for plugin in plugins_for(Validates, plugins) for error in plugin.validate(info, job)
-    ]
+    errors = field_errors(info, job, plugins)
     if errors:
         raise InvalidTrainJobError(errors)
 

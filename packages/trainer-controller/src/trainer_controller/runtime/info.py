@@ -16,7 +16,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from trainer_controller.runtime import constants, podspecs
+from trainer_api import Quantity
+
+from trainer_controller.runtime import constants, podspecs, resources
 from trainer_controller.runtime.errors import BuildError
 from trainer_controller.runtime.settings import Settings
 from trainer_controller.runtime.strategic_merge import strategic_merge
@@ -46,6 +48,15 @@ class PodSet:
     def containers(self) -> list[dict[str, Any]]:
         """The pod's containers (mutable)."""
         return self.pod_spec.setdefault("containers", [])
+
+    @property
+    def volumes(self) -> list[dict[str, Any]]:
+        """The pod's volumes (mutable)."""
+        return self.pod_spec.setdefault("volumes", [])
+
+    def requests(self) -> dict[str, Quantity]:
+        """What one pod requests (containers summed, see ``resources.pod_requests``)."""
+        return resources.pod_requests(self.pod_spec)
 
     def container(self, name: str) -> dict[str, Any] | None:
         """The container called ``name``, or None."""

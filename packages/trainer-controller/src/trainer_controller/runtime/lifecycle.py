@@ -162,8 +162,7 @@ def _objects(
             f"{ref.get('name')!r} not found: "
             "create it, or point spec.runtimeRef at an existing runtime"
         )
-    objects = render(job, runtime, observed, settings, plugins)
-    return tuple(objects[1:] if snapshot is not None else objects)
+    return tuple(render(job, runtime, observed, settings, plugins, snapshot=snapshot is None))
 
 
 def _clock_start(

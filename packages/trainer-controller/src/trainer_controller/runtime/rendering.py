@@ -10,7 +10,7 @@ from trainer_api import FieldError
 
 from trainer_controller.runtime import constants, framework
 from trainer_controller.runtime.errors import BuildError, InvalidTrainJobError
-from trainer_controller.runtime.info import RuntimeInfo, runtime_info
+from trainer_controller.runtime.info import runtime_info
 from trainer_controller.runtime.manifests import to_doc
 from trainer_controller.runtime.plan import Observed
 from trainer_controller.runtime.registry import PLUGINS
@@ -34,25 +34,10 @@ def check_runtime_ref(job: Mapping[str, Any], runtime: Mapping[str, Any]) -> Non
         )
 
 
-def _info(
-    job: Mapping[str, Any],
-    runtime: Mapping[str, Any],
-    settings: Settings | None,
-    plugins: Sequence[object],
-) -> RuntimeInfo:
-    info = runtime_info(job, runtime, settings)
-    framework.run_validate(info, job, plugins)
-    return info
-
-
 def validate(job: Any, runtime: Any, plugins: Sequence[object] = PLUGINS) -> list[Any]:
     """The plugins' FieldErrors for ``job`` against ``runtime`` (typed models or manifest dicts)."""
-    job_doc, runtime_doc = to_doc(job), to_doc(runtime)
-    return [
-        error
-        for plugin in framework.plugins_for(framework.Validates, plugins)
-        for error in plugin.validate(runtime_info(job_doc, runtime_doc), job_doc)
-    ]
+    job_doc = to_doc(job)
+    return framework.field_errors(runtime_info(job_doc, to_doc(runtime)), job_doc, plugins)
 
 
 def admit(job: Any, runtime: Any) -> tuple[Any, Any]:
@@ -81,16 +66,17 @@ def render(
     observed: Observed | None = None,
     settings: Settings | None = None,
     plugins: Sequence[object] = PLUGINS,
+    *,
+    snapshot: bool = True,
 ) -> list[dict[str, Any]]:
     """The manifests for ``job`` built from ``runtime``: the runtime snapshot ConfigMap, then the
-    plugins' objects in registry order (JobSet last). Raises BuildError (InvalidTrainJobError
-    for field errors)."""
+    plugins' objects in registry order (JobSet last); ``snapshot=False`` leaves the snapshot out.
+    Raises BuildError (InvalidTrainJobError for field errors)."""
     job_doc, runtime_doc = to_doc(job), to_doc(runtime)
     observed = observed or Observed()
     check_runtime_ref(job_doc, runtime_doc)
-    info = _info(job_doc, runtime_doc, settings, plugins)
+    info = runtime_info(job_doc, runtime_doc, settings)
+    framework.run_validate(info, job_doc, plugins)
     framework.run_enforce(info, job_doc, plugins)
-    return [
-        to_snapshot(job_doc, runtime_doc),
-        *framework.run_build(info, job_doc, observed, plugins),
-    ]
+    objects = framework.run_build(info, job_doc, observed, plugins)
+    return [to_snapshot(job_doc, runtime_doc), *objects] if snapshot else objects

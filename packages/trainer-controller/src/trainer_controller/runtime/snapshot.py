@@ -1,16 +1,16 @@
 """The runtime snapshot: a copy of the runtime a TrainJob was first built from.
 
-Stored in the immutable ConfigMap ``<job>-runtime-snapshot`` owned by the TrainJob; every later
+Stored as JSON in the immutable ConfigMap ``<job>-runtime-snapshot`` owned by the TrainJob
+(key ``runtime.json``); every later
 build reads the runtime from it, so editing or deleting the runtime never changes a job that
 already exists.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
-
-import yaml
 
 from trainer_controller.runtime import constants, manifests
 from trainer_controller.runtime.errors import BuildError
@@ -45,7 +45,7 @@ def to_snapshot(job: Mapping[str, Any], runtime: Mapping[str, Any]) -> dict[str,
             job, snapshot_name(job_name), {constants.LABEL_TRAINJOB_NAME: job_name}
         ),
         "immutable": True,
-        "data": {constants.RUNTIME_SNAPSHOT_KEY: yaml.safe_dump(document, sort_keys=False)},
+        "data": {constants.RUNTIME_SNAPSHOT_KEY: json.dumps(document, indent=2) + "\n"},
     }
 
 
@@ -58,7 +58,12 @@ def from_snapshot(config_map: Mapping[str, Any]) -> dict[str, Any]:
             f"ConfigMap {name!r}: data.{constants.RUNTIME_SNAPSHOT_KEY} is missing; "
             "delete the TrainJob and create it again"
         )
-    document = yaml.safe_load(text)
+    try:
+        document = json.loads(text)
+    except ValueError as error:
+        raise BuildError(
+            f"ConfigMap {name!r}: data.{constants.RUNTIME_SNAPSHOT_KEY} is not JSON: {error}"
+        ) from None
     if not isinstance(document, dict) or document.get("kind") not in constants.RUNTIME_KINDS:
         raise BuildError(
             f"ConfigMap {name!r}: data.{constants.RUNTIME_SNAPSHOT_KEY} "

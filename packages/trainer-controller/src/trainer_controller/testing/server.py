@@ -366,7 +366,7 @@ class ApiServer:
                     "items": items,
                 }
             )
-        if request.method == "GET":
+        if request.method == "GET" and name is not None:
             obj = store.get(rtype, namespace, name)
             return _json(
                 self._table([obj], str(store.resource_version))
@@ -405,11 +405,11 @@ class ApiServer:
             return _json(obj, 200 if existed else 201)
         if request.method == "DELETE":
             options = body if isinstance(body, Mapping) else {}
-            propagation = (
+            propagation = str(
                 query.get("propagationPolicy") or options.get("propagationPolicy") or "Background"
             )
-            version = (options.get("preconditions") or {}).get("resourceVersion")
-            return _json(store.delete(rtype, namespace, name, propagation, version))
+            precondition = (options.get("preconditions") or {}).get("resourceVersion")
+            return _json(store.delete(rtype, namespace, name, propagation, precondition))
         raise ApiError(405, "MethodNotAllowed", f"{request.method} is not supported")
 
     async def _body(self, request: web.Request) -> Any:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from controller_cases import (
+    COMPLETION_INDEX,
     container_of,
     env_of,
     field_errors,
@@ -10,10 +11,6 @@ from controller_cases import (
     rendered_jobset,
     runtime_doc,
 )
-
-RANK = {
-    "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}
-}
 
 
 def test_jax_env_after_user_env() -> None:
@@ -24,7 +21,7 @@ def test_jax_env_after_user_env() -> None:
     assert list(env_of(node).items()) == [
         ("XLA_FLAGS", "--x"),
         ("JAX_NUM_PROCESSES", "4"),
-        ("JAX_PROCESS_ID", RANK),
+        ("JAX_PROCESS_ID", COMPLETION_INDEX),
         ("JAX_COORDINATOR_ADDRESS", "alpha-node-0-0.alpha:29500"),
     ]
     assert node["ports"] == [{"containerPort": 29500}]

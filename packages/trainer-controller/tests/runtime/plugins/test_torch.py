@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 from controller_cases import (
+    COMPLETION_INDEX,
     container_of,
     env_of,
     field_errors,
@@ -17,10 +18,6 @@ from controller_cases import (
 )
 from trainer_controller.runtime.plugins.torch import resolve_num_proc_per_node
 
-RANK = {
-    "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}
-}
-
 
 def test_torch_sets_pet_env_after_user_env() -> None:
     job = make_job(numNodes=3, env=[{"name": "USER_VAR", "value": "x"}])
@@ -29,7 +26,7 @@ def test_torch_sets_pet_env_after_user_env() -> None:
         ("USER_VAR", "x"),
         ("PET_NNODES", "3"),
         ("PET_NPROC_PER_NODE", "1"),
-        ("PET_NODE_RANK", RANK),
+        ("PET_NODE_RANK", COMPLETION_INDEX),
         ("PET_MASTER_ADDR", "alpha-node-0-0.alpha"),
         ("PET_MASTER_PORT", "29500"),
     ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from controller_cases import (
+    COMPLETION_INDEX,
     container_of,
     env_of,
     field_errors,
@@ -11,10 +12,6 @@ from controller_cases import (
     rendered_jobset,
     runtime_doc,
 )
-
-RANK = {
-    "fieldRef": {"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}
-}
 
 
 @pytest.mark.parametrize(
@@ -35,7 +32,7 @@ def test_xgboost_env(resources: dict | None, workers: str) -> None:
     assert list(env_of(node).items()) == [
         ("DMLC_TRACKER_URI", "alpha-node-0-0.alpha"),
         ("DMLC_TRACKER_PORT", "29500"),
-        ("DMLC_TASK_ID", RANK),
+        ("DMLC_TASK_ID", COMPLETION_INDEX),
         ("DMLC_NUM_WORKER", workers),
     ]
 

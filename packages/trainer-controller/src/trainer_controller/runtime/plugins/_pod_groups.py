@@ -1,23 +1,32 @@
-"""What both pod-group plugins compute: how many pods, and what they request together."""
+"""What both pod-group plugins build: a PodGroup for every pod of the job and their requests."""
 
 from __future__ import annotations
 
-from trainer_controller.runtime import resources
+from collections.abc import Mapping
+from typing import Any
+
+from trainer_controller.runtime import manifests, resources
 from trainer_controller.runtime.info import RuntimeInfo
 
-__all__ = ["min_member", "min_resources"]
+__all__ = ["pod_group"]
 
 
-def min_member(info: RuntimeInfo) -> int:
-    """Every pod of the job: initializers, launcher and nodes."""
-    return sum(pod_set.replicas * pod_set.count for pod_set in info.pod_sets)
-
-
-def min_resources(info: RuntimeInfo) -> dict[str, str]:
-    """The sum over pods of each pod's requests."""
-    return resources.add_requests(
-        resources.scale_requests(
-            resources.pod_requests(pod_set.pod_spec), pod_set.replicas * pod_set.count
-        )
+def pod_group(
+    api_version: str, info: RuntimeInfo, job: Mapping[str, Any], **extra: Any
+) -> dict[str, Any]:
+    """A PodGroup named like the job: ``minMember`` counts every pod (initializers, launcher,
+    nodes), ``minResources`` sums every pod's requests; ``extra`` adds scheduler fields."""
+    spec: dict[str, Any] = {"minMember": sum(ps.replicas * ps.count for ps in info.pod_sets)}
+    requests = resources.add_requests(
+        resources.scale_requests(pod_set.requests(), pod_set.replicas * pod_set.count)
         for pod_set in info.pod_sets
     )
+    if requests:
+        spec["minResources"] = requests
+    spec.update(extra)
+    return {
+        "apiVersion": api_version,
+        "kind": "PodGroup",
+        "metadata": manifests.owned_metadata(job, info.job_name),
+        "spec": spec,
+    }

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from trainer_controller.runtime import manifests
 from trainer_controller.runtime.info import RuntimeInfo
 from trainer_controller.runtime.plan import Observed
-from trainer_controller.runtime.plugins._pod_groups import min_member, min_resources
+from trainer_controller.runtime.plugins._pod_groups import pod_group
 
 __all__ = ["Coscheduling"]
 
@@ -35,18 +34,5 @@ class Coscheduling:
         policy = (info.pod_group_policy or {}).get("coscheduling")
         if policy is None:
             return []
-        spec: dict[str, Any] = {"minMember": min_member(info)}
-        requests = min_resources(info)
-        if requests:
-            spec["minResources"] = requests
-        spec["scheduleTimeoutSeconds"] = int(
-            policy.get("scheduleTimeoutSeconds") or DEFAULT_SCHEDULE_TIMEOUT_SECONDS
-        )
-        return [
-            {
-                "apiVersion": API_VERSION,
-                "kind": "PodGroup",
-                "metadata": manifests.owned_metadata(job, info.job_name),
-                "spec": spec,
-            }
-        ]
+        timeout = int(policy.get("scheduleTimeoutSeconds") or DEFAULT_SCHEDULE_TIMEOUT_SECONDS)
+        return [pod_group(API_VERSION, info, job, scheduleTimeoutSeconds=timeout)]

@@ -91,9 +91,10 @@ class JobSet:
     def derive_status(
         self, job: Mapping[str, Any], observed: Observed, status: dict[str, Any], now: datetime
     ) -> None:
-        """Complete or Failed from the JobSet's terminal condition; jobsStatus from its jobs."""
+        """Complete or Failed from the JobSet's terminal condition; jobsStatus from its jobs
+        (once the JobSet controller has reported any status)."""
         jobset = observed.jobset_doc()
-        if jobset is None:
+        if jobset is None or not jobset.get("status"):
             return
         status["jobsStatus"] = jobs_status(jobset)
         jobset_conditions = (jobset.get("status") or {}).get("conditions") or ()

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from trainer_controller.runtime import manifests
 from trainer_controller.runtime.info import RuntimeInfo
 from trainer_controller.runtime.plan import Observed
-from trainer_controller.runtime.plugins._pod_groups import min_member, min_resources
+from trainer_controller.runtime.plugins._pod_groups import pod_group
 
 __all__ = ["Volcano"]
 
@@ -39,10 +38,7 @@ class Volcano:
         policy = (info.pod_group_policy or {}).get("volcano")
         if policy is None:
             return []
-        spec: dict[str, Any] = {"minMember": min_member(info)}
-        requests = min_resources(info)
-        if requests:
-            spec["minResources"] = requests
+        spec: dict[str, Any] = {}
         annotations = {
             **(info.metadata.get("annotations") or {}),
             **((job.get("metadata") or {}).get("annotations") or {}),
@@ -59,11 +55,4 @@ class Volcano:
                 "mode": topology.get("mode", "hard"),
                 "highestTierAllowed": int(topology.get("highestTierAllowed", 1)),
             }
-        return [
-            {
-                "apiVersion": API_VERSION,
-                "kind": "PodGroup",
-                "metadata": manifests.owned_metadata(job, info.job_name),
-                "spec": spec,
-            }
-        ]
+        return [pod_group(API_VERSION, info, job, **spec)]
