@@ -103,6 +103,7 @@ def main() -> None:
             (work / "local").mkdir()
             results["torchrun"].append(run_torchrun(work / "torchrun"))
             results["local"].append(run_local(client, work / "local"))
+        client.backend.close()  # type: ignore[attr-defined]  # supervisors end before cleanup
     print(f"trivial 2-node job, median of {args.repeats} runs (seconds)")
     print(
         f"| {'metric':<28} | {'torchrun 1x2':>12} "
