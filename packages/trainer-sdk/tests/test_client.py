@@ -5,7 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from trainer_sdk import KubernetesBackendConfig, LocalBackendConfig, TrainerClient
+from trainer_sdk import (
+    ContainerBackendConfig,
+    KubernetesBackendConfig,
+    LocalBackendConfig,
+    TrainerClient,
+)
 from trainer_sdk.client import select_backend_config
 
 
@@ -31,3 +36,8 @@ def test_a_kubeconfig_selects_kubernetes(no_cluster: Path, monkeypatch: pytest.M
 def test_an_unknown_config_is_rejected() -> None:
     with pytest.raises(ValueError, match="backend_config: expected KubernetesBackendConfig"):
         TrainerClient(backend_config="local")  # type: ignore[arg-type]
+
+
+def test_the_container_backend_is_refused_with_the_reason() -> None:
+    with pytest.raises(NotImplementedError, match="container \\(Docker/Podman\\) backend"):
+        TrainerClient(ContainerBackendConfig(container_runtime="docker"))

@@ -3,6 +3,7 @@
 from trainer_sdk import constants  # noqa: F401 - the constants module, as upstream exposes it
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.configs import (
+    ContainerBackendConfig,
     KubernetesBackendConfig,
     LocalBackendConfig,
     LocalProcessBackendConfig,
@@ -67,6 +68,7 @@ __all__ = [
     "ActiveDeadlineSeconds",
     "Annotations",
     "BuiltinTrainer",
+    "ContainerBackendConfig",
     "ContainerPatch",
     "CustomTrainer",
     "CustomTrainerContainer",

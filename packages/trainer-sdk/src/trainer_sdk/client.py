@@ -9,7 +9,7 @@ from typing import Any
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.configs import KubernetesBackendConfig, LocalBackendConfig
+from trainer_sdk.configs import ContainerBackendConfig, KubernetesBackendConfig, LocalBackendConfig
 from trainer_sdk.options import Option
 
 __all__ = ["TrainerClient", "select_backend_config"]
@@ -49,6 +49,11 @@ class TrainerClient:
             from trainer_sdk.backends.kubernetes.backend import KubernetesBackend
 
             self.backend = KubernetesBackend(config)
+        elif isinstance(config, ContainerBackendConfig):
+            raise NotImplementedError(
+                "backend_config: the container (Docker/Podman) backend is not provided; "
+                "LocalBackendConfig runs the same JobSet as local processes"
+            )
         elif isinstance(config, LocalBackendConfig):
             from trainer_sdk.backends.local.backend import LocalBackend
 

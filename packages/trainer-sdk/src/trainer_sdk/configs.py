@@ -50,3 +50,10 @@ class LocalBackendConfig(BaseModel):
 
 
 LocalProcessBackendConfig = LocalBackendConfig
+
+
+class ContainerBackendConfig(BaseModel):
+    """Upstream's Docker/Podman backend configuration: importable, but TrainerClient refuses it
+    (NotImplementedError) — the local backend runs the same JobSet as processes instead."""
+
+    model_config = ConfigDict(extra="allow")
