@@ -163,3 +163,24 @@ def test_unknown_names_raise_typed_errors(client: TrainerClient) -> None:
         client.get_job("missing")
     with pytest.raises(RuntimeNotFoundError, match=r"available runtimes: .*torch-distributed"):
         client.get_runtime("no-such-runtime")
+
+
+def test_detached_jobs_outlive_the_client_and_can_be_deleted_later(tmp_path: Path) -> None:
+    root = tmp_path / "jobs"
+    script = textwrap.dedent(f"""
+        from trainer_sdk import (
+            CustomTrainerContainer, LocalBackendConfig, Name, TrainerClient, TrainerCommand,
+        )
+        client = TrainerClient(LocalBackendConfig(root={str(root)!r}, detach=True))
+        client.train(trainer=CustomTrainerContainer(image="i"), options=[Name("detached"),
+                     TrainerCommand(["sleep", "120"])])
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=DEADLINE_SECONDS)
+    job_dir = JobDir(root, "detached")
+    wait_until(lambda: all(pod.get("pid") for pod in read_json(job_dir.state)["pods"]), "the pod")
+    [pid] = [pod["pid"] for pod in read_json(job_dir.state)["pods"]]
+    later = TrainerClient(LocalBackendConfig(root=root))
+    assert later.get_job("detached").status == constants.TRAINJOB_RUNNING
+    assert not is_gone(pid)
+    later.delete_job("detached")
+    assert is_gone(pid)
