@@ -1,6 +1,64 @@
 """An Arrow Flight + DataFusion in-memory cache that streams record batches to training ranks.
 
-Skeleton: this package has no public API yet; its issue will add it.
+Serve data with ``LocalCache`` (or ``data-cache serve PATH``) and read it in training with
+``CacheDataset``; every rank and DataLoader worker gets its own disjoint, complete share.
 """
 
-__all__: list[str] = []
+from data_cache.client.dataset import CacheDataset
+from data_cache.client.sharding import Consumer, plan_batches
+from data_cache.client.streams import RetryPolicy
+from data_cache.connection import ConnectOptions
+from data_cache.errors import (
+    CacheError,
+    DatasetNotFoundError,
+    InvalidArgumentError,
+    InvalidFilterError,
+    InvalidStateError,
+    MemoryBudgetExceededError,
+    NullValueError,
+    SchemaMismatchError,
+    SourceError,
+    StaleTicketError,
+    StreamFailedError,
+    UnknownColumnError,
+)
+from data_cache.manifests import (
+    DATASET_ENV,
+    ENDPOINT_ENV,
+    cache_endpoint,
+    cache_manifests,
+    trainer_env,
+)
+from data_cache.server.base import ServerSecurity
+from data_cache.server.head import HeadServer
+from data_cache.server.local import LocalCache
+from data_cache.server.node import NodeServer
+
+__all__ = [
+    "DATASET_ENV",
+    "ENDPOINT_ENV",
+    "CacheDataset",
+    "CacheError",
+    "ConnectOptions",
+    "Consumer",
+    "DatasetNotFoundError",
+    "HeadServer",
+    "InvalidArgumentError",
+    "InvalidFilterError",
+    "InvalidStateError",
+    "LocalCache",
+    "MemoryBudgetExceededError",
+    "NodeServer",
+    "NullValueError",
+    "RetryPolicy",
+    "SchemaMismatchError",
+    "ServerSecurity",
+    "SourceError",
+    "StaleTicketError",
+    "StreamFailedError",
+    "UnknownColumnError",
+    "cache_endpoint",
+    "cache_manifests",
+    "plan_batches",
+    "trainer_env",
+]

@@ -50,7 +50,8 @@ TRAINER_STEP: Final = "trainer"
 
 RESERVED_ENV_PREFIXES: Final[Mapping[str, tuple[str, ...]]] = {
     "torch": ("PET_",),
-    "mpi": ("OMPI_MCA_", "PRTE_MCA_"),
+    # Open MPI 4 and 5, then Intel MPI and MPICH (the mpi-runtime launcher env for each).
+    "mpi": ("OMPI_MCA_", "PRTE_MCA_", "I_MPI_HYDRA_", "I_MPI_PERHOST", "HYDRA_"),
     "xgboost": ("DMLC_",),
 }
 """Env name prefixes the controller sets for each ML policy; a TrainJob must not set them."""

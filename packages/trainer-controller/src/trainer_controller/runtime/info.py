@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from trainer_api import Quantity
 
@@ -23,12 +23,20 @@ from trainer_controller.runtime.errors import BuildError
 from trainer_controller.runtime.settings import Settings
 from trainer_controller.runtime.strategic_merge import strategic_merge
 
-__all__ = ["PodSet", "RuntimeInfo", "Scheduler", "runtime_info"]
+__all__ = ["ANCESTORS", "PodSet", "RuntimeInfo", "Scheduler", "runtime_info"]
+
+# Steps a TrainJob field describes; each runs as one Job (replicas: 1), as upstream requires.
+ANCESTORS: Final = (
+    constants.DATASET_INITIALIZER,
+    constants.MODEL_INITIALIZER,
+    constants.ANCESTOR_TRAINER,
+)
 
 
 @dataclass
 class PodSet:
-    """One replicated job: ``replicas`` Jobs of ``count`` pods each."""
+    """One replicated job: ``replicas`` Jobs of ``count`` pods each (initializer and trainer
+    steps always have one Job)."""
 
     name: str
     ancestor: str | None
@@ -42,17 +50,20 @@ class PodSet:
         template = (
             self.job.setdefault("template", {}).setdefault("spec", {}).setdefault("template", {})
         )
-        return template.setdefault("spec", {})
+        pod_spec: dict[str, Any] = template.setdefault("spec", {})
+        return pod_spec
 
     @property
     def containers(self) -> list[dict[str, Any]]:
         """The pod's containers (mutable)."""
-        return self.pod_spec.setdefault("containers", [])
+        containers: list[dict[str, Any]] = self.pod_spec.setdefault("containers", [])
+        return containers
 
     @property
     def volumes(self) -> list[dict[str, Any]]:
         """The pod's volumes (mutable)."""
-        return self.pod_spec.setdefault("volumes", [])
+        volumes: list[dict[str, Any]] = self.pod_spec.setdefault("volumes", [])
+        return volumes
 
     def requests(self) -> dict[str, Quantity]:
         """What one pod requests (containers summed, see ``resources.pod_requests``)."""
@@ -188,7 +199,7 @@ def runtime_info(
             PodSet(
                 name=str(replicated_job.get("name")),
                 ancestor=ancestor,
-                replicas=int(replicated_job.get("replicas", 1)),
+                replicas=1 if ancestor in ANCESTORS else int(replicated_job.get("replicas", 1)),
                 count=count,
                 job=replicated_job,
             )
@@ -205,9 +216,9 @@ def _apply_trainer(info: RuntimeInfo, trainer: Mapping[str, Any]) -> None:
     for key in ("image", "command", "args"):
         if trainer.get(key) is not None:
             container[key] = copy.deepcopy(trainer[key])
-    resources = trainer.get("resourcesPerNode")
-    if resources:
-        container["resources"] = strategic_merge(container.get("resources") or {}, resources)
+    node_resources = trainer.get("resourcesPerNode")
+    if node_resources:
+        container["resources"] = strategic_merge(container.get("resources") or {}, node_resources)
 
 
 def _apply_initializers(info: RuntimeInfo, initializer: Mapping[str, Any]) -> None:
@@ -216,7 +227,6 @@ def _apply_initializers(info: RuntimeInfo, initializer: Mapping[str, Any]) -> No
         pod_set = info.pod_set_by_ancestor(step)
         if pod_set is None:
             continue
-        pod_set.replicas = 1
         container = pod_set.container(step)
         if container is None or not settings:
             continue

@@ -88,24 +88,7 @@ def build(
 
     framework.run_status(job_doc, observed, status, now, plugins)
     suspended = bool(spec.get("suspend"))
-    if suspended:
-        set_condition(
-            found,
-            conditions.SUSPENDED,
-            True,
-            conditions.REASON_SUSPENDED,
-            conditions.MESSAGE_SUSPENDED,
-            now,
-        )
-    elif is_true(found, conditions.SUSPENDED):
-        set_condition(
-            found,
-            conditions.SUSPENDED,
-            False,
-            conditions.REASON_RESUMED,
-            conditions.MESSAGE_RESUMED,
-            now,
-        )
+    _set_suspension(found, suspended, now)
     if is_finished(status):
         return Plan(status=_changed(old_status, status))
 
@@ -142,6 +125,16 @@ def build(
                 now,
             )
     return Plan(apply=apply, status=_changed(old_status, status), requeue_after=requeue_after)
+
+
+def _set_suspension(found: list[dict[str, Any]], suspended: bool, now: datetime) -> None:
+    if suspended:
+        reason, message = conditions.REASON_SUSPENDED, conditions.MESSAGE_SUSPENDED
+    elif is_true(found, conditions.SUSPENDED):
+        reason, message = conditions.REASON_RESUMED, conditions.MESSAGE_RESUMED
+    else:
+        return
+    set_condition(found, conditions.SUSPENDED, suspended, reason, message, now)
 
 
 def _objects(

@@ -283,3 +283,10 @@ def test_mpi_validation(
     assert len(errors) == len(expected)
     for error, start in zip(errors, expected, strict=True):
         assert error.startswith(start)
+
+
+def test_mpi_runtime_argument_errors_become_build_errors() -> None:
+    from trainer_controller import BuildError
+
+    with pytest.raises(BuildError, match=r"^MPI launcher env: .*slots"):
+        _objects(make_job(runtime="custom", numNodes=2, numProcPerNode=0), _mpi_runtime())

@@ -58,7 +58,7 @@ class JobSet:
     ) -> list[dict[str, Any]]:
         """The JobSet manifest."""
         for pod_set in info.pod_sets:
-            pod_set.job["replicas"] = 1 if pod_set.ancestor in _ANCESTORS else pod_set.replicas
+            pod_set.job["replicas"] = pod_set.replicas
             job_spec = pod_set.job.setdefault("template", {}).setdefault("spec", {})
             job_spec["parallelism"] = pod_set.count
             job_spec["completions"] = pod_set.count

@@ -14,13 +14,15 @@ ranks, then the workers by pod index; its format and the launcher env per implem
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, Final
 
 import mpi_runtime
 from trainer_api import FieldError
 
 from trainer_controller.runtime import constants, manifests, podspecs, resources
+from trainer_controller.runtime.errors import BuildError
 from trainer_controller.runtime.info import PodSet, RuntimeInfo
 from trainer_controller.runtime.plan import Observed
 from trainer_controller.runtime.plugins._policies import (
@@ -55,6 +57,15 @@ def ssh_secret_name(job_name: str) -> str:
 def hostfile_config_map_name(job_name: str) -> str:
     """Name of the job's hostfile ConfigMap."""
     return job_name + HOSTFILE_CONFIG_MAP_SUFFIX
+
+
+@contextmanager
+def _as_build_error(what: str) -> Iterator[None]:
+    """Turn mpi_runtime's argument errors into a BuildError naming what was being made."""
+    try:
+        yield
+    except mpi_runtime.MPIRuntimeError as error:
+        raise BuildError(f"{what}: {error}") from error
 
 
 def _policy(info: RuntimeInfo) -> dict[str, Any] | None:
@@ -171,11 +182,12 @@ class MPI:
                 podspecs.upsert_volume_mount(
                     container, {"name": HOSTFILE_VOLUME, "mountPath": HOSTFILE_DIR}
                 )
-                env = mpi_runtime.launcher_env(
-                    policy["mpiImplementation"],
-                    f"{HOSTFILE_DIR}/{HOSTFILE_NAME}",
-                    int(policy["numProcPerNode"]),
-                )
+                with _as_build_error("MPI launcher env"):
+                    env = mpi_runtime.launcher_env(
+                        policy["mpiImplementation"],
+                        f"{HOSTFILE_DIR}/{HOSTFILE_NAME}",
+                        int(policy["numProcPerNode"]),
+                    )
                 podspecs.upsert_env(
                     container, [podspecs.value_env(name, value) for name, value in env.items()]
                 )
@@ -221,6 +233,7 @@ class MPI:
         node = info.pod_set(constants.NODE)
         if node is not None:
             hosts += node.endpoints(info.job_name, info.subdomain)
-        return mpi_runtime.hostfile(
-            hosts, int(policy["numProcPerNode"]), policy["mpiImplementation"]
-        )
+        with _as_build_error("MPI hostfile"):
+            return mpi_runtime.hostfile(
+                hosts, int(policy["numProcPerNode"]), policy["mpiImplementation"]
+            )

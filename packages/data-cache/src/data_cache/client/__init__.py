@@ -1,0 +1,1 @@
+"""The training side: shard planning, resilient streams, tensors, and ``CacheDataset``."""

@@ -1,0 +1,261 @@
+"""The Kubernetes objects that run a cache for one TrainJob, as plain dicts (no I/O).
+
+A controller plugin calls ``cache_manifests`` and applies what it returns; the trainer reads the
+head's endpoint from ``ENDPOINT_ENV`` (and the dataset name from ``DATASET_ENV``), which
+``trainer_env`` gives. Objects, all named after the job:
+
+- ``<job>-cache-nodes``: a headless Service giving each node pod a stable DNS name;
+- ``<job>-cache-node``: a StatefulSet of ``num_nodes`` pods running ``data-cache node``;
+- ``<job>-cache``: the Service trainers connect to (the head, port 50051);
+- ``<job>-cache-head``: a one-pod StatefulSet running ``data-cache head SOURCE --node ...``,
+  ready only once every partition is loaded (``data-cache probe``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from data_cache.errors import InvalidArgumentError
+
+__all__ = [
+    "DATASET_ENV",
+    "ENDPOINT_ENV",
+    "HEAD_PORT",
+    "NODE_PORT",
+    "cache_endpoint",
+    "cache_manifests",
+    "trainer_env",
+]
+
+ENDPOINT_ENV: Final = "DATA_CACHE_ENDPOINT"
+"""The environment variable that carries the cache's endpoint (``grpc://...``) to the trainer."""
+DATASET_ENV: Final = "DATA_CACHE_DATASET"
+"""The environment variable that carries the dataset name to the trainer."""
+HEAD_PORT: Final = 50051
+NODE_PORT: Final = 50052
+
+_DNS_LABEL: Final = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_STATEFULSET_NAME_MAX: Final = 52  # leaves room for the controller-revision-hash label value
+_COMPONENT: Final = "app.kubernetes.io/component"
+
+
+def cache_endpoint(job_name: str, namespace: str) -> str:
+    """The head's endpoint inside the cluster, as the trainer should receive it."""
+    return f"grpc://{job_name}-cache.{namespace}.svc:{HEAD_PORT}"
+
+
+def trainer_env(job_name: str, namespace: str, dataset: str) -> list[dict[str, str]]:
+    """Env entries that point a trainer container at the job's cache."""
+    return [
+        {"name": ENDPOINT_ENV, "value": cache_endpoint(job_name, namespace)},
+        {"name": DATASET_ENV, "value": dataset},
+    ]
+
+
+def cache_manifests(
+    job_name: str,
+    namespace: str,
+    image: str,
+    source: str | Sequence[str],
+    num_nodes: int,
+    *,
+    dataset: str = "data",
+    replicas: int = 1,
+    memory_limit: int | None = None,
+    resources: Mapping[str, Any] | None = None,
+    owner_uid: str | None = None,
+    env: Sequence[Mapping[str, Any]] = (),
+) -> list[dict[str, Any]]:
+    """The Services and StatefulSets that run a cache of ``source`` for TrainJob ``job_name``.
+
+    ``memory_limit`` (bytes) is each node's budget; ``resources`` is the node container's
+    Kubernetes resources; ``owner_uid`` makes the TrainJob own every object; ``env`` is added to
+    both containers (e.g. credentials for the source's filesystem).
+    """
+    _check(job_name, namespace, image, source, num_nodes, dataset, replicas, memory_limit)
+    sources = [source] if isinstance(source, str) else list(source)
+    nodes_service = f"{job_name}-cache-nodes"
+    node_set = f"{job_name}-cache-node"
+    head_service = f"{job_name}-cache"
+    head_set = f"{job_name}-cache-head"
+    domain = f"{nodes_service}.{namespace}.svc"
+    node_locations = [
+        f"grpc://{node_set}-{index}.{domain}:{NODE_PORT}" for index in range(num_nodes)
+    ]
+    node_args = [
+        "node",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(NODE_PORT),
+        "--advertise-host",
+        f"$(POD_NAME).{domain}",
+    ]
+    if memory_limit is not None:
+        node_args += ["--memory-limit", str(memory_limit)]
+    head_args = [
+        "head",
+        *sources,
+        "--name",
+        dataset,
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(HEAD_PORT),
+        "--advertise-host",
+        f"{head_service}.{namespace}.svc",
+        "--replicas",
+        str(replicas),
+    ]
+    for location in node_locations:
+        head_args += ["--node", location]
+
+    def metadata(name: str, role: str) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "name": name,
+            "namespace": namespace,
+            "labels": _labels(job_name, role),
+        }
+        if owner_uid is not None:
+            document["ownerReferences"] = [
+                {
+                    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+                    "kind": "TrainJob",
+                    "name": job_name,
+                    "uid": owner_uid,
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ]
+        return document
+
+    node_container: dict[str, Any] = {
+        "name": "node",
+        "image": image,
+        "command": ["data-cache"],
+        "args": node_args,
+        "ports": [{"name": "flight", "containerPort": NODE_PORT}],
+        "env": [
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            *[dict(entry) for entry in env],
+        ],
+        "readinessProbe": {"tcpSocket": {"port": NODE_PORT}, "periodSeconds": 2},
+    }
+    if resources is not None:
+        node_container["resources"] = dict(resources)
+    head_container = {
+        "name": "head",
+        "image": image,
+        "command": ["data-cache"],
+        "args": head_args,
+        "ports": [{"name": "flight", "containerPort": HEAD_PORT}],
+        "env": [dict(entry) for entry in env],
+        "readinessProbe": {
+            "exec": {"command": ["data-cache", "probe", f"grpc://127.0.0.1:{HEAD_PORT}"]},
+            "periodSeconds": 5,
+            "timeoutSeconds": 10,
+        },
+    }
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": metadata(nodes_service, "node"),
+            "spec": {
+                "clusterIP": "None",
+                "publishNotReadyAddresses": True,
+                "selector": _labels(job_name, "node"),
+                "ports": [{"name": "flight", "port": NODE_PORT, "targetPort": NODE_PORT}],
+            },
+        },
+        _statefulset(
+            metadata(node_set, "node"),
+            nodes_service,
+            num_nodes,
+            _labels(job_name, "node"),
+            node_container,
+        ),
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": metadata(head_service, "head"),
+            "spec": {
+                "selector": _labels(job_name, "head"),
+                "ports": [{"name": "flight", "port": HEAD_PORT, "targetPort": HEAD_PORT}],
+            },
+        },
+        _statefulset(
+            metadata(head_set, "head"), head_service, 1, _labels(job_name, "head"), head_container
+        ),
+    ]
+
+
+def _statefulset(
+    metadata: dict[str, Any],
+    service: str,
+    replicas: int,
+    labels: dict[str, str],
+    container: dict[str, Any],
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "StatefulSet",
+        "metadata": metadata,
+        "spec": {
+            "serviceName": service,
+            "replicas": replicas,
+            "podManagementPolicy": "Parallel",
+            "selector": {"matchLabels": labels},
+            "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
+        },
+    }
+
+
+def _labels(job_name: str, role: str) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": "data-cache",
+        _COMPONENT: f"cache-{role}",
+        "trainer.kubeflow.org/trainjob-name": job_name,
+    }
+
+
+def _check(
+    job_name: str,
+    namespace: str,
+    image: str,
+    source: str | Sequence[str],
+    num_nodes: int,
+    dataset: str,
+    replicas: int,
+    memory_limit: int | None,
+) -> None:
+    problems = []
+    longest = f"{job_name}-cache-nodes"
+    if not isinstance(job_name, str) or not _DNS_LABEL.fullmatch(job_name):
+        problems.append(f"job_name: expected a DNS label (a-z, 0-9, '-'), got {job_name!r}")
+    elif len(f"{job_name}-cache-head") > _STATEFULSET_NAME_MAX or len(longest) > 63:
+        problems.append(
+            f"job_name: {job_name!r} is too long; '{job_name}-cache-head' must fit in "
+            f"{_STATEFULSET_NAME_MAX} characters"
+        )
+    if not isinstance(namespace, str) or not _DNS_LABEL.fullmatch(namespace):
+        problems.append(f"namespace: expected a DNS label, got {namespace!r}")
+    if not isinstance(image, str) or not image:
+        problems.append("image: expected a container image reference")
+    sources = [source] if isinstance(source, str) else list(source)
+    if not sources or not all(isinstance(item, str) and item for item in sources):
+        problems.append("source: expected a path or URI (or a list of them)")
+    if isinstance(num_nodes, bool) or not isinstance(num_nodes, int) or num_nodes < 1:
+        problems.append(f"num_nodes: expected an integer >= 1, got {num_nodes!r}")
+    elif not 1 <= replicas <= num_nodes:
+        problems.append(
+            f"replicas: expected 1 <= replicas <= num_nodes={num_nodes}, got {replicas}"
+        )
+    if not isinstance(dataset, str) or not dataset:
+        problems.append("dataset: expected a non-empty dataset name")
+    if memory_limit is not None and memory_limit < 1:
+        problems.append(f"memory_limit: expected bytes >= 1, got {memory_limit}")
+    if problems:
+        raise InvalidArgumentError("; ".join(problems))

@@ -1,0 +1,34 @@
+"""The command line: endpoint first, probes, and clean failures."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from click.testing import CliRunner
+from data_cache.cli import main
+
+
+def test_serve_prints_the_endpoint_first_and_the_probe_sees_it_ready(remote_cache: str) -> None:
+    assert re.fullmatch(r"grpc://127\.0\.0\.1:\d+", remote_cache)
+    result = CliRunner().invoke(main, ["probe", remote_cache])
+    assert result.exit_code == 0, result.output
+    assert '"ready": true' in result.output and '"seed"' in result.output
+
+
+def test_serve_of_a_missing_path_exits_2_naming_it(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["serve", str(tmp_path / "missing.parquet")])
+    assert result.exit_code == 2
+    assert "missing.parquet' does not exist" in result.output
+
+
+def test_probe_of_nothing_exits_1() -> None:
+    result = CliRunner().invoke(main, ["probe", "grpc://127.0.0.1:1", "--timeout", "2"])
+    assert result.exit_code == 1 and "not reachable" in result.output
+
+
+def test_tls_options_go_together(tmp_path: Path) -> None:
+    certificate = tmp_path / "cert.pem"
+    certificate.write_text("x")
+    result = CliRunner().invoke(main, ["node", "--tls-cert", str(certificate)])
+    assert result.exit_code == 2 and "--tls-cert and --tls-key go together" in result.output

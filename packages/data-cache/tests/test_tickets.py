@@ -1,0 +1,74 @@
+"""Wire documents: round trips, versions, and fields checked by name."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import pytest
+from data_cache import InvalidArgumentError
+from data_cache.partitions import RowRange, split_rows
+from data_cache.tickets import PutRequest, ReadRequest, Ticket
+
+
+def test_documents_round_trip() -> None:
+    ticket = Ticket("d", 3, 1, 10, 12, 20, 0, 4, ["x"], {"column": "x", "op": "==", "value": 1})
+    assert Ticket.from_bytes(ticket.to_bytes()) == ticket
+    assert ticket.resumed(15).start == 15 and ticket.resumed(15).phase == 0
+    request = ReadRequest("d", 1, 2, None, "x > 1", 8)
+    assert ReadRequest.from_bytes(request.to_bytes()) == request
+    assert PutRequest.from_bytes(PutRequest("d", 1, 0, 5).to_bytes()).nbytes == 5
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        pytest.param(b"not json", "not a JSON document", id="not-json"),
+        pytest.param(
+            json.dumps({"v": 99, "dataset": "d"}).encode(),
+            r"ReadRequest.v: expected version 1",
+            id="version",
+        ),
+        pytest.param(
+            json.dumps({"v": 1, "dataset": "d", "shard": 2, "num_shards": 2}).encode(),
+            "shard",
+            id="shard",
+        ),
+        pytest.param(json.dumps({"v": 1, "dataset": ""}).encode(), "dataset", id="empty-name"),
+        pytest.param(
+            json.dumps({"v": 1, "dataset": "d", "batch_rows": 0}).encode(),
+            "batch_rows",
+            id="batch-rows",
+        ),
+        pytest.param(
+            json.dumps({"v": 1, "dataset": "d", "columns": "x"}).encode(), "columns", id="columns"
+        ),
+        pytest.param(
+            json.dumps({"v": 1, "dataset": "d", "surprise": 1}).encode(),
+            "surprise",
+            id="unknown-field",
+        ),
+    ],
+)
+def test_bad_read_requests_are_named(document: bytes, message: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=message):
+        ReadRequest.from_bytes(document)
+
+
+def test_a_ticket_range_must_lie_after_its_base() -> None:
+    with pytest.raises(InvalidArgumentError, match="start: expected an integer >= 10"):
+        Ticket("d", 1, 0, 10, 5, 20, 0, 4)
+
+
+@pytest.mark.parametrize(
+    ("total", "parts", "sizes"), [(10, 3, [4, 3, 3]), (2, 3, [1, 1, 0]), (0, 2, [0, 0])]
+)
+def test_split_rows_balances_contiguous_ranges(total: int, parts: int, sizes: list[int]) -> None:
+    ranges = split_rows(total, parts)
+    assert [len(part) for part in ranges] == sizes
+    assert ranges[0].start == 0 and ranges[-1].stop == total
+    assert all(a.stop == b.start for a, b in itertools.pairwise(ranges))
+    with pytest.raises(InvalidArgumentError, match="parts"):
+        split_rows(total, 0)
+    with pytest.raises(InvalidArgumentError, match="row range"):
+        RowRange(3, 2)
