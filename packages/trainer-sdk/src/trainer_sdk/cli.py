@@ -18,7 +18,7 @@ import click
 import yaml
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 from trainer_sdk import constants, types
 from trainer_sdk.client import TrainerClient
@@ -76,8 +76,13 @@ def _emit(value: Any, output: str, table: Callable[[], Table]) -> None:
         _console.print(table())
 
 
+def _name_column() -> Column:
+    """Names are what users copy: never cut short, wrapped if they must be."""
+    return Column("NAME", no_wrap=False, overflow="fold", min_width=12)
+
+
 def _jobs_table(jobs: list[types.TrainJob]) -> Table:
-    table = Table("NAME", "STATUS", "RUNTIME", "NODES", "PROGRESS", "CREATED")
+    table = Table(_name_column(), "STATUS", "RUNTIME", "NODES", "PROGRESS", "CREATED")
     for job in jobs:
         progress = job.trainer_status.progress_percentage if job.trainer_status else None
         table.add_row(
@@ -399,7 +404,7 @@ def runtimes(context: click.Context, output: str) -> None:
     found = _client(context).list_runtimes()
 
     def table() -> Table:
-        rows = Table("NAME", "FRAMEWORK", "TRAINER", "NODES", "DEVICE", "COUNT")
+        rows = Table(_name_column(), "FRAMEWORK", "TRAINER", "NODES", "DEVICE", "COUNT")
         for runtime in found:
             trainer = runtime.trainer
             rows.add_row(
