@@ -21,7 +21,7 @@ def _to_doc(obj: Any) -> dict[str, Any]:
 
 def builtin_runtime_manifests() -> dict[str, dict[str, Any]]:
     """The built-in ClusterTrainingRuntimes, by name, as manifests."""
-    import trainer_controller
+    import trainer_controller  # type: ignore[import-untyped]  # no py.typed yet
 
     return {
         name: _to_doc(runtime) for name, runtime in trainer_controller.builtin_runtimes().items()
@@ -55,7 +55,7 @@ def plan_trainjob(
 ) -> Planned:
     """Validate the TrainJob against its runtime and build the objects that run it."""
     import trainer_api
-    import trainer_controller
+    import trainer_controller  # type: ignore[import-untyped]  # no py.typed yet
 
     job = _parse(trainjob, "TrainJob")
     runtime_obj = _parse(runtime, str(runtime.get("kind", "runtime")))
@@ -85,7 +85,7 @@ def trainjob_status(
 ) -> dict[str, Any] | None:
     """The TrainJob status ``build`` derives from the observed JobSet (None: unchanged)."""
     import trainer_api
-    import trainer_controller
+    import trainer_controller  # type: ignore[import-untyped]  # no py.typed yet
 
     job_doc = dict(trainjob)
     if previous:
