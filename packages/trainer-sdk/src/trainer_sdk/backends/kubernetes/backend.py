@@ -1,0 +1,298 @@
+"""The Kubernetes backend: TrainJob custom resources sent with the ``kubernetes`` client."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, cast
+
+from trainer_sdk import constants, types
+from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
+from trainer_sdk.backends.local.pods import JOB_INDEX_LABEL, step_name
+from trainer_sdk.configs import KubernetesBackendConfig
+from trainer_sdk.errors import JobNotFoundError
+from trainer_sdk.jobs import PodView, to_train_job
+from trainer_sdk.options import Option
+from trainer_sdk.runtimes import container_devices, runtime_from_manifest
+from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
+
+__all__ = ["KubernetesBackend", "in_cluster", "kubeconfig_path", "pod_view"]
+
+_logger = logging.getLogger(__name__)
+SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+
+
+def kubeconfig_path() -> Path | None:
+    """The kubeconfig a client would load ($KUBECONFIG, else ~/.kube/config), if it exists."""
+    import os
+
+    candidates = [Path(part) for part in os.environ.get("KUBECONFIG", "").split(os.pathsep) if part]
+    candidates.append(Path.home() / ".kube" / "config")
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def in_cluster() -> bool:
+    """Whether this process runs in a pod with a service account token."""
+    import os
+
+    return (
+        bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
+        and (SERVICE_ACCOUNT_DIR / "token").is_file()
+    )
+
+
+def pod_view(pod: dict[str, Any], has_launcher: bool) -> PodView | None:
+    """A pod manifest of a TrainJob as the SDK's step, or None for pods of other replicated jobs."""
+    labels = pod.get("metadata", {}).get("labels") or {}
+    replicated_job = labels.get(constants.JOBSET_RJOB_NAME_LABEL)
+    if replicated_job not in (
+        constants.DATASET_INITIALIZER,
+        constants.MODEL_INITIALIZER,
+        constants.LAUNCHER,
+        constants.NODE,
+    ):
+        return None
+    job_index = int(labels.get(JOB_INDEX_LABEL, 0))
+    annotations = pod.get("metadata", {}).get("annotations") or {}
+    pod_index = int(
+        annotations.get(constants.JOB_INDEX_LABEL, labels.get(constants.JOB_INDEX_LABEL, 0))
+    )
+    offset = 1 if has_launcher and replicated_job == constants.NODE else 0
+    step = step_name(replicated_job, job_index, pod_index, 1, offset)
+    containers = pod.get("spec", {}).get("containers") or []
+    container = next(
+        (c for c in containers if c.get("name") in (replicated_job, constants.NODE)),
+        containers[0] if containers else {},
+    )
+    device, count = container_devices(container.get("resources")) or (
+        constants.UNKNOWN,
+        constants.UNKNOWN,
+    )
+    for variable in container.get("env") or []:
+        if (
+            variable.get("name") == constants.TORCH_ENV_NUM_PROC_PER_NODE
+            and str(variable.get("value", "")).isdigit()
+        ):
+            count = str(variable["value"])
+    phase = (pod.get("status") or {}).get("phase") or constants.POD_PENDING
+    return PodView(pod.get("metadata", {}).get("name", ""), step, phase, device, count)
+
+
+class KubernetesBackend(RuntimeBackend):
+    """TrainJobs in a cluster running the Kubeflow Trainer controller or this project's."""
+
+    def __init__(self, config: KubernetesBackendConfig | None = None) -> None:
+        from kubernetes import client
+        from kubernetes import config as kube_config
+
+        self.config = config or KubernetesBackendConfig()
+        if self.config.client_configuration is not None:
+            api_client = client.ApiClient(self.config.client_configuration)
+        else:
+            if self.config.config_file or not in_cluster():
+                kube_config.load_kube_config(
+                    config_file=self.config.config_file, context=self.config.context
+                )
+            else:
+                kube_config.load_incluster_config()
+            api_client = client.ApiClient()
+        self.namespace = self.config.namespace or self._default_namespace(kube_config)
+        self.custom = client.CustomObjectsApi(api_client)
+        self.core = client.CoreV1Api(api_client)
+
+    def _default_namespace(self, kube_config: Any) -> str:
+        namespace_file = SERVICE_ACCOUNT_DIR / "namespace"
+        if in_cluster() and namespace_file.is_file():
+            return namespace_file.read_text().strip()
+        try:
+            _, active = kube_config.list_kube_config_contexts(config_file=self.config.config_file)
+            return str(active.get("context", {}).get("namespace") or "default")
+        except (kube_config.ConfigException, OSError):
+            return "default"
+
+    @staticmethod
+    def _is_not_found(error: Exception) -> bool:
+        return getattr(error, "status", None) == 404
+
+    def _items(self, plural: str, namespaced: bool) -> list[dict[str, Any]]:
+        """The items of a custom-object list, namespaced (this namespace) or cluster-scoped."""
+        if namespaced:
+            listed = self.custom.list_namespaced_custom_object(
+                constants.GROUP, constants.VERSION, self.namespace, plural
+            )
+        else:
+            listed = self.custom.list_cluster_custom_object(
+                constants.GROUP, constants.VERSION, plural
+            )
+        return list(cast(dict[str, Any], listed).get("items", []))
+
+    # -- runtimes -------------------------------------------------------------------------------
+    def _runtime_manifests(self) -> dict[str, dict[str, Any]]:
+        """Namespaced TrainingRuntimes first: they shadow ClusterTrainingRuntimes of that name."""
+        found: dict[str, dict[str, Any]] = {}
+        for item in self._items(constants.TRAINING_RUNTIME_PLURAL, namespaced=True):
+            found.setdefault(
+                item["metadata"]["name"], {**item, "kind": constants.TRAINING_RUNTIME_KIND}
+            )
+        for item in self._items(constants.CLUSTER_TRAINING_RUNTIME_PLURAL, namespaced=False):
+            found.setdefault(
+                item["metadata"]["name"], {**item, "kind": constants.CLUSTER_TRAINING_RUNTIME_KIND}
+            )
+        return found
+
+    # -- jobs -----------------------------------------------------------------------------------
+    def train(
+        self,
+        runtime: types.Runtime | None = None,
+        initializer: types.Initializer | None = None,
+        trainer: AnyTrainer | None = None,
+        options: Sequence[Option] | None = None,
+    ) -> str:
+        runtime = runtime or self.get_runtime(constants.DEFAULT_TRAINING_RUNTIME)
+        manifest = build_trainjob_manifest(
+            generate_name(),
+            runtime,
+            trainer,
+            initializer,
+            options or (),
+            self,
+            namespace=self.namespace,
+        )
+        return self.submit(manifest)
+
+    def submit(self, manifest: dict[str, Any], runtime: dict[str, Any] | None = None) -> str:
+        """Create a TrainJob from its manifest; returns its name."""
+        if runtime is not None:
+            raise NotImplementedError(
+                "the Kubernetes backend uses the runtimes installed in the cluster; apply "
+                f"{runtime.get('kind')} {runtime.get('metadata', {}).get('name')!r} first"
+            )
+        manifest.setdefault("metadata", {}).setdefault("name", generate_name())
+        manifest["metadata"].setdefault("namespace", self.namespace)
+        self.custom.create_namespaced_custom_object(
+            constants.GROUP,
+            constants.VERSION,
+            manifest["metadata"]["namespace"],
+            constants.TRAINJOB_PLURAL,
+            manifest,
+        )
+        return str(manifest["metadata"]["name"])
+
+    def _trainjob(self, name: str) -> dict[str, Any]:
+        try:
+            return cast(
+                dict[str, Any],
+                self.custom.get_namespaced_custom_object(
+                    constants.GROUP,
+                    constants.VERSION,
+                    self.namespace,
+                    constants.TRAINJOB_PLURAL,
+                    name,
+                ),
+            )
+        except Exception as error:
+            if self._is_not_found(error):
+                raise JobNotFoundError(name, f"namespace {self.namespace}") from None
+            raise
+
+    def _pods(self, name: str) -> list[dict[str, Any]]:
+        selector = constants.POD_LABEL_SELECTOR.format(trainjob_name=name)
+        pods = self.core.list_namespaced_pod(self.namespace, label_selector=selector)
+        return [self.core.api_client.sanitize_for_serialization(pod) for pod in pods.items]
+
+    def _view(
+        self, manifest: dict[str, Any], runtimes: dict[str, dict[str, Any]]
+    ) -> types.TrainJob:
+        name = manifest["metadata"]["name"]
+        runtime_name = (manifest.get("spec", {}).get("runtimeRef") or {}).get("name", "")
+        runtime_manifest = runtimes.get(runtime_name) or {"metadata": {"name": runtime_name}}
+        raw = self._pods(name)
+        has_launcher = any(
+            (pod["metadata"].get("labels") or {}).get(constants.JOBSET_RJOB_NAME_LABEL)
+            == constants.LAUNCHER
+            for pod in raw
+        )
+        pods = [view for pod in raw if (view := pod_view(pod, has_launcher)) is not None]
+        return to_train_job(manifest, runtime_from_manifest(runtime_manifest), pods)
+
+    def get_job(self, name: str) -> types.TrainJob:
+        return self._view(self._trainjob(name), self._runtime_manifests())
+
+    def list_jobs(self, runtime: types.Runtime | None = None) -> list[types.TrainJob]:
+        listed = self._items(constants.TRAINJOB_PLURAL, namespaced=True)
+        runtimes = self._runtime_manifests()
+        jobs = [
+            self._view(item, runtimes)
+            for item in listed
+            if runtime is None
+            or (item.get("spec", {}).get("runtimeRef") or {}).get("name") == runtime.name
+        ]
+        return sorted(jobs, key=lambda job: job.creation_timestamp)
+
+    def get_job_logs(
+        self, name: str, step: str = constants.NODE + "-0", follow: bool = False
+    ) -> Iterator[str]:
+        job = self.get_job(name)
+        match = next((item for item in job.steps if item.name == step), None)
+        if match is None:
+            steps = ", ".join(item.name for item in job.steps) or "none yet"
+            raise ValueError(f"step: TrainJob {name!r} has no step {step!r}; its steps are {steps}")
+        container = step.rsplit("-", 1)[0] if step.startswith(constants.NODE) else step
+        container = constants.NODE if container == constants.NODE else container
+        if not follow:
+            text = self.core.read_namespaced_pod_log(
+                match.pod_name, self.namespace, container=container
+            )
+            return iter(text.splitlines())
+        return self._follow_logs(match.pod_name, container)
+
+    def _follow_logs(self, pod: str, container: str) -> Iterator[str]:
+        response: Any = self.core.read_namespaced_pod_log(
+            pod, self.namespace, container=container, follow=True, _preload_content=False
+        )
+        pending = b""
+        try:
+            for chunk in response.stream():
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                yield from (line.decode(errors="replace") for line in lines)
+            if pending:
+                yield pending.decode(errors="replace")
+        finally:
+            response.release_conn()
+
+    def get_job_events(self, name: str) -> list[types.Event]:
+        self._trainjob(name)
+        events = self.core.list_namespaced_event(self.namespace)
+        result = []
+        for event in events.items:
+            involved = event.involved_object
+            if involved is None or not (
+                involved.name == name or (involved.name or "").startswith(f"{name}-")
+            ):
+                continue
+            result.append(
+                types.Event(
+                    involved_object_kind=involved.kind or constants.UNKNOWN,
+                    involved_object_name=involved.name or "",
+                    message=event.message or "",
+                    reason=event.reason or "",
+                    event_time=event.first_timestamp
+                    or event.event_time
+                    or event.metadata.creation_timestamp
+                    or datetime.now(timezone.utc),
+                )
+            )
+        return sorted(result, key=lambda event: event.event_time)
+
+    def delete_job(self, name: str) -> None:
+        try:
+            self.custom.delete_namespaced_custom_object(
+                constants.GROUP, constants.VERSION, self.namespace, constants.TRAINJOB_PLURAL, name
+            )
+        except Exception as error:
+            if self._is_not_found(error):
+                raise JobNotFoundError(name, f"namespace {self.namespace}") from None
+            raise

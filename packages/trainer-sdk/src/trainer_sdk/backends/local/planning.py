@@ -1,0 +1,99 @@
+"""The local backend's use of the runtime framework: the same ``build`` the operator calls.
+
+Everything crossing into ``trainer_api`` and ``trainer_controller`` is here, as manifest dicts in
+and out, so that the rest of the backend deals in plain documents.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+
+from trainer_sdk.errors import InvalidTrainJobError
+
+__all__ = ["Planned", "builtin_runtime_manifests", "plan_trainjob", "trainjob_status"]
+
+
+def _to_doc(obj: Any) -> dict[str, Any]:
+    return dict(obj) if isinstance(obj, Mapping) else obj.to_dict()
+
+
+def builtin_runtime_manifests() -> dict[str, dict[str, Any]]:
+    """The built-in ClusterTrainingRuntimes, by name, as manifests."""
+    import trainer_controller  # type: ignore[import-untyped]  # no py.typed yet
+
+    return {
+        name: _to_doc(runtime) for name, runtime in trainer_controller.builtin_runtimes().items()
+    }
+
+
+class Planned:
+    """The objects a Plan applies: the JobSet, and the others (snapshot ConfigMap, Secrets, ...)."""
+
+    def __init__(self, objects: Sequence[Mapping[str, Any]]) -> None:
+        jobsets = [dict(obj) for obj in objects if obj.get("kind") == "JobSet"]
+        if len(jobsets) != 1:
+            raise RuntimeError(
+                f"the runtime framework planned {len(jobsets)} JobSets; expected exactly one"
+            )
+        self.jobset = jobsets[0]
+        self.others = [dict(obj) for obj in objects if obj.get("kind") != "JobSet"]
+
+
+def _parse(document: Mapping[str, Any], what: str) -> Any:
+    import trainer_api
+
+    try:
+        return trainer_api.parse(dict(document))
+    except trainer_api.ValidationError as error:
+        raise InvalidTrainJobError([f"{what}: {item}" for item in error.errors]) from None
+
+
+def plan_trainjob(
+    trainjob: Mapping[str, Any], runtime: Mapping[str, Any], now: datetime
+) -> Planned:
+    """Validate the TrainJob against its runtime and build the objects that run it."""
+    import trainer_api
+    import trainer_controller  # type: ignore[import-untyped]  # no py.typed yet
+
+    job = _parse(trainjob, "TrainJob")
+    runtime_obj = _parse(runtime, str(runtime.get("kind", "runtime")))
+    errors = [
+        *trainer_api.validate(trainer_api.apply_defaults(job), runtime=runtime_obj),
+        *trainer_controller.validate(job, runtime_obj),
+    ]
+    if errors:
+        raise InvalidTrainJobError([str(error) for error in errors])
+    plan = trainer_controller.build(job, runtime_obj, trainer_controller.Observed(), now)
+    status = _to_doc(plan.status) if plan.status is not None else {}
+    for condition in status.get("conditions") or []:
+        if condition.get("reason") == "JobsBuildFailed" or (
+            condition.get("type") == "Failed" and condition.get("status") == "True"
+        ):
+            raise InvalidTrainJobError([str(condition.get("message"))])
+    return Planned([_to_doc(obj) for obj in plan.apply])
+
+
+def trainjob_status(
+    trainjob: Mapping[str, Any],
+    runtime: Mapping[str, Any],
+    jobset: Mapping[str, Any],
+    others: Sequence[Mapping[str, Any]],
+    now: datetime,
+    previous: Mapping[str, Any] | None = None,
+) -> dict[str, Any] | None:
+    """The TrainJob status ``build`` derives from the observed JobSet (None: unchanged)."""
+    import trainer_api
+    import trainer_controller  # type: ignore[import-untyped]  # no py.typed yet
+
+    job_doc = dict(trainjob)
+    if previous:
+        job_doc["status"] = dict(previous)
+    plan = trainer_controller.build(
+        trainer_api.parse(job_doc),
+        trainer_api.parse(dict(runtime)),
+        trainer_controller.Observed(jobset=dict(jobset), objects=tuple(others)),
+        now,
+    )
+    return None if plan.status is None else _to_doc(plan.status)

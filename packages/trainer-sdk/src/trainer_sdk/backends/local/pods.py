@@ -1,0 +1,334 @@
+"""A JobSet manifest expanded into the pods the local backend runs as processes (pure).
+
+Replicated jobs are ordered by ``dependsOn`` (then the manifest's order, which is also the
+``startupPolicy: InOrder`` order); each Job has ``parallelism`` pods with completion indexes.
+Pod host names ``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>`` map to loopback and port
+29500 to a port chosen for this job, so that jobs run side by side.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from trainer_sdk import constants
+from trainer_sdk.runtimes import container_devices
+
+__all__ = [
+    "DEFAULT_MASTER_PORT",
+    "LocalPod",
+    "PodAddresses",
+    "UnsupportedPodError",
+    "dependencies_met",
+    "expand_pods",
+    "failure_budget",
+    "ordered_replicated_jobs",
+    "step_name",
+    "success_targets",
+]
+
+DEFAULT_MASTER_PORT = 29500
+LOOPBACK = "127.0.0.1"
+JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+REPLICATED_JOB_LABEL = constants.JOBSET_RJOB_NAME_LABEL
+JOBSET_NAME_LABEL = constants.JOBSET_NAME_LABEL
+COMPLETION_INDEX = constants.JOB_INDEX_LABEL
+# Containers the local backend runs with trainer_sdk.initializers when they have no command.
+INITIALIZER_TARGETS = {
+    constants.DATASET_INITIALIZER: ("dataset", constants.DATASET_PATH),
+    constants.MODEL_INITIALIZER: ("model", constants.MODEL_PATH),
+}
+
+
+class UnsupportedPodError(ValueError):
+    """A pod that cannot run as a local process; the message names the field."""
+
+
+@dataclass(frozen=True)
+class PodAddresses:
+    """How names and ports of the cluster map onto this machine."""
+
+    master_port: int
+    hosts: tuple[str, ...] = ()
+    volumes_root: str = ""
+
+    def rewrite(self, text: str) -> str:
+        """Host names to loopback, port 29500 to the job's port."""
+        for host in self.hosts:
+            text = re.sub(rf"\b{re.escape(host)}(\.[A-Za-z0-9.-]+)?\b", LOOPBACK, text)
+        return re.sub(rf"(?<![0-9]){DEFAULT_MASTER_PORT}(?![0-9])", str(self.master_port), text)
+
+
+@dataclass(frozen=True)
+class LocalPod:
+    """One pod: one process."""
+
+    replicated_job: str
+    job_index: int
+    pod_index: int
+    name: str
+    step: str
+    container: str
+    command: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    image: str | None = None
+    working_dir: str | None = None
+    device: str = constants.UNKNOWN
+    device_count: str = constants.UNKNOWN
+    directories: tuple[str, ...] = ()
+
+
+def ordered_replicated_jobs(jobset: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Replicated jobs in start order: every job after those it depends on, else manifest order."""
+    jobs = list(jobset.get("spec", {}).get("replicatedJobs") or [])
+    by_name = {job["name"]: job for job in jobs}
+    ordered: list[dict[str, Any]] = []
+    visiting: set[str] = set()
+
+    def visit(job: dict[str, Any], path: str) -> None:
+        if job in ordered:
+            return
+        if job["name"] in visiting:
+            raise UnsupportedPodError(f"{path}.dependsOn: cycle through {job['name']!r}")
+        visiting.add(job["name"])
+        for index, dependency in enumerate(job.get("dependsOn") or []):
+            if dependency.get("name") not in by_name:
+                raise UnsupportedPodError(
+                    f"{path}.dependsOn[{index}].name: no replicated job {dependency.get('name')!r}"
+                )
+            visit(
+                by_name[dependency["name"]],
+                f"spec.replicatedJobs[{jobs.index(by_name[dependency['name']])}]",
+            )
+        visiting.discard(job["name"])
+        ordered.append(job)
+
+    for position, job in enumerate(jobs):
+        visit(job, f"spec.replicatedJobs[{position}]")
+    return ordered
+
+
+def step_name(
+    replicated_job: str, job_index: int, pod_index: int, pods_per_job: int, node_offset: int
+) -> str:
+    """The SDK's step name: ``node-<rank>`` for trainer nodes, else the replicated job's name."""
+    if replicated_job == constants.NODE:
+        return f"{constants.NODE}-{node_offset + job_index * pods_per_job + pod_index}"
+    if replicated_job == constants.LAUNCHER:
+        return f"{constants.NODE}-0"
+    suffix = f"-{job_index}" if job_index else ""
+    return (
+        f"{replicated_job}{suffix}"
+        if pods_per_job == 1
+        else f"{replicated_job}{suffix}-{pod_index}"
+    )
+
+
+def _field_value(path: str, pod_meta: Mapping[str, Any], where: str) -> str:
+    labels, annotations = pod_meta["labels"], pod_meta["annotations"]
+    match = re.fullmatch(r"metadata\.(labels|annotations)\['([^']+)'\]", path)
+    if match:
+        source = labels if match.group(1) == "labels" else annotations
+        if match.group(2) not in source:
+            raise UnsupportedPodError(
+                f"{where}: the pod has no {match.group(1)[:-1]} {match.group(2)!r}"
+            )
+        return str(source[match.group(2)])
+    simple = {
+        "metadata.name": pod_meta["name"],
+        "metadata.namespace": pod_meta["namespace"],
+        "metadata.uid": pod_meta["name"],
+        "spec.nodeName": "localhost",
+        "spec.serviceAccountName": "default",
+        "status.podIP": LOOPBACK,
+        "status.hostIP": LOOPBACK,
+    }
+    if path not in simple:
+        raise UnsupportedPodError(
+            f"{where}: fieldPath {path!r} is not available to a local process"
+        )
+    return simple[path]
+
+
+def _resolve_env(
+    container: Mapping[str, Any], pod_meta: Mapping[str, Any], where: str, addresses: PodAddresses
+) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for index, variable in enumerate(container.get("env") or []):
+        name, path = variable["name"], f"{where}.env[{index}]"
+        if "value" in variable:
+            value = addresses.rewrite(str(variable["value"]))
+            env[name] = re.sub(
+                r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value
+            )
+        elif field_ref := (variable.get("valueFrom") or {}).get("fieldRef"):
+            env[name] = _field_value(
+                field_ref["fieldPath"], pod_meta, f"{path}.valueFrom.fieldRef.fieldPath"
+            )
+        elif variable.get("valueFrom"):
+            raise UnsupportedPodError(f"{path}.valueFrom: only fieldRef is resolved locally")
+        else:
+            env[name] = ""
+    return env
+
+
+def _pods_of(
+    jobset_name: str,
+    namespace: str,
+    position: int,
+    job: Mapping[str, Any],
+    addresses: PodAddresses,
+    node_offset: int,
+) -> list[LocalPod]:
+    where = f"spec.replicatedJobs[{position}]"
+    job_spec = job.get("template", {}).get("spec", {})
+    pod_template = job_spec.get("template", {})
+    pod_spec = pod_template.get("spec", {})
+    containers = pod_spec.get("containers") or []
+    if len(containers) != 1:
+        raise UnsupportedPodError(
+            f"{where}.template.spec.template.spec.containers: a local pod runs one container, "
+            f"got {len(containers)}"
+        )
+    container = containers[0]
+    container_where = f"{where}.template.spec.template.spec.containers[0]"
+    parallelism = int(job_spec.get("parallelism", job_spec.get("completions", 1)) or 1)
+    replicas = int(job.get("replicas", 1))
+    pods = []
+    for job_index in range(replicas):
+        for pod_index in range(parallelism):
+            pod_name = f"{jobset_name}-{job['name']}-{job_index}-{pod_index}"
+            labels = dict(pod_template.get("metadata", {}).get("labels") or {})
+            labels.update(
+                {
+                    JOBSET_NAME_LABEL: jobset_name,
+                    REPLICATED_JOB_LABEL: job["name"],
+                    JOB_INDEX_LABEL: str(job_index),
+                    COMPLETION_INDEX: str(pod_index),
+                }
+            )
+            annotations = dict(pod_template.get("metadata", {}).get("annotations") or {})
+            annotations.update({JOB_INDEX_LABEL: str(job_index), COMPLETION_INDEX: str(pod_index)})
+            meta = {
+                "name": pod_name,
+                "namespace": namespace,
+                "labels": labels,
+                "annotations": annotations,
+            }
+            command = [*(container.get("command") or []), *(container.get("args") or [])]
+            if not command and container.get("name") in INITIALIZER_TARGETS:
+                kind, target = INITIALIZER_TARGETS[container["name"]]
+                command = ["python", "-m", "trainer_sdk.initializers", kind, target]
+            if not command:
+                raise UnsupportedPodError(
+                    f"{container_where}.command: the image's entrypoint cannot run locally; "
+                    "set a command"
+                )
+            mounts = _local_mounts(container, addresses.volumes_root)
+            env = {
+                name: _map_paths(value, mounts)
+                for name, value in _resolve_env(container, meta, container_where, addresses).items()
+            }
+            env.setdefault("HOSTNAME", pod_name)
+            device, count = container_devices(container.get("resources")) or (
+                constants.UNKNOWN,
+                constants.UNKNOWN,
+            )
+            if env.get(constants.TORCH_ENV_NUM_PROC_PER_NODE, "").isdigit():
+                count = env[constants.TORCH_ENV_NUM_PROC_PER_NODE]
+            pods.append(
+                LocalPod(
+                    replicated_job=job["name"],
+                    job_index=job_index,
+                    pod_index=pod_index,
+                    name=pod_name,
+                    step=step_name(job["name"], job_index, pod_index, parallelism, node_offset),
+                    container=container.get("name", job["name"]),
+                    command=tuple(_map_paths(addresses.rewrite(part), mounts) for part in command),
+                    env=env,
+                    image=container.get("image"),
+                    working_dir=container.get("workingDir"),
+                    device=device,
+                    device_count=count,
+                    directories=tuple(mounts.values()),
+                )
+            )
+    return pods
+
+
+def _local_mounts(container: Mapping[str, Any], volumes_root: str) -> dict[str, str]:
+    """mountPath -> a directory under ``volumes_root`` shared by every pod mounting that volume."""
+    if not volumes_root:
+        return {}
+    mounts = {}
+    for mount in container.get("volumeMounts") or []:
+        local = f"{volumes_root}/{mount['name']}"
+        if mount.get("subPath"):
+            local = f"{local}/{mount['subPath']}"
+        mounts[mount["mountPath"].rstrip("/") or "/"] = local
+    return mounts
+
+
+def _map_paths(text: str, mounts: Mapping[str, str]) -> str:
+    """Mount paths (longest first) in ``text`` replaced by their local directories."""
+    for path in sorted(mounts, key=len, reverse=True):
+        text = re.sub(rf"(?<![\w/.-]){re.escape(path)}(?=/|\b|$)", mounts[path], text)
+    return text
+
+
+def expand_pods(
+    jobset: Mapping[str, Any], master_port: int, volumes_root: str = ""
+) -> list[tuple[dict[str, Any], list[LocalPod]]]:
+    """Each replicated job, in start order, with its pods; with ``volumes_root``, volume mounts
+    become directories under it (their paths rewritten in commands and env)."""
+    metadata = jobset.get("metadata") or {}
+    name = metadata.get("name", "")
+    namespace = metadata.get("namespace", "default")
+    jobs = list(jobset.get("spec", {}).get("replicatedJobs") or [])
+    hosts = tuple(
+        sorted(
+            {
+                f"{name}-{job['name']}-{i}-{p}"
+                for job in jobs
+                for i in range(int(job.get("replicas", 1)))
+                for p in range(
+                    int(job.get("template", {}).get("spec", {}).get("parallelism", 1) or 1)
+                )
+            },
+            key=len,
+            reverse=True,
+        )
+    )
+    addresses = PodAddresses(master_port=master_port, hosts=hosts, volumes_root=volumes_root)
+    has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
+    expanded = []
+    for job in ordered_replicated_jobs(jobset):
+        offset = 1 if has_launcher and job["name"] == constants.NODE else 0
+        expanded.append((job, _pods_of(name, namespace, jobs.index(job), job, addresses, offset)))
+    return expanded
+
+
+def dependencies_met(job: Mapping[str, Any], finished: Mapping[str, str]) -> bool:
+    """Whether every ``dependsOn`` entry of ``job`` has reached its status."""
+    for dependency in job.get("dependsOn") or []:
+        state = finished.get(dependency["name"])
+        wanted = dependency.get("status", "Complete")
+        if wanted == "Complete" and state != "Complete":
+            return False
+        if wanted == "Ready" and state not in ("Ready", "Complete"):
+            return False
+    return True
+
+
+def failure_budget(jobset: Mapping[str, Any]) -> int:
+    """``failurePolicy.maxRestarts`` (0 when unset)."""
+    return int((jobset.get("spec", {}).get("failurePolicy") or {}).get("maxRestarts", 0) or 0)
+
+
+def success_targets(jobset: Mapping[str, Any]) -> tuple[str, Sequence[str]]:
+    """``successPolicy``: operator (All / Any) and target replicated jobs (all when empty)."""
+    policy = jobset.get("spec", {}).get("successPolicy") or {}
+    names = [job["name"] for job in jobset.get("spec", {}).get("replicatedJobs") or []]
+    return policy.get("operator", "All"), list(policy.get("targetReplicatedJobs") or names)

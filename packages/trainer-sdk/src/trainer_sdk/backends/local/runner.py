@@ -1,0 +1,301 @@
+"""Runs a JobSet's pods as processes and reports what a JobSet controller would.
+
+One attempt starts replicated jobs as their ``dependsOn`` allows, each pod a process group of its
+own. A failed pod fails the attempt: every pod is ended, and the JobSet restarts while
+``failurePolicy.maxRestarts`` allows. ``successPolicy`` decides when the JobSet has completed
+(remaining pods are then ended). ``activeDeadlineSeconds`` ends the run as failed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from trainer_sdk.backends.local import pods as pod_plan
+from trainer_sdk.backends.local.jobdir import JobDir
+
+__all__ = ["JobSetRunner", "PodState", "end_process_group"]
+
+TERMINATION_GRACE_SECONDS = 5.0
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat()
+
+
+def end_process_group(pid: int, grace: float = TERMINATION_GRACE_SECONDS) -> None:
+    """SIGTERM the process group led by ``pid``; SIGKILL what is left after ``grace`` seconds."""
+    try:
+        os.killpg(pid, signal.SIGTERM)
+    except (ProcessLookupError, PermissionError):
+        return
+    deadline = time.monotonic() + grace
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return
+        time.sleep(0.05)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+@dataclass
+class PodState:
+    """What the local 'kubelet' knows about one pod."""
+
+    name: str
+    step: str
+    replicated_job: str
+    job_index: int
+    device: str = "Unknown"
+    device_count: str = "Unknown"
+    phase: str = "Pending"
+    pid: int | None = None
+    exit_code: int | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
+
+
+@dataclass
+class _Attempt:
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    states: dict[str, PodState] = field(default_factory=dict)
+    started_jobs: set[str] = field(default_factory=set)
+
+
+class JobSetRunner:
+    """Executes one JobSet manifest in ``job_dir``; ``report(status, pods)`` gets each change."""
+
+    def __init__(
+        self,
+        jobset: Mapping[str, Any],
+        job_dir: JobDir,
+        base_env: Mapping[str, str],
+        master_port: int,
+        report: Callable[[dict[str, Any], list[PodState]], None],
+        active_deadline_seconds: float | None = None,
+    ) -> None:
+        self.jobset = jobset
+        self.job_dir = job_dir
+        self.base_env = dict(base_env)
+        self.report = report
+        self.plan = pod_plan.expand_pods(jobset, master_port, str(job_dir.path / "volumes"))
+        self.deadline = (
+            time.monotonic() + active_deadline_seconds if active_deadline_seconds else None
+        )
+        self.restarts = 0
+        self._exits: queue.Queue[tuple[int, str, int]] = queue.Queue()
+        self._attempt = _Attempt()
+        self._attempt_number = 0
+        self._stopping = threading.Event()
+
+    # -- status, as the JobSet controller writes it -------------------------------------------
+    def _job_states(self) -> dict[str, str]:
+        """Per replicated job: Complete, Failed, Ready (all pods running) or Pending."""
+        result = {}
+        for job, pods in self.plan:
+            phases = [
+                self._attempt.states[pod.name].phase
+                for pod in pods
+                if pod.name in self._attempt.states
+            ]
+            if len(phases) < len(pods) or not phases:
+                result[job["name"]] = "Pending"
+            elif all(phase == "Succeeded" for phase in phases):
+                result[job["name"]] = "Complete"
+            elif any(phase == "Failed" for phase in phases):
+                result[job["name"]] = "Failed"
+            elif all(phase in ("Running", "Succeeded") for phase in phases):
+                result[job["name"]] = "Ready"
+            else:
+                result[job["name"]] = "Pending"
+        return result
+
+    def _replicated_jobs_status(self) -> list[dict[str, Any]]:
+        statuses = []
+        for job, pods in self.plan:
+            by_index: dict[int, list[str]] = {}
+            for pod in pods:
+                state = self._attempt.states.get(pod.name)
+                by_index.setdefault(pod.job_index, []).append(state.phase if state else "Pending")
+            counts = {"ready": 0, "succeeded": 0, "failed": 0, "active": 0, "suspended": 0}
+            for phases in by_index.values():
+                if all(phase == "Succeeded" for phase in phases):
+                    counts["succeeded"] += 1
+                elif any(phase == "Failed" for phase in phases):
+                    counts["failed"] += 1
+                elif any(phase == "Running" for phase in phases):
+                    counts["active"] += 1
+                    if all(phase in ("Running", "Succeeded") for phase in phases):
+                        counts["ready"] += 1
+            statuses.append({"name": job["name"], **counts})
+        return statuses
+
+    def _status(self, condition: tuple[str, str, str] | None = None) -> dict[str, Any]:
+        status: dict[str, Any] = {
+            "restarts": self.restarts,
+            "replicatedJobsStatus": self._replicated_jobs_status(),
+        }
+        if condition:
+            kind, reason, message = condition
+            status["conditions"] = [
+                {
+                    "type": kind,
+                    "status": "True",
+                    "reason": reason,
+                    "message": message,
+                    "lastTransitionTime": _now(),
+                }
+            ]
+            status["terminalState"] = kind if kind in ("Completed", "Failed") else None
+        return status
+
+    def publish(self, condition: tuple[str, str, str] | None = None) -> dict[str, Any]:
+        """Report the current status (with a terminal or suspended condition) and return it."""
+        status = self._status(condition)
+        self.report(status, list(self._attempt.states.values()))
+        return status
+
+    # -- processes ------------------------------------------------------------------------------
+    def _start_pod(self, pod: pod_plan.LocalPod) -> None:
+        work_dir = self.job_dir.pod_dir(pod.name)
+        for directory in (work_dir, *map(Path, pod.directories)):
+            directory.mkdir(parents=True, exist_ok=True)
+        log_path = self.job_dir.log(pod.step)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        env = {**self.base_env, **pod.env}
+        cwd = pod.working_dir if pod.working_dir and Path(pod.working_dir).is_dir() else work_dir
+        with open(log_path, "ab") as log:
+            if self.restarts:
+                log.write(f"--- restart {self.restarts} of the JobSet ---\n".encode())
+            if pod.image:
+                log.write(
+                    f"[trainer-sdk] image {pod.image} recorded; the local backend runs this Python "
+                    "environment instead\n".encode()
+                )
+            log.flush()
+            process = subprocess.Popen(
+                list(pod.command),
+                cwd=cwd,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        state = self._attempt.states[pod.name]
+        state.pid, state.phase, state.started_at = process.pid, "Running", _now()
+        self._attempt.processes[pod.name] = process
+        attempt = self._attempt_number
+        threading.Thread(target=self._watch, args=(attempt, pod.name, process), daemon=True).start()
+
+    def _watch(self, attempt: int, name: str, process: subprocess.Popen[bytes]) -> None:
+        self._exits.put((attempt, name, process.wait()))
+
+    def end_all(self) -> None:
+        """End every running pod's process group."""
+        threads = [
+            threading.Thread(target=end_process_group, args=(process.pid,))
+            for process in self._attempt.processes.values()
+            if process.poll() is None
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    def stop(self) -> None:
+        """Ask a running ``run()`` to end its pods and return as failed (from another thread)."""
+        self._stopping.set()
+        self._exits.put((-1, "", 0))
+
+    # -- the control loop ----------------------------------------------------------------------
+    def _start_ready_jobs(self) -> None:
+        states = self._job_states()
+        for job, pods in self.plan:
+            if job["name"] in self._attempt.started_jobs or not pod_plan.dependencies_met(
+                job, states
+            ):
+                continue
+            self._attempt.started_jobs.add(job["name"])
+            for pod in pods:
+                self._start_pod(pod)
+            states = self._job_states()
+
+    def _succeeded(self) -> bool:
+        operator, targets = pod_plan.success_targets(self.jobset)
+        states = self._job_states()
+        done = [states.get(name) == "Complete" for name in targets]
+        return any(done) if operator == "Any" else all(done)
+
+    def _run_attempt(self) -> tuple[str, str, str]:
+        self._attempt_number += 1
+        self._attempt = _Attempt(
+            states={
+                pod.name: PodState(
+                    pod.name,
+                    pod.step,
+                    pod.replicated_job,
+                    pod.job_index,
+                    pod.device,
+                    pod.device_count,
+                )
+                for _, pods in self.plan
+                for pod in pods
+            }
+        )
+        self._start_ready_jobs()
+        self.publish()
+        while True:
+            timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+            try:
+                attempt, name, code = self._exits.get(timeout=timeout)
+            except queue.Empty:
+                self.end_all()
+                return "Failed", "DeadlineExceeded", "the JobSet ran past its active deadline"
+            if self._stopping.is_set():
+                self.end_all()
+                return "Failed", "Stopped", "the JobSet was stopped"
+            if attempt != self._attempt_number:
+                continue
+            state = self._attempt.states[name]
+            state.exit_code, state.finished_at = code, _now()
+            state.phase = "Succeeded" if code == 0 else "Failed"
+            if code != 0:
+                self.publish()
+                self.end_all()
+                return (
+                    "Failed",
+                    "FailedJobs",
+                    f"pod {name} (step {state.step}) exited with code {code}",
+                )
+            if self._succeeded():
+                self.end_all()
+                return "Completed", "AllJobsCompleted", "the JobSet completed"
+            self._start_ready_jobs()
+            self.publish()
+
+    def run(self) -> dict[str, Any]:
+        """Run until Completed or Failed; returns the final JobSet status."""
+        if self.jobset.get("spec", {}).get("suspend"):
+            return self.publish(("Suspended", "SuspendedJobs", "the JobSet is suspended"))
+        budget = pod_plan.failure_budget(self.jobset)
+        while True:
+            kind, reason, message = self._run_attempt()
+            if kind == "Failed" and reason == "FailedJobs" and self.restarts < budget:
+                self.restarts += 1
+                continue
+            if kind == "Failed" and reason == "FailedJobs" and budget:
+                message = f"{message}; reached maxRestarts {budget}"
+            return self.publish((kind, reason, message))

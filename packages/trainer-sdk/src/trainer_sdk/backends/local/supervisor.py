@@ -1,0 +1,239 @@
+"""The process that runs one local job: ``python -m trainer_sdk.backends.local.supervisor JOB_DIR``.
+
+It plays the JobSet controller and the kubelet for the job's JobSet (``runner``), and after each
+change it feeds the JobSet status back into the runtime framework's ``build`` for the TrainJob's
+status, which it writes to ``state.json``. Unless started with ``--detach`` it ends the job when
+its standard input closes, i.e. when the client that started it exits, however it exits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
+from trainer_sdk.backends.local.runner import JobSetRunner, PodState
+from trainer_sdk.progress import STATUS_FILE_ENV
+from trainer_sdk.trainjobs import PACKAGES_READY_ENV
+
+__all__ = ["install_packages", "main", "write_shims"]
+
+_SHIMS = {
+    "python": 'exec "{python}" "$@"',
+    "python3": 'exec "{python}" "$@"',
+    "torchrun": 'exec "{python}" -m torch.distributed.run "$@"',
+}
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def write_shims(directory: Path, python: str) -> None:
+    """``python``, ``python3`` and ``torchrun`` that run the client's interpreter."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, body in _SHIMS.items():
+        path = directory / name
+        path.write_text(f"#!/bin/sh\n{body.format(python=python)}\n")
+        path.chmod(0o755)
+
+
+def install_packages(
+    cache_root: Path, python: str, packages: list[str], index_urls: list[str], log: Path
+) -> Path:
+    """``pip install --target`` into a directory cached by requirement set; returns it."""
+    key = hashlib.sha256(json.dumps([sorted(packages), index_urls]).encode()).hexdigest()[:16]
+    target = cache_root / key
+    if target.is_dir():
+        return target
+    staging = cache_root / f".{key}.{os.getpid()}"
+    command = [
+        python,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        "--target",
+        str(staging),
+    ]
+    if index_urls:
+        command += [
+            "--index-url",
+            index_urls[0],
+            *[arg for url in index_urls[1:] for arg in ("--extra-index-url", url)],
+        ]
+    with open(log, "ab") as stream:
+        stream.write(f"[trainer-sdk] installing {' '.join(packages)} into {target}\n".encode())
+        stream.flush()
+        result = subprocess.run(
+            [*command, *packages], stdout=stream, stderr=subprocess.STDOUT, check=False
+        )
+    if result.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise RuntimeError(
+            f"pip could not install {packages} (exit code {result.returncode}); see {log}"
+        )
+    try:
+        staging.rename(target)
+    except OSError:  # another job installed the same set meanwhile
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Supervisor:
+    """Runs the job in ``job_dir`` and keeps ``state.json`` current."""
+
+    def __init__(self, job_dir: JobDir, python: str) -> None:
+        self.job_dir = job_dir
+        self.python = python
+        self.trainjob = read_json(job_dir.trainjob)
+        self.runtime = read_json(job_dir.runtime)
+        self.jobset = read_json(job_dir.jobset)
+        self.state: dict[str, Any] = read_json(job_dir.state)
+        self.lock = threading.Lock()
+
+    def _environment(self) -> dict[str, str]:
+        env = dict(os.environ)
+        shims = self.job_dir.path / "bin"
+        write_shims(shims, self.python)
+        env["PATH"] = f"{shims}{os.pathsep}{env.get('PATH', '')}"
+        env["PYTHONUNBUFFERED"] = "1"
+        env[STATUS_FILE_ENV] = str(self.job_dir.progress)
+        packages = self.state.get("packages") or []
+        if packages:
+            target = install_packages(
+                self.job_dir.root / ".packages",
+                self.python,
+                packages,
+                self.state.get("pipIndexUrls") or [],
+                self.job_dir.supervisor_log,
+            )
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(target), env.get("PYTHONPATH")]))
+            env[PACKAGES_READY_ENV] = "1"
+        return env
+
+    def _events(self, pods: list[PodState]) -> None:
+        seen = {(event["object"], event["reason"]) for event in self.state.get("events", [])}
+        for pod in pods:
+            reason = {"Running": "Started", "Succeeded": "Completed", "Failed": "Failed"}.get(
+                pod.phase
+            )
+            if reason and (pod.name, reason) not in seen:
+                detail = f" with exit code {pod.exit_code}" if pod.exit_code is not None else ""
+                self.state.setdefault("events", []).append(
+                    {
+                        "kind": "Pod",
+                        "object": pod.name,
+                        "reason": reason,
+                        "time": _now().isoformat(),
+                        "message": f"step {pod.step}: {reason.lower()}{detail}",
+                    }
+                )
+
+    def report(self, status: dict[str, Any], pods: list[PodState]) -> None:
+        """Write the JobSet status, the pods, and the TrainJob status derived by ``build``."""
+        from trainer_sdk.backends.local import planning
+
+        with self.lock:
+            self.state["jobset"] = status
+            self.state["pods"] = [vars(pod) for pod in pods]
+            self._events(pods)
+            derived = planning.trainjob_status(
+                self.trainjob,
+                self.runtime,
+                {**self.jobset, "status": status},
+                self.state.get("objects") or [],
+                _now(),
+                self.state.get("trainjob"),
+            )
+            if derived is not None:
+                self.state["trainjob"] = derived
+            write_json(self.job_dir.state, self.state)
+
+    def fail(self, reason: str, message: str) -> None:
+        """Record a failure that happened before or around the pods (e.g. package installation)."""
+        with self.lock:
+            condition = {
+                "type": "Failed",
+                "status": "True",
+                "reason": reason,
+                "message": message,
+                "lastTransitionTime": _now().isoformat(),
+            }
+            self.state["trainjob"] = {
+                **(self.state.get("trainjob") or {}),
+                "conditions": [condition],
+            }
+            self.state["finished"] = True
+            write_json(self.job_dir.state, self.state)
+
+    def run(self, detach: bool) -> int:
+        """Run the JobSet to its end; 0 when it completed."""
+        try:
+            env = self._environment()
+        except RuntimeError as error:
+            self.fail("PackageInstallFailed", str(error))
+            return 1
+        deadline = (self.trainjob.get("spec") or {}).get("activeDeadlineSeconds")
+        runner = JobSetRunner(self.jobset, self.job_dir, env, free_port(), self.report, deadline)
+        signal.signal(signal.SIGTERM, _raise_terminated)
+        if not detach:
+            threading.Thread(target=_stop_when_parent_exits, args=(runner,), daemon=True).start()
+        try:
+            final = runner.run()
+        except _TerminatedError:
+            runner.end_all()
+            final = runner.publish(("Failed", "Deleted", "the job was deleted"))
+        finally:
+            runner.end_all()
+        with self.lock:
+            self.state["finished"] = True
+            write_json(self.job_dir.state, self.state)
+        return 0 if final.get("terminalState") == "Completed" else 1
+
+
+class _TerminatedError(Exception):
+    """SIGTERM arrived: the job is being deleted."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise _TerminatedError
+
+
+def _stop_when_parent_exits(runner: JobSetRunner) -> None:
+    sys.stdin.buffer.read()
+    runner.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point."""
+    parser = argparse.ArgumentParser(prog="trainer-sdk-supervisor")
+    parser.add_argument("job_dir", type=Path)
+    parser.add_argument("--detach", action="store_true")
+    parser.add_argument("--python", default=sys.executable)
+    args = parser.parse_args(argv)
+    job_dir = JobDir(args.job_dir.parent, args.job_dir.name)
+    return Supervisor(job_dir, args.python).run(args.detach)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

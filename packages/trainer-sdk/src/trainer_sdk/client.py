@@ -1,0 +1,129 @@
+"""``TrainerClient``: the SDK's one entry point, the same calls on every backend."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from trainer_sdk import constants, types
+from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
+from trainer_sdk.configs import ContainerBackendConfig, KubernetesBackendConfig, LocalBackendConfig
+from trainer_sdk.options import Option
+
+__all__ = ["TrainerClient", "select_backend_config"]
+
+_logger = logging.getLogger(__name__)
+
+BackendConfig = KubernetesBackendConfig | LocalBackendConfig
+
+
+@functools.cache
+def _log_choice(kind: str, reason: str) -> None:
+    """Log the automatic backend choice once per process."""
+    _logger.info("TrainerClient: using the %s backend (%s)", kind, reason)
+
+
+def select_backend_config() -> BackendConfig:
+    """Kubernetes when a kubeconfig or in-cluster config exists, otherwise the local backend."""
+    from trainer_sdk.backends.kubernetes.backend import in_cluster, kubeconfig_path
+
+    if in_cluster():
+        _log_choice("Kubernetes", "in-cluster service account found")
+        return KubernetesBackendConfig()
+    if (path := kubeconfig_path()) is not None:
+        _log_choice("Kubernetes", f"kubeconfig {path}")
+        return KubernetesBackendConfig()
+    _log_choice("local", "no kubeconfig or in-cluster config found")
+    return LocalBackendConfig()
+
+
+class TrainerClient:
+    """Create, watch and delete TrainJobs, like ``kubeflow.trainer.TrainerClient``."""
+
+    def __init__(self, backend_config: BackendConfig | None = None) -> None:
+        config = backend_config if backend_config is not None else select_backend_config()
+        self.backend: RuntimeBackend
+        if isinstance(config, KubernetesBackendConfig):
+            from trainer_sdk.backends.kubernetes.backend import KubernetesBackend
+
+            self.backend = KubernetesBackend(config)
+        elif isinstance(config, ContainerBackendConfig):
+            raise NotImplementedError(
+                "backend_config: the container (Docker/Podman) backend is not provided; "
+                "LocalBackendConfig runs the same JobSet as local processes"
+            )
+        elif isinstance(config, LocalBackendConfig):
+            from trainer_sdk.backends.local.backend import LocalBackend
+
+            self.backend = LocalBackend(config)
+        else:
+            raise ValueError(
+                f"backend_config: expected KubernetesBackendConfig or LocalBackendConfig, "
+                f"got {config!r}"
+            )
+
+    def list_runtimes(self) -> list[types.Runtime]:
+        """The training runtimes jobs can use."""
+        return self.backend.list_runtimes()
+
+    def get_runtime(self, name: str) -> types.Runtime:
+        """The runtime called ``name``; RuntimeNotFoundError lists the others."""
+        return self.backend.get_runtime(name=name)
+
+    def get_runtime_packages(self, runtime: types.Runtime) -> None:
+        """Print the Python packages available to the runtime's trainer."""
+        return self.backend.get_runtime_packages(runtime=runtime)
+
+    def train(
+        self,
+        runtime: types.Runtime | None = None,
+        initializer: types.Initializer | None = None,
+        trainer: AnyTrainer | None = None,
+        options: Sequence[Option] | None = None,
+    ) -> str:
+        """Create a TrainJob (runtime None: torch-distributed); returns its name."""
+        return self.backend.train(
+            runtime=runtime, initializer=initializer, trainer=trainer, options=options
+        )
+
+    def list_jobs(self, runtime: types.Runtime | None = None) -> list[types.TrainJob]:
+        """Every TrainJob, or those of ``runtime``, oldest first."""
+        return self.backend.list_jobs(runtime=runtime)
+
+    def get_job(self, name: str) -> types.TrainJob:
+        """The TrainJob called ``name``; JobNotFoundError when there is none."""
+        return self.backend.get_job(name=name)
+
+    def get_job_logs(
+        self, name: str, step: str = constants.NODE + "-0", follow: bool = False
+    ) -> Iterator[str]:
+        """Log lines of one step; with ``follow``, lines as they are written until the job ends."""
+        return self.backend.get_job_logs(name=name, step=step, follow=follow)
+
+    def get_job_events(self, name: str) -> list[types.Event]:
+        """Events of the TrainJob and its pods."""
+        return self.backend.get_job_events(name=name)
+
+    def wait_for_job_status(
+        self,
+        name: str,
+        status: set[str] = {constants.TRAINJOB_COMPLETE},  # noqa: B006 - upstream's signature
+        timeout: int = 600,
+        polling_interval: int = 2,
+    ) -> types.TrainJob:
+        """Wait for one of ``status``; RuntimeError (JobFailedError) as soon as the job fails."""
+        return self.backend.wait_for_job_status(
+            name=name, status=status, timeout=timeout, polling_interval=polling_interval
+        )
+
+    def delete_job(self, name: str) -> None:
+        """Delete the TrainJob; locally this ends its whole process tree."""
+        return self.backend.delete_job(name=name)
+
+    def submit(self, manifest: dict[str, Any], runtime: dict[str, Any] | None = None) -> str:
+        """Create a TrainJob from a manifest dict (as ``trainer run -f`` does); returns its name.
+
+        ``runtime``: the manifest of the runtime it references, when that is not installed."""
+        return self.backend.submit(manifest, runtime)

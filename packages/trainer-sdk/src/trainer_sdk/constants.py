@@ -1,0 +1,90 @@
+"""Constants of the Kubeflow Trainer SDK, under the same names (``kubeflow.trainer.constants``)."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from typing import Final
+
+GROUP: Final = "trainer.kubeflow.org"
+VERSION: Final = "v1alpha1"
+API_VERSION: Final = f"{GROUP}/{VERSION}"
+
+CLUSTER_TRAINING_RUNTIME_KIND: Final = "ClusterTrainingRuntime"
+TRAINING_RUNTIME_KIND: Final = "TrainingRuntime"
+CLUSTER_TRAINING_RUNTIME_PLURAL: Final = "clustertrainingruntimes"
+TRAINING_RUNTIME_PLURAL: Final = "trainingruntimes"
+TRAINJOB_KIND: Final = "TrainJob"
+TRAINJOB_PLURAL: Final = "trainjobs"
+
+# TrainJob statuses, as the SDK reports them.
+TRAINJOB_CREATED: Final = "Created"
+TRAINJOB_RUNNING: Final = "Running"
+TRAINJOB_COMPLETE: Final = "Complete"
+TRAINJOB_FAILED: Final = "Failed"
+TRAINJOB_STATUSES: Final = frozenset(
+    {TRAINJOB_CREATED, TRAINJOB_RUNNING, TRAINJOB_COMPLETE, TRAINJOB_FAILED}
+)
+
+# Pod phases.
+POD_PENDING: Final = "Pending"
+POD_RUNNING: Final = "Running"
+POD_SUCCEEDED: Final = "Succeeded"
+POD_FAILED: Final = "Failed"
+
+UNKNOWN: Final = "Unknown"
+
+TRAINJOB_ANCESTOR_LABEL: Final = "trainer.kubeflow.org/trainjob-ancestor-step"
+RUNTIME_FRAMEWORK_LABEL: Final = "trainer.kubeflow.org/framework"
+
+DATASET_INITIALIZER: Final = "dataset-initializer"
+MODEL_INITIALIZER: Final = "model-initializer"
+INITIALIZER_ENV_ACCESS_TOKEN: Final = "ACCESS_TOKEN"
+INITIALIZER_DEFAULT_IGNORE_PATTERNS: Final = ["*.msgpack", "*.h5", "*.bin", "*.pt", "*.pth"]
+
+WORKSPACE_PATH: Final = "/workspace"
+DATASET_PATH: Final = os.path.join(WORKSPACE_PATH, "dataset")
+MODEL_PATH: Final = os.path.join(WORKSPACE_PATH, "model")
+
+LAUNCHER: Final = "launcher"
+NODE: Final = "node"
+
+CPU_LABEL: Final = "cpu"
+GPU_LABEL: Final = "nvidia.com/gpu"
+GPU_MIG_PREFIX: Final = "nvidia.com/mig-"
+TPU_LABEL: Final = "google.com/tpu"
+
+JOBSET_NAME_LABEL: Final = "jobset.sigs.k8s.io/jobset-name"
+JOBSET_RJOB_NAME_LABEL: Final = "jobset.sigs.k8s.io/replicatedjob-name"
+JOB_INDEX_LABEL: Final = "batch.kubernetes.io/job-completion-index"
+
+POD_LABEL_SELECTOR: Final = (
+    f"{JOBSET_NAME_LABEL}={{trainjob_name}},{JOBSET_RJOB_NAME_LABEL} "
+    f"in ({DATASET_INITIALIZER}, {MODEL_INITIALIZER}, {LAUNCHER}, {NODE})"
+)
+
+DEFAULT_PIP_INDEX_URLS: Final = os.getenv(
+    "DEFAULT_PIP_INDEX_URLS", "https://pypi.org/simple"
+).split(",")
+
+# The script that writes the training function to a file and runs it with the entrypoint.
+EXEC_FUNC_SCRIPT: Final = textwrap.dedent(
+    """
+    read -r -d '' SCRIPT << 'EOM'
+    {func_code}
+    EOM
+    printf "%s" "$SCRIPT" > "{func_file}"
+    __ENTRYPOINT__ "{func_file}\""""
+)
+DEFAULT_COMMAND: Final = ("bash", "-c", EXEC_FUNC_SCRIPT.replace("__ENTRYPOINT__", "python"))
+DEFAULT_MPI_USER_HOME: Final = os.getenv("DEFAULT_MPI_USER_HOME", "/home/mpiuser")
+MPI_COMMAND: Final = ("mpirun", "--hostfile", "/etc/mpi/hostfile", *DEFAULT_COMMAND)
+TORCH_COMMAND: Final = ("bash", "-c", EXEC_FUNC_SCRIPT.replace("__ENTRYPOINT__", "torchrun"))
+TORCH_ENV_NUM_PROC_PER_NODE: Final = "PET_NPROC_PER_NODE"
+TORCH_TUNE_COMMAND: Final = ("tune", "run")
+TORCH_TUNE_INSTRUCT_DATASET: Final = "torchtune.datasets.instruct_dataset"
+
+DEFAULT_TRAINING_RUNTIME: Final = os.getenv("DEFAULT_TRAINING_RUNTIME", "torch-distributed")
+DEFAULT_FRAMEWORK_IMAGES: Final = {"torch": "pytorch/pytorch:2.7.1-cuda12.8-cudnn9-runtime"}
+JOB_NAME_UUID_LENGTH: Final = 11
+RUNTIME_PATCH_MANAGER: Final = "trainer.kubeflow.org/kubeflow-sdk"

@@ -1,0 +1,98 @@
+"""``update_trainjob_status``: training code reports progress, ETA and metrics to its TrainJob.
+
+On the local backend the report lands in the job's ``progress.json`` (``TRAINER_SDK_STATUS_FILE``);
+in a cluster it is posted to the controller's status endpoint (``KUBEFLOW_TRAINER_SERVER_URL``,
+with the token at ``KUBEFLOW_TRAINER_SERVER_TOKEN`` and the CA at
+``KUBEFLOW_TRAINER_SERVER_CA_CERT``).
+Outside a TrainJob it does nothing and returns False.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import ssl
+import urllib.error
+import urllib.request
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = ["STATUS_FILE_ENV", "update_trainjob_status"]
+
+STATUS_FILE_ENV: Final = "TRAINER_SDK_STATUS_FILE"
+SERVER_URL_ENV: Final = "KUBEFLOW_TRAINER_SERVER_URL"
+SERVER_TOKEN_ENV: Final = "KUBEFLOW_TRAINER_SERVER_TOKEN"
+SERVER_CA_ENV: Final = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
+MAX_METRICS: Final = 256
+
+_logger = logging.getLogger(__name__)
+
+
+def _trainer_status(
+    progress_percent: int | None,
+    estimated_remaining_seconds: int | None,
+    metrics: dict[str, float | int | str] | None,
+) -> dict[str, Any]:
+    status: dict[str, Any] = {"lastUpdatedTime": datetime.now(timezone.utc).isoformat()}
+    if progress_percent is not None:
+        if not isinstance(progress_percent, (int, float)):
+            raise ValueError(
+                f"progress_percent: expected a number from 0 to 100, got {progress_percent!r}"
+            )
+        status["progressPercentage"] = max(0, min(100, int(progress_percent)))
+    if estimated_remaining_seconds is not None:
+        if not isinstance(estimated_remaining_seconds, (int, float)):
+            raise ValueError(
+                "estimated_remaining_seconds: expected a number, "
+                f"got {estimated_remaining_seconds!r}"
+            )
+        status["estimatedRemainingSeconds"] = max(0, int(estimated_remaining_seconds))
+    if metrics:
+        if not isinstance(metrics, dict):
+            raise ValueError(
+                f"metrics: expected a dict of name to value, got {type(metrics).__name__}"
+            )
+        items = list(metrics.items())[:MAX_METRICS]
+        status["metrics"] = [{"name": str(name), "value": str(value)} for name, value in items]
+    return status
+
+
+def _post(url: str, status: dict[str, Any]) -> bool:
+    token_path = os.environ.get(SERVER_TOKEN_ENV)
+    headers = {"Content-Type": "application/json"}
+    if token_path and os.path.exists(token_path):
+        headers["Authorization"] = f"Bearer {Path(token_path).read_text().strip()}"
+    ca_file = os.environ.get(SERVER_CA_ENV)
+    context = (
+        ssl.create_default_context(cafile=ca_file) if ca_file and os.path.exists(ca_file) else None
+    )
+    request = urllib.request.Request(
+        url, data=json.dumps({"trainerStatus": status}).encode(), headers=headers, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=5, context=context) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError) as error:
+        # Training must not stop because the status endpoint is unreachable; the warning says why.
+        _logger.warning("update_trainjob_status: could not reach %s: %s", url, error)
+        return False
+
+
+def update_trainjob_status(
+    progress_percent: int | None = None,
+    estimated_remaining_seconds: int | None = None,
+    metrics: dict[str, float | int | str] | None = None,
+) -> bool:
+    """Report progress (0-100), ETA in seconds and metrics; True when the report reached the job."""
+    status = _trainer_status(progress_percent, estimated_remaining_seconds, metrics)
+    if status_file := os.environ.get(STATUS_FILE_ENV):
+        path = Path(status_file)
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        temporary.write_text(json.dumps(status))
+        os.replace(temporary, path)
+        return True
+    if url := os.environ.get(SERVER_URL_ENV):
+        return _post(url, status)
+    return False

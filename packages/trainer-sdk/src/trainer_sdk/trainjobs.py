@@ -1,0 +1,323 @@
+"""The TrainJob manifest that ``train()`` sends, built the same way for every backend (pure)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+import random
+import shlex
+import string
+import textwrap
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import fields
+from typing import Any
+from urllib.parse import urlparse
+
+from trainer_sdk import constants, types
+from trainer_sdk.options import Option
+
+__all__ = [
+    "PACKAGES_READY_ENV",
+    "build_trainjob_manifest",
+    "command_for_code",
+    "command_for_function",
+    "generate_name",
+    "resources_from_dict",
+]
+
+# Set by the local backend when it has installed packages_to_install already (on the path).
+PACKAGES_READY_ENV = "TRAINER_SDK_PACKAGES_READY"
+
+AnyTrainer = types.CustomTrainer | types.CustomTrainerContainer | types.BuiltinTrainer
+
+
+def generate_name(rng: random.Random | None = None) -> str:
+    """A TrainJob name as upstream makes them: a letter and 11 hex digits."""
+    chooser = rng or random.SystemRandom()
+    letter = chooser.choice(string.ascii_lowercase)
+    digits = uuid.UUID(int=chooser.getrandbits(128)).hex[: constants.JOB_NAME_UUID_LENGTH]
+    return letter + digits
+
+
+def resources_from_dict(resources_per_node: dict[str, Any]) -> dict[str, dict[str, str]]:
+    """``{"gpu": 2, "CPU": 4}`` -> requests and limits with canonical resource names."""
+    standard = {"cpu", "memory", "gpu", "storage", "ephemeral-storage"}
+    aliases = {"gpu": constants.GPU_LABEL, "storage": "ephemeral-storage"}
+    quantities: dict[str, str] = {}
+    for key, value in resources_per_node.items():
+        lowered = key.lower()
+        name = lowered if lowered in standard or lowered.startswith("mig-") else key
+        name = aliases.get(name, name)
+        if name.startswith("mig-"):
+            name = constants.GPU_MIG_PREFIX + name[len("mig-") :]
+        quantities[name] = str(value)
+    mig = [name for name in quantities if name.startswith(constants.GPU_MIG_PREFIX)]
+    if len(mig) > 1:
+        raise ValueError(f"resources_per_node: only one MIG resource type is supported, got {mig}")
+    if mig and constants.GPU_LABEL in quantities:
+        raise ValueError(
+            f"resources_per_node: {constants.GPU_LABEL} and {mig[0]} cannot be requested together"
+        )
+    return {"requests": dict(quantities), "limits": dict(quantities)}
+
+
+def _install_script(packages: Sequence[str], index_urls: Sequence[str]) -> str:
+    """Shell that installs the packages, unless the local backend has put them on the path."""
+    quoted = " ".join(shlex.quote(package) for package in packages)
+    options = [f"--index-url {shlex.quote(index_urls[0])}"] if index_urls else []
+    options += [f"--extra-index-url {shlex.quote(url)}" for url in index_urls[1:]]
+    return textwrap.dedent(
+        f"""
+        if [ -z "${{{PACKAGES_READY_ENV}:-}}" ]; then
+          PIP_DISABLE_PIP_VERSION_CHECK=1 python -m pip install --quiet --no-warn-script-location \\
+            {" ".join(options)} --user {quoted} || exit 1
+        fi
+        """
+    )
+
+
+def _call_expression(func: Callable[..., Any], func_args: dict[str, Any] | None) -> str:
+    """``func(**{...})``: keyword arguments on every backend; they must be Python literals."""
+    if func_args is None:
+        return f"{func.__name__}()"
+    if not isinstance(func_args, dict) or not all(
+        isinstance(key, str) and key.isidentifier() for key in func_args
+    ):
+        raise ValueError(
+            f"func_args: expected a dict of keyword argument names to values, got {func_args!r}"
+        )
+    literal = repr(func_args)
+    try:
+        same = ast.literal_eval(literal) == func_args
+    except (ValueError, SyntaxError):
+        same = False
+    if not same:
+        raise ValueError(
+            "func_args: values must be Python literals (str, int, float, list, dict, ...), "
+            f"got {literal}"
+        )
+    return f"{func.__name__}(**{literal})"
+
+
+def command_for_function(
+    runtime: types.Runtime,
+    func: Callable[..., Any],
+    func_args: dict[str, Any] | None = None,
+    pip_index_urls: Sequence[str] = (),
+    packages_to_install: Sequence[str] | None = None,
+) -> list[str]:
+    """The trainer command: ``func``'s source written to a file, run by the runtime's entrypoint."""
+    if not callable(func):
+        raise ValueError(f"CustomTrainer.func: expected a callable, got {type(func).__name__}")
+    try:
+        source = textwrap.dedent(inspect.getsource(func))
+        func_file = os.path.basename(inspect.getfile(func))
+    except (OSError, TypeError) as error:
+        raise ValueError(
+            f"CustomTrainer.func: cannot read the source of {func!r}: {error}"
+        ) from None
+    if not func_file.endswith(".py"):
+        func_file = f"{func.__name__}.py"
+    code = f"{source}\n{_call_expression(func, func_args)}\n"
+    return command_for_code(runtime, code, func_file, pip_index_urls, packages_to_install)
+
+
+def command_for_code(
+    runtime: types.Runtime,
+    code: str,
+    file_name: str,
+    pip_index_urls: Sequence[str] = (),
+    packages_to_install: Sequence[str] | None = None,
+) -> list[str]:
+    """The runtime's entrypoint wrapped around Python source, written to ``file_name`` first."""
+    if runtime.trainer.command[:1] == ("mpirun",):
+        file_name = os.path.join(constants.DEFAULT_MPI_USER_HOME, file_name)
+    install = _install_script(packages_to_install, pip_index_urls) if packages_to_install else ""
+    command = []
+    for part in runtime.trainer.command:
+        if "{func_file}" in part:
+            command.append(install + part.format(func_code=code, func_file=file_name))
+        else:
+            command.append(part)
+    return command
+
+
+def _env_list(env: dict[str, str] | None) -> list[dict[str, str]]:
+    return [{"name": key, "value": str(value)} for key, value in (env or {}).items()]
+
+
+def _custom_trainer(
+    runtime: types.Runtime, trainer: types.CustomTrainer | types.CustomTrainerContainer
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if trainer.num_nodes:
+        spec["numNodes"] = trainer.num_nodes
+    if trainer.resources_per_node:
+        spec["resourcesPerNode"] = resources_from_dict(trainer.resources_per_node)
+    if isinstance(trainer, types.CustomTrainer):
+        spec["command"] = command_for_function(
+            runtime,
+            trainer.func,
+            trainer.func_args,
+            trainer.pip_index_urls,
+            trainer.packages_to_install,
+        )
+    if trainer.image:
+        spec["image"] = trainer.image
+    if trainer.env:
+        spec["env"] = _env_list(trainer.env)
+    return spec
+
+
+def _torchtune_args(
+    config: types.TorchTuneConfig, initializer: types.Initializer | None
+) -> list[str]:
+    args: list[str] = []
+    if config.dtype:
+        if not isinstance(config.dtype, types.DataType):
+            raise ValueError(f"TorchTuneConfig.dtype: expected a DataType, got {config.dtype!r}")
+        args.append(f"dtype={config.dtype.value}")
+    if config.batch_size:
+        args.append(f"batch_size={config.batch_size}")
+    if config.epochs:
+        args.append(f"epochs={config.epochs}")
+    if config.loss:
+        args.append(f"loss={config.loss.value}")
+    if initializer and isinstance(initializer.dataset, types.HuggingFaceDatasetInitializer):
+        parts = urlparse(initializer.dataset.storage_uri).path.strip("/").split("/")
+        relative = "/".join(parts[1:]) if len(parts) > 1 else "."
+        key = "dataset.data_files" if relative != "." and "." in relative else "dataset.data_dir"
+        args.append(f"{key}={os.path.join(constants.DATASET_PATH, relative)}")
+    if (peft := config.peft_config) is not None:
+        if not isinstance(peft, types.LoraConfig):
+            raise ValueError(
+                f"TorchTuneConfig.peft_config: expected a LoraConfig, got {type(peft).__name__}"
+            )
+        for name in (
+            "apply_lora_to_mlp",
+            "apply_lora_to_output",
+            "lora_rank",
+            "lora_alpha",
+            "lora_dropout",
+            "quantize_base",
+            "use_dora",
+        ):
+            if (value := getattr(peft, name)) is not None:
+                args.append(f"model.{name}={value}")
+        if peft.lora_attn_modules:
+            args.append(f"model.lora_attn_modules=[{','.join(peft.lora_attn_modules)}]")
+    if (dataset := config.dataset_preprocess_config) is not None:
+        args.append(f"dataset={constants.TORCH_TUNE_INSTRUCT_DATASET}")
+        if dataset.source:
+            args.append(f"dataset.source={dataset.source.value}")
+        if dataset.split:
+            args.append(f"dataset.split={dataset.split}")
+        if dataset.train_on_input is not None:
+            args.append(f"dataset.train_on_input={dataset.train_on_input}")
+        if dataset.new_system_prompt:
+            args.append(f"dataset.new_system_prompt={dataset.new_system_prompt}")
+        if dataset.column_map:
+            args.append(f"dataset.column_map={dataset.column_map}")
+    return args
+
+
+def _builtin_trainer(
+    runtime: types.Runtime, trainer: types.BuiltinTrainer, initializer: types.Initializer | None
+) -> dict[str, Any]:
+    if not isinstance(trainer.config, types.TorchTuneConfig):
+        raise ValueError(
+            "BuiltinTrainer.config: expected a TorchTuneConfig, "
+            f"got {type(trainer.config).__name__}"
+        )
+    spec: dict[str, Any] = {"command": list(runtime.trainer.command)}
+    if trainer.config.num_nodes:
+        spec["numNodes"] = trainer.config.num_nodes
+    if trainer.config.resources_per_node:
+        spec["resourcesPerNode"] = resources_from_dict(trainer.config.resources_per_node)
+    spec["args"] = _torchtune_args(trainer.config, initializer)
+    return spec
+
+
+def _optional_env(initializer: types.BaseInitializer, required: set[str]) -> list[dict[str, str]]:
+    env = []
+    for item in fields(initializer):
+        value = getattr(initializer, item.name)
+        if item.name in required or value is None:
+            continue
+        text = ",".join(map(str, value)) if isinstance(value, list) else str(value)
+        env.append({"name": item.name.upper(), "value": text})
+    return env
+
+
+def _initializer(initializer: types.Initializer) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if (dataset := initializer.dataset) is not None:
+        if isinstance(dataset, types.DataCacheInitializer):
+            env = [
+                {"name": "CLUSTER_SIZE", "value": str(dataset.num_data_nodes + 1)},
+                {"name": "METADATA_LOC", "value": dataset.metadata_loc},
+                *_optional_env(dataset, {"storage_uri", "metadata_loc", "num_data_nodes"}),
+            ]
+        elif isinstance(dataset, (types.HuggingFaceDatasetInitializer, types.S3DatasetInitializer)):
+            env = _optional_env(dataset, {"storage_uri"})
+        else:
+            raise ValueError(f"initializer.dataset: unsupported type {type(dataset).__name__}")
+        spec["dataset"] = {"storageUri": dataset.storage_uri, **({"env": env} if env else {})}
+    if (model := initializer.model) is not None:
+        if not isinstance(model, (types.HuggingFaceModelInitializer, types.S3ModelInitializer)):
+            raise ValueError(f"initializer.model: unsupported type {type(model).__name__}")
+        env = _optional_env(model, {"storage_uri"})
+        spec["model"] = {"storageUri": model.storage_uri, **({"env": env} if env else {})}
+    return spec
+
+
+def build_trainjob_manifest(
+    name: str,
+    runtime: types.Runtime,
+    trainer: AnyTrainer | None = None,
+    initializer: types.Initializer | None = None,
+    options: Sequence[Option] = (),
+    backend: object = None,
+    namespace: str | None = None,
+) -> dict[str, Any]:
+    """The TrainJob custom resource, camelCase, exactly as it is sent to a cluster."""
+    if isinstance(trainer, types.BuiltinTrainer):
+        trainer_spec = _builtin_trainer(runtime, trainer, initializer)
+    elif isinstance(trainer, (types.CustomTrainer, types.CustomTrainerContainer)):
+        trainer_spec = _custom_trainer(runtime, trainer)
+    elif trainer is None:
+        trainer_spec = {}
+    else:
+        raise ValueError(
+            "trainer: expected CustomTrainer, CustomTrainerContainer or BuiltinTrainer, "
+            f"got {type(trainer).__name__}"
+        )
+    metadata: dict[str, Any] = {"name": name}
+    if namespace:
+        metadata["namespace"] = namespace
+    spec: dict[str, Any] = {
+        "runtimeRef": {
+            "name": runtime.name,
+            "apiGroup": constants.GROUP,
+            "kind": runtime.kind.value,
+        },
+    }
+    if trainer_spec:
+        spec["trainer"] = trainer_spec
+    if initializer is not None:
+        spec["initializer"] = _initializer(initializer)
+    manifest: dict[str, Any] = {
+        "apiVersion": constants.API_VERSION,
+        "kind": constants.TRAINJOB_KIND,
+        "metadata": metadata,
+        "spec": spec,
+    }
+    for option in options:
+        if not callable(option):
+            raise ValueError(
+                f"options: expected option objects such as Name or Labels, got {option!r}"
+            )
+        option(manifest, trainer, backend)
+    return manifest

@@ -1,0 +1,360 @@
+"""Public data types, call-compatible with ``kubeflow.trainer.types`` (Kubeflow Trainer SDK)."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import Any
+from urllib.parse import urlparse
+
+from trainer_sdk import constants
+
+__all__ = [
+    "BaseInitializer",
+    "BuiltinTrainer",
+    "CustomTrainer",
+    "CustomTrainerContainer",
+    "DataCacheInitializer",
+    "DataFormat",
+    "DataType",
+    "Event",
+    "HuggingFaceDatasetInitializer",
+    "HuggingFaceModelInitializer",
+    "Initializer",
+    "LoraConfig",
+    "Loss",
+    "Runtime",
+    "RuntimeKind",
+    "RuntimeTrainer",
+    "S3DatasetInitializer",
+    "S3ModelInitializer",
+    "Step",
+    "TorchTuneConfig",
+    "TorchTuneInstructDataset",
+    "TrainJob",
+    "TrainJobTemplate",
+    "TrainerStatus",
+    "TrainerType",
+]
+
+
+@dataclass
+class CustomTrainer:
+    """A self-contained training function, run on every node of the runtime.
+
+    ``func_args`` are passed to ``func`` as keyword arguments on every backend.
+    ``image`` is recorded in the TrainJob; the local backend ignores it (with a note in the logs).
+    """
+
+    func: Callable[..., Any]
+    func_args: dict[str, Any] | None = None
+    packages_to_install: list[str] | None = None
+    pip_index_urls: list[str] = field(
+        default_factory=lambda: list(constants.DEFAULT_PIP_INDEX_URLS)
+    )
+    num_nodes: int | None = None
+    resources_per_node: dict[str, Any] | None = None
+    env: dict[str, str] | None = None
+    image: str | None = None
+
+
+@dataclass
+class CustomTrainerContainer:
+    """A container image that holds the whole training process."""
+
+    image: str
+    num_nodes: int | None = None
+    resources_per_node: dict[str, Any] | None = None
+    env: dict[str, str] | None = None
+
+
+class Loss(Enum):
+    """Loss function of the TorchTune trainer."""
+
+    CEWithChunkedOutputLoss = "torchtune.modules.loss.CEWithChunkedOutputLoss"
+
+
+class DataType(Enum):
+    """Parameter data type of the TorchTune trainer."""
+
+    BF16 = "bf16"
+    FP32 = "fp32"
+
+
+class DataFormat(Enum):
+    """Data file format of the TorchTune instruct data set."""
+
+    JSON = "json"
+    CSV = "csv"
+    PARQUET = "parquet"
+    ARROW = "arrow"
+    TEXT = "text"
+    XML = "xml"
+
+
+@dataclass
+class TorchTuneInstructDataset:
+    """Preprocessing of a TorchTune instruct data set."""
+
+    source: DataFormat | None = None
+    split: str | None = None
+    train_on_input: bool | None = None
+    new_system_prompt: str | None = None
+    column_map: dict[str, str] | None = None
+
+
+@dataclass
+class LoraConfig:
+    """LoRA / QLoRA / DoRA settings of the TorchTune trainer."""
+
+    apply_lora_to_mlp: bool | None = None
+    apply_lora_to_output: bool | None = None
+    lora_attn_modules: list[str] = field(
+        default_factory=lambda: ["q_proj", "v_proj", "output_proj"]
+    )
+    lora_rank: int | None = None
+    lora_alpha: int | None = None
+    lora_dropout: float | None = None
+    quantize_base: bool | None = None
+    use_dora: bool | None = None
+
+
+@dataclass
+class TorchTuneConfig:
+    """Parameters of the built-in TorchTune fine-tuning trainer."""
+
+    dtype: DataType | None = None
+    batch_size: int | None = None
+    epochs: int | None = None
+    loss: Loss | None = None
+    num_nodes: int | None = None
+    peft_config: LoraConfig | None = None
+    dataset_preprocess_config: TorchTuneInstructDataset | None = None
+    resources_per_node: dict[str, Any] | None = None
+
+
+@dataclass
+class BuiltinTrainer:
+    """A trainer whose logic ships in the runtime; only its parameters are set."""
+
+    config: TorchTuneConfig
+
+
+TORCH_TUNE = "torchtune"
+
+
+class TrainerType(Enum):
+    """Which kind of trainer a runtime takes."""
+
+    CUSTOM_TRAINER = CustomTrainer.__name__
+    BUILTIN_TRAINER = BuiltinTrainer.__name__
+
+
+class RuntimeKind(str, Enum):
+    """Kind of a training runtime object."""
+
+    CLUSTER_TRAINING_RUNTIME = constants.CLUSTER_TRAINING_RUNTIME_KIND
+    TRAINING_RUNTIME = constants.TRAINING_RUNTIME_KIND
+
+
+@dataclass
+class RuntimeTrainer:
+    """The trainer of a runtime: framework, image, nodes, devices and entrypoint."""
+
+    trainer_type: TrainerType
+    framework: str
+    image: str = constants.UNKNOWN
+    num_nodes: int = 1
+    device: str = constants.UNKNOWN
+    device_count: str = constants.UNKNOWN
+    __command: tuple[str, ...] = field(init=False, repr=False, default=constants.DEFAULT_COMMAND)
+
+    @property
+    def command(self) -> tuple[str, ...]:
+        """The entrypoint a CustomTrainer's function is wrapped in."""
+        return self.__command
+
+    def set_command(self, command: tuple[str, ...]) -> None:
+        """Set the entrypoint."""
+        self.__command = command
+
+
+@dataclass
+class Runtime:
+    """A training runtime (ClusterTrainingRuntime or TrainingRuntime)."""
+
+    name: str
+    trainer: RuntimeTrainer
+    pretrained_model: str | None = None
+    kind: RuntimeKind = RuntimeKind.CLUSTER_TRAINING_RUNTIME
+
+
+@dataclass
+class Step:
+    """One step of a TrainJob: an initializer, the launcher, or a training node."""
+
+    name: str
+    status: str | None
+    pod_name: str
+    device: str = constants.UNKNOWN
+    device_count: str = constants.UNKNOWN
+
+
+@dataclass
+class TrainerStatus:
+    """Progress that training code reports with ``update_trainjob_status``."""
+
+    progress_percentage: int | None = None
+    estimated_remaining_seconds: int | None = None
+    metrics: dict[str, str] = field(default_factory=dict)
+    last_updated_time: datetime | None = None
+
+
+@dataclass
+class TrainJob:
+    """A TrainJob as the SDK shows it."""
+
+    name: str
+    runtime: Runtime
+    steps: list[Step]
+    num_nodes: int
+    creation_timestamp: datetime
+    status: str = constants.UNKNOWN
+    trainer_status: TrainerStatus | None = None
+    message: str | None = None
+
+
+@dataclass
+class Event:
+    """An event about a TrainJob or one of its objects."""
+
+    involved_object_kind: str
+    involved_object_name: str
+    message: str
+    reason: str
+    event_time: datetime
+
+
+@dataclass
+class BaseInitializer(abc.ABC):
+    """Base of the data set and model initializers."""
+
+    storage_uri: str
+
+
+def _require_scheme(storage_uri: str, scheme: str) -> None:
+    if not storage_uri.startswith(f"{scheme}://"):
+        raise ValueError(f"storage_uri must start with '{scheme}://', got {storage_uri}")
+
+
+@dataclass
+class HuggingFaceDatasetInitializer(BaseInitializer):
+    """Download a data set from the HuggingFace Hub (``hf://<user>/<dataset>``)."""
+
+    ignore_patterns: list[str] | None = None
+    access_token: str | None = None
+
+    def __post_init__(self) -> None:
+        _require_scheme(self.storage_uri, "hf")
+        if urlparse(self.storage_uri).path == "":
+            raise ValueError(
+                "storage_uri: must have absolute path with 'hf://<user_name>/<dataset_name>', "
+                f"got {self.storage_uri}"
+            )
+
+
+@dataclass
+class S3DatasetInitializer(BaseInitializer):
+    """Download a data set from S3-compatible storage (``s3://bucket/path``)."""
+
+    ignore_patterns: list[str] | None = None
+    endpoint: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    region: str | None = None
+    role_arn: str | None = None
+
+    def __post_init__(self) -> None:
+        _require_scheme(self.storage_uri, "s3")
+
+
+@dataclass
+class DataCacheInitializer(BaseInitializer):
+    """Stream a data set through the distributed data cache (``cache://<schema>/<table>``)."""
+
+    metadata_loc: str
+    num_data_nodes: int
+    head_cpu: str | None = None
+    head_mem: str | None = None
+    worker_cpu: str | None = None
+    worker_mem: str | None = None
+    iam_role: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.num_data_nodes <= 1:
+            raise ValueError(f"num_data_nodes must be greater than 1, got {self.num_data_nodes}")
+        _require_scheme(self.storage_uri, "cache")
+        if len(self.storage_uri[len("cache://") :].split("/")) != 2:
+            raise ValueError(
+                "storage_uri must be in format 'cache://<SCHEMA_NAME>/<TABLE_NAME>', "
+                f"got {self.storage_uri}"
+            )
+
+
+@dataclass
+class HuggingFaceModelInitializer(BaseInitializer):
+    """Download a model from the HuggingFace Hub (``hf://<user>/<model>``)."""
+
+    ignore_patterns: list[str] | None = field(
+        default_factory=lambda: list(constants.INITIALIZER_DEFAULT_IGNORE_PATTERNS)
+    )
+    access_token: str | None = None
+
+    def __post_init__(self) -> None:
+        _require_scheme(self.storage_uri, "hf")
+
+
+@dataclass
+class S3ModelInitializer(BaseInitializer):
+    """Download a model from S3-compatible storage (``s3://bucket/path``)."""
+
+    ignore_patterns: list[str] | None = field(
+        default_factory=lambda: list(constants.INITIALIZER_DEFAULT_IGNORE_PATTERNS)
+    )
+    endpoint: str | None = None
+    access_key_id: str | None = None
+    secret_access_key: str | None = None
+    region: str | None = None
+    role_arn: str | None = None
+
+    def __post_init__(self) -> None:
+        _require_scheme(self.storage_uri, "s3")
+
+
+@dataclass
+class Initializer:
+    """Data set and model initializers that run before training."""
+
+    dataset: HuggingFaceDatasetInitializer | S3DatasetInitializer | DataCacheInitializer | None = (
+        None
+    )
+    model: HuggingFaceModelInitializer | S3ModelInitializer | None = None
+
+
+@dataclass
+class TrainJobTemplate:
+    """Arguments of ``TrainerClient.train``, to be reused: ``client.train(**template)``."""
+
+    trainer: CustomTrainer
+    runtime: Runtime | None = None
+    initializer: Initializer | None = None
+
+    def keys(self) -> list[str]:
+        """The keyword names, so that ``**template`` works."""
+        return ["trainer", "runtime", "initializer"]
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, key)

@@ -1,0 +1,183 @@
+"""The Kubernetes backend: the real ``kubernetes`` client against the operator's API stand-in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from trainer_sdk import (
+    CustomTrainer,
+    JobNotFoundError,
+    KubernetesBackendConfig,
+    Labels,
+    RuntimeNotFoundError,
+    TrainerClient,
+    constants,
+)
+from trainer_sdk.backends.kubernetes.backend import pod_view
+
+testing = pytest.importorskip(
+    "trainer_controller.testing", reason="needs trainer-controller[testing]"
+)
+REPO_ROOT = Path(__file__).resolve().parents[5]
+CRDS = REPO_ROOT / "packages" / "trainer-api" / "manifests" / "crds"
+TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs"
+
+
+def train_function() -> None:
+    print("training")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Any]:
+    """One stand-in for the module (loading the CRDs is slow); each test gets its own namespace."""
+    import trainer_controller
+
+    with testing.ApiServer() as running:
+        for path in sorted(CRDS.glob("trainer.kubeflow.org_*.yaml")):
+            crd = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            for rtype in testing.types_from_crd(crd):
+                running.call(running.store.register, rtype)
+        runtime = trainer_controller.builtin_runtimes()["torch-distributed"].to_dict()
+        status, body = running.request(
+            "POST", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes", runtime
+        )
+        assert status == 201, body
+        yield running
+
+
+@pytest.fixture
+def namespace(server: Any, request: pytest.FixtureRequest) -> str:
+    name = f"team-{len(server.store.types())}-{abs(hash(request.node.name)) % 10**8}"
+    status, body = server.request("POST", "/api/v1/namespaces", {"metadata": {"name": name}})
+    assert status == 201, body
+    return name
+
+
+@pytest.fixture
+def client(server: Any, namespace: str, tmp_path: Path) -> TrainerClient:
+    kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig", namespace=namespace)
+    return TrainerClient(KubernetesBackendConfig(config_file=str(kubeconfig)))
+
+
+def add_pod(server: Any, namespace: str, job: str, index: int, phase: str) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{job}-node-0-{index}",
+            "labels": {
+                constants.JOBSET_NAME_LABEL: job,
+                constants.JOBSET_RJOB_NAME_LABEL: "node",
+                "jobset.sigs.k8s.io/job-index": "0",
+            },
+            "annotations": {constants.JOB_INDEX_LABEL: str(index)},
+        },
+        "spec": {"containers": [{"name": "node", "image": "i"}]},
+    }
+    path = f"/api/v1/namespaces/{namespace}/pods"
+    assert server.request("POST", path, pod)[0] == 201
+    status, body = server.request(
+        "PATCH",
+        f"{path}/{job}-node-0-{index}/status",
+        {"status": {"phase": phase}},
+        "application/merge-patch+json",
+    )
+    assert status == 200, body
+
+
+def test_train_creates_the_upstream_shaped_custom_resource(
+    client: TrainerClient, server: Any, namespace: str
+) -> None:
+    name = client.train(
+        trainer=CustomTrainer(func=train_function, num_nodes=2), options=[Labels({"team": "a"})]
+    )
+    status, stored = server.request("GET", f"{TRAINJOBS.format(namespace=namespace)}/{name}")
+    assert status == 200
+    assert stored["metadata"]["labels"] == {"team": "a"}
+    assert stored["spec"]["runtimeRef"]["name"] == "torch-distributed"
+    assert stored["spec"]["trainer"]["numNodes"] == 2
+    assert "train_function()" in stored["spec"]["trainer"]["command"][2]
+    job = client.get_job(name)
+    assert (job.status, job.runtime.name, job.steps) == ("Created", "torch-distributed", [])
+
+
+def test_pods_become_steps_and_conditions_the_status(
+    client: TrainerClient, server: Any, namespace: str
+) -> None:
+    name = client.train(trainer=CustomTrainer(func=train_function, num_nodes=2))
+    add_pod(server, namespace, name, 0, "Running")
+    add_pod(server, namespace, name, 1, "Running")
+    job = client.get_job(name)
+    assert [(step.name, step.status) for step in job.steps] == [
+        ("node-0", "Running"),
+        ("node-1", "Running"),
+    ]
+    assert job.status == constants.TRAINJOB_RUNNING
+    condition = {
+        "type": "Complete",
+        "status": "True",
+        "reason": "JobSetCompleted",
+        "message": "",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
+    }
+    status, body = server.request(
+        "PATCH",
+        f"{TRAINJOBS.format(namespace=namespace)}/{name}/status",
+        {"status": {"conditions": [condition]}},
+        "application/merge-patch+json",
+    )
+    assert status == 200, body
+    done = client.wait_for_job_status(name, timeout=10, polling_interval=1)
+    assert done.status == constants.TRAINJOB_COMPLETE
+    assert [job.name for job in client.list_jobs()] == [name]
+
+
+def test_delete_and_missing_jobs(client: TrainerClient, namespace: str) -> None:
+    name = client.train(trainer=CustomTrainer(func=train_function))
+    client.delete_job(name)
+    for call in (client.get_job, client.delete_job):
+        with pytest.raises(JobNotFoundError, match=f"'{name}' not found in namespace {namespace}"):
+            call(name)
+
+
+def test_unknown_runtime_lists_the_known_ones(client: TrainerClient) -> None:
+    assert [runtime.name for runtime in client.list_runtimes()] == ["torch-distributed"]
+    with pytest.raises(RuntimeNotFoundError, match="available runtimes: torch-distributed"):
+        client.get_runtime("nope")
+
+
+def test_pod_view_counts_processes_per_node() -> None:
+    pod = {
+        "metadata": {
+            "name": "j-node-0-1",
+            "labels": {
+                constants.JOBSET_RJOB_NAME_LABEL: "node",
+                "jobset.sigs.k8s.io/job-index": "0",
+            },
+            "annotations": {constants.JOB_INDEX_LABEL: "1"},
+        },
+        "spec": {
+            "containers": [
+                {
+                    "name": "node",
+                    "resources": {"limits": {"cpu": "2"}},
+                    "env": [{"name": "PET_NPROC_PER_NODE", "value": "2"}],
+                }
+            ]
+        },
+        "status": {"phase": "Running"},
+    }
+    view = pod_view(pod, has_launcher=False)
+    assert view is not None
+    assert (view.step, view.phase, view.device, view.device_count) == (
+        "node-1",
+        "Running",
+        "cpu",
+        "2",
+    )
+    other = {"metadata": {"labels": {constants.JOBSET_RJOB_NAME_LABEL: "other"}}}
+    assert pod_view(other, has_launcher=False) is None

@@ -1,0 +1,186 @@
+"""The local backend end to end: real processes, real torch.distributed (gloo), state on disk."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from trainer_sdk import (
+    CustomTrainer,
+    CustomTrainerContainer,
+    JobFailedError,
+    JobNotFoundError,
+    LocalBackendConfig,
+    Name,
+    RuntimeNotFoundError,
+    TrainerClient,
+    TrainerCommand,
+    constants,
+)
+from trainer_sdk.backends.local.jobdir import JobDir, read_json
+
+pytestmark = pytest.mark.e2e
+DEADLINE_SECONDS = 120
+
+
+def wait_until(predicate: object, what: str, seconds: float = DEADLINE_SECONDS) -> None:
+    """Poll ``predicate`` until true; fail with ``what`` after ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while not predicate():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def is_gone(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[TrainerClient]:
+    trainer_client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs"))
+    yield trainer_client
+    trainer_client.backend.close()  # type: ignore[attr-defined]
+
+
+def distributed_step(message: str, repeat: int = 1) -> None:
+    import os
+
+    import torch
+    import torch.distributed as dist
+    from trainer_sdk import update_trainjob_status
+
+    dist.init_process_group("gloo")
+    total = torch.tensor([float(dist.get_rank() + 1)])
+    dist.all_reduce(total)
+    for _ in range(repeat):
+        print(
+            f"{message} rank={dist.get_rank()} world={dist.get_world_size()} "
+            f"sum={total.item():.0f} "
+            f"marker={os.environ.get('MARKER')} parent={os.environ.get('PARENT_ONLY')}"
+        )
+    if dist.get_rank() == 0:
+        update_trainjob_status(100, 0, {"sum": total.item()})
+    dist.destroy_process_group()
+
+
+def test_two_node_torch_job_completes_with_args_env_progress_and_logs(
+    client: TrainerClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PARENT_ONLY", "inherited")
+    name = client.train(
+        trainer=CustomTrainer(
+            func=distributed_step,
+            func_args={"message": "hello"},
+            num_nodes=2,
+            resources_per_node={"cpu": 1},
+            env={"MARKER": "from-env"},
+        )
+    )
+    followed = list(client.get_job_logs(name, step="node-1", follow=True))
+    job = client.wait_for_job_status(name, timeout=DEADLINE_SECONDS, polling_interval=1)
+    assert job.status == constants.TRAINJOB_COMPLETE
+    assert [(step.name, step.status) for step in job.steps] == [
+        ("node-0", "Succeeded"),
+        ("node-1", "Succeeded"),
+    ]
+    assert "hello rank=1 world=2 sum=3 marker=from-env parent=inherited" in followed
+    assert "hello rank=0 world=2 sum=3 marker=from-env parent=inherited" in list(
+        client.get_job_logs(name)
+    )
+    assert job.trainer_status is not None and job.trainer_status.metrics == {"sum": "3.0"}
+    [listed] = client.list_jobs()
+    assert (listed.name, listed.status, listed.runtime.name) == (
+        name,
+        "Complete",
+        "torch-distributed",
+    )
+    assert {event.reason for event in client.get_job_events(name)} >= {"Started", "Completed"}
+
+
+def test_failure_raises_runtime_error_with_the_failing_steps_last_lines(
+    client: TrainerClient,
+) -> None:
+    trainer = CustomTrainerContainer(image="ignored:1", num_nodes=2)
+    command = TrainerCommand(
+        ["bash", "-c", 'if [ "$PET_NODE_RANK" = 1 ]; then echo "bad input"; exit 3; fi; sleep 60']
+    )
+    name = client.train(trainer=trainer, options=[command, Name("fails")])
+    with pytest.raises(RuntimeError) as raised:
+        client.wait_for_job_status(name, timeout=DEADLINE_SECONDS, polling_interval=1)
+    assert isinstance(raised.value, JobFailedError)
+    assert raised.value.step == "node-1"
+    assert "bad input" in raised.value.last_lines
+    assert client.get_job(name).status == constants.TRAINJOB_FAILED
+    assert "image ignored:1 recorded" in next(iter(client.get_job_logs(name, step="node-0")))
+
+
+def test_delete_ends_the_process_tree_and_removes_the_job(client: TrainerClient) -> None:
+    name = client.train(
+        trainer=CustomTrainerContainer(image="i", num_nodes=2),
+        options=[TrainerCommand(["bash", "-c", "sleep 120 & sleep 120"])],
+    )
+    job_dir = JobDir(client.backend.root, name)  # type: ignore[attr-defined]
+    wait_until(
+        lambda: all(pod.get("pid") for pod in read_json(job_dir.state)["pods"]), "pods to start"
+    )
+    pids = [pod["pid"] for pod in read_json(job_dir.state)["pods"]]
+    client.delete_job(name)
+    assert all(is_gone(pid) for pid in pids)
+    with pytest.raises(JobNotFoundError):
+        client.get_job(name)
+
+
+def test_jobs_end_when_the_client_process_exits(tmp_path: Path) -> None:
+    root = tmp_path / "jobs"
+    script = textwrap.dedent(f"""
+        from trainer_sdk import (
+            CustomTrainerContainer, LocalBackendConfig, Name, TrainerClient, TrainerCommand,
+        )
+        client = TrainerClient(LocalBackendConfig(root={str(root)!r}))
+        client.train(trainer=CustomTrainerContainer(image="i"), options=[Name("orphan"),
+                     TrainerCommand(["sleep", "120"])])
+    """)
+    job_dir = JobDir(root, "orphan")
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=DEADLINE_SECONDS)
+    wait_until(lambda: read_json(job_dir.state).get("finished"), "the supervisor to end the job")
+    pids = [pod["pid"] for pod in read_json(job_dir.state)["pods"] if pod.get("pid")]
+    assert all(is_gone(pid) for pid in pids)
+
+
+def test_unknown_names_raise_typed_errors(client: TrainerClient) -> None:
+    with pytest.raises(JobNotFoundError, match="'missing' not found"):
+        client.get_job("missing")
+    with pytest.raises(RuntimeNotFoundError, match=r"available runtimes: .*torch-distributed"):
+        client.get_runtime("no-such-runtime")
+
+
+def test_detached_jobs_outlive_the_client_and_can_be_deleted_later(tmp_path: Path) -> None:
+    root = tmp_path / "jobs"
+    script = textwrap.dedent(f"""
+        from trainer_sdk import (
+            CustomTrainerContainer, LocalBackendConfig, Name, TrainerClient, TrainerCommand,
+        )
+        client = TrainerClient(LocalBackendConfig(root={str(root)!r}, detach=True))
+        client.train(trainer=CustomTrainerContainer(image="i"), options=[Name("detached"),
+                     TrainerCommand(["sleep", "120"])])
+    """)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=DEADLINE_SECONDS)
+    job_dir = JobDir(root, "detached")
+    wait_until(lambda: all(pod.get("pid") for pod in read_json(job_dir.state)["pods"]), "the pod")
+    [pid] = [pod["pid"] for pod in read_json(job_dir.state)["pods"]]
+    later = TrainerClient(LocalBackendConfig(root=root))
+    assert later.get_job("detached").status == constants.TRAINJOB_RUNNING
+    assert not is_gone(pid)
+    later.delete_job("detached")
+    assert is_gone(pid)

@@ -1,0 +1,173 @@
+"""A JobSet manifest expanded into local pods: order, names, env, host and port mapping."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from trainer_sdk.backends.local.pods import (
+    UnsupportedPodError,
+    expand_pods,
+    ordered_replicated_jobs,
+    success_targets,
+)
+
+
+def replicated_job(
+    name: str,
+    command: list[str],
+    replicas: int = 1,
+    parallelism: int | None = None,
+    env: list[dict[str, Any]] | None = None,
+    depends_on: str | None = None,
+) -> dict[str, Any]:
+    """A replicated job with one container."""
+    job_spec: dict[str, Any] = {
+        "template": {
+            "spec": {
+                "containers": [{"name": name, "image": "img", "command": command, "env": env or []}]
+            }
+        }
+    }
+    if parallelism is not None:
+        job_spec["parallelism"] = parallelism
+        job_spec["completions"] = parallelism
+    job: dict[str, Any] = {"name": name, "replicas": replicas, "template": {"spec": job_spec}}
+    if depends_on:
+        job["dependsOn"] = [{"name": depends_on, "status": "Complete"}]
+    return job
+
+
+def jobset(*jobs: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "job"},
+        "spec": {"replicatedJobs": list(jobs), **spec},
+    }
+
+
+TORCH_ENV = [
+    {"name": "PET_NNODES", "value": "2"},
+    {
+        "name": "PET_NODE_RANK",
+        "valueFrom": {
+            "fieldRef": {
+                "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+            }
+        },
+    },
+    {"name": "PET_MASTER_ADDR", "value": "job-node-0-0.job"},
+    {"name": "PET_MASTER_PORT", "value": "29500"},
+    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+]
+
+
+def test_dependencies_come_first_whatever_the_manifest_order() -> None:
+    manifest = jobset(
+        replicated_job("node", ["true"], depends_on="dataset-initializer"),
+        replicated_job("dataset-initializer", ["true"]),
+    )
+    assert [job["name"] for job in ordered_replicated_jobs(manifest)] == [
+        "dataset-initializer",
+        "node",
+    ]
+
+
+def test_a_dependency_cycle_is_reported_with_its_field() -> None:
+    manifest = jobset(
+        replicated_job("a", ["true"], depends_on="b"), replicated_job("b", ["true"], depends_on="a")
+    )
+    with pytest.raises(UnsupportedPodError, match=r"dependsOn: cycle"):
+        ordered_replicated_jobs(manifest)
+
+
+def test_torch_nodes_get_completion_index_loopback_master_and_the_jobs_port() -> None:
+    manifest = jobset(
+        replicated_job(
+            "node",
+            ["torchrun", "--master-addr=job-node-0-0.job:29500", "t.py"],
+            parallelism=2,
+            env=TORCH_ENV,
+        )
+    )
+    [(_, pods)] = expand_pods(manifest, master_port=41000)
+    assert [(pod.name, pod.step) for pod in pods] == [
+        ("job-node-0-0", "node-0"),
+        ("job-node-0-1", "node-1"),
+    ]
+    assert [pod.env["PET_NODE_RANK"] for pod in pods] == ["0", "1"]
+    assert {pod.env["PET_MASTER_ADDR"] for pod in pods} == {"127.0.0.1"}
+    assert {pod.env["PET_MASTER_PORT"] for pod in pods} == {"41000"}
+    assert pods[1].env["POD_NAME"] == "job-node-0-1"
+    assert pods[0].command == ("torchrun", "--master-addr=127.0.0.1:41000", "t.py")
+
+
+def test_replicas_become_job_indexes_and_launcher_is_node_zero() -> None:
+    manifest = jobset(
+        replicated_job("launcher", ["mpirun"]), replicated_job("node", ["sshd"], replicas=2)
+    )
+    steps = [pod.step for _, pods in expand_pods(manifest, 1) for pod in pods]
+    assert steps == ["node-0", "node-1", "node-2"]
+
+
+@pytest.mark.parametrize(
+    ("job", "message"),
+    [
+        pytest.param(
+            replicated_job("node", []),
+            r"containers\[0\]\.command: the image's entrypoint",
+            id="no-command",
+        ),
+        pytest.param(
+            replicated_job("node", ["x"], env=[{"name": "A", "valueFrom": {"secretKeyRef": {}}}]),
+            r"env\[0\]\.valueFrom: only fieldRef",
+            id="secret-ref",
+        ),
+        pytest.param(
+            replicated_job(
+                "node",
+                ["x"],
+                env=[{"name": "A", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIPs"}}}],
+            ),
+            r"fieldPath 'status.hostIPs'",
+            id="unknown-field",
+        ),
+    ],
+)
+def test_pods_that_cannot_run_locally_name_the_field(job: dict[str, Any], message: str) -> None:
+    with pytest.raises(UnsupportedPodError, match=message):
+        expand_pods(jobset(job), 1)
+
+
+def test_success_policy_defaults_to_all_replicated_jobs() -> None:
+    manifest = jobset(replicated_job("a", ["true"]), replicated_job("b", ["true"]))
+    assert success_targets(manifest) == ("All", ["a", "b"])
+    manifest["spec"]["successPolicy"] = {"operator": "Any", "targetReplicatedJobs": ["b"]}
+    assert success_targets(manifest) == ("Any", ["b"])
+
+
+def test_volume_mounts_become_shared_local_directories() -> None:
+    initializer = replicated_job("dataset-initializer", [])
+    node = replicated_job(
+        "node",
+        ["python", "-c", "open('/workspace/dataset/x')"],
+        env=[{"name": "DATA", "value": "/workspace/dataset"}],
+        depends_on="dataset-initializer",
+    )
+    for job in (initializer, node):
+        container = job["template"]["spec"]["template"]["spec"]["containers"][0]
+        container["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
+    [(_, [init_pod]), (_, [node_pod])] = expand_pods(
+        jobset(initializer, node), 1, "/tmp/job/volumes"
+    )
+    assert init_pod.command == (
+        "python",
+        "-m",
+        "trainer_sdk.initializers",
+        "dataset",
+        "/tmp/job/volumes/initializer/dataset",
+    )
+    assert node_pod.command[-1] == "open('/tmp/job/volumes/initializer/dataset/x')"
+    assert node_pod.env["DATA"] == "/tmp/job/volumes/initializer/dataset"
+    assert node_pod.directories == init_pod.directories == ("/tmp/job/volumes/initializer",)

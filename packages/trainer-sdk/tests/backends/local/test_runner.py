@@ -1,0 +1,115 @@
+"""The JobSet runner with real processes: order, restarts, success policy, deadline, suspend."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trainer_sdk.backends.local.jobdir import JobDir
+from trainer_sdk.backends.local.runner import JobSetRunner, PodState
+
+from .test_pods import jobset, replicated_job
+
+COMPLETION_INDEX_FIELD = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+
+pytestmark = pytest.mark.e2e
+
+
+def run(
+    manifest: dict[str, Any], tmp_path: Path, deadline: float | None = None
+) -> tuple[dict[str, Any], list[list[PodState]], JobDir]:
+    job_dir = JobDir(tmp_path, "job")
+    reports: list[list[PodState]] = []
+    runner = JobSetRunner(
+        manifest,
+        job_dir,
+        {**os.environ, "SHARED": str(tmp_path)},
+        41999,
+        lambda status, pods: reports.append([PodState(**vars(pod)) for pod in pods]),
+        deadline,
+    )
+    return runner.run(), reports, job_dir
+
+
+def condition(status: dict[str, Any]) -> tuple[str, str]:
+    [only] = status["conditions"]
+    return only["type"], only["reason"]
+
+
+def test_depends_on_waits_for_completion_and_all_jobs_complete(tmp_path: Path) -> None:
+    manifest = jobset(
+        replicated_job(
+            "node",
+            ["bash", "-c", 'test -f "$SHARED/ready" && echo "node $PET_NODE_RANK"'],
+            parallelism=2,
+            depends_on="dataset-initializer",
+            env=[
+                {
+                    "name": "PET_NODE_RANK",
+                    "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX_FIELD}},
+                }
+            ],
+        ),
+        replicated_job("dataset-initializer", ["bash", "-c", 'sleep 0.2; touch "$SHARED/ready"']),
+    )
+    status, _, job_dir = run(manifest, tmp_path)
+    assert condition(status) == ("Completed", "AllJobsCompleted")
+    assert [job["succeeded"] for job in status["replicatedJobsStatus"]] == [1, 1]
+    assert job_dir.log("node-1").read_text().strip().endswith("node 1")
+
+
+def test_failed_pod_restarts_the_jobset_within_max_restarts(tmp_path: Path) -> None:
+    script = 'if [ -f "$SHARED/tried" ]; then echo second; else touch "$SHARED/tried"; exit 3; fi'
+    status, _, job_dir = run(
+        jobset(replicated_job("node", ["bash", "-c", script]), failurePolicy={"maxRestarts": 1}),
+        tmp_path,
+    )
+    assert condition(status) == ("Completed", "AllJobsCompleted")
+    assert status["restarts"] == 1
+    assert "restart 1 of the JobSet" in job_dir.log("node-0").read_text()
+
+
+def test_failure_past_max_restarts_fails_with_pod_and_exit_code(tmp_path: Path) -> None:
+    status, reports, _ = run(
+        jobset(
+            replicated_job("node", ["bash", "-c", "exit 7"], parallelism=2),
+            failurePolicy={"maxRestarts": 1},
+        ),
+        tmp_path,
+    )
+    assert condition(status) == ("Failed", "FailedJobs")
+    assert status["restarts"] == 1
+    assert "exited with code 7" in status["conditions"][0]["message"]
+    assert "reached maxRestarts 1" in status["conditions"][0]["message"]
+    assert any(pod.phase == "Failed" and pod.exit_code == 7 for pod in reports[-1])
+
+
+def test_success_policy_any_ends_the_remaining_pods(tmp_path: Path) -> None:
+    manifest = jobset(
+        replicated_job("driver", ["true"]),
+        replicated_job("worker", ["sleep", "60"]),
+        successPolicy={"operator": "Any", "targetReplicatedJobs": ["driver"]},
+    )
+    status, reports, _ = run(manifest, tmp_path)
+    assert condition(status) == ("Completed", "AllJobsCompleted")
+    worker = next(pod for pod in reports[-1] if pod.replicated_job == "worker")
+    with pytest.raises(ProcessLookupError):
+        os.killpg(worker.pid or 0, 0)
+
+
+def test_active_deadline_ends_the_pods_and_fails(tmp_path: Path) -> None:
+    status, reports, _ = run(
+        jobset(replicated_job("node", ["sleep", "60"])), tmp_path, deadline=0.3
+    )
+    assert condition(status) == ("Failed", "DeadlineExceeded")
+    with pytest.raises(ProcessLookupError):
+        os.killpg(reports[-1][0].pid or 0, 0)
+
+
+def test_suspended_jobset_starts_nothing(tmp_path: Path) -> None:
+    status, reports, job_dir = run(jobset(replicated_job("node", ["true"]), suspend=True), tmp_path)
+    assert condition(status) == ("Suspended", "SuspendedJobs")
+    assert not job_dir.log("node-0").exists()
+    assert reports[-1] == []

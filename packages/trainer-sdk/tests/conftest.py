@@ -1,0 +1,47 @@
+"""Shared fixtures: the upstream reference data and a runtime built from it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from trainer_sdk import constants, types
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+
+
+def upstream_dir() -> Path:
+    """Kubeflow Trainer / JobSet reference files ($TRAINER_UPSTREAM_DIR or ../shared/upstream)."""
+    return Path(os.environ.get("TRAINER_UPSTREAM_DIR", REPO_ROOT / ".." / "shared" / "upstream"))
+
+
+@pytest.fixture
+def upstream_runtime_manifest() -> dict[str, Any]:
+    path = (
+        upstream_dir()
+        / "kubeflow-trainer"
+        / "manifests"
+        / "base"
+        / "runtimes"
+        / "torch_distributed.yaml"
+    )
+    if not path.is_file():
+        pytest.skip(f"upstream reference data not found at {path}")
+    return dict(yaml.safe_load(path.read_text()))
+
+
+def make_runtime(
+    command: tuple[str, ...] = constants.TORCH_COMMAND, name: str = "torch-distributed"
+) -> types.Runtime:
+    """A runtime whose trainer uses ``command`` as entrypoint."""
+    trainer = types.RuntimeTrainer(trainer_type=types.TrainerType.CUSTOM_TRAINER, framework="torch")
+    trainer.set_command(command)
+    return types.Runtime(name=name, trainer=trainer)
+
+
+@pytest.fixture
+def torch_runtime() -> types.Runtime:
+    return make_runtime()

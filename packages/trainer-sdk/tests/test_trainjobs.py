@@ -1,0 +1,323 @@
+"""The TrainJob custom resource that train() sends, for every trainer type and option."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trainer_sdk import (
+    ActiveDeadlineSeconds,
+    Annotations,
+    BuiltinTrainer,
+    CustomTrainer,
+    CustomTrainerContainer,
+    DataCacheInitializer,
+    DataFormat,
+    DataType,
+    HuggingFaceDatasetInitializer,
+    HuggingFaceModelInitializer,
+    Initializer,
+    JobSetSpecPatch,
+    JobSetTemplatePatch,
+    JobTemplatePatch,
+    Labels,
+    LoraConfig,
+    Loss,
+    Name,
+    ReplicatedJobPatch,
+    RuntimePatch,
+    S3DatasetInitializer,
+    S3ModelInitializer,
+    TorchTuneConfig,
+    TorchTuneInstructDataset,
+    TrainerArgs,
+    TrainerCommand,
+    TrainingRuntimeSpecPatch,
+    constants,
+    types,
+)
+from trainer_sdk.backends.local.supervisor import write_shims
+from trainer_sdk.trainjobs import build_trainjob_manifest, command_for_function, generate_name
+
+from .conftest import make_runtime
+
+
+def train_with_args(learning_rate: float, epochs: int = 1) -> None:
+    import os
+
+    print(f"lr={learning_rate} epochs={epochs} home-literal=$HOME {os.environ.get('MARKER', '')}")
+
+
+def test_generated_names_are_a_letter_and_eleven_hex_digits() -> None:
+    name = generate_name()
+    assert len(name) == 12 and name[0].isalpha() and all(c in "0123456789abcdef" for c in name[1:])
+
+
+def test_custom_trainer_sets_nodes_resources_env_image_and_command(
+    torch_runtime: types.Runtime,
+) -> None:
+    trainer = CustomTrainer(
+        func=train_with_args,
+        func_args={"learning_rate": 0.5},
+        num_nodes=2,
+        resources_per_node={"CPU": 2, "gpu": 1, "memory": "1Gi"},
+        env={"MARKER": "x"},
+        image="img:1",
+    )
+    manifest = build_trainjob_manifest("job-a", torch_runtime, trainer)
+    assert manifest["apiVersion"] == constants.API_VERSION and manifest["kind"] == "TrainJob"
+    assert manifest["metadata"] == {"name": "job-a"}
+    assert manifest["spec"]["runtimeRef"] == {
+        "name": "torch-distributed",
+        "apiGroup": constants.GROUP,
+        "kind": "ClusterTrainingRuntime",
+    }
+    spec = manifest["spec"]["trainer"]
+    assert spec["numNodes"] == 2
+    assert spec["resourcesPerNode"]["limits"] == {
+        "cpu": "2",
+        "nvidia.com/gpu": "1",
+        "memory": "1Gi",
+    }
+    assert spec["env"] == [{"name": "MARKER", "value": "x"}]
+    assert spec["image"] == "img:1"
+    assert spec["command"][:2] == ["bash", "-c"]
+    assert "train_with_args(**{'learning_rate': 0.5})" in spec["command"][2]
+    assert spec["command"][2].rstrip().endswith('torchrun "test_trainjobs.py"')
+
+
+def test_container_trainer_has_no_command(torch_runtime: types.Runtime) -> None:
+    manifest = build_trainjob_manifest(
+        "job-b", torch_runtime, CustomTrainerContainer(image="me/train:1", num_nodes=3)
+    )
+    assert manifest["spec"]["trainer"] == {"numNodes": 3, "image": "me/train:1"}
+
+
+def test_builtin_trainer_passes_torchtune_overrides_as_args() -> None:
+    runtime = make_runtime(constants.TORCH_TUNE_COMMAND, name="torchtune-llama3.2-1b")
+    config = TorchTuneConfig(
+        dtype=DataType.BF16,
+        batch_size=2,
+        epochs=3,
+        loss=Loss.CEWithChunkedOutputLoss,
+        num_nodes=2,
+        peft_config=LoraConfig(lora_rank=8, apply_lora_to_mlp=True),
+        dataset_preprocess_config=TorchTuneInstructDataset(
+            source=DataFormat.JSON, split="train[:10%]"
+        ),
+    )
+    initializer = Initializer(
+        dataset=HuggingFaceDatasetInitializer("hf://tatsu-lab/alpaca/data/train.json")
+    )
+    spec = build_trainjob_manifest("job-c", runtime, BuiltinTrainer(config), initializer)["spec"]
+    assert spec["trainer"]["command"] == ["tune", "run"]
+    assert spec["trainer"]["numNodes"] == 2
+    assert spec["trainer"]["args"] == [
+        "dtype=bf16",
+        "batch_size=2",
+        "epochs=3",
+        "loss=torchtune.modules.loss.CEWithChunkedOutputLoss",
+        "dataset.data_files=/workspace/dataset/data/train.json",
+        "model.apply_lora_to_mlp=True",
+        "model.lora_rank=8",
+        "model.lora_attn_modules=[q_proj,v_proj,output_proj]",
+        "dataset=torchtune.datasets.instruct_dataset",
+        "dataset.source=json",
+        "dataset.split=train[:10%]",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("initializer", "expected"),
+    [
+        pytest.param(
+            Initializer(dataset=HuggingFaceDatasetInitializer("hf://u/d", access_token="t")),
+            {
+                "dataset": {
+                    "storageUri": "hf://u/d",
+                    "env": [{"name": "ACCESS_TOKEN", "value": "t"}],
+                }
+            },
+            id="huggingface-dataset",
+        ),
+        pytest.param(
+            Initializer(dataset=S3DatasetInitializer("s3://b/p", endpoint="http://minio:9000")),
+            {
+                "dataset": {
+                    "storageUri": "s3://b/p",
+                    "env": [{"name": "ENDPOINT", "value": "http://minio:9000"}],
+                }
+            },
+            id="s3-dataset",
+        ),
+        pytest.param(
+            Initializer(
+                dataset=DataCacheInitializer(
+                    "cache://s/t", metadata_loc="s3://m.json", num_data_nodes=2
+                )
+            ),
+            {
+                "dataset": {
+                    "storageUri": "cache://s/t",
+                    "env": [
+                        {"name": "CLUSTER_SIZE", "value": "3"},
+                        {"name": "METADATA_LOC", "value": "s3://m.json"},
+                    ],
+                }
+            },
+            id="data-cache",
+        ),
+        pytest.param(
+            Initializer(model=HuggingFaceModelInitializer("hf://u/m")),
+            {
+                "model": {
+                    "storageUri": "hf://u/m",
+                    "env": [
+                        {"name": "IGNORE_PATTERNS", "value": "*.msgpack,*.h5,*.bin,*.pt,*.pth"}
+                    ],
+                }
+            },
+            id="huggingface-model",
+        ),
+        pytest.param(
+            Initializer(model=S3ModelInitializer("s3://b/m", ignore_patterns=None)),
+            {"model": {"storageUri": "s3://b/m"}},
+            id="s3-model",
+        ),
+    ],
+)
+def test_initializers(
+    torch_runtime: types.Runtime, initializer: Initializer, expected: dict[str, Any]
+) -> None:
+    assert (
+        build_trainjob_manifest("j", torch_runtime, None, initializer)["spec"]["initializer"]
+        == expected
+    )
+
+
+@pytest.mark.parametrize(
+    ("option", "path", "expected"),
+    [
+        pytest.param(Name("my-job"), ("metadata", "name"), "my-job", id="name"),
+        pytest.param(Labels({"team": "a"}), ("metadata", "labels"), {"team": "a"}, id="labels"),
+        pytest.param(
+            Annotations({"note": "b"}), ("metadata", "annotations"), {"note": "b"}, id="annotations"
+        ),
+        pytest.param(
+            ActiveDeadlineSeconds(60), ("spec", "activeDeadlineSeconds"), 60, id="active-deadline"
+        ),
+        pytest.param(
+            TrainerCommand(["python", "x.py"]),
+            ("spec", "trainer", "command"),
+            ["python", "x.py"],
+            id="trainer-command",
+        ),
+        pytest.param(
+            TrainerArgs(["--lr", "1"]),
+            ("spec", "trainer", "args"),
+            ["--lr", "1"],
+            id="trainer-args",
+        ),
+        pytest.param(
+            RuntimePatch(
+                training_runtime_spec=TrainingRuntimeSpecPatch(
+                    template=JobSetTemplatePatch(
+                        spec=JobSetSpecPatch(
+                            replicated_jobs=[
+                                ReplicatedJobPatch(
+                                    name="node",
+                                    template=JobTemplatePatch(metadata={"labels": {"k": "v"}}),
+                                )
+                            ]
+                        )
+                    )
+                )
+            ),
+            ("spec", "runtimePatches"),
+            [
+                {
+                    "manager": "trainer.kubeflow.org/kubeflow-sdk",
+                    "trainingRuntimeSpec": {
+                        "template": {
+                            "spec": {
+                                "replicatedJobs": [
+                                    {
+                                        "name": "node",
+                                        "template": {"metadata": {"labels": {"k": "v"}}},
+                                    }
+                                ]
+                            }
+                        }
+                    },
+                }
+            ],
+            id="runtime-patch",
+        ),
+    ],
+)
+def test_options_edit_the_manifest(
+    torch_runtime: types.Runtime, option: Any, path: tuple[str, ...], expected: Any
+) -> None:
+    manifest = build_trainjob_manifest(
+        "j", torch_runtime, CustomTrainerContainer(image="i"), options=[option]
+    )
+    value: Any = manifest
+    for key in path:
+        value = value[key]
+    assert value == expected
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        pytest.param(lambda: Name("Bad_Name"), "Name.name", id="name-not-dns"),
+        pytest.param(lambda: ActiveDeadlineSeconds(0), "activeDeadlineSeconds", id="deadline-zero"),
+        pytest.param(lambda: HuggingFaceDatasetInitializer("s3://x"), "hf://", id="hf-scheme"),
+        pytest.param(
+            lambda: DataCacheInitializer("cache://a/b", "m", 1), "num_data_nodes", id="cache-nodes"
+        ),
+        pytest.param(
+            lambda: DataCacheInitializer("cache://a", "m", 2),
+            "cache://<SCHEMA_NAME>",
+            id="cache-uri",
+        ),
+    ],
+)
+def test_bad_values_are_rejected_with_the_field(make: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_trainer_command_rejects_function_trainers(torch_runtime: types.Runtime) -> None:
+    with pytest.raises(
+        ValueError, match="TrainerCommand can only be used with CustomTrainerContainer"
+    ):
+        build_trainjob_manifest(
+            "j", torch_runtime, CustomTrainer(func=train_with_args), options=[TrainerCommand(["x"])]
+        )
+
+
+def test_func_args_must_be_literals(torch_runtime: types.Runtime) -> None:
+    with pytest.raises(ValueError, match="func_args"):
+        command_for_function(torch_runtime, train_with_args, {"learning_rate": object()})
+
+
+def test_generated_command_runs_the_function_with_keyword_arguments(tmp_path: Path) -> None:
+    """The bash wrapper writes the source verbatim ($HOME stays) and calls func(**func_args)."""
+    runtime = make_runtime(constants.DEFAULT_COMMAND, name="plain")
+    command = command_for_function(runtime, train_with_args, {"learning_rate": 0.25, "epochs": 4})
+    write_shims(tmp_path / "bin", sys.executable)
+    result = subprocess.run(
+        command,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": f"{tmp_path}/bin:/usr/bin:/bin", "MARKER": "seen"},
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "lr=0.25 epochs=4 home-literal=$HOME seen"
