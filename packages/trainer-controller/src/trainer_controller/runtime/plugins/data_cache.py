@@ -6,12 +6,13 @@ Upstream's contract is kept, so its TrainJobs work unchanged: the runtime's
 initializer's env (``METADATA_LOC``, ``CLUSTER_SIZE``, ``HEAD_CPU``, ``HEAD_MEM``,
 ``WORKER_CPU``, ``WORKER_MEM``, ``IAM_ROLE``); the trainer waits for the initializer step
 (``dependsOn``). Upstream's initializer pod creates the cache through the API server and waits
-for it. Here the build makes the cache objects (``data_cache.cache_manifests``: the head and
-node StatefulSets and their Services, owned by the TrainJob like the JobSet), so no pod needs
-API rights and the cache is built like every other object; the initializer step only waits
-until the head reports every partition loaded (``data-cache probe --wait``, under the
+for it. Here the build makes the cache objects (``data_cache_manifests.cache_manifests``: the
+head and node StatefulSets and their Services, owned by the TrainJob like the JobSet), so no
+pod needs API rights and the cache is built like every other object; the initializer step only
+waits until the head reports every partition loaded (``data-cache probe --wait``, under the
 namespace's default ServiceAccount rather than upstream's privileged one), and the trainer
-container gets the endpoint and dataset name as env (``data_cache.trainer_env``).
+container gets the endpoint and dataset name as env (``data_cache_manifests.trainer_env``).
+``data_cache_manifests`` has no dependencies: building a cache never imports torch.
 
 Mapping: TABLE is the dataset name; ``METADATA_LOC`` is the source the head loads (an Iceberg
 table's metadata file, as upstream, or any path or URI ``data-cache serve`` reads);
@@ -27,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+import data_cache_manifests
 from trainer_api import FieldError, Quantity
 
 from trainer_controller.runtime import constants, manifests, podspecs
@@ -66,15 +68,6 @@ def cache_service_account_name(job_name: str) -> str:
     return f"{job_name}-cache"
 
 
-def _library() -> Any:
-    """``data_cache``, imported on first use: it imports torch (10 to 11 s on the shared
-    development machine, see the README), which builds without a cache, the CLI and the
-    operator's start skip."""
-    import data_cache  # type: ignore[import-untyped]  # (no py.typed)
-
-    return data_cache
-
-
 def _initializer(info: RuntimeInfo) -> dict[str, Any] | None:
     """The dataset-initializer container when its storage URI is ``cache://``, else None."""
     pod_set = info.pod_set_by_ancestor(constants.DATASET_INITIALIZER)
@@ -111,6 +104,17 @@ def _dataset_name(uri: str) -> str | None:
     return parts[1] if len(parts) == 2 and all(parts) else None
 
 
+def _table(container: Mapping[str, Any]) -> str:
+    """TABLE, the dataset name, of a validated initializer (BuildError if its URI has none)."""
+    uri = str(podspecs.env_value(container, constants.INITIALIZER_ENV_STORAGE_URI))
+    table = _dataset_name(uri)
+    if table is None:
+        raise BuildError(
+            f"spec.initializer.dataset.storageUri: expected {CACHE_SCHEME}SCHEMA/TABLE"
+        )
+    return table
+
+
 def _resources(settings: Mapping[str, Any], role: str) -> dict[str, Any]:
     amounts = {resource: str(settings[name]) for resource, name in RESOURCE_ENV[role]}
     return {"requests": dict(amounts), "limits": dict(amounts)}
@@ -127,8 +131,9 @@ class DataCache:
         container = _initializer(info)
         if container is None:
             return []
-        library = _library()
-        errors = reserved_env_errors(job, (library.ENDPOINT_ENV, library.DATASET_ENV), "data-cache")
+        errors = reserved_env_errors(
+            job, (data_cache_manifests.ENDPOINT_ENV, data_cache_manifests.DATASET_ENV), "data-cache"
+        )
         uri = str(podspecs.env_value(container, constants.INITIALIZER_ENV_STORAGE_URI))
         if _dataset_name(uri) is None:
             errors.append(
@@ -182,14 +187,13 @@ class DataCache:
         container = _initializer(info)
         if container is None:
             return
-        library = _library()
         settings = _settings(container)
         namespace = info.namespace or "default"
         container["image"] = settings[CACHE_IMAGE_ENV]
         container["command"] = ["data-cache"]
         container["args"] = [
             "probe",
-            library.cache_endpoint(info.job_name, namespace),
+            data_cache_manifests.cache_endpoint(info.job_name, namespace),
             "--wait",
             str(READY_TIMEOUT_SECONDS),
         ]
@@ -200,9 +204,9 @@ class DataCache:
             initializer.pod_spec.pop("serviceAccountName", None)
         trainer = info.trainer_container()
         if trainer is not None:
-            uri = str(podspecs.env_value(container, constants.INITIALIZER_ENV_STORAGE_URI))
             podspecs.upsert_env(
-                trainer, library.trainer_env(info.job_name, namespace, _dataset_name(uri))
+                trainer,
+                data_cache_manifests.trainer_env(info.job_name, namespace, _table(container)),
             )
 
     def build(
@@ -212,9 +216,7 @@ class DataCache:
         container = _initializer(info)
         if container is None:
             return []
-        library = _library()
         settings = _settings(container)
-        uri = str(podspecs.env_value(container, constants.INITIALIZER_ENV_STORAGE_URI))
         namespace = info.namespace or "default"
         objects: list[dict[str, Any]] = []
         service_account = None
@@ -227,18 +229,18 @@ class DataCache:
             }
             objects.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": metadata})
         try:
-            cache: list[dict[str, Any]] = library.cache_manifests(
+            cache: list[dict[str, Any]] = data_cache_manifests.cache_manifests(
                 info.job_name,
                 namespace,
                 settings[CACHE_IMAGE_ENV],
                 settings[SOURCE_ENV],
                 int(settings[CLUSTER_SIZE_ENV]) - 1,
-                dataset=_dataset_name(uri),
+                dataset=_table(container),
                 resources=_resources(settings, "node"),
                 head_resources=_resources(settings, "head"),
                 service_account=service_account,
             )
-        except library.InvalidArgumentError as error:
+        except data_cache_manifests.ManifestArgumentError as error:
             raise BuildError(f"data cache: {error}") from error
         suspended = bool((job.get("spec") or {}).get("suspend"))
         for document in cache:

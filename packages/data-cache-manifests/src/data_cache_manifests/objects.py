@@ -17,13 +17,12 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from data_cache.errors import InvalidArgumentError
-
 __all__ = [
     "DATASET_ENV",
     "ENDPOINT_ENV",
     "HEAD_PORT",
     "NODE_PORT",
+    "ManifestArgumentError",
     "cache_endpoint",
     "cache_manifests",
     "serve_args",
@@ -36,6 +35,11 @@ DATASET_ENV: Final = "DATA_CACHE_DATASET"
 """The environment variable that carries the dataset name to the trainer."""
 HEAD_PORT: Final = 50051
 NODE_PORT: Final = 50052
+
+
+class ManifestArgumentError(ValueError):
+    """An argument of ``cache_manifests`` or ``serve_args`` is wrong; the message names it."""
+
 
 _DNS_LABEL: Final = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _STATEFULSET_NAME_MAX: Final = 52  # leaves room for the controller-revision-hash label value
@@ -234,7 +238,7 @@ def _cache_container(objects: Sequence[Mapping[str, Any]], role: str) -> Mapping
         if document.get("kind") == "StatefulSet" and labels.get(_COMPONENT) == f"cache-{role}":
             container: Mapping[str, Any] = document["spec"]["template"]["spec"]["containers"][0]
             return container
-    raise InvalidArgumentError(f"objects: no cache {role} StatefulSet (from cache_manifests)")
+    raise ManifestArgumentError(f"objects: no cache {role} StatefulSet (from cache_manifests)")
 
 
 def _statefulset(
@@ -307,4 +311,4 @@ def _check(
     if memory_limit is not None and memory_limit < 1:
         problems.append(f"memory_limit: expected bytes >= 1, got {memory_limit}")
     if problems:
-        raise InvalidArgumentError("; ".join(problems))
+        raise ManifestArgumentError("; ".join(problems))
