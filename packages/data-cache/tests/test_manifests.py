@@ -16,20 +16,12 @@ from data_cache import (
 from data_cache.cli import main
 
 
-def objects(**overrides: object) -> list[dict]:
-    arguments = {
-        "job_name": "mnist",
-        "namespace": "team",
-        "image": "repo/data-cache:0.1.0",
-        "source": "s3://bucket/mnist",
-        "num_nodes": 3,
-        **overrides,
-    }
-    return cache_manifests(**arguments)  # type: ignore[arg-type]
+IMAGE = "repo/data-cache:0.1.0"
 
 
 def test_the_command_lines_parse_with_the_cli() -> None:
-    _, node_set, _, head_set = objects(memory_limit=1 << 30)
+    objects = cache_manifests("mnist", "team", IMAGE, "s3://bucket/mnist", 3, memory_limit=1 << 30)
+    _, node_set, _, head_set = objects
     for workload in (node_set, head_set):
         args = workload["spec"]["template"]["spec"]["containers"][0]["args"]
         command = main.get_command(None, args[0])  # type: ignore[arg-type]
@@ -51,9 +43,11 @@ def test_the_trainer_reads_the_endpoint_from_env(monkeypatch: pytest.MonkeyPatch
 
 
 def test_serve_args_run_the_same_cache_in_one_local_process() -> None:
-    documents = objects(source=["a.parquet", "b.parquet"], dataset="train", replicas=2)
-    documents[1]["spec"]["template"]["spec"]["containers"][0]["args"] += ["--memory-limit", "64"]
-    args = serve_args(documents)
+    sources = ["a.parquet", "b.parquet"]
+    objects = cache_manifests(
+        "mnist", "team", IMAGE, sources, 3, dataset="train", replicas=2, memory_limit=64
+    )
+    args = serve_args(objects)
     assert args == [
         "serve", "a.parquet", "b.parquet", "--name", "train", "--nodes", "3", "--replicas", "2",
         "--memory-limit", "64",
