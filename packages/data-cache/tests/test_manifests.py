@@ -15,7 +15,6 @@ from data_cache import (
 )
 from data_cache.cli import main
 
-
 IMAGE = "repo/data-cache:0.1.0"
 
 
