@@ -1,0 +1,123 @@
+"""Tensor operators implemented with Triton kernels (``gems_kernels.ops.add``)."""
+
+from gems_kernels.ops import comparisons, logical, unary_math
+from gems_kernels.ops.activations import (
+    gelu,
+    gelu_backward,
+    leaky_relu,
+    leaky_relu_backward,
+    relu,
+    sigmoid_backward,
+    silu,
+    silu_backward,
+    tanh_backward,
+    threshold_backward,
+)
+from gems_kernels.ops.arithmetic import (
+    add,
+    div,
+    div_mode,
+    maximum,
+    minimum,
+    mul,
+    pow_scalar,
+    pow_tensor,
+    remainder,
+    sub,
+)
+from gems_kernels.ops.selection import clamp, masked_fill, where
+
+abs = unary_math.ABS.functional
+neg = unary_math.NEG.functional
+floor = unary_math.FLOOR.functional
+ceil = unary_math.CEIL.functional
+exp = unary_math.EXP.functional
+exp2 = unary_math.EXP2.functional
+log = unary_math.LOG.functional
+log2 = unary_math.LOG2.functional
+log1p = unary_math.LOG1P.functional
+sqrt = unary_math.SQRT.functional
+rsqrt = unary_math.RSQRT.functional
+sin = unary_math.SIN.functional
+cos = unary_math.COS.functional
+erf = unary_math.ERF.functional
+tanh = unary_math.TANH.functional
+sigmoid = unary_math.SIGMOID.functional
+reciprocal = unary_math.RECIPROCAL.functional
+isnan = unary_math.ISNAN.functional
+isinf = unary_math.ISINF.functional
+isfinite = unary_math.ISFINITE.functional
+eq = comparisons.EQ.functional
+ne = comparisons.NE.functional
+lt = comparisons.LT.functional
+le = comparisons.LE.functional
+gt = comparisons.GT.functional
+ge = comparisons.GE.functional
+logical_and = logical.LOGICAL_AND.functional
+logical_or = logical.LOGICAL_OR.functional
+logical_xor = logical.LOGICAL_XOR.functional
+logical_not = logical.LOGICAL_NOT.functional
+bitwise_and = logical.BITWISE_AND.functional
+bitwise_or = logical.BITWISE_OR.functional
+bitwise_xor = logical.BITWISE_XOR.functional
+bitwise_not = logical.BITWISE_NOT.functional
+
+__all__ = [
+    "abs",
+    "add",
+    "bitwise_and",
+    "bitwise_not",
+    "bitwise_or",
+    "bitwise_xor",
+    "ceil",
+    "clamp",
+    "cos",
+    "div",
+    "div_mode",
+    "eq",
+    "erf",
+    "exp",
+    "exp2",
+    "floor",
+    "ge",
+    "gelu",
+    "gelu_backward",
+    "gt",
+    "isfinite",
+    "isinf",
+    "isnan",
+    "le",
+    "leaky_relu",
+    "leaky_relu_backward",
+    "log",
+    "log1p",
+    "log2",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logical_xor",
+    "lt",
+    "masked_fill",
+    "maximum",
+    "minimum",
+    "mul",
+    "ne",
+    "neg",
+    "pow_scalar",
+    "pow_tensor",
+    "reciprocal",
+    "relu",
+    "remainder",
+    "rsqrt",
+    "sigmoid",
+    "sigmoid_backward",
+    "silu",
+    "silu_backward",
+    "sin",
+    "sqrt",
+    "sub",
+    "tanh",
+    "tanh_backward",
+    "threshold_backward",
+    "where",
+]
