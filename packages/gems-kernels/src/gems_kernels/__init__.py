@@ -4,9 +4,9 @@
 on Triton kernels; ``gems_kernels.ops`` and ``gems_kernels.fused`` call them directly.
 """
 
+from gems_kernels import backends as _backends
 from gems_kernels import fused as fused
 from gems_kernels import ops as ops
-from gems_kernels import backends as _backends
 from gems_kernels.dispatch import GemsSession, disable, enable, only_enable, use_gems
 from gems_kernels.pointwise import pointwise_dynamic
 from gems_kernels.registration import all_registered_ops

@@ -23,7 +23,7 @@ from gems_kernels import caches
 from gems_kernels.backends import current_vendor, launch_config
 from gems_kernels.pointwise.codegen import KernelSpec, render_kernel
 
-__all__ = ["PointwiseOp", "Promotion", "pointwise_dynamic"]
+__all__ = ["PointwiseOp", "Promotion", "needs_int64_indexing", "pointwise_dynamic"]
 
 _INT32_MAX: Final = 2**31 - 1
 _TRITON_DTYPES: Final[dict[torch.dtype, str]] = {
@@ -107,6 +107,17 @@ def _collapse(shape: Sequence[int], strides: list[list[int]]) -> tuple[list[int]
     return sizes, merged
 
 
+def needs_int64_indexing(
+    numel: int, sizes: Sequence[int], strides: Sequence[Sequence[int]]
+) -> bool:
+    """Whether the flat index or any operand's largest offset exceeds int32."""
+    extent = max(
+        (sum((size - 1) * stride for size, stride in zip(sizes, s, strict=True)) for s in strides),
+        default=0,
+    )
+    return max(numel, extent) > _INT32_MAX
+
+
 class PointwiseOp:
     """A tensor operator generated from a scalar ``@triton.jit`` function."""
 
@@ -184,13 +195,6 @@ class PointwiseOp:
                 kinds.append("scalar" if tensor else "param")
         strides = [_broadcast_strides(t, shape) for t in (*operands, *results)]
         sizes, strides = _collapse(shape, strides)
-        extent = max(
-            (
-                sum((size - 1) * stride for size, stride in zip(sizes, s, strict=True))
-                for s in strides
-            ),
-            default=0,
-        )
         casted = set(self.promotions[0].args)
         spec = KernelSpec(
             rank=len(sizes),
@@ -198,7 +202,7 @@ class PointwiseOp:
             casts=tuple(i in casted for i in range(len(args))),
             num_outputs=self.num_outputs,
             compute_dtype=_TRITON_DTYPES[compute_dtype],
-            index64=max(numel, extent) > _INT32_MAX,
+            index64=needs_int64_indexing(numel, sizes, strides),
         )
         kernel = _load_kernel(spec, self.scalar_fn)
         kernel_args: list[Any] = []
