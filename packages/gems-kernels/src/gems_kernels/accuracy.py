@@ -30,6 +30,7 @@ __all__ = [
     "make_tensor",
     "non_contiguous",
     "pointwise_shapes",
+    "reduction_cases",
     "reference_call",
     "to_reference",
 ]
@@ -60,6 +61,29 @@ _FULL_SHAPES: Final = (
     (8, 7, 16, 33),
     (4, 3, 5, 7, 9),
 )
+
+
+_QUICK_REDUCTION_CASES: Final = (
+    ((), None),
+    ((1,), [0]),
+    ((37,), None),
+    ((4, 9), [1]),
+    ((4, 9), [0]),
+    ((2, 3, 5), [0, 2]),
+    ((2, 3, 4, 5), [-1]),
+)
+_FULL_REDUCTION_CASES: Final = (
+    *_QUICK_REDUCTION_CASES,
+    ((1024 * 1024 + 7,), None),
+    ((256, 4097), [1]),
+    ((4097, 256), [0]),
+    ((8, 64, 33, 17), [1, 3]),
+)
+
+
+def reduction_cases() -> tuple[tuple[tuple[int, ...], list[int] | None], ...]:
+    """(shape, dims) pairs for reduction tests; ``None`` reduces every dim."""
+    return _FULL_REDUCTION_CASES if is_full_mode() else _QUICK_REDUCTION_CASES
 
 
 def is_full_mode() -> bool:

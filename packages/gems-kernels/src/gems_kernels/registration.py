@@ -12,9 +12,14 @@ from typing import Any, Final
 
 from gems_kernels.ops import (
     activations,
+    arg_reductions,
     arithmetic,
     comparisons,
     logical,
+    moments,
+    norms,
+    reductions,
+    scans,
     selection,
     unary_math,
 )
@@ -80,6 +85,7 @@ def _bitwise(name: str, family: Variants) -> list[Registration]:
 
 
 _FLOATING = {"condition": arithmetic.is_floating}
+_FLOATING_INPUT = {"condition": reductions.is_floating_input}
 
 REGISTRATIONS: Final[tuple[Registration, ...]] = (
     # Binary arithmetic.
@@ -158,6 +164,30 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("threshold_backward", activations.threshold_backward),
     Registration("leaky_relu", activations.leaky_relu),
     Registration("leaky_relu_backward", activations.leaky_relu_backward),
+    # Reductions.
+    Registration("sum", reductions.sum),
+    Registration("sum.dim_IntList", reductions.sum_dim),
+    Registration("mean", reductions.mean),
+    Registration("mean.dim", reductions.mean_dim),
+    Registration("prod", reductions.prod),
+    Registration("prod.dim_int", reductions.prod_dim),
+    Registration("amax", reductions.amax, **_FLOATING_INPUT),
+    Registration("amin", reductions.amin, **_FLOATING_INPUT),
+    Registration("max", reductions.max_all, **_FLOATING_INPUT),
+    Registration("min", reductions.min_all, **_FLOATING_INPUT),
+    *_entries(reductions.all_dims, "all", "all.dims"),
+    Registration("all.dim", reductions.all_dim),
+    *_entries(reductions.any_dims, "any", "any.dims"),
+    Registration("any.dim", reductions.any_dim),
+    Registration("max.dim", arg_reductions.max_dim, condition=arg_reductions.is_floating),
+    Registration("min.dim", arg_reductions.min_dim, condition=arg_reductions.is_floating),
+    Registration("argmax", arg_reductions.argmax, condition=arg_reductions.is_floating),
+    Registration("argmin", arg_reductions.argmin, condition=arg_reductions.is_floating),
+    Registration("var_mean.correction", moments.var_mean, **_FLOATING_INPUT),
+    Registration("var.correction", moments.var, **_FLOATING_INPUT),
+    Registration("std.correction", moments.std, **_FLOATING_INPUT),
+    Registration("linalg_vector_norm", norms.linalg_vector_norm, condition=norms.supports_order),
+    Registration("cumsum", scans.cumsum),
 )
 
 

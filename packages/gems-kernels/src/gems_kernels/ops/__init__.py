@@ -13,6 +13,7 @@ from gems_kernels.ops.activations import (
     tanh_backward,
     threshold_backward,
 )
+from gems_kernels.ops.arg_reductions import argmax, argmin, max_dim, min_dim
 from gems_kernels.ops.arithmetic import (
     add,
     div,
@@ -25,6 +26,23 @@ from gems_kernels.ops.arithmetic import (
     remainder,
     sub,
 )
+from gems_kernels.ops.moments import std, var, var_mean
+from gems_kernels.ops.norms import linalg_vector_norm
+from gems_kernels.ops.reductions import (
+    all_dims,
+    amax,
+    amin,
+    any_dims,
+    max_all,
+    mean,
+    mean_dim,
+    min_all,
+    prod,
+    prod_dim,
+    sum,
+    sum_dim,
+)
+from gems_kernels.ops.scans import cumsum
 from gems_kernels.ops.selection import clamp, masked_fill, where
 
 abs = unary_math.ABS.functional
@@ -65,6 +83,12 @@ bitwise_not = logical.BITWISE_NOT.functional
 __all__ = [
     "abs",
     "add",
+    "all_dims",
+    "amax",
+    "amin",
+    "any_dims",
+    "argmax",
+    "argmin",
     "bitwise_and",
     "bitwise_not",
     "bitwise_or",
@@ -72,6 +96,7 @@ __all__ = [
     "ceil",
     "clamp",
     "cos",
+    "cumsum",
     "div",
     "div_mode",
     "eq",
@@ -89,6 +114,7 @@ __all__ = [
     "le",
     "leaky_relu",
     "leaky_relu_backward",
+    "linalg_vector_norm",
     "log",
     "log1p",
     "log2",
@@ -98,13 +124,21 @@ __all__ = [
     "logical_xor",
     "lt",
     "masked_fill",
+    "max_all",
+    "max_dim",
     "maximum",
+    "mean",
+    "mean_dim",
+    "min_all",
+    "min_dim",
     "minimum",
     "mul",
     "ne",
     "neg",
     "pow_scalar",
     "pow_tensor",
+    "prod",
+    "prod_dim",
     "reciprocal",
     "relu",
     "remainder",
@@ -115,9 +149,14 @@ __all__ = [
     "silu_backward",
     "sin",
     "sqrt",
+    "std",
     "sub",
+    "sum",
+    "sum_dim",
     "tanh",
     "tanh_backward",
     "threshold_backward",
+    "var",
+    "var_mean",
     "where",
 ]
