@@ -23,7 +23,23 @@ from gems_kernels.ops import (
     selection,
     unary_math,
 )
+from gems_kernels.ops.embedding import (
+    embedding,
+    embedding_dense_backward,
+    is_unscaled_backward,
+)
+from gems_kernels.ops.group_norm import group_norm_backward, group_norm_forward
+from gems_kernels.ops.layer_norm import layer_norm_backward, layer_norm_forward
 from gems_kernels.ops.logical import is_integral
+from gems_kernels.ops.matmul import addmm, bmm, is_matmul_dtype, mm, mv
+from gems_kernels.ops.nll_loss import is_class_scores, nll_loss_backward, nll_loss_forward
+from gems_kernels.ops.rms_norm import rms_norm
+from gems_kernels.ops.softmax import (
+    log_softmax,
+    log_softmax_backward,
+    softmax,
+    softmax_backward,
+)
 from gems_kernels.ops.variants import Variants
 
 __all__ = ["REGISTRATIONS", "Registration", "all_registered_ops", "matches", "select"]
@@ -86,6 +102,11 @@ def _bitwise(name: str, family: Variants) -> list[Registration]:
 
 _FLOATING = {"condition": arithmetic.is_floating}
 _FLOATING_INPUT = {"condition": reductions.is_floating_input}
+
+
+def _grad_of_class_scores(grad: Any, scores: Any, target: Any, *args: Any) -> bool:
+    return is_class_scores(scores, target)
+
 
 REGISTRATIONS: Final[tuple[Registration, ...]] = (
     # Binary arithmetic.
@@ -188,6 +209,27 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("std.correction", moments.std, **_FLOATING_INPUT),
     Registration("linalg_vector_norm", norms.linalg_vector_norm, condition=norms.supports_order),
     Registration("cumsum", scans.cumsum),
+    # Softmax, normalisation, losses.
+    Registration("_softmax", softmax, **_FLOATING_INPUT),
+    Registration("_log_softmax", log_softmax, **_FLOATING_INPUT),
+    Registration("_softmax_backward_data", softmax_backward, **_FLOATING_INPUT),
+    Registration("_log_softmax_backward_data", log_softmax_backward, **_FLOATING_INPUT),
+    Registration("native_layer_norm", layer_norm_forward, **_FLOATING_INPUT),
+    Registration("native_layer_norm_backward", layer_norm_backward, **_FLOATING_INPUT),
+    Registration("rms_norm", rms_norm, autograd=True, **_FLOATING_INPUT),
+    Registration("native_group_norm", group_norm_forward, **_FLOATING_INPUT),
+    Registration("native_group_norm_backward", group_norm_backward, **_FLOATING_INPUT),
+    Registration("nll_loss_forward", nll_loss_forward, condition=is_class_scores),
+    Registration("nll_loss_backward", nll_loss_backward, condition=_grad_of_class_scores),
+    # Matrix products and lookups.
+    *_entries(mm, "mm", condition=is_matmul_dtype),
+    *_entries(bmm, "bmm", condition=is_matmul_dtype),
+    *_entries(addmm, "addmm", condition=is_matmul_dtype),
+    *_entries(mv, "mv", condition=is_matmul_dtype),
+    Registration("embedding", embedding),
+    Registration(
+        "embedding_dense_backward", embedding_dense_backward, condition=is_unscaled_backward
+    ),
 )
 
 

@@ -26,7 +26,12 @@ from gems_kernels.ops.arithmetic import (
     remainder,
     sub,
 )
+from gems_kernels.ops.embedding import embedding, embedding_dense_backward
+from gems_kernels.ops.group_norm import group_norm_backward, group_norm_forward
+from gems_kernels.ops.layer_norm import layer_norm_backward, layer_norm_forward
+from gems_kernels.ops.matmul import addmm, bmm, mm, mv
 from gems_kernels.ops.moments import std, var, var_mean
+from gems_kernels.ops.nll_loss import nll_loss_backward, nll_loss_forward
 from gems_kernels.ops.norms import linalg_vector_norm
 from gems_kernels.ops.reductions import (
     all_dims,
@@ -42,8 +47,10 @@ from gems_kernels.ops.reductions import (
     sum,
     sum_dim,
 )
+from gems_kernels.ops.rms_norm import rms_norm
 from gems_kernels.ops.scans import cumsum
 from gems_kernels.ops.selection import clamp, masked_fill, where
+from gems_kernels.ops.softmax import log_softmax, log_softmax_backward, softmax, softmax_backward
 
 abs = unary_math.ABS.functional
 neg = unary_math.NEG.functional
@@ -83,6 +90,7 @@ bitwise_not = logical.BITWISE_NOT.functional
 __all__ = [
     "abs",
     "add",
+    "addmm",
     "all_dims",
     "amax",
     "amin",
@@ -93,12 +101,15 @@ __all__ = [
     "bitwise_not",
     "bitwise_or",
     "bitwise_xor",
+    "bmm",
     "ceil",
     "clamp",
     "cos",
     "cumsum",
     "div",
     "div_mode",
+    "embedding",
+    "embedding_dense_backward",
     "eq",
     "erf",
     "exp",
@@ -107,10 +118,14 @@ __all__ = [
     "ge",
     "gelu",
     "gelu_backward",
+    "group_norm_backward",
+    "group_norm_forward",
     "gt",
     "isfinite",
     "isinf",
     "isnan",
+    "layer_norm_backward",
+    "layer_norm_forward",
     "le",
     "leaky_relu",
     "leaky_relu_backward",
@@ -118,6 +133,8 @@ __all__ = [
     "log",
     "log1p",
     "log2",
+    "log_softmax",
+    "log_softmax_backward",
     "logical_and",
     "logical_not",
     "logical_or",
@@ -132,9 +149,13 @@ __all__ = [
     "min_all",
     "min_dim",
     "minimum",
+    "mm",
     "mul",
+    "mv",
     "ne",
     "neg",
+    "nll_loss_backward",
+    "nll_loss_forward",
     "pow_scalar",
     "pow_tensor",
     "prod",
@@ -142,12 +163,15 @@ __all__ = [
     "reciprocal",
     "relu",
     "remainder",
+    "rms_norm",
     "rsqrt",
     "sigmoid",
     "sigmoid_backward",
     "silu",
     "silu_backward",
     "sin",
+    "softmax",
+    "softmax_backward",
     "sqrt",
     "std",
     "sub",

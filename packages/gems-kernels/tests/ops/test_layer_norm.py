@@ -1,0 +1,62 @@
+"""layer_norm forward and every gradient, with and without affine parameters."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from gems_kernels import accuracy
+
+CASES = [((1, 7), (7,)), ((4, 33), (33,)), ((2, 3, 16), (3, 16)), ((3, 1100), (1100,))]
+
+
+def run(
+    x: torch.Tensor,
+    shape: tuple[int, ...],
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    grad: torch.Tensor,
+) -> tuple[torch.Tensor, ...]:
+    leaves = [t.detach().requires_grad_() if t is not None else None for t in (x, weight, bias)]
+    y = F.layer_norm(leaves[0], shape, leaves[1], leaves[2], eps=1e-5)
+    y.backward(grad)
+    return (y, *(leaf.grad for leaf in leaves if leaf is not None))
+
+
+@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize(("shape", "normalized"), CASES, ids=str)
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+def test_forward_and_backward(
+    shape: tuple[int, ...], normalized: tuple[int, ...], affine: bool, dtype: torch.dtype
+) -> None:
+    x = accuracy.make_tensor(shape, dtype)
+    grad = accuracy.make_tensor(shape, dtype)
+    weight = accuracy.make_tensor(normalized, dtype) if affine else None
+    bias = accuracy.make_tensor(normalized, dtype) if affine else None
+    rows = x.numel() // weight.numel() if weight is not None else 1
+    accuracy.check_op(
+        lambda *a: run(a[0], normalized, a[1], a[2], a[3]),
+        x,
+        weight,
+        bias,
+        grad,
+        overloads=["native_layer_norm", "native_layer_norm_backward"],
+        reduce_size=max(rows, x.shape[-1]),
+    )
+
+
+def test_stats_shapes_match_aten() -> None:
+    x = accuracy.make_tensor((2, 3, 8), torch.float32)
+    accuracy.check_op(
+        lambda t: torch.ops.aten.native_layer_norm(t, [8], None, None, 1e-5),
+        x,
+        overloads=["native_layer_norm"],
+        reduce_size=8,
+    )
+
+
+def test_mismatched_normalized_shape_names_it() -> None:
+    from gems_kernels import ops
+
+    with pytest.raises(RuntimeError, match="normalized_shape"):
+        ops.layer_norm_forward(torch.ones(2, 3), [4], None, None, 1e-5)

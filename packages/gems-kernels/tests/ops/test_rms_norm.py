@@ -1,0 +1,50 @@
+"""rms_norm (registered at the autograd key) forward and gradients against ATen."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from gems_kernels import accuracy
+
+CASES = [((1, 7), (7,)), ((4, 33), (33,)), ((2, 3, 16), (3, 16)), ((3, 1100), (1100,))]
+
+
+def run(
+    x: torch.Tensor, weight: torch.Tensor | None, grad: torch.Tensor, normalized: tuple[int, ...]
+) -> tuple[torch.Tensor, ...]:
+    leaves = [t.detach().requires_grad_() if t is not None else None for t in (x, weight)]
+    y = F.rms_norm(leaves[0], normalized, leaves[1], eps=1e-6)
+    y.backward(grad)
+    return (y, *(leaf.grad for leaf in leaves if leaf is not None))
+
+
+@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
+@pytest.mark.parametrize(("shape", "normalized"), CASES, ids=str)
+@pytest.mark.parametrize("affine", [True, False], ids=["weight", "plain"])
+def test_forward_and_backward(
+    shape: tuple[int, ...], normalized: tuple[int, ...], affine: bool, dtype: torch.dtype
+) -> None:
+    x = accuracy.make_tensor(shape, dtype)
+    grad = accuracy.make_tensor(shape, dtype)
+    weight = accuracy.make_tensor(normalized, dtype) if affine else None
+    accuracy.check_op(
+        lambda a, w, g: run(a, w, g, normalized),
+        x,
+        weight,
+        grad,
+        overloads=["rms_norm"],
+        reduce_size=max(x.numel() // shape[-1], shape[-1]),
+    )
+
+
+def test_default_eps_and_inference() -> None:
+    x = accuracy.make_tensor((3, 10), torch.float32)
+    w = accuracy.make_tensor((10,), torch.float32)
+    accuracy.check_op(
+        lambda t, u: F.rms_norm(t, (10,), u),
+        x.requires_grad_(),
+        w,
+        overloads=["rms_norm"],
+        reduce_size=10,
+    )
