@@ -23,16 +23,20 @@ __all__ = [
     "Tolerance",
     "arrange",
     "assert_close",
+    "check_fused",
     "check_op",
     "device",
-    "dtype_layouts",
+    "dtype_variants",
     "is_full_mode",
     "make_tensor",
     "non_contiguous",
     "pointwise_shapes",
+    "pointwise_variants",
     "reduction_cases",
     "reference_call",
+    "spread",
     "to_reference",
+    "with_gradients",
 ]
 
 
@@ -96,17 +100,37 @@ def pointwise_shapes() -> tuple[tuple[int, ...], ...]:
     return _FULL_SHAPES if is_full_mode() else _QUICK_SHAPES
 
 
-def dtype_layouts() -> list[Any]:
-    """(dtype, layout) pairs for op tests: every float dtype contiguous, float32 also strided;
-    full mode adds the strided half-precision pairs."""
+def spread(first: Sequence[Any], second: Sequence[Any]) -> list[tuple[Any, Any]]:
+    """Every pair in full mode; in quick mode each item of both lists at least once (cycled)."""
+    if is_full_mode():
+        return [(a, b) for a in first for b in second]
+    count = max(len(first), len(second))
+    return [(first[i % len(first)], second[i % len(second)]) for i in range(count)]
+
+
+def _dtype_layouts() -> list[tuple[torch.dtype, str]]:
+    pairs = [(dtype, "contiguous") for dtype in FLOAT_DTYPES]
+    return pairs + [(dtype, "strided") for dtype in FLOAT_DTYPES]
+
+
+def pointwise_variants() -> list[Any]:
+    """pytest params (shape, dtype, layout) for pointwise tests: quick mode covers every shape,
+    dtype and layout at least once; full mode every combination."""
     import pytest
 
-    pairs = [(dtype, "contiguous") for dtype in FLOAT_DTYPES] + [(torch.float32, "strided")]
-    if is_full_mode():
-        pairs += [(torch.float16, "strided"), (torch.bfloat16, "strided")]
     return [
-        pytest.param(dtype, layout, id=f"{dtype}-{layout}".replace("torch.", ""))
-        for dtype, layout in pairs
+        pytest.param(shape, dtype, layout, id=f"{shape}-{dtype}-{layout}".replace("torch.", ""))
+        for shape, (dtype, layout) in spread(pointwise_shapes(), _dtype_layouts())
+    ]
+
+
+def dtype_variants(cases: Sequence[Any], dtypes: Sequence[torch.dtype] = FLOAT_DTYPES) -> list[Any]:
+    """pytest params (*case, dtype) spreading ``dtypes`` over ``cases`` (see :func:`spread`)."""
+    import pytest
+
+    return [
+        pytest.param(*case, dtype, id=f"{case}-{dtype}".replace("torch.", ""))
+        for case, dtype in spread(cases, dtypes)
     ]
 
 
@@ -256,3 +280,38 @@ def check_op(
     expected = reference_call(fn, *_clone(args), **_clone(kwargs))
     assert_close(actual, expected, reduce_size=reduce_size)
     return actual
+
+
+def with_gradients(fn: Callable[..., Any]) -> Callable[..., tuple[torch.Tensor, ...]]:
+    """``fn`` turned into: (first output, gradients of its floating tensor inputs), for an
+    upstream gradient given as the last argument."""
+
+    def run(*args: Any) -> tuple[torch.Tensor, ...]:
+        *inputs, grad = args
+        leaves = [
+            a.detach().requires_grad_()
+            if isinstance(a, torch.Tensor) and a.is_floating_point()
+            else a
+            for a in inputs
+        ]
+        out = fn(*leaves)
+        first = out[0] if isinstance(out, tuple) else out
+        first.backward(grad)
+        grads = [
+            leaf.grad for leaf in leaves if isinstance(leaf, torch.Tensor) and leaf.requires_grad
+        ]
+        return (first.detach(), *grads)
+
+    return run
+
+
+def check_fused(
+    fn: Callable[..., Any],
+    reference: Callable[..., Any],
+    *args: Any,
+    reduce_size: int = 1,
+) -> None:
+    """``fn`` (a gems function) against ``reference`` (plain torch) run in float64 on CPU."""
+    actual = fn(*args)
+    expected = reference(*to_reference(args))
+    assert_close(actual, expected, reduce_size=reduce_size)

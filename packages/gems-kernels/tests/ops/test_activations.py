@@ -35,8 +35,7 @@ BACKWARD = [
 ]
 
 
-@pytest.mark.parametrize(("dtype", "layout"), accuracy.dtype_layouts())
-@pytest.mark.parametrize("shape", accuracy.pointwise_shapes(), ids=str)
+@pytest.mark.parametrize(("shape", "dtype", "layout"), accuracy.pointwise_variants())
 @pytest.mark.parametrize(("overloads", "fn"), FORWARD)
 def test_forward(
     overloads: list[str],
@@ -49,8 +48,9 @@ def test_forward(
     accuracy.check_op(fn, x, overloads=overloads)
 
 
-@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
-@pytest.mark.parametrize("shape", accuracy.pointwise_shapes()[1:4], ids=str)
+@pytest.mark.parametrize(
+    ("shape", "dtype"), accuracy.dtype_variants([((1,),), ((3, 5),), ((2, 3, 4),)])
+)
 @pytest.mark.parametrize(("overload", "fn"), BACKWARD)
 def test_backward(
     overload: str, fn: Callable[..., torch.Tensor], shape: tuple[int, ...], dtype: torch.dtype

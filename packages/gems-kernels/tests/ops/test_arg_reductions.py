@@ -9,8 +9,7 @@ from gems_kernels import accuracy, ops
 SHAPES = [((7,), 0), ((4, 9), 1), ((4, 9), 0), ((2, 3, 5), 1), ((3, 1100), 1)]
 
 
-@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
-@pytest.mark.parametrize(("shape", "dim"), SHAPES, ids=str)
+@pytest.mark.parametrize(("shape", "dim", "dtype"), accuracy.dtype_variants(SHAPES))
 @pytest.mark.parametrize("name", ["max", "min"])
 def test_values_and_indices(
     name: str, shape: tuple[int, ...], dim: int, dtype: torch.dtype

@@ -8,9 +8,6 @@ import pytest
 import torch
 from gems_kernels import accuracy
 
-SHAPES = accuracy.pointwise_shapes()
-VARIANTS = accuracy.dtype_layouts()
-
 CASES = [
     pytest.param(["add.Tensor"], lambda a, b: torch.add(a, b, alpha=2), id="add"),
     pytest.param(["sub.Tensor"], torch.sub, id="sub"),
@@ -31,8 +28,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("dtype", "layout"), VARIANTS)
-@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize(("shape", "dtype", "layout"), accuracy.pointwise_variants())
 @pytest.mark.parametrize(("overloads", "fn"), CASES)
 def test_binary_float(
     overloads: list[str],

@@ -9,8 +9,12 @@ from gems_kernels import accuracy
 NAMES = ("eq", "ne", "lt", "le", "gt", "ge")
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.int32], ids=str)
-@pytest.mark.parametrize("shape", accuracy.pointwise_shapes(), ids=str)
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    accuracy.dtype_variants(
+        [(s,) for s in accuracy.pointwise_shapes()], [torch.float32, torch.float16, torch.int32]
+    ),
+)
 @pytest.mark.parametrize("name", NAMES)
 def test_tensor_tensor(name: str, shape: tuple[int, ...], dtype: torch.dtype) -> None:
     # Few distinct values, so that equality is common.

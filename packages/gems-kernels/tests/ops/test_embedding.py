@@ -17,8 +17,9 @@ def run(
     return y, leaf.grad
 
 
-@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
-@pytest.mark.parametrize("indices_shape", [(), (5,), (3, 4)], ids=str)
+@pytest.mark.parametrize(
+    ("indices_shape", "dtype"), accuracy.dtype_variants([((),), ((5,),), ((3, 4),)])
+)
 @pytest.mark.parametrize("padding_idx", [None, 2], ids=["no-padding", "padding"])
 def test_lookup_and_gradient(
     indices_shape: tuple[int, ...], padding_idx: int | None, dtype: torch.dtype

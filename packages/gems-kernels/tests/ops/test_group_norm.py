@@ -19,8 +19,7 @@ def run(
     return (y, *(leaf.grad for leaf in leaves))
 
 
-@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
-@pytest.mark.parametrize(("shape", "groups"), CASES, ids=str)
+@pytest.mark.parametrize(("shape", "groups", "dtype"), accuracy.dtype_variants(CASES))
 def test_forward_and_backward(shape: tuple[int, ...], groups: int, dtype: torch.dtype) -> None:
     x = accuracy.make_tensor(shape, dtype)
     grad = accuracy.make_tensor(shape, dtype)

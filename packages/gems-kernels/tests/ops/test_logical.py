@@ -7,8 +7,12 @@ import torch
 from gems_kernels import accuracy, use_gems
 
 
-@pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.int64], ids=str)
-@pytest.mark.parametrize("shape", accuracy.pointwise_shapes(), ids=str)
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    accuracy.dtype_variants(
+        [(s,) for s in accuracy.pointwise_shapes()], [torch.bool, torch.float32, torch.int64]
+    ),
+)
 @pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
 def test_logical_binary(name: str, shape: tuple[int, ...], dtype: torch.dtype) -> None:
     a = accuracy.make_tensor(shape, torch.int64, low=-1, high=1).to(dtype)

@@ -10,8 +10,7 @@ from gems_kernels import accuracy
 SHAPES = [(1, 1, 1), (5, 7, 3), (33, 17, 40), (64, 48, 70)]
 
 
-@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
-@pytest.mark.parametrize(("m", "k", "n"), SHAPES, ids=str)
+@pytest.mark.parametrize(("m", "k", "n", "dtype"), accuracy.dtype_variants(SHAPES))
 def test_mm(m: int, k: int, n: int, dtype: torch.dtype) -> None:
     a = accuracy.make_tensor((m, k), dtype, low=-1, high=1)
     b = accuracy.make_tensor((n, k), dtype, low=-1, high=1).t()

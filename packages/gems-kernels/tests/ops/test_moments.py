@@ -9,8 +9,7 @@ from gems_kernels import accuracy
 CASES = [c for c in accuracy.reduction_cases() if c[0] != ()]
 
 
-@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
-@pytest.mark.parametrize(("shape", "dims"), CASES, ids=str)
+@pytest.mark.parametrize(("shape", "dims", "dtype"), accuracy.dtype_variants(CASES))
 @pytest.mark.parametrize("correction", [1, 0], ids=["bessel", "population"])
 def test_var_mean(
     shape: tuple[int, ...], dims: list[int] | None, correction: int, dtype: torch.dtype

@@ -9,8 +9,9 @@ import torch
 from gems_kernels import accuracy, ops, use_gems
 
 
-@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
-@pytest.mark.parametrize(("shape", "dims"), accuracy.reduction_cases(), ids=str)
+@pytest.mark.parametrize(
+    ("shape", "dims", "dtype"), accuracy.dtype_variants(accuracy.reduction_cases())
+)
 @pytest.mark.parametrize("order", [1, 2, math.inf], ids=["l1", "l2", "linf"])
 def test_vector_norm(
     order: float, shape: tuple[int, ...], dims: list[int] | None, dtype: torch.dtype

@@ -10,6 +10,12 @@ from gems_kernels import accuracy
 
 CASES = accuracy.reduction_cases()
 IDS = [f"{shape}-{dims}" for shape, dims in CASES]
+VARIANTS = [
+    pytest.param(*case, *variant, id=f"{case}-{variant}".replace("torch.", ""))
+    for case, variant in accuracy.spread(
+        CASES, [(d, layout) for layout in ("contiguous", "strided") for d in accuracy.FLOAT_DTYPES]
+    )
+]
 
 
 def reduced_size(shape: tuple[int, ...], dims: list[int] | None) -> int:
@@ -18,8 +24,7 @@ def reduced_size(shape: tuple[int, ...], dims: list[int] | None) -> int:
     return math.prod(shape[d] for d in dims)
 
 
-@pytest.mark.parametrize(("dtype", "layout"), accuracy.dtype_layouts())
-@pytest.mark.parametrize(("shape", "dims"), CASES, ids=IDS)
+@pytest.mark.parametrize(("shape", "dims", "dtype", "layout"), VARIANTS)
 @pytest.mark.parametrize("name", ["sum", "mean"])
 def test_sum_mean(
     name: str, shape: tuple[int, ...], dims: list[int] | None, dtype: torch.dtype, layout: str
@@ -38,8 +43,7 @@ def test_sum_mean(
         )
 
 
-@pytest.mark.parametrize(("dtype", "layout"), accuracy.dtype_layouts())
-@pytest.mark.parametrize(("shape", "dims"), CASES, ids=IDS)
+@pytest.mark.parametrize(("shape", "dims", "dtype", "layout"), VARIANTS)
 @pytest.mark.parametrize("name", ["amax", "amin"])
 def test_amax_amin(
     name: str, shape: tuple[int, ...], dims: list[int] | None, dtype: torch.dtype, layout: str
@@ -77,8 +81,10 @@ def test_max_min_of_everything_propagate_nan() -> None:
     accuracy.check_op(torch.max, x, overloads=["max"])
 
 
-@pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.int64], ids=str)
-@pytest.mark.parametrize(("shape", "dims"), CASES, ids=IDS)
+@pytest.mark.parametrize(
+    ("shape", "dims", "dtype"),
+    accuracy.dtype_variants(CASES, [torch.bool, torch.float32, torch.int64]),
+)
 @pytest.mark.parametrize("name", ["all", "any"])
 def test_all_any(
     name: str, shape: tuple[int, ...], dims: list[int] | None, dtype: torch.dtype

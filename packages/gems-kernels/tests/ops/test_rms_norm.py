@@ -19,8 +19,7 @@ def run(
     return (y, *(leaf.grad for leaf in leaves if leaf is not None))
 
 
-@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
-@pytest.mark.parametrize(("shape", "normalized"), CASES, ids=str)
+@pytest.mark.parametrize(("shape", "normalized", "dtype"), accuracy.dtype_variants(CASES))
 @pytest.mark.parametrize("affine", [True, False], ids=["weight", "plain"])
 def test_forward_and_backward(
     shape: tuple[int, ...], normalized: tuple[int, ...], affine: bool, dtype: torch.dtype

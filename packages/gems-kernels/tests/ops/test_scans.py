@@ -9,8 +9,7 @@ from gems_kernels import accuracy
 CASES = [((), 0), ((1,), 0), ((37,), 0), ((4, 9), 1), ((4, 9), 0), ((2, 3, 5), -2), ((2, 1500), 1)]
 
 
-@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
-@pytest.mark.parametrize(("shape", "dim"), CASES, ids=str)
+@pytest.mark.parametrize(("shape", "dim", "dtype"), accuracy.dtype_variants(CASES))
 def test_cumsum(shape: tuple[int, ...], dim: int, dtype: torch.dtype) -> None:
     x = accuracy.make_tensor(shape, dtype)
     size = shape[dim] if shape else 1

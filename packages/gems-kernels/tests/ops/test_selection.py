@@ -7,8 +7,7 @@ import torch
 from gems_kernels import accuracy
 
 
-@pytest.mark.parametrize(("dtype", "layout"), accuracy.dtype_layouts())
-@pytest.mark.parametrize("shape", accuracy.pointwise_shapes(), ids=str)
+@pytest.mark.parametrize(("shape", "dtype", "layout"), accuracy.pointwise_variants())
 def test_where(shape: tuple[int, ...], dtype: torch.dtype, layout: str) -> None:
     condition = accuracy.make_tensor(shape, torch.bool)
     x = accuracy.arrange(accuracy.make_tensor(shape, dtype), layout)
@@ -16,8 +15,7 @@ def test_where(shape: tuple[int, ...], dtype: torch.dtype, layout: str) -> None:
     accuracy.check_op(torch.where, condition, x, y, overloads=["where.self"])
 
 
-@pytest.mark.parametrize(("dtype", "layout"), accuracy.dtype_layouts())
-@pytest.mark.parametrize("shape", accuracy.pointwise_shapes(), ids=str)
+@pytest.mark.parametrize(("shape", "dtype", "layout"), accuracy.pointwise_variants())
 @pytest.mark.parametrize(
     "bounds", [(-1.0, 1.0), (None, 0.5), (-0.5, None)], ids=["both", "max", "min"]
 )
@@ -45,8 +43,12 @@ def test_clamp_needs_a_bound() -> None:
         clamp(torch.ones(2))
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32], ids=str)
-@pytest.mark.parametrize("shape", accuracy.pointwise_shapes(), ids=str)
+@pytest.mark.parametrize(
+    ("shape", "dtype"),
+    accuracy.dtype_variants(
+        [(s,) for s in accuracy.pointwise_shapes()], [torch.float32, torch.bfloat16, torch.int32]
+    ),
+)
 def test_masked_fill(shape: tuple[int, ...], dtype: torch.dtype) -> None:
     x = accuracy.make_tensor(shape, dtype)
     mask = accuracy.make_tensor(shape[1:], torch.bool)

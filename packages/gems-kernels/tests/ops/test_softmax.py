@@ -10,8 +10,7 @@ aten = torch.ops.aten
 CASES = [((), 0), ((1,), 0), ((37,), 0), ((4, 9), 1), ((4, 9), 0), ((2, 3, 5), 1), ((2, 1500), -1)]
 
 
-@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
-@pytest.mark.parametrize(("shape", "dim"), CASES, ids=str)
+@pytest.mark.parametrize(("shape", "dim", "dtype"), accuracy.dtype_variants(CASES))
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 def test_forward(shape: tuple[int, ...], dim: int, log: bool, dtype: torch.dtype) -> None:
     x = accuracy.make_tensor(shape, dtype)
@@ -20,8 +19,7 @@ def test_forward(shape: tuple[int, ...], dim: int, log: bool, dtype: torch.dtype
     accuracy.check_op(lambda t: fn(t, dim), x, overloads=[overload])
 
 
-@pytest.mark.parametrize("dtype", accuracy.FLOAT_DTYPES, ids=str)
-@pytest.mark.parametrize(("shape", "dim"), CASES[1:], ids=str)
+@pytest.mark.parametrize(("shape", "dim", "dtype"), accuracy.dtype_variants(CASES[1:]))
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 def test_backward(shape: tuple[int, ...], dim: int, log: bool, dtype: torch.dtype) -> None:
     grad = accuracy.make_tensor(shape, dtype)

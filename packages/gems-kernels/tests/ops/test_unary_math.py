@@ -18,8 +18,7 @@ CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("dtype", "layout"), accuracy.dtype_layouts())
-@pytest.mark.parametrize("shape", accuracy.pointwise_shapes(), ids=str)
+@pytest.mark.parametrize(("shape", "dtype", "layout"), accuracy.pointwise_variants())
 @pytest.mark.parametrize(("name", "fn"), CASES)
 def test_unary(
     name: str,
