@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
+import torch
+
 from gems_kernels.ops import (
     activations,
     arg_reductions,
@@ -23,12 +25,22 @@ from gems_kernels.ops import (
     selection,
     unary_math,
 )
+from gems_kernels.ops.copies import cat, fill_, zero_
+from gems_kernels.ops.dropout import native_dropout, native_dropout_backward
 from gems_kernels.ops.embedding import (
     embedding,
     embedding_dense_backward,
     is_unscaled_backward,
 )
 from gems_kernels.ops.group_norm import group_norm_backward, group_norm_forward
+from gems_kernels.ops.indexing import (
+    gather,
+    index_add,
+    index_select,
+    same_leading_shape,
+    scatter_src,
+    scatter_value,
+)
 from gems_kernels.ops.layer_norm import layer_norm_backward, layer_norm_forward
 from gems_kernels.ops.logical import is_integral
 from gems_kernels.ops.matmul import addmm, bmm, is_matmul_dtype, mm, mv
@@ -40,6 +52,7 @@ from gems_kernels.ops.softmax import (
     softmax,
     softmax_backward,
 )
+from gems_kernels.ops.triangular import tril, triu
 from gems_kernels.ops.variants import Variants
 
 __all__ = ["REGISTRATIONS", "Registration", "all_registered_ops", "matches", "select"]
@@ -102,6 +115,10 @@ def _bitwise(name: str, family: Variants) -> list[Registration]:
 
 _FLOATING = {"condition": arithmetic.is_floating}
 _FLOATING_INPUT = {"condition": reductions.is_floating_input}
+
+
+def _float32_target(self: Any, *args: Any, **kwargs: Any) -> bool:
+    return self.dtype == torch.float32
 
 
 def _grad_of_class_scores(grad: Any, scores: Any, target: Any, *args: Any) -> bool:
@@ -227,6 +244,19 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     *_entries(addmm, "addmm", condition=is_matmul_dtype),
     *_entries(mv, "mv", condition=is_matmul_dtype),
     Registration("embedding", embedding),
+    # Copies, fills, indexing, dropout.
+    *_entries(fill_, "fill_.Scalar", "fill_.Tensor"),
+    Registration("zero_", zero_),
+    Registration("cat", cat),
+    Registration("triu", triu),
+    Registration("tril", tril),
+    Registration("index_select", index_select),
+    Registration("gather", gather, condition=same_leading_shape),
+    Registration("scatter.src", scatter_src, condition=same_leading_shape),
+    Registration("scatter.value", scatter_value, condition=same_leading_shape),
+    Registration("index_add", index_add, condition=_float32_target),
+    Registration("native_dropout", native_dropout, **_FLOATING_INPUT),
+    Registration("native_dropout_backward", native_dropout_backward),
     Registration(
         "embedding_dense_backward", embedding_dense_backward, condition=is_unscaled_backward
     ),

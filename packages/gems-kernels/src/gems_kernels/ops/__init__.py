@@ -26,8 +26,11 @@ from gems_kernels.ops.arithmetic import (
     remainder,
     sub,
 )
+from gems_kernels.ops.copies import cat, fill_, zero_
+from gems_kernels.ops.dropout import native_dropout, native_dropout_backward
 from gems_kernels.ops.embedding import embedding, embedding_dense_backward
 from gems_kernels.ops.group_norm import group_norm_backward, group_norm_forward
+from gems_kernels.ops.indexing import gather, index_add, index_select, scatter_src, scatter_value
 from gems_kernels.ops.layer_norm import layer_norm_backward, layer_norm_forward
 from gems_kernels.ops.matmul import addmm, bmm, mm, mv
 from gems_kernels.ops.moments import std, var, var_mean
@@ -51,6 +54,7 @@ from gems_kernels.ops.rms_norm import rms_norm
 from gems_kernels.ops.scans import cumsum
 from gems_kernels.ops.selection import clamp, masked_fill, where
 from gems_kernels.ops.softmax import log_softmax, log_softmax_backward, softmax, softmax_backward
+from gems_kernels.ops.triangular import tril, triu
 
 abs = unary_math.ABS.functional
 neg = unary_math.NEG.functional
@@ -102,6 +106,7 @@ __all__ = [
     "bitwise_or",
     "bitwise_xor",
     "bmm",
+    "cat",
     "ceil",
     "clamp",
     "cos",
@@ -114,13 +119,17 @@ __all__ = [
     "erf",
     "exp",
     "exp2",
+    "fill_",
     "floor",
+    "gather",
     "ge",
     "gelu",
     "gelu_backward",
     "group_norm_backward",
     "group_norm_forward",
     "gt",
+    "index_add",
+    "index_select",
     "isfinite",
     "isinf",
     "isnan",
@@ -152,6 +161,8 @@ __all__ = [
     "mm",
     "mul",
     "mv",
+    "native_dropout",
+    "native_dropout_backward",
     "ne",
     "neg",
     "nll_loss_backward",
@@ -165,6 +176,8 @@ __all__ = [
     "remainder",
     "rms_norm",
     "rsqrt",
+    "scatter_src",
+    "scatter_value",
     "sigmoid",
     "sigmoid_backward",
     "silu",
@@ -180,7 +193,10 @@ __all__ = [
     "tanh",
     "tanh_backward",
     "threshold_backward",
+    "tril",
+    "triu",
     "var",
     "var_mean",
     "where",
+    "zero_",
 ]

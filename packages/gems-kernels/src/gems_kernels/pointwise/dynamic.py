@@ -152,6 +152,14 @@ class PointwiseOp:
         dtypes = [promotion.dtypes(args) for promotion in self.promotions]
         compute_dtype = dtypes[0][0]
         shape = list(torch.broadcast_shapes(*(t.shape for t in tensors)))
+        # In-place and fill-like calls: inputs broadcast into a given output's shape.
+        for given in outputs.values():
+            if given is not None and given.numel():
+                try:
+                    if list(torch.broadcast_shapes(given.shape, shape)) == list(given.shape):
+                        shape = list(given.shape)
+                except RuntimeError:
+                    pass  # not broadcastable: the output is resized below, as ATen does
         device = tensors[0].device
         results = []
         for index, (_, result_dtype) in enumerate(dtypes):
