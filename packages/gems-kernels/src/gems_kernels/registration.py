@@ -113,8 +113,8 @@ def _bitwise(name: str, family: Variants) -> list[Registration]:
     ]
 
 
-_FLOATING = {"condition": arithmetic.is_floating}
-_FLOATING_INPUT = {"condition": reductions.is_floating_input}
+_floating = arithmetic.is_floating
+_floating_input = reductions.is_floating_input
 
 
 def _float32_target(self: Any, *args: Any, **kwargs: Any) -> bool:
@@ -137,20 +137,20 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("mul.out", arithmetic.mul_out),
     *_entries(arithmetic.div, "div.Tensor", "div.Scalar"),
     *_entries(arithmetic.div_, "div_.Tensor", "div_.Scalar"),
-    *_entries(arithmetic.div_mode, "div.Tensor_mode", "div.Scalar_mode", **_FLOATING),
-    *_entries(arithmetic.div_mode_, "div_.Tensor_mode", "div_.Scalar_mode", **_FLOATING),
-    *_entries(arithmetic.remainder, "remainder.Tensor", "remainder.Scalar", **_FLOATING),
-    *_entries(arithmetic.remainder_, "remainder_.Tensor", "remainder_.Scalar", **_FLOATING),
-    *_entries(arithmetic.pow_tensor, "pow.Tensor_Tensor", "pow.Scalar", **_FLOATING),
-    Registration("pow_.Tensor", arithmetic.pow_tensor_, **_FLOATING),
-    Registration("pow.Tensor_Scalar", arithmetic.pow_scalar, **_FLOATING),
+    *_entries(arithmetic.div_mode, "div.Tensor_mode", "div.Scalar_mode", condition=_floating),
+    *_entries(arithmetic.div_mode_, "div_.Tensor_mode", "div_.Scalar_mode", condition=_floating),
+    *_entries(arithmetic.remainder, "remainder.Tensor", "remainder.Scalar", condition=_floating),
+    *_entries(arithmetic.remainder_, "remainder_.Tensor", "remainder_.Scalar", condition=_floating),
+    *_entries(arithmetic.pow_tensor, "pow.Tensor_Tensor", "pow.Scalar", condition=_floating),
+    Registration("pow_.Tensor", arithmetic.pow_tensor_, condition=_floating),
+    Registration("pow.Tensor_Scalar", arithmetic.pow_scalar, condition=_floating),
     Registration("maximum", arithmetic.maximum),
     Registration("minimum", arithmetic.minimum),
     # Unary math.
     *_pointwise("abs", unary_math.ABS),
     *_pointwise("neg", unary_math.NEG),
-    *_pointwise("floor", unary_math.FLOOR, **_FLOATING),
-    *_pointwise("ceil", unary_math.CEIL, **_FLOATING),
+    *_pointwise("floor", unary_math.FLOOR, condition=_floating),
+    *_pointwise("ceil", unary_math.CEIL, condition=_floating),
     *_pointwise("exp", unary_math.EXP),
     *_pointwise("exp2", unary_math.EXP2),
     *_pointwise("log", unary_math.LOG),
@@ -209,10 +209,10 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("mean.dim", reductions.mean_dim),
     Registration("prod", reductions.prod),
     Registration("prod.dim_int", reductions.prod_dim),
-    Registration("amax", reductions.amax, **_FLOATING_INPUT),
-    Registration("amin", reductions.amin, **_FLOATING_INPUT),
-    Registration("max", reductions.max_all, **_FLOATING_INPUT),
-    Registration("min", reductions.min_all, **_FLOATING_INPUT),
+    Registration("amax", reductions.amax, condition=_floating_input),
+    Registration("amin", reductions.amin, condition=_floating_input),
+    Registration("max", reductions.max_all, condition=_floating_input),
+    Registration("min", reductions.min_all, condition=_floating_input),
     *_entries(reductions.all_dims, "all", "all.dims"),
     Registration("all.dim", reductions.all_dim),
     *_entries(reductions.any_dims, "any", "any.dims"),
@@ -221,21 +221,21 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("min.dim", arg_reductions.min_dim, condition=arg_reductions.is_floating),
     Registration("argmax", arg_reductions.argmax, condition=arg_reductions.is_floating),
     Registration("argmin", arg_reductions.argmin, condition=arg_reductions.is_floating),
-    Registration("var_mean.correction", moments.var_mean, **_FLOATING_INPUT),
-    Registration("var.correction", moments.var, **_FLOATING_INPUT),
-    Registration("std.correction", moments.std, **_FLOATING_INPUT),
+    Registration("var_mean.correction", moments.var_mean, condition=_floating_input),
+    Registration("var.correction", moments.var, condition=_floating_input),
+    Registration("std.correction", moments.std, condition=_floating_input),
     Registration("linalg_vector_norm", norms.linalg_vector_norm, condition=norms.supports_order),
     Registration("cumsum", scans.cumsum),
     # Softmax, normalisation, losses.
-    Registration("_softmax", softmax, **_FLOATING_INPUT),
-    Registration("_log_softmax", log_softmax, **_FLOATING_INPUT),
-    Registration("_softmax_backward_data", softmax_backward, **_FLOATING_INPUT),
-    Registration("_log_softmax_backward_data", log_softmax_backward, **_FLOATING_INPUT),
-    Registration("native_layer_norm", layer_norm_forward, **_FLOATING_INPUT),
-    Registration("native_layer_norm_backward", layer_norm_backward, **_FLOATING_INPUT),
-    Registration("rms_norm", rms_norm, autograd=True, **_FLOATING_INPUT),
-    Registration("native_group_norm", group_norm_forward, **_FLOATING_INPUT),
-    Registration("native_group_norm_backward", group_norm_backward, **_FLOATING_INPUT),
+    Registration("_softmax", softmax, condition=_floating_input),
+    Registration("_log_softmax", log_softmax, condition=_floating_input),
+    Registration("_softmax_backward_data", softmax_backward, condition=_floating_input),
+    Registration("_log_softmax_backward_data", log_softmax_backward, condition=_floating_input),
+    Registration("native_layer_norm", layer_norm_forward, condition=_floating_input),
+    Registration("native_layer_norm_backward", layer_norm_backward, condition=_floating_input),
+    Registration("rms_norm", rms_norm, autograd=True, condition=_floating_input),
+    Registration("native_group_norm", group_norm_forward, condition=_floating_input),
+    Registration("native_group_norm_backward", group_norm_backward, condition=_floating_input),
     Registration("nll_loss_forward", nll_loss_forward, condition=is_class_scores),
     Registration("nll_loss_backward", nll_loss_backward, condition=_grad_of_class_scores),
     # Matrix products and lookups.
@@ -255,7 +255,7 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("scatter.src", scatter_src, condition=same_leading_shape),
     Registration("scatter.value", scatter_value, condition=same_leading_shape),
     Registration("index_add", index_add, condition=_float32_target),
-    Registration("native_dropout", native_dropout, **_FLOATING_INPUT),
+    Registration("native_dropout", native_dropout, condition=_floating_input),
     Registration("native_dropout_backward", native_dropout_backward),
     Registration(
         "embedding_dense_backward", embedding_dense_backward, condition=is_unscaled_backward

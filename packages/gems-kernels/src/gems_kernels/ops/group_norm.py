@@ -68,8 +68,9 @@ def group_norm_backward(
     grad_x = grad_weight = grad_bias = None
     if output_mask[0]:
         scaled = arithmetic.mul(grad, _channel_view(weight)) if weight is not None else grad
-        grad_x, _, _ = normalize_rows_backward(scaled, x, row_size, None, mean_rows, rstd_rows)
-        grad_x = grad_x.to(x.dtype).view(x.shape)
+        grad_rows, _, _ = normalize_rows_backward(scaled, x, row_size, None, mean_rows, rstd_rows)
+        assert grad_rows is not None
+        grad_x = grad_rows.to(x.dtype).view(x.shape)
     if output_mask[1] and weight is not None:
         # normalized = (x - mean) * rstd per (sample, group) row, recomputed pointwise.
         rows = x.contiguous().view(batch * groups, row_size)
