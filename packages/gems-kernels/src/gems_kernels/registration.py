@@ -25,6 +25,7 @@ from gems_kernels.ops import (
     selection,
     unary_math,
 )
+from gems_kernels.ops.attention import is_plain_inference, scaled_dot_product_attention
 from gems_kernels.ops.copies import cat, fill_, zero_
 from gems_kernels.ops.dropout import native_dropout, native_dropout_backward
 from gems_kernels.ops.embedding import (
@@ -257,6 +258,12 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("index_add", index_add, condition=_float32_target),
     Registration("native_dropout", native_dropout, condition=_floating_input),
     Registration("native_dropout_backward", native_dropout_backward),
+    Registration(
+        "scaled_dot_product_attention",
+        scaled_dot_product_attention,
+        condition=is_plain_inference,
+        autograd=True,
+    ),
     Registration(
         "embedding_dense_backward", embedding_dense_backward, condition=is_unscaled_backward
     ),

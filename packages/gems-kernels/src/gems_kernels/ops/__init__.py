@@ -26,6 +26,7 @@ from gems_kernels.ops.arithmetic import (
     remainder,
     sub,
 )
+from gems_kernels.ops.attention import scaled_dot_product_attention
 from gems_kernels.ops.copies import cat, fill_, zero_
 from gems_kernels.ops.dropout import native_dropout, native_dropout_backward
 from gems_kernels.ops.embedding import embedding, embedding_dense_backward
@@ -176,6 +177,7 @@ __all__ = [
     "remainder",
     "rms_norm",
     "rsqrt",
+    "scaled_dot_product_attention",
     "scatter_src",
     "scatter_value",
     "sigmoid",
