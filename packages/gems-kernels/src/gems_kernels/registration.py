@@ -53,6 +53,14 @@ from gems_kernels.ops.softmax import (
     softmax,
     softmax_backward,
 )
+from gems_kernels.ops.sorting import (
+    sort,
+    sort_fits,
+    sort_stable,
+    sort_stable_fits,
+    topk,
+    topk_fits,
+)
 from gems_kernels.ops.triangular import tril, triu
 from gems_kernels.ops.variants import Variants
 
@@ -258,6 +266,9 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("index_add", index_add, condition=_float32_target),
     Registration("native_dropout", native_dropout, condition=_floating_input),
     Registration("native_dropout_backward", native_dropout_backward),
+    Registration("sort", sort, condition=sort_fits),
+    Registration("sort.stable", sort_stable, condition=sort_stable_fits),
+    Registration("topk", topk, condition=topk_fits),
     Registration(
         "scaled_dot_product_attention",
         scaled_dot_product_attention,

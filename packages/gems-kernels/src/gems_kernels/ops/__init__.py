@@ -55,6 +55,7 @@ from gems_kernels.ops.rms_norm import rms_norm
 from gems_kernels.ops.scans import cumsum
 from gems_kernels.ops.selection import clamp, masked_fill, where
 from gems_kernels.ops.softmax import log_softmax, log_softmax_backward, softmax, softmax_backward
+from gems_kernels.ops.sorting import sort, topk
 from gems_kernels.ops.triangular import tril, triu
 
 abs = unary_math.ABS.functional
@@ -187,6 +188,7 @@ __all__ = [
     "sin",
     "softmax",
     "softmax_backward",
+    "sort",
     "sqrt",
     "std",
     "sub",
@@ -195,6 +197,7 @@ __all__ = [
     "tanh",
     "tanh_backward",
     "threshold_backward",
+    "topk",
     "tril",
     "triu",
     "var",
