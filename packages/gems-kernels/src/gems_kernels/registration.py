@@ -26,7 +26,7 @@ from gems_kernels.ops import (
     unary_math,
 )
 from gems_kernels.ops.attention import is_plain_inference, scaled_dot_product_attention
-from gems_kernels.ops.copies import cat, fill_, zero_
+from gems_kernels.ops.copies import cat, constant_pad_nd, fill_, repeat, stack, zero_
 from gems_kernels.ops.dropout import native_dropout, native_dropout_backward
 from gems_kernels.ops.embedding import (
     embedding,
@@ -257,6 +257,9 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     *_entries(fill_, "fill_.Scalar", "fill_.Tensor"),
     Registration("zero_", zero_),
     Registration("cat", cat),
+    Registration("stack", stack),
+    Registration("repeat", repeat),
+    Registration("constant_pad_nd", constant_pad_nd),
     Registration("triu", triu),
     Registration("tril", tril),
     Registration("index_select", index_select),

@@ -40,3 +40,32 @@ def test_cat_mismatched_sizes_name_the_dim() -> None:
 
     with pytest.raises(RuntimeError, match="except in dimension 0"):
         ops.cat([torch.ones(2, 3), torch.ones(2, 4)], 0)
+
+
+@pytest.mark.parametrize(
+    ("shape", "dim", "dtype"), accuracy.dtype_variants([((3,), 0), ((2, 4), 1), ((2, 3, 1), -1)])
+)
+def test_stack(shape: tuple[int, ...], dim: int, dtype: torch.dtype) -> None:
+    tensors = [accuracy.make_tensor(shape, dtype) for _ in range(3)]
+    accuracy.check_op(lambda *ts: torch.stack(ts, dim), *tensors, overloads=["stack"])
+
+
+@pytest.mark.parametrize(
+    ("shape", "repeats", "dtype"),
+    accuracy.dtype_variants([((3,), (2,)), ((2, 3), (2, 1)), ((2, 3), (3, 1, 2)), ((), (4,))]),
+)
+def test_repeat(shape: tuple[int, ...], repeats: tuple[int, ...], dtype: torch.dtype) -> None:
+    x = accuracy.make_tensor(shape, dtype)
+    accuracy.check_op(lambda t: t.repeat(*repeats), x, overloads=["repeat"])
+
+
+@pytest.mark.parametrize(
+    ("shape", "pad", "dtype"),
+    accuracy.dtype_variants([((4,), (1, 2)), ((2, 3), (0, 1, 2, 0)), ((2, 5), (-1, 2)),
+                             ((1, 2, 3), (1, 1, 1, 1))]),
+)  # fmt: skip
+def test_constant_pad(shape: tuple[int, ...], pad: tuple[int, ...], dtype: torch.dtype) -> None:
+    x = accuracy.make_tensor(shape, dtype)
+    accuracy.check_op(
+        lambda t: torch.nn.functional.pad(t, pad, value=1.5), x, overloads=["constant_pad_nd"]
+    )

@@ -27,7 +27,7 @@ from gems_kernels.ops.arithmetic import (
     sub,
 )
 from gems_kernels.ops.attention import scaled_dot_product_attention
-from gems_kernels.ops.copies import cat, fill_, zero_
+from gems_kernels.ops.copies import cat, constant_pad_nd, fill_, repeat, stack, zero_
 from gems_kernels.ops.dropout import native_dropout, native_dropout_backward
 from gems_kernels.ops.embedding import embedding, embedding_dense_backward
 from gems_kernels.ops.group_norm import group_norm_backward, group_norm_forward
@@ -111,6 +111,7 @@ __all__ = [
     "cat",
     "ceil",
     "clamp",
+    "constant_pad_nd",
     "cos",
     "cumsum",
     "div",
@@ -176,6 +177,7 @@ __all__ = [
     "reciprocal",
     "relu",
     "remainder",
+    "repeat",
     "rms_norm",
     "rsqrt",
     "scaled_dot_product_attention",
@@ -190,6 +192,7 @@ __all__ = [
     "softmax_backward",
     "sort",
     "sqrt",
+    "stack",
     "std",
     "sub",
     "sum",

@@ -1,4 +1,7 @@
-"""Element copies and fills: fill_, zero_ and cat (a strided copy into each slice)."""
+"""Element copies and fills: fill_, zero_, cat, stack, repeat and constant padding.
+
+Everything here is the one strided copy kernel (or the fill kernel) aimed at views of the result.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import triton.language as tl
 from gems_kernels.ops.row_layout import normalize_dims
 from gems_kernels.pointwise import pointwise_dynamic
 
-__all__ = ["cat", "fill_", "zero_"]
+__all__ = ["cat", "constant_pad_nd", "fill_", "repeat", "stack", "zero_"]
 
 
 @pointwise_dynamic(is_tensor=[True], promotions=[((0,), "NO_OPMATH")])
@@ -68,4 +71,60 @@ def cat(tensors: Sequence[torch.Tensor], dim: int = 0) -> torch.Tensor:
         if t.numel():
             _copy(t, out0=out.narrow(axis, offset, size))
         offset += size
+    return out
+
+
+def stack(tensors: Sequence[torch.Tensor], dim: int = 0) -> torch.Tensor:
+    """aten::stack: every input must have the same shape."""
+    if not tensors:
+        raise RuntimeError("stack: expects a non-empty list of tensors")
+    shapes = {tuple(t.shape) for t in tensors}
+    if len(shapes) != 1:
+        raise RuntimeError(f"stack: expects each tensor to be equal size, got {sorted(shapes)}")
+    (axis,) = normalize_dims(dim, tensors[0].dim() + 1)
+    return cat([t.unsqueeze(axis) for t in tensors], axis)
+
+
+def repeat(self: torch.Tensor, repeats: Sequence[int]) -> torch.Tensor:
+    """aten::repeat: the input tiled ``repeats[d]`` times along each dim."""
+    if len(repeats) < self.dim():
+        raise RuntimeError(
+            f"repeats: number of repeat dims ({len(repeats)}) can not be smaller than the "
+            f"number of tensor dims ({self.dim()})"
+        )
+    source = self.reshape((1,) * (len(repeats) - self.dim()) + tuple(self.shape))
+    out_shape = [r * s for r, s in zip(repeats, source.shape, strict=True)]
+    out = torch.empty(out_shape, dtype=self.dtype, device=self.device)
+    if out.numel():
+        # out viewed as (r0, s0, r1, s1, ...) receives the source broadcast over the r's.
+        interleaved = [n for pair in zip(repeats, source.shape, strict=True) for n in pair]
+        expanded = source.reshape([n for s in source.shape for n in (1, s)]).expand(interleaved)
+        _copy(expanded, out0=out.view(interleaved))
+    return out
+
+
+def constant_pad_nd(self: torch.Tensor, pad: Sequence[int], value: Any = 0) -> torch.Tensor:
+    """aten::constant_pad_nd: pad (or, for negative amounts, crop) the trailing dims."""
+    if len(pad) % 2 or len(pad) // 2 > self.dim():
+        raise RuntimeError(f"pad: expected an even length of at most 2 * {self.dim()}, got {pad}")
+    shape = list(self.shape)
+    source = self
+    target: list[tuple[int, int]] = []
+    for i in range(len(pad) // 2):
+        d = self.dim() - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        shape[d] = self.shape[d] + before + after
+        if shape[d] < 0:
+            raise RuntimeError(f"pad: resulting size of dim {d} would be {shape[d]}")
+        crop_start, crop_end = max(0, -before), self.shape[d] - max(0, -after)
+        source = source.narrow(d, crop_start, max(0, crop_end - crop_start))
+        target.append((d, max(0, before)))
+    out = torch.empty(shape, dtype=self.dtype, device=self.device)
+    if out.numel():
+        _fill(out, value, out0=out)
+        region = out
+        for d, start in target:
+            region = region.narrow(d, start, source.shape[d])
+        if source.numel():
+            _copy(source, out0=region)
     return out
