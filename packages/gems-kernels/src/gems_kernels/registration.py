@@ -46,6 +46,7 @@ from gems_kernels.ops.layer_norm import layer_norm_backward, layer_norm_forward
 from gems_kernels.ops.logical import is_integral
 from gems_kernels.ops.matmul import addmm, bmm, is_matmul_dtype, mm, mv
 from gems_kernels.ops.nll_loss import is_class_scores, nll_loss_backward, nll_loss_forward
+from gems_kernels.ops.ranges import arange_out
 from gems_kernels.ops.rms_norm import rms_norm
 from gems_kernels.ops.softmax import (
     log_softmax,
@@ -260,6 +261,7 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("stack", stack),
     Registration("repeat", repeat),
     Registration("constant_pad_nd", constant_pad_nd),
+    Registration("arange.start_out", arange_out),
     Registration("triu", triu),
     Registration("tril", tril),
     Registration("index_select", index_select),

@@ -37,6 +37,7 @@ from gems_kernels.ops.matmul import addmm, bmm, mm, mv
 from gems_kernels.ops.moments import std, var, var_mean
 from gems_kernels.ops.nll_loss import nll_loss_backward, nll_loss_forward
 from gems_kernels.ops.norms import linalg_vector_norm
+from gems_kernels.ops.ranges import arange_out
 from gems_kernels.ops.reductions import (
     all_dims,
     amax,
@@ -101,6 +102,7 @@ __all__ = [
     "amax",
     "amin",
     "any_dims",
+    "arange_out",
     "argmax",
     "argmin",
     "bitwise_and",
