@@ -27,6 +27,10 @@ def _norm_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tens
     return x, accuracy.make_tensor(shape[-1:], dtype), accuracy.make_tensor(shape[-1:], dtype)
 
 
+def _rms_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    return accuracy.make_tensor(shape, dtype), accuracy.make_tensor(shape[-1:], dtype)
+
+
 def _loss_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
     scores = accuracy.make_tensor(shape, dtype)
     return scores, accuracy.make_tensor(shape[:1], torch.int64, low=0, high=shape[1] - 1)
@@ -51,6 +55,51 @@ def _gate_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tens
 def _swiglu_reference(x: torch.Tensor) -> torch.Tensor:
     a, b = x.chunk(2, dim=-1)
     return F.silu(a) * b
+
+
+def _with_grad(make: Callable[[tuple[int, ...], torch.dtype], tuple]) -> Callable[..., tuple]:
+    """Inputs of ``make`` as leaves requiring grad, plus an upstream gradient of x's shape."""
+
+    def inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[Any, ...]:
+        tensors = [t.requires_grad_() if t.is_floating_point() else t for t in make(shape, dtype)]
+        return (*tensors, accuracy.make_tensor(tensors[0].shape, dtype))
+
+    return inputs
+
+
+def _forward_backward(fn: Callable[..., torch.Tensor]) -> Callable[..., Any]:
+    """One training step of ``fn``: forward, then gradients of every input needing one."""
+
+    def step(*args: Any) -> tuple[torch.Tensor, ...]:
+        *inputs, grad = args
+        out = fn(*inputs)
+        leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
+        upstream = grad if out.shape == grad.shape else torch.ones_like(out)
+        return (out.detach(), *torch.autograd.grad(out, leaves, upstream))
+
+    return step
+
+
+def _training_cases(dtype: torch.dtype, rows: tuple[int, ...],
+                    vocab: tuple[int, ...]) -> list[Case]:  # fmt: skip
+    """Forward plus backward of the ops the issue sets targets for."""
+    return [
+        Case("softmax_fwd_bwd", dtype, rows, _with_grad(_tensors(1)),
+             _forward_backward(lambda x: torch.softmax(x, -1)),
+             ["_softmax", "_softmax_backward_data"]),
+        Case("layer_norm_fwd_bwd", dtype, rows, _with_grad(_norm_inputs),
+             _forward_backward(lambda x, w, b: F.layer_norm(x, w.shape, w, b)),
+             ["native_layer_norm", "native_layer_norm_backward"]),
+        Case("rms_norm_fwd_bwd", dtype, rows, _with_grad(_rms_inputs),
+             _forward_backward(lambda x, w: F.rms_norm(x, w.shape, w, 1e-6)), ["rms_norm"]),
+        Case("cross_entropy_fwd_bwd", dtype, vocab, _with_grad(_loss_inputs),
+             _forward_backward(F.cross_entropy),
+             ["_log_softmax", "nll_loss_forward", "_log_softmax_backward_data",
+              "nll_loss_backward"]),
+        Case("silu_and_mul_fwd_bwd", dtype, rows, _with_grad(_gate_inputs),
+             _forward_backward(_swiglu_reference),
+             gems=_forward_backward(fused.silu_and_mul)),
+    ]  # fmt: skip
 
 
 def core_cases(smoke: bool) -> list[Case]:
@@ -82,8 +131,8 @@ def core_cases(smoke: bool) -> list[Case]:
             Case("layer_norm", dtype, rows, _norm_inputs,
                  lambda x, w, b: F.layer_norm(x, w.shape, w, b), ["native_layer_norm"],
                  tiny_shape=(1, 1)),
-            Case("rms_norm", dtype, rows, _norm_inputs,
-                 lambda x, w, b: F.rms_norm(x, w.shape, w, 1e-6), ["rms_norm"]),
+            Case("rms_norm", dtype, rows, _rms_inputs,
+                 lambda x, w: F.rms_norm(x, w.shape, w, 1e-6), ["rms_norm"]),
             Case("cross_entropy", dtype, vocab, _loss_inputs, F.cross_entropy,
                  ["_log_softmax", "nll_loss_forward"]),
             Case("mm", dtype, mm, _mm_inputs, torch.mm, ["mm"],
@@ -92,5 +141,6 @@ def core_cases(smoke: bool) -> list[Case]:
                  _embedding_inputs, F.embedding, ["embedding"]),
             Case("silu_and_mul", dtype, rows, _gate_inputs, _swiglu_reference,
                  gems=fused.silu_and_mul),
+            *_training_cases(dtype, rows, vocab),
         ]  # fmt: skip
     return cases
