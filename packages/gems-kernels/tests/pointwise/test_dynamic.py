@@ -177,3 +177,24 @@ def test_int64_indexing_kernel_computes_the_same(monkeypatch: pytest.MonkeyPatch
 def test_errors(call, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
         call()
+
+
+def test_repeated_signatures_reuse_one_plan() -> None:
+    op = dynamic.PointwiseOp(axpy.scalar_fn, axpy.is_tensor, axpy.promotions)
+    x, y = torch.randn(4, 5), torch.randn(5)
+    for alpha in (1.0, 2.0, -3.0):
+        result = op(x, y, alpha)
+        accuracy.assert_close(result, accuracy.to_reference(x * alpha + y))
+    assert len(op._plans) == 1
+    op(x.t(), 1.5, 2.0)
+    op(x, y, 2, out0=x)
+    assert len(op._plans) == 3
+    accuracy.assert_close(op(x.t(), 0.5, 2.0), accuracy.to_reference(x.t() * 2 + 0.5))
+
+
+def test_a_resizing_call_is_not_remembered() -> None:
+    op = dynamic.PointwiseOp(axpy.scalar_fn, axpy.is_tensor, axpy.promotions)
+    x, y = torch.randn(3), torch.randn(3)
+    out = torch.empty(0)
+    op(x, y, 1.0, out0=out)
+    assert out.shape == (3,) and not op._plans

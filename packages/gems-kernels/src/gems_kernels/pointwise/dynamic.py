@@ -39,6 +39,8 @@ _TRITON_DTYPES: Final[dict[torch.dtype, str]] = {
     torch.bool: "tl.int1",
 }
 _KERNELS: dict[tuple[int, KernelSpec], Any] = {}
+# Plans remembered per operator; the oldest is dropped beyond this many.
+_MAX_PLANS: Final = 256
 
 
 @dataclass(frozen=True)
@@ -131,10 +133,32 @@ class PointwiseOp:
         self.is_tensor = tuple(is_tensor)
         self.promotions = tuple(promotions)
         self.num_outputs = len(self.promotions)
+        self._plans: dict[tuple[Any, ...], _Plan] = {}
         self.__name__ = getattr(scalar_fn, "__name__", "pointwise")
         self.__doc__ = getattr(scalar_fn, "__doc__", None)
 
     def __call__(self, *args: Any, **outputs: torch.Tensor | None) -> Any:
+        key = _signature(args, outputs)
+        plan = self._plans.get(key)
+        if plan is None:
+            return self._plan_and_run(key, args, outputs)
+        # The fast path: same layouts and dtypes as a previous call, so only allocation and
+        # the launch remain.
+        results = []
+        for index, (mode, dtype) in enumerate(plan.allocations):
+            if mode == "given":
+                results.append(outputs[f"out{index}"])
+            elif mode == "like":
+                results.append(torch.empty_like(args[plan.like_position], dtype=dtype))
+            else:
+                results.append(torch.empty(plan.shape, dtype=dtype, device=plan.device))
+        if plan.numel:
+            plan.launch(args, results)
+        return results[0] if self.num_outputs == 1 else tuple(results)
+
+    def _plan_and_run(
+        self, key: tuple[Any, ...] | None, args: tuple[Any, ...], outputs: dict[str, Any]
+    ) -> Any:
         if len(args) != len(self.is_tensor):
             raise TypeError(
                 f"{self.__name__}: expected {len(self.is_tensor)} arguments, got {len(args)}"
@@ -142,13 +166,14 @@ class PointwiseOp:
         unknown = set(outputs) - {f"out{i}" for i in range(self.num_outputs)}
         if unknown:
             raise TypeError(f"{self.__name__}: unexpected keyword arguments {sorted(unknown)}")
-        tensors = [
-            a
-            for a, t in zip(args, self.is_tensor, strict=True)
+        positions = [
+            i
+            for i, (a, t) in enumerate(zip(args, self.is_tensor, strict=True))
             if t and isinstance(a, torch.Tensor)
         ]
-        if not tensors:
+        if not positions:
             raise TypeError(f"{self.__name__}: expected at least one tensor argument")
+        tensors = [args[i] for i in positions]
         dtypes = [promotion.dtypes(args) for promotion in self.promotions]
         compute_dtype = dtypes[0][0]
         shape = list(torch.broadcast_shapes(*(t.shape for t in tensors)))
@@ -162,6 +187,8 @@ class PointwiseOp:
                     pass  # not broadcastable: the output is resized below, as ATen does
         device = tensors[0].device
         results = []
+        allocations: list[tuple[str, torch.dtype]] = []
+        resized = False
         for index, (_, result_dtype) in enumerate(dtypes):
             given = outputs.get(f"out{index}")
             if given is None:
@@ -169,8 +196,10 @@ class PointwiseOp:
                 if list(like.shape) == shape:
                     # Keeps a dense input's memory layout (e.g. transposed), like ATen.
                     given = torch.empty_like(like, dtype=result_dtype)
+                    allocations.append(("like", result_dtype))
                 else:
                     given = torch.empty(shape, dtype=result_dtype, device=device)
+                    allocations.append(("empty", result_dtype))
             else:
                 if not torch.can_cast(result_dtype, given.dtype):
                     raise RuntimeError(
@@ -179,20 +208,35 @@ class PointwiseOp:
                     )
                 if list(given.shape) != shape:
                     given.resize_(shape)
+                    resized = True
+                allocations.append(("given", given.dtype))
             results.append(given)
         numel = math.prod(shape)
+        plan = _Plan(
+            allocations=allocations,
+            like_position=positions[0],
+            shape=shape,
+            device=device,
+            numel=numel,
+            launch=self._launcher(args, results, shape, numel, compute_dtype),
+        )
         if numel:
-            self._launch(args, results, shape, numel, compute_dtype)
+            plan.launch(args, results)
+        if key is not None and not resized:
+            if len(self._plans) >= _MAX_PLANS:
+                self._plans.pop(next(iter(self._plans)))
+            self._plans[key] = plan
         return results[0] if self.num_outputs == 1 else tuple(results)
 
-    def _launch(
+    def _launcher(
         self,
         args: Sequence[Any],
         results: list[torch.Tensor],
         shape: list[int],
         numel: int,
         compute_dtype: torch.dtype,
-    ) -> None:
+    ) -> Callable[[Sequence[Any], list[torch.Tensor]], None]:
+        """A function launching the kernel for arguments laid out like ``args``/``results``."""
         kinds = []
         operands: list[torch.Tensor] = []
         for arg, tensor in zip(args, self.is_tensor, strict=True):
@@ -212,22 +256,60 @@ class PointwiseOp:
             compute_dtype=_TRITON_DTYPES[compute_dtype],
             index64=needs_int64_indexing(numel, sizes, strides),
         )
-        kernel = _load_kernel(spec, self.scalar_fn)
-        kernel_args: list[Any] = []
-        stride_iter = iter(strides)
-        for arg, kind in zip(args, kinds, strict=True):
-            kernel_args.append(arg)
-            if kind == "tensor":
-                kernel_args.extend(next(stride_iter))
-        for result in results:
-            kernel_args.append(result)
-            kernel_args.extend(next(stride_iter))
-        kernel_args.extend(sizes)
-        kernel_args.append(numel)
+        kernel = _load_kernel(spec, self.scalar_fn) if numel else None
+        input_strides = strides[: len(operands)]
+        output_strides = strides[len(operands) :]
+        tail = [*sizes, numel]
         config = launch_config(current_vendor().name, "pointwise")
-        block = min(config.block_size, triton.next_power_of_2(numel))
+        block = min(config.block_size, triton.next_power_of_2(max(numel, 1)))
         grid = (triton.cdiv(numel, block),)
-        kernel[grid](*kernel_args, BLOCK=block, num_warps=config.num_warps)
+
+        def launch(call_args: Sequence[Any], call_results: list[torch.Tensor]) -> None:
+            kernel_args: list[Any] = []
+            stride_iter = iter(input_strides)
+            for arg, kind in zip(call_args, kinds, strict=True):
+                kernel_args.append(arg)
+                if kind == "tensor":
+                    kernel_args.extend(next(stride_iter))
+            for result, result_strides in zip(call_results, output_strides, strict=True):
+                kernel_args.append(result)
+                kernel_args.extend(result_strides)
+            kernel_args.extend(tail)
+            kernel[grid](*kernel_args, BLOCK=block, num_warps=config.num_warps)
+
+        return launch
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What a call with a given argument signature needs besides the arguments themselves."""
+
+    allocations: list[tuple[str, torch.dtype]]
+    like_position: int
+    shape: list[int]
+    device: torch.device
+    numel: int
+    launch: Callable[[Sequence[Any], list[torch.Tensor]], None]
+
+
+def _summary(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return (tuple(value.shape), value.stride(), value.dtype, value.device)
+    if value is None or isinstance(value, (bool, int, float)):
+        return type(value)
+    raise TypeError
+
+
+def _signature(args: tuple[Any, ...], outputs: dict[str, Any]) -> tuple[Any, ...] | None:
+    """A hashable summary of everything a plan depends on: tensor layouts, dtypes and devices,
+    scalar types and the given outputs. None when an argument cannot be summarised."""
+    try:
+        return (
+            *(_summary(arg) for arg in args),
+            *((name, _summary(outputs[name])) for name in sorted(outputs)),
+        )
+    except TypeError:
+        return None
 
 
 def pointwise_dynamic(
