@@ -54,3 +54,21 @@ def test_float64_stays_in_aten() -> None:
     with use_gems(include=["mm"], record=True) as session:
         torch.mm(torch.ones(2, 2, dtype=torch.float64), torch.ones(2, 2, dtype=torch.float64))
     assert session.recorder is not None and not session.recorder.seen
+
+
+def test_gpu_block_choice_is_tuned_once_per_bucket(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The GPU path of block selection, with the device and timings faked (no GPU here)."""
+    from gems_kernels.backends import VENDORS
+    from gems_kernels.ops import matmul
+
+    monkeypatch.setattr(matmul, "current_vendor", lambda: VENDORS["nvidia"])
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda: "fake-gpu")
+    measured: list[tuple[int, ...]] = []
+
+    def measure(config: tuple[int, ...]) -> float:
+        measured.append(config)
+        return 1.0 if config == (128, 64, 32, 4) else 2.0
+
+    assert matmul._blocks(100, 60, 70, torch.float16, measure) == (128, 64, 32, 4)
+    assert matmul._blocks(120, 64, 128, torch.float16, measure) == (128, 64, 32, 4)
+    assert len(measured) == len(matmul._GPU_CANDIDATES)

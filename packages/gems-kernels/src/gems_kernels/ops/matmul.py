@@ -6,12 +6,15 @@ float32 inputs use IEEE-precision products unless PyTorch allows TF32 for matmul
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from collections.abc import Callable
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
+from gems_kernels import caches
 from gems_kernels.backends import current_vendor
 
 __all__ = ["addmm", "bmm", "is_matmul_dtype", "mm", "mv"]
@@ -66,14 +69,34 @@ def is_matmul_dtype(*args: Any, **kwargs: Any) -> bool:
     return len(dtypes) == 1 and dtypes <= {torch.float16, torch.bfloat16, torch.float32}
 
 
-def _blocks(m: int, n: int, k: int) -> tuple[int, int, int, int]:
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_warps) tried once per shape bucket on a GPU; the choice is
+# stored under GEMS_CACHE_DIR, so later processes reuse it without measuring.
+_GPU_CANDIDATES: Final = ((64, 64, 32, 4), (128, 64, 32, 4), (64, 128, 32, 4), (128, 128, 32, 8))
+
+
+def _blocks(
+    m: int, n: int, k: int, dtype: torch.dtype, measure: Callable[[tuple[int, ...]], float]
+) -> tuple[int, int, int, int]:
     if current_vendor().name == "cpu":
         # The interpreter runs each program in Python: few, large tiles are fastest.
         size = 16 if max(m, n) <= 16 else 32
         return size, size, 32, 1
-    block_m = 128 if m >= 128 else 64
-    block_n = 128 if n >= 128 else 64
-    return block_m, block_n, 32, 4
+    bucket = f"{triton.next_power_of_2(m)}x{triton.next_power_of_2(n)}x{triton.next_power_of_2(k)}"
+    device = f"{torch.cuda.get_device_name()}:{bucket}:{dtype}"
+    source = getattr(_matmul_kernel, "src", "_matmul_kernel")
+    return caches.tuned(source, device, list(_GPU_CANDIDATES), measure)
+
+
+def _measure(launch: Callable[[tuple[int, ...]], None]) -> Callable[[tuple[int, ...]], float]:
+    def measure(config: tuple[int, ...]) -> float:
+        import triton.testing
+
+        try:
+            return float(triton.testing.do_bench(lambda: launch(config), warmup=5, rep=20))
+        except Exception:  # a config the device cannot run (e.g. shared memory) never wins
+            return math.inf
+
+    return measure
 
 
 def _precision(dtype: torch.dtype) -> str:
@@ -95,17 +118,21 @@ def _launch(
     n = b.shape[2]
     if c.numel() == 0:
         return c
-    block_m, block_n, block_k, warps = _blocks(m, n, k)
     bias_strides = (0, 0) if bias is None else bias.stride()
-    grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), batch)
-    _matmul_kernel[grid](
-        a, b, c, bias, m, n, k,
-        *a.stride(), *b.stride(), *c.stride(), *bias_strides, alpha, beta,
-        HAS_BIAS=bias is not None and beta != 0, PRECISION=_precision(a.dtype),
-        # Triton's interpreter multiplies bfloat16 tiles wrongly; it gets float32 tiles.
-        UPCAST=current_vendor().name == "cpu",
-        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, num_warps=warps,
-    )  # fmt: skip
+
+    def launch(config: tuple[int, ...]) -> None:
+        block_m, block_n, block_k, warps = config
+        grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), batch)
+        _matmul_kernel[grid](
+            a, b, c, bias, m, n, k,
+            *a.stride(), *b.stride(), *c.stride(), *bias_strides, alpha, beta,
+            HAS_BIAS=bias is not None and beta != 0, PRECISION=_precision(a.dtype),
+            # Triton's interpreter multiplies bfloat16 tiles wrongly; it gets float32 tiles.
+            UPCAST=current_vendor().name == "cpu",
+            BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, num_warps=warps,
+        )  # fmt: skip
+
+    launch(_blocks(m, n, k, a.dtype, _measure(launch)))
     return c
 
 

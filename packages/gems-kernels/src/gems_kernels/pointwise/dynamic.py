@@ -139,15 +139,17 @@ class PointwiseOp:
 
     def __call__(self, *args: Any, **outputs: torch.Tensor | None) -> Any:
         key = _signature(args, outputs)
-        plan = self._plans.get(key)
+        plan = self._plans.get(key) if key is not None else None
         if plan is None:
             return self._plan_and_run(key, args, outputs)
         # The fast path: same layouts and dtypes as a previous call, so only allocation and
         # the launch remain.
-        results = []
+        results: list[torch.Tensor] = []
         for index, (mode, dtype) in enumerate(plan.allocations):
             if mode == "given":
-                results.append(outputs[f"out{index}"])
+                given = outputs[f"out{index}"]
+                assert given is not None  # the signature recorded a tensor here
+                results.append(given)
             elif mode == "like":
                 results.append(torch.empty_like(args[plan.like_position], dtype=dtype))
             else:
@@ -275,6 +277,7 @@ class PointwiseOp:
                 kernel_args.append(result)
                 kernel_args.extend(result_strides)
             kernel_args.extend(tail)
+            assert kernel is not None  # plans with elements always have a kernel
             kernel[grid](*kernel_args, BLOCK=block, num_warps=config.num_warps)
 
         return launch
