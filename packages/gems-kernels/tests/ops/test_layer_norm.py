@@ -10,19 +10,6 @@ from gems_kernels import accuracy
 CASES = [((1, 7), (7,)), ((4, 33), (33,)), ((2, 3, 16), (3, 16)), ((3, 1100), (1100,))]
 
 
-def run(
-    x: torch.Tensor,
-    shape: tuple[int, ...],
-    weight: torch.Tensor | None,
-    bias: torch.Tensor | None,
-    grad: torch.Tensor,
-) -> tuple[torch.Tensor, ...]:
-    leaves = [t.detach().requires_grad_() if t is not None else None for t in (x, weight, bias)]
-    y = F.layer_norm(leaves[0], shape, leaves[1], leaves[2], eps=1e-5)
-    y.backward(grad)
-    return (y, *(leaf.grad for leaf in leaves if leaf is not None))
-
-
 @pytest.mark.parametrize(("shape", "normalized", "dtype"), accuracy.dtype_variants(CASES))
 @pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
 def test_forward_and_backward(
@@ -34,7 +21,7 @@ def test_forward_and_backward(
     bias = accuracy.make_tensor(normalized, dtype) if affine else None
     rows = x.numel() // weight.numel() if weight is not None else 1
     accuracy.check_op(
-        lambda *a: run(a[0], normalized, a[1], a[2], a[3]),
+        accuracy.with_gradients(lambda t, w, b: F.layer_norm(t, normalized, w, b, eps=1e-5)),
         x,
         weight,
         bias,

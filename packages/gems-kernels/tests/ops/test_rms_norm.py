@@ -10,15 +10,6 @@ from gems_kernels import accuracy
 CASES = [((1, 7), (7,)), ((4, 33), (33,)), ((2, 3, 16), (3, 16)), ((3, 1100), (1100,))]
 
 
-def run(
-    x: torch.Tensor, weight: torch.Tensor | None, grad: torch.Tensor, normalized: tuple[int, ...]
-) -> tuple[torch.Tensor, ...]:
-    leaves = [t.detach().requires_grad_() if t is not None else None for t in (x, weight)]
-    y = F.rms_norm(leaves[0], normalized, leaves[1], eps=1e-6)
-    y.backward(grad)
-    return (y, *(leaf.grad for leaf in leaves if leaf is not None))
-
-
 @pytest.mark.parametrize(("shape", "normalized", "dtype"), accuracy.dtype_variants(CASES))
 @pytest.mark.parametrize("affine", [True, False], ids=["weight", "plain"])
 def test_forward_and_backward(
@@ -28,7 +19,7 @@ def test_forward_and_backward(
     grad = accuracy.make_tensor(shape, dtype)
     weight = accuracy.make_tensor(normalized, dtype) if affine else None
     accuracy.check_op(
-        lambda a, w, g: run(a, w, g, normalized),
+        accuracy.with_gradients(lambda t, w: F.rms_norm(t, normalized, w, eps=1e-6)),
         x,
         weight,
         grad,
