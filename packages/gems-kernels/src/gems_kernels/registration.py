@@ -37,7 +37,9 @@ from gems_kernels.ops.group_norm import group_norm_backward, group_norm_forward
 from gems_kernels.ops.indexing import (
     gather,
     index_add,
+    index_put_,
     index_select,
+    is_row_index_put,
     same_leading_shape,
     scatter_src,
     scatter_value,
@@ -269,6 +271,7 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("scatter.src", scatter_src, condition=same_leading_shape),
     Registration("scatter.value", scatter_value, condition=same_leading_shape),
     Registration("index_add", index_add, condition=_float32_target),
+    Registration("_index_put_impl_", index_put_, condition=is_row_index_put),
     Registration("native_dropout", native_dropout, condition=_floating_input),
     Registration("native_dropout_backward", native_dropout_backward),
     Registration("sort", sort, condition=sort_fits),

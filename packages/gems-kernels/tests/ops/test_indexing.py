@@ -60,3 +60,24 @@ def test_out_of_range_index_is_an_index_error() -> None:
 
     with pytest.raises(IndexError, match="index: index out of range"):
         ops.index_select(torch.ones(3), 0, torch.tensor([3]))
+
+
+@pytest.mark.parametrize("accumulate", [False, True], ids=["assign", "accumulate"])
+def test_index_put_rows(accumulate: bool) -> None:
+    x = accuracy.make_tensor((6, 4), torch.float32)
+    index = torch.tensor([4, 1, 4]) if accumulate else torch.tensor([4, 1, 3])
+    values = accuracy.make_tensor((3, 4), torch.float32)
+    accuracy.check_op(
+        lambda t, i, v: t.index_put_((i,), v, accumulate=accumulate), x, index, values,
+        overloads=["_index_put_impl_"], reduce_size=2,
+    )  # fmt: skip
+
+
+def test_index_put_broadcast_value_through_setitem() -> None:
+    x = accuracy.make_tensor((5, 3), torch.bfloat16)
+
+    def assign(t: torch.Tensor, i: torch.Tensor) -> torch.Tensor:
+        t[i] = torch.tensor(2.0, dtype=t.dtype)
+        return t
+
+    accuracy.check_op(assign, x, torch.tensor([0, 3]), overloads=["_index_put_impl_"])

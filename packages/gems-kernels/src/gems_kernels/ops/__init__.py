@@ -31,7 +31,14 @@ from gems_kernels.ops.copies import cat, constant_pad_nd, fill_, repeat, stack, 
 from gems_kernels.ops.dropout import native_dropout, native_dropout_backward
 from gems_kernels.ops.embedding import embedding, embedding_dense_backward
 from gems_kernels.ops.group_norm import group_norm_backward, group_norm_forward
-from gems_kernels.ops.indexing import gather, index_add, index_select, scatter_src, scatter_value
+from gems_kernels.ops.indexing import (
+    gather,
+    index_add,
+    index_put_,
+    index_select,
+    scatter_src,
+    scatter_value,
+)
 from gems_kernels.ops.layer_norm import layer_norm_backward, layer_norm_forward
 from gems_kernels.ops.matmul import addmm, bmm, mm, mv
 from gems_kernels.ops.moments import std, var, var_mean
@@ -134,6 +141,7 @@ __all__ = [
     "group_norm_forward",
     "gt",
     "index_add",
+    "index_put_",
     "index_select",
     "isfinite",
     "isinf",

@@ -1,4 +1,4 @@
-"""Indexed reads and writes along one dim: index_select, gather, scatter, index_add.
+"""Indexed reads and writes along one dim: index_select, gather, scatter, index_add, index_put.
 
 Each op views its operands as (outer, dim, inner) or, for gather/scatter, as rows with the
 indexed dim last; one program handles one output row.
@@ -15,8 +15,16 @@ import triton.language as tl
 from gems_kernels.backends import current_vendor, launch_config
 from gems_kernels.ops.row_layout import normalize_dims
 
-__all__ = ["gather", "index_add", "index_select", "same_leading_shape", "scatter_src",
-           "scatter_value"]  # fmt: skip
+__all__ = [
+    "gather",
+    "index_add",
+    "index_put_",
+    "index_select",
+    "is_row_index_put",
+    "same_leading_shape",
+    "scatter_src",
+    "scatter_value",
+]  # fmt: skip
 
 
 @triton.jit
@@ -45,6 +53,21 @@ def _index_add_kernel(out, index, source, alpha, dim_size, num_index, inner,
         mask = cols < inner
         values = tl.load(source + program * inner + cols, mask=mask, other=0.0)
         tl.atomic_add(target + cols, values * alpha, mask=mask)
+
+
+@triton.jit
+def _index_put_rows_kernel(out, index, values, inner, ACCUMULATE: tl.constexpr,
+                           BLOCK_N: tl.constexpr):  # fmt: skip
+    program = tl.program_id(0).to(tl.int64)
+    target = out + tl.load(index + program).to(tl.int64) * inner
+    for start in range(0, inner, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        mask = cols < inner
+        row = tl.load(values + program * inner + cols, mask=mask)
+        if ACCUMULATE:
+            tl.atomic_add(target + cols, row, mask=mask)
+        else:
+            tl.store(target + cols, row, mask=mask)
 
 
 @triton.jit
@@ -193,3 +216,35 @@ def scatter_src(self: torch.Tensor, dim: int, index: torch.Tensor,
 def scatter_value(self: torch.Tensor, dim: int, index: torch.Tensor, value: Any) -> torch.Tensor:
     """aten::scatter.value."""
     return _scatter(self, dim, index, None, value)
+
+
+def is_row_index_put(self: torch.Tensor, indices: Any, values: torch.Tensor,
+                     accumulate: bool = False, unsafe: bool = False) -> bool:  # fmt: skip
+    """Condition: one 1-D integer index on dim 0, values of self's dtype; accumulation only
+    into float32 (atomic adds)."""
+    if self.dim() == 0 or len(indices) != 1 or indices[0] is None:
+        return False
+    index = indices[0]
+    return (
+        index.dim() == 1
+        and index.dtype in (torch.int32, torch.int64)
+        and values.dtype == self.dtype
+        and self.is_contiguous()
+        and (not accumulate or self.dtype == torch.float32)
+    )
+
+
+def index_put_(self: torch.Tensor, indices: Any, values: torch.Tensor, accumulate: bool = False,
+               unsafe: bool = False) -> torch.Tensor:  # fmt: skip
+    """aten::_index_put_impl_ for ``self[index] = values`` (or ``+=``) on dim 0, in place."""
+    (index,) = indices
+    _check_range(index, self.shape[0], "indices")
+    rows = values.expand(index.shape[0], *self.shape[1:]).contiguous()
+    inner = rows[0].numel() if rows.shape[0] else 0
+    if index.numel() and inner:
+        block, warps = _block(inner)
+        _index_put_rows_kernel[(index.numel(),)](
+            self, index.contiguous(), rows, inner, ACCUMULATE=accumulate, BLOCK_N=block,
+            num_warps=warps,
+        )  # fmt: skip
+    return self
