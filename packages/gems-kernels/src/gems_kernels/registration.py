@@ -27,6 +27,7 @@ from gems_kernels.ops import (
 )
 from gems_kernels.ops.attention import is_plain_inference, scaled_dot_product_attention
 from gems_kernels.ops.copies import cat, constant_pad_nd, fill_, repeat, stack, zero_
+from gems_kernels.ops.cross_entropy import cross_entropy_loss, is_plain_cross_entropy
 from gems_kernels.ops.dropout import native_dropout, native_dropout_backward
 from gems_kernels.ops.embedding import (
     embedding,
@@ -248,6 +249,12 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("rms_norm", rms_norm, autograd=True, condition=_floating_input),
     Registration("native_group_norm", group_norm_forward, condition=_floating_input),
     Registration("native_group_norm_backward", group_norm_backward, condition=_floating_input),
+    Registration(
+        "cross_entropy_loss",
+        cross_entropy_loss,
+        condition=is_plain_cross_entropy,
+        autograd=True,
+    ),
     Registration("nll_loss_forward", nll_loss_forward, condition=is_class_scores),
     Registration("nll_loss_backward", nll_loss_backward, condition=_grad_of_class_scores),
     # Matrix products and lookups.

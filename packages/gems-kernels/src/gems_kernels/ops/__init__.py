@@ -28,6 +28,7 @@ from gems_kernels.ops.arithmetic import (
 )
 from gems_kernels.ops.attention import scaled_dot_product_attention
 from gems_kernels.ops.copies import cat, constant_pad_nd, fill_, repeat, stack, zero_
+from gems_kernels.ops.cross_entropy import cross_entropy_loss
 from gems_kernels.ops.dropout import native_dropout, native_dropout_backward
 from gems_kernels.ops.embedding import embedding, embedding_dense_backward
 from gems_kernels.ops.group_norm import group_norm_backward, group_norm_forward
@@ -122,6 +123,7 @@ __all__ = [
     "clamp",
     "constant_pad_nd",
     "cos",
+    "cross_entropy_loss",
     "cumsum",
     "div",
     "div_mode",
