@@ -31,3 +31,9 @@ def _gems_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def recorded(tmp_path: Path) -> Path:
     """A file for ``record_path=``; tests read which overloads reached gems kernels."""
     return tmp_path / "recorded_ops.txt"
+
+
+@pytest.fixture(autouse=True)
+def _seeded() -> None:
+    """Every test draws the same random inputs whatever runs before it."""
+    torch.manual_seed(0)

@@ -20,7 +20,7 @@ CASES = [
         ["div.Tensor_mode"], lambda a, b: torch.div(a, b, rounding_mode="floor"), id="div-floor"
     ),
     pytest.param(["remainder.Tensor"], torch.remainder, id="remainder"),
-    pytest.param(["pow.Tensor_Tensor"], lambda a, b: torch.pow(a.abs() + 0.5, b), id="pow"),
+    pytest.param(["pow.Tensor_Tensor"], torch.pow, id="pow"),
     pytest.param(["maximum"], torch.maximum, id="maximum"),
     pytest.param(["minimum"], torch.minimum, id="minimum"),
     pytest.param(["add_.Tensor"], lambda a, b: a.add_(b), id="add_"),
@@ -37,7 +37,9 @@ def test_binary_float(
     dtype: torch.dtype,
     layout: str,
 ) -> None:
-    a = accuracy.arrange(accuracy.make_tensor(shape, dtype), layout)
+    # pow gets positive bases: negative ones with fractional exponents are NaN.
+    low = 0.5 if overloads == ["pow.Tensor_Tensor"] else -3.0
+    a = accuracy.arrange(accuracy.make_tensor(shape, dtype, low=low), layout)
     # Divisors away from zero keep quotients (and their floors) well conditioned.
     b = accuracy.make_tensor(shape, dtype, low=0.5, high=2.0)
     accuracy.check_op(fn, a, b, overloads=overloads)
