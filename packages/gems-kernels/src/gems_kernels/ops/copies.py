@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-import triton
-import triton.language as tl
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
 
 from gems_kernels.ops.row_layout import normalize_dims
 from gems_kernels.pointwise import pointwise_dynamic

@@ -10,8 +10,8 @@ import math
 from collections.abc import Sequence
 
 import torch
-import triton
-import triton.language as tl
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
 
 from gems_kernels.backends import current_vendor, launch_config
 

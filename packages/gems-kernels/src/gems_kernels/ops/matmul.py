@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import torch
-import triton
-import triton.language as tl
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
 
 from gems_kernels import caches
 from gems_kernels.backends import current_vendor
@@ -89,7 +89,7 @@ def _blocks(
 
 def _measure(launch: Callable[[tuple[int, ...]], None]) -> Callable[[tuple[int, ...]], float]:
     def measure(config: tuple[int, ...]) -> float:
-        import triton.testing
+        import triton.testing  # type: ignore[import-untyped]
 
         try:
             return float(triton.testing.do_bench(lambda: launch(config), warmup=5, rep=20))

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import torch
-import triton
-import triton.language as tl
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
 
 from gems_kernels.backends import current_vendor, launch_config
 from gems_kernels.ops.row_layout import accumulator, normalize_dims, to_rows

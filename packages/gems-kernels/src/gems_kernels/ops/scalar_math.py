@@ -4,8 +4,8 @@
 expressed here through ``exp``/``log`` and friends; all take and return float32 or float64.
 """
 
-import triton
-import triton.language as tl
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
 
 __all__ = ["erf", "pow_float", "sigmoid", "tanh"]
 

@@ -7,8 +7,8 @@ maximum and normaliser (online softmax) and one to write; rows of any length are
 from __future__ import annotations
 
 import torch
-import triton
-import triton.language as tl
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
 
 from gems_kernels.backends import current_vendor, launch_config
 from gems_kernels.ops.row_layout import normalize_dims

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import torch
-import triton
+import triton  # type: ignore[import-untyped]
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
 
 from gems_kernels import caches
