@@ -25,38 +25,56 @@ __all__ = [
 
 
 @triton.jit
+def _store_affine(y, cols, mask, normalized, weight, bias,
+                  HAS_WEIGHT: tl.constexpr, HAS_BIAS: tl.constexpr):  # fmt: skip
+    result = normalized
+    if HAS_WEIGHT:
+        result = result * tl.load(weight + cols, mask=mask, other=0.0).to(tl.float32)
+    if HAS_BIAS:
+        result = result + tl.load(bias + cols, mask=mask, other=0.0).to(tl.float32)
+    tl.store(y + cols, result, mask=mask)
+
+
+@triton.jit
 def _layer_norm_forward_kernel(
     x, weight, bias, y, mean_out, rstd_out, row_size, eps,
     CENTER: tl.constexpr, HAS_WEIGHT: tl.constexpr, HAS_BIAS: tl.constexpr,
-    BLOCK_N: tl.constexpr,
+    SINGLE_PASS: tl.constexpr, BLOCK_N: tl.constexpr,
 ):  # fmt: skip
+    """SINGLE_PASS rows fit one block and are read once; longer rows are read three times."""
     row_index = tl.program_id(0)
     row = row_index.to(tl.int64) * row_size
     mean = 0.0
-    if CENTER:
-        acc = tl.zeros([BLOCK_N], tl.float32)
+    if SINGLE_PASS:
+        cols = tl.arange(0, BLOCK_N)
+        mask = cols < row_size
+        values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
+        if CENTER:
+            mean = tl.sum(values, axis=0) / row_size
+        centered = tl.where(mask, values - mean, 0.0)
+        rstd = 1.0 / tl.sqrt(tl.sum(centered * centered, axis=0) / row_size + eps)
+        _store_affine(y + row, cols, mask, centered * rstd, weight, bias, HAS_WEIGHT, HAS_BIAS)
+    else:
+        if CENTER:
+            acc = tl.zeros([BLOCK_N], tl.float32)
+            for start in range(0, row_size, BLOCK_N):
+                cols = start + tl.arange(0, BLOCK_N)
+                acc += tl.load(x + row + cols, mask=cols < row_size, other=0.0).to(tl.float32)
+            mean = tl.sum(acc, axis=0) / row_size
+        squares = tl.zeros([BLOCK_N], tl.float32)
         for start in range(0, row_size, BLOCK_N):
             cols = start + tl.arange(0, BLOCK_N)
-            acc += tl.load(x + row + cols, mask=cols < row_size, other=0.0).to(tl.float32)
-        mean = tl.sum(acc, axis=0) / row_size
-    squares = tl.zeros([BLOCK_N], tl.float32)
-    for start in range(0, row_size, BLOCK_N):
-        cols = start + tl.arange(0, BLOCK_N)
-        mask = cols < row_size
-        values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
-        centered = tl.where(mask, values - mean, 0.0)
-        squares += centered * centered
-    rstd = 1.0 / tl.sqrt(tl.sum(squares, axis=0) / row_size + eps)
-    for start in range(0, row_size, BLOCK_N):
-        cols = start + tl.arange(0, BLOCK_N)
-        mask = cols < row_size
-        values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
-        result = (values - mean) * rstd
-        if HAS_WEIGHT:
-            result = result * tl.load(weight + cols, mask=mask, other=0.0).to(tl.float32)
-        if HAS_BIAS:
-            result = result + tl.load(bias + cols, mask=mask, other=0.0).to(tl.float32)
-        tl.store(y + row + cols, result, mask=mask)
+            mask = cols < row_size
+            values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
+            centered = tl.where(mask, values - mean, 0.0)
+            squares += centered * centered
+        rstd = 1.0 / tl.sqrt(tl.sum(squares, axis=0) / row_size + eps)
+        for start in range(0, row_size, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            mask = cols < row_size
+            values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
+            _store_affine(y + row, cols, mask, (values - mean) * rstd, weight, bias,
+                          HAS_WEIGHT, HAS_BIAS)  # fmt: skip
     if CENTER:
         tl.store(mean_out + row_index, mean)
     tl.store(rstd_out + row_index, rstd)
@@ -160,7 +178,7 @@ def normalize_rows(
         _layer_norm_forward_kernel[(num_rows,)](
             x, weight, bias, y, mean, rstd, row_size, eps,
             CENTER=center, HAS_WEIGHT=weight is not None, HAS_BIAS=bias is not None,
-            BLOCK_N=block, num_warps=warps,
+            SINGLE_PASS=row_size <= block, BLOCK_N=block, num_warps=warps,
         )  # fmt: skip
     return y, mean, rstd
 

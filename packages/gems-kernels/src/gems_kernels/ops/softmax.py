@@ -22,30 +22,47 @@ __all__ = [
 
 
 @triton.jit
-def _softmax_forward_kernel(x, y, row_size, LOG: tl.constexpr, BLOCK_N: tl.constexpr):
+def _softmax_forward_kernel(x, y, row_size, LOG: tl.constexpr, SINGLE_PASS: tl.constexpr,
+                            BLOCK_N: tl.constexpr):  # fmt: skip
+    """SINGLE_PASS rows fit one block and are read once; longer rows are read twice."""
     row = tl.program_id(0).to(tl.int64) * row_size
-    running_max = tl.full([BLOCK_N], float("-inf"), tl.float32)
-    running_sum = tl.zeros([BLOCK_N], tl.float32)
-    for start in range(0, row_size, BLOCK_N):
-        cols = start + tl.arange(0, BLOCK_N)
-        values = tl.load(x + row + cols, mask=cols < row_size, other=float("-inf")).to(tl.float32)
-        new_max = tl.maximum(running_max, values)
-        finite = new_max != float("-inf")
-        rescale = tl.where(finite, tl.exp(running_max - new_max), 0.0)
-        running_sum = running_sum * rescale + tl.where(finite, tl.exp(values - new_max), 0.0)
-        running_max = new_max
-    row_max = tl.max(running_max, axis=0)
-    lane_scale = tl.where(running_max != float("-inf"), tl.exp(running_max - row_max), 0.0)
-    total = tl.sum(running_sum * lane_scale, axis=0)
-    for start in range(0, row_size, BLOCK_N):
-        cols = start + tl.arange(0, BLOCK_N)
+    if SINGLE_PASS:
+        cols = tl.arange(0, BLOCK_N)
         mask = cols < row_size
-        values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
+        values = tl.load(x + row + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        row_max = tl.max(values, axis=0)
+        shifted = values - tl.where(row_max == float("-inf"), 0.0, row_max)
+        exponentials = tl.exp(shifted)
+        total = tl.sum(exponentials, axis=0)
         if LOG:  # noqa: SIM108  (constexpr branch)
-            result = values - row_max - tl.log(total)
+            result = shifted - tl.log(total)
         else:
-            result = tl.exp(values - row_max) / total
+            result = exponentials / total
         tl.store(y + row + cols, result, mask=mask)
+    else:
+        running_max = tl.full([BLOCK_N], float("-inf"), tl.float32)
+        running_sum = tl.zeros([BLOCK_N], tl.float32)
+        for start in range(0, row_size, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            values = tl.load(x + row + cols, mask=cols < row_size,
+                             other=float("-inf")).to(tl.float32)  # fmt: skip
+            new_max = tl.maximum(running_max, values)
+            finite = new_max != float("-inf")
+            rescale = tl.where(finite, tl.exp(running_max - new_max), 0.0)
+            running_sum = running_sum * rescale + tl.where(finite, tl.exp(values - new_max), 0.0)
+            running_max = new_max
+        row_max = tl.max(running_max, axis=0)
+        lane_scale = tl.where(running_max != float("-inf"), tl.exp(running_max - row_max), 0.0)
+        total = tl.sum(running_sum * lane_scale, axis=0)
+        for start in range(0, row_size, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            mask = cols < row_size
+            values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
+            if LOG:  # noqa: SIM108  (constexpr branch)
+                result = values - row_max - tl.log(total)
+            else:
+                result = tl.exp(values - row_max) / total
+            tl.store(y + row + cols, result, mask=mask)
 
 
 @triton.jit
@@ -94,7 +111,13 @@ def _forward(x: torch.Tensor, dim: int, half_to_float: bool, log: bool) -> torch
     if rows.numel():
         block, warps = _block(row_size)
         _softmax_forward_kernel[(rows.numel() // row_size,)](
-            rows, out, row_size, LOG=log, BLOCK_N=block, num_warps=warps
+            rows,
+            out,
+            row_size,
+            LOG=log,
+            SINGLE_PASS=row_size <= block,
+            BLOCK_N=block,
+            num_warps=warps,
         )
     return out.reshape(x.shape) if x.dim() == 0 else out.movedim(-1, axis)
 
