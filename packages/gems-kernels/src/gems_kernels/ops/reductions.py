@@ -42,12 +42,12 @@ _OPS: Final = {"sum": _SUM, "prod": _PROD, "max": _MAX, "min": _MIN, "all": _ALL
 
 @triton.jit
 def _reduce_rows_kernel(
-    x, out, num_rows, row_size, scale,
+    x, out, num_rows, row_size, row_stride, col_stride, scale,
     OP: tl.constexpr, ACC: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):  # fmt: skip
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = rows < num_rows
-    base = rows.to(tl.int64)[:, None] * row_size
+    base = rows.to(tl.int64)[:, None] * row_stride
     if OP == 0:
         acc = tl.zeros([BLOCK_M], ACC)
     elif OP == 1:
@@ -63,7 +63,7 @@ def _reduce_rows_kernel(
     for start in range(0, row_size, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         mask = row_mask[:, None] & (cols < row_size)[None, :]
-        pointers = x + base + cols[None, :]
+        pointers = x + base + cols.to(tl.int64)[None, :] * col_stride
         if OP == 0:
             values = tl.load(pointers, mask=mask, other=0).to(ACC)
             acc += tl.sum(values, axis=1)
@@ -104,7 +104,7 @@ def reduce(
 ) -> torch.Tensor:
     """Reduce ``x`` over ``dims`` with ``op`` (sum, prod, max, min, all, any) into
     ``out_dtype``; ``sum`` results are multiplied by ``scale`` (mean passes 1/N)."""
-    layout = to_rows(x, normalize_dims(dims, x.dim()), keepdim)
+    layout = to_rows(x, normalize_dims(dims, x.dim()), keepdim, strided=True)
     out = torch.empty(layout.shape, dtype=out_dtype, device=x.device)
     if layout.num_rows == 0:
         return out
@@ -112,11 +112,18 @@ def reduce(
         raise IndexError(f"{op}: cannot reduce over a zero-size dimension without an identity")
     acc = accumulator(out_dtype)
     config = launch_config(current_vendor().name, "reduction")
-    block_n = min(triton.next_power_of_2(max(layout.row_size, 1)), config.block_size)
-    block_m = max(1, min(config.block_size // block_n, triton.next_power_of_2(layout.num_rows)))
+    row_stride, col_stride = layout.rows.stride()
+    if col_stride == 1 or layout.num_rows == 1:
+        # Elements of a row are adjacent: wide blocks along the row.
+        block_n = min(triton.next_power_of_2(max(layout.row_size, 1)), config.block_size)
+        block_m = max(1, min(config.block_size // block_n, triton.next_power_of_2(layout.num_rows)))
+    else:
+        # Reducing leading dims: neighbouring rows are adjacent, so blocks span many rows.
+        block_m = min(triton.next_power_of_2(layout.num_rows), 128)
+        block_n = max(1, min(config.block_size // block_m, triton.next_power_of_2(layout.row_size)))
     grid = (triton.cdiv(layout.num_rows, block_m),)
     _reduce_rows_kernel[grid](
-        layout.rows, out, layout.num_rows, layout.row_size, scale,
+        layout.rows, out, layout.num_rows, layout.row_size, row_stride, col_stride, scale,
         OP=_OPS[op], ACC=acc, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=config.num_warps,
     )  # fmt: skip
     return out

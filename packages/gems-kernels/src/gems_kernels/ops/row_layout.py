@@ -46,7 +46,8 @@ def normalize_dims(dims: int | Sequence[int] | None, ndim: int, name: str = "dim
 
 @dataclass(frozen=True)
 class RowLayout:
-    """``rows`` is (M, N) contiguous; ``shape`` is the result shape (keepdim applied)."""
+    """``rows`` is (M, N) (contiguous unless asked otherwise); ``shape`` is the result shape
+    (keepdim applied)."""
 
     rows: torch.Tensor
     shape: tuple[int, ...]
@@ -60,14 +61,28 @@ class RowLayout:
         return self.rows.shape[1]
 
 
-def to_rows(x: torch.Tensor, dims: Sequence[int], keepdim: bool) -> RowLayout:
-    """Permute ``dims`` of ``x`` last and flatten into (kept elements, reduced elements)."""
+def to_rows(
+    x: torch.Tensor, dims: Sequence[int], keepdim: bool, strided: bool = False
+) -> RowLayout:
+    """Permute ``dims`` of ``x`` last and flatten into (kept elements, reduced elements).
+
+    The rows are contiguous unless ``strided`` is set, in which case a view with any two
+    strides is returned when one exists (e.g. reducing dim 0 of a matrix), avoiding a copy.
+    """
     if x.dim() == 0:
         return RowLayout(x.reshape(1, 1), ())
     kept = [d for d in range(x.dim()) if d not in dims]
     num_rows = math.prod(x.shape[d] for d in kept)
     row_size = math.prod(x.shape[d] for d in dims)
-    rows = x.permute(*kept, *dims).reshape(num_rows, row_size).contiguous()
+    permuted = x.permute(*kept, *dims)
+    rows = None
+    if strided:
+        try:
+            rows = permuted.view(num_rows, row_size)
+        except RuntimeError:
+            rows = None  # not expressible with two strides: copy below
+    if rows is None:
+        rows = permuted.reshape(num_rows, row_size).contiguous()
     if keepdim:
         shape = tuple(1 if d in dims else x.shape[d] for d in range(x.dim()))
     else:
