@@ -16,6 +16,7 @@ import triton.language as tl  # type: ignore[import-untyped]
 
 from gems_kernels.backends import current_vendor, launch_config
 from gems_kernels.ops import arithmetic, reductions
+from gems_kernels.ops.softmax import row_max_and_sum_exp
 
 __all__ = ["CrossEntropy", "cross_entropy_loss", "is_plain_cross_entropy"]
 
@@ -29,22 +30,7 @@ def _cross_entropy_forward_kernel(
     base = row * num_classes
     label = tl.load(target + row)
     valid = label != ignore_index
-    running_max = tl.full([BLOCK_N], float("-inf"), tl.float32)
-    running_sum = tl.zeros([BLOCK_N], tl.float32)
-    for start in range(0, num_classes, BLOCK_N):
-        cols = start + tl.arange(0, BLOCK_N)
-        values = tl.load(scores + base + cols, mask=cols < num_classes, other=float("-inf")).to(
-            tl.float32
-        )
-        new_max = tl.maximum(running_max, values)
-        finite = new_max != float("-inf")
-        running_sum = running_sum * tl.where(finite, tl.exp(running_max - new_max), 0.0) + tl.where(
-            finite, tl.exp(values - new_max), 0.0
-        )
-        running_max = new_max
-    row_max = tl.max(running_max, axis=0)
-    lane_scale = tl.where(running_max != float("-inf"), tl.exp(running_max - row_max), 0.0)
-    total = tl.sum(running_sum * lane_scale, axis=0)
+    row_max, total = row_max_and_sum_exp(scores + base, num_classes, BLOCK_N)
     log_total = row_max + tl.log(total)
     safe = tl.where(valid, label, 0).to(tl.int64)
     picked = tl.load(scores + base + safe).to(tl.float32)

@@ -16,9 +16,28 @@ from gems_kernels.ops.row_layout import normalize_dims
 __all__ = [
     "log_softmax",
     "log_softmax_backward",
+    "row_max_and_sum_exp",
     "softmax",
     "softmax_backward",
 ]
+
+
+@triton.jit
+def row_max_and_sum_exp(row, row_size, BLOCK_N: tl.constexpr):
+    """(max, sum of exp(x - max)) of one row of any length, in one pass (online softmax)."""
+    running_max = tl.full([BLOCK_N], float("-inf"), tl.float32)
+    running_sum = tl.zeros([BLOCK_N], tl.float32)
+    for start in range(0, row_size, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        values = tl.load(row + cols, mask=cols < row_size, other=float("-inf")).to(tl.float32)
+        new_max = tl.maximum(running_max, values)
+        finite = new_max != float("-inf")
+        rescale = tl.where(finite, tl.exp(running_max - new_max), 0.0)
+        running_sum = running_sum * rescale + tl.where(finite, tl.exp(values - new_max), 0.0)
+        running_max = new_max
+    row_max = tl.max(running_max, axis=0)
+    lane_scale = tl.where(running_max != float("-inf"), tl.exp(running_max - row_max), 0.0)
+    return row_max, tl.sum(running_sum * lane_scale, axis=0)
 
 
 @triton.jit
@@ -40,20 +59,7 @@ def _softmax_forward_kernel(x, y, row_size, LOG: tl.constexpr, SINGLE_PASS: tl.c
             result = exponentials / total
         tl.store(y + row + cols, result, mask=mask)
     else:
-        running_max = tl.full([BLOCK_N], float("-inf"), tl.float32)
-        running_sum = tl.zeros([BLOCK_N], tl.float32)
-        for start in range(0, row_size, BLOCK_N):
-            cols = start + tl.arange(0, BLOCK_N)
-            values = tl.load(x + row + cols, mask=cols < row_size,
-                             other=float("-inf")).to(tl.float32)  # fmt: skip
-            new_max = tl.maximum(running_max, values)
-            finite = new_max != float("-inf")
-            rescale = tl.where(finite, tl.exp(running_max - new_max), 0.0)
-            running_sum = running_sum * rescale + tl.where(finite, tl.exp(values - new_max), 0.0)
-            running_max = new_max
-        row_max = tl.max(running_max, axis=0)
-        lane_scale = tl.where(running_max != float("-inf"), tl.exp(running_max - row_max), 0.0)
-        total = tl.sum(running_sum * lane_scale, axis=0)
+        row_max, total = row_max_and_sum_exp(x + row, row_size, BLOCK_N)
         for start in range(0, row_size, BLOCK_N):
             cols = start + tl.arange(0, BLOCK_N)
             mask = cols < row_size
