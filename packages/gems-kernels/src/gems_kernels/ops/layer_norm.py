@@ -81,42 +81,57 @@ def _layer_norm_forward_kernel(
 
 
 @triton.jit
+def _scaled_grad(grad_y, weight, cols, mask, HAS_WEIGHT: tl.constexpr):
+    grad = tl.load(grad_y + cols, mask=mask, other=0.0).to(tl.float32)
+    if HAS_WEIGHT:
+        grad = grad * tl.load(weight + cols, mask=mask, other=0.0).to(tl.float32)
+    return grad
+
+
+@triton.jit
 def _layer_norm_backward_kernel(
     grad_y, x, weight, mean_in, rstd_in, grad_x, row_size,
-    CENTER: tl.constexpr, HAS_WEIGHT: tl.constexpr, BLOCK_N: tl.constexpr,
+    CENTER: tl.constexpr, HAS_WEIGHT: tl.constexpr, SINGLE_PASS: tl.constexpr,
+    BLOCK_N: tl.constexpr,
 ):  # fmt: skip
+    """SINGLE_PASS rows fit one block and are read once; longer rows are read twice."""
     row_index = tl.program_id(0)
     row = row_index.to(tl.int64) * row_size
     rstd = tl.load(rstd_in + row_index).to(tl.float32)
     mean = 0.0
     if CENTER:
         mean = tl.load(mean_in + row_index).to(tl.float32)
-    dot = tl.zeros([BLOCK_N], tl.float32)
-    total = tl.zeros([BLOCK_N], tl.float32)
-    for start in range(0, row_size, BLOCK_N):
-        cols = start + tl.arange(0, BLOCK_N)
+    if SINGLE_PASS:
+        cols = tl.arange(0, BLOCK_N)
         mask = cols < row_size
-        grad = tl.load(grad_y + row + cols, mask=mask, other=0.0).to(tl.float32)
-        if HAS_WEIGHT:
-            grad = grad * tl.load(weight + cols, mask=mask, other=0.0).to(tl.float32)
+        grad = _scaled_grad(grad_y + row, weight, cols, mask, HAS_WEIGHT)
         values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
         normalized = tl.where(mask, (values - mean) * rstd, 0.0)
-        dot += grad * normalized
-        total += grad
-    dot_mean = tl.sum(dot, axis=0) / row_size
-    grad_mean = tl.sum(total, axis=0) / row_size
-    for start in range(0, row_size, BLOCK_N):
-        cols = start + tl.arange(0, BLOCK_N)
-        mask = cols < row_size
-        grad = tl.load(grad_y + row + cols, mask=mask, other=0.0).to(tl.float32)
-        if HAS_WEIGHT:
-            grad = grad * tl.load(weight + cols, mask=mask, other=0.0).to(tl.float32)
-        values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
-        normalized = (values - mean) * rstd
-        result = grad - normalized * dot_mean
+        result = grad - normalized * (tl.sum(grad * normalized, axis=0) / row_size)
         if CENTER:
-            result = result - grad_mean
+            result = result - tl.sum(grad, axis=0) / row_size
         tl.store(grad_x + row + cols, result * rstd, mask=mask)
+    else:
+        dot = tl.zeros([BLOCK_N], tl.float32)
+        total = tl.zeros([BLOCK_N], tl.float32)
+        for start in range(0, row_size, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            mask = cols < row_size
+            grad = _scaled_grad(grad_y + row, weight, cols, mask, HAS_WEIGHT)
+            values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
+            dot += grad * tl.where(mask, (values - mean) * rstd, 0.0)
+            total += grad
+        dot_mean = tl.sum(dot, axis=0) / row_size
+        grad_mean = tl.sum(total, axis=0) / row_size
+        for start in range(0, row_size, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            mask = cols < row_size
+            grad = _scaled_grad(grad_y + row, weight, cols, mask, HAS_WEIGHT)
+            values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
+            result = grad - (values - mean) * rstd * dot_mean
+            if CENTER:
+                result = result - grad_mean
+            tl.store(grad_x + row + cols, result * rstd, mask=mask)
 
 
 @triton.jit
@@ -206,7 +221,8 @@ def normalize_rows_backward(
         if num_rows:
             _layer_norm_backward_kernel[(num_rows,)](
                 grad_y, x, weight, mean, rstd, grad_x, row_size,
-                CENTER=center, HAS_WEIGHT=weight is not None, BLOCK_N=block, num_warps=warps,
+                CENTER=center, HAS_WEIGHT=weight is not None, SINGLE_PASS=row_size <= block,
+                BLOCK_N=block, num_warps=warps,
             )  # fmt: skip
     want_weight, want_bias = grad_parameters
     if want_weight or want_bias:

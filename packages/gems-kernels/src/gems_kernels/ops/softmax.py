@@ -73,28 +73,40 @@ def _softmax_forward_kernel(x, y, row_size, LOG: tl.constexpr, SINGLE_PASS: tl.c
 
 @triton.jit
 def _softmax_backward_kernel(grad_y, y, grad_x, row_size, LOG: tl.constexpr,
-                             BLOCK_N: tl.constexpr):  # fmt: skip
+                             SINGLE_PASS: tl.constexpr, BLOCK_N: tl.constexpr):  # fmt: skip
+    """SINGLE_PASS rows fit one block and are read once; longer rows are read twice."""
     row = tl.program_id(0).to(tl.int64) * row_size
-    acc = tl.zeros([BLOCK_N], tl.float32)
-    for start in range(0, row_size, BLOCK_N):
-        cols = start + tl.arange(0, BLOCK_N)
-        mask = cols < row_size
-        grad = tl.load(grad_y + row + cols, mask=mask, other=0.0).to(tl.float32)
-        if LOG:
-            acc += grad
-        else:
-            acc += grad * tl.load(y + row + cols, mask=mask, other=0.0).to(tl.float32)
-    total = tl.sum(acc, axis=0)
-    for start in range(0, row_size, BLOCK_N):
-        cols = start + tl.arange(0, BLOCK_N)
+    if SINGLE_PASS:
+        cols = tl.arange(0, BLOCK_N)
         mask = cols < row_size
         grad = tl.load(grad_y + row + cols, mask=mask, other=0.0).to(tl.float32)
         out = tl.load(y + row + cols, mask=mask, other=0.0).to(tl.float32)
-        if LOG:  # noqa: SIM108  (constexpr branch)
-            result = grad - tl.exp(out) * total
+        if LOG:
+            result = grad - tl.exp(out) * tl.sum(grad, axis=0)
         else:
-            result = out * (grad - total)
+            result = out * (grad - tl.sum(grad * out, axis=0))
         tl.store(grad_x + row + cols, result, mask=mask)
+    else:
+        acc = tl.zeros([BLOCK_N], tl.float32)
+        for start in range(0, row_size, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            mask = cols < row_size
+            grad = tl.load(grad_y + row + cols, mask=mask, other=0.0).to(tl.float32)
+            if LOG:
+                acc += grad
+            else:
+                acc += grad * tl.load(y + row + cols, mask=mask, other=0.0).to(tl.float32)
+        total = tl.sum(acc, axis=0)
+        for start in range(0, row_size, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            mask = cols < row_size
+            grad = tl.load(grad_y + row + cols, mask=mask, other=0.0).to(tl.float32)
+            out = tl.load(y + row + cols, mask=mask, other=0.0).to(tl.float32)
+            if LOG:  # noqa: SIM108  (constexpr branch)
+                result = grad - tl.exp(out) * total
+            else:
+                result = out * (grad - total)
+            tl.store(grad_x + row + cols, result, mask=mask)
 
 
 def _rows(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, int, int]:
@@ -137,7 +149,14 @@ def _backward(
     if grad_rows.numel():
         block, warps = _block(row_size)
         _softmax_backward_kernel[(grad_rows.numel() // row_size,)](
-            grad_rows, out_rows, result, row_size, LOG=log, BLOCK_N=block, num_warps=warps
+            grad_rows,
+            out_rows,
+            result,
+            row_size,
+            LOG=log,
+            SINGLE_PASS=row_size <= block,
+            BLOCK_N=block,
+            num_warps=warps,
         )
     return result.reshape(grad.shape) if grad.dim() == 0 else result.movedim(-1, axis)
 
