@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+@pytest.fixture(autouse=True)
+def _forget_benchmark_modules() -> Iterator[None]:
+    """The scripts' modules have generic names; do not leave them in sys.modules for others."""
+    yield
+    for name in ("cases", "harness"):
+        sys.modules.pop(name, None)
 
 
 def test_smoke_run_writes_a_table_and_json(
