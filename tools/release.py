@@ -23,6 +23,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 import tomllib
 import zipfile
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -284,10 +285,12 @@ def run(command: Sequence[str | Path], *, cwd: Path | None = None, what: str) ->
 
 
 def build(project: Project, dist: Path) -> tuple[Path, Path]:
-    """Build the sdist, then the wheel from it, into `dist`; return (wheel, sdist)."""
+    """Build the sdist, then the wheel from it, into `dist`; return (wheel, sdist).
+
+    The build backend (hatchling) comes from this environment, not a fresh one per build."""
     before = set(dist.iterdir())
     run(
-        [sys.executable, "-m", "build", "--outdir", dist, project.directory],
+        [sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, project.directory],
         what=f"build {project.name}",
     )
     wheels = [path for path in set(dist.iterdir()) - before if path.suffix == ".whl"]
@@ -328,13 +331,19 @@ def install_alone(
             Path(scratch, "constraints.txt"),
         )
         constraints.write_text(TORCH_PIN + "\n")
-        run([sys.executable, "-m", "venv", venv], what=f"create a venv for {project.name}")
+        # The fresh venv has no pip of its own: this interpreter's pip installs into it.
+        run(
+            [sys.executable, "-m", "venv", "--without-pip", venv],
+            what=f"create a venv for {project.name}",
+        )
         python = venv / "bin" / "python"
         run(
             [
-                python,
+                sys.executable,
                 "-m",
                 "pip",
+                "--python",
+                python,
                 "install",
                 "--quiet",
                 "--no-compile",
@@ -382,26 +391,30 @@ def release(root: Path, dist: Path, selected: Sequence[str]) -> list[str]:
     if problems:
         return problems
     chosen = dependency_closure(projects, selected or projects)
+    start = time.monotonic()
+
+    def say(message: str) -> None:
+        print(f"[{time.monotonic() - start:4.0f}s] {message}", flush=True)
+
     dist.mkdir(parents=True, exist_ok=True)
     for stale in [*dist.glob("*.whl"), *dist.glob("*.tar.gz")]:
         stale.unlink()
     built = {}
     for name in chosen:
-        print(f"build {name} {version}", flush=True)
+        say(f"build {name} {version}")
         built[name] = build(projects[name], dist)
         problems += built_problems(projects[name], *built[name], names, version)
     run(
         [sys.executable, "-m", "twine", "check", "--strict", *sorted(dist.iterdir())],
         what="twine check",
     )
-    print(f"twine check: {len(built) * 2} files pass", flush=True)
+    say(f"twine check: {len(built) * 2} files pass")
     targets = [canonicalize_name(name) for name in selected] or chosen
     for name in targets:
         expected = dependency_closure(projects, [name])
-        print(
-            f"install {name} alone (repo packages it pulls in: {', '.join(expected)})", flush=True
-        )
+        say(f"install {name} alone (repo packages it pulls in: {', '.join(expected)})")
         problems += install_alone(projects[name], built[name][0], dist, expected, names)
+    say("done")
     return problems
 
 
