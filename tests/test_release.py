@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 import tomllib
 import zipfile
 from pathlib import Path
@@ -355,3 +356,47 @@ def test_trainer_api_and_gems_kernels_build_and_install_alone(tmp_path: Path) ->
     assert "install gems-kernels alone (repo packages it pulls in: gems-kernels)" in result.stdout
     with zipfile.ZipFile(dist / f"trainer_api-{version}-py3-none-any.whl") as wheel:
         assert "trainer_api/__init__.py" in wheel.namelist()
+
+
+def write_package(root: Path, name: str, code: str) -> None:
+    """A minimal hatchling package at root/packages/<name> whose module holds `code`."""
+    module = name.replace("-", "_")
+    directory = root / "packages" / name
+    (directory / "src" / module).mkdir(parents=True)
+    (directory / "src" / module / "__init__.py").write_text(code)
+    (directory / "README.md").write_text(f"# {name}\n\nA package for the release tests.\n")
+    (directory / "pyproject.toml").write_text(
+        textwrap.dedent(
+            f"""\
+            [build-system]
+            requires = ["hatchling>=1.26"]
+            build-backend = "hatchling.build"
+
+            [project]
+            name = "{name}"
+            readme = "README.md"
+            dynamic = ["version"]
+
+            [tool.hatch.version]
+            path = "../../VERSION"
+            pattern = "(?P<version>\\\\S+)"
+
+            [tool.hatch.build.targets.wheel]
+            packages = ["src/{module}"]
+            """
+        )
+    )
+
+
+@pytest.mark.e2e
+def test_check_fails_when_a_wheel_imports_an_undeclared_sibling(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "VERSION").write_text("1.0.0\n")
+    write_package(root, "solo-base", "VALUE = 1\n")
+    write_package(root, "solo-user", "from solo_base import VALUE\n")  # not in its dependencies
+    result = run_release("--check", "--root", str(root), "--dist", str(tmp_path / "dist"))
+    assert result.returncode == 1
+    assert "install solo-base alone (repo packages it pulls in: solo-base)" in result.stdout
+    assert "import solo_user from the fresh venv failed" in result.stderr
+    assert "No module named 'solo_base'" in result.stderr
