@@ -281,8 +281,14 @@ def test_install_problems(
     assert release.install_problems(report(*installed), expected, NAMES, DIST) == problems
 
 
-def test_isolated_environment_drops_what_leaks_into_a_venv() -> None:
-    environ = {"PATH": "/bin", "PYTHONPATH": "/src", "VIRTUAL_ENV": "/v", "PIP_FIND_LINKS": "/w"}
+def test_isolated_environment_drops_what_changes_a_fresh_venv() -> None:
+    environ = {
+        "PATH": "/bin",
+        "PYTHONPATH": "/src",
+        "VIRTUAL_ENV": "/v",
+        "TRITON_INTERPRET": "1",
+        "PIP_FIND_LINKS": "/w",
+    }
     assert release.isolated_environment(environ) == {"PATH": "/bin", "PIP_FIND_LINKS": "/w"}
 
 

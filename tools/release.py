@@ -38,15 +38,17 @@ from packaging.version import InvalidVersion, Version
 ROOT: Final = Path(__file__).resolve().parents[1]
 VERSION_SOURCE: Final = "../../VERSION"
 TORCH_PIN: Final = "torch==2.13.0"
-# Variables that would let a fresh venv see something other than what was installed into it.
-LEAKY_VARIABLES: Final = (
+# Unset for every command: the Python variables would let a fresh venv see more than was installed
+# into it; TRITON_INTERPRET (set by the test environment) would make importing Triton need numpy,
+# which only the CPU interpreter uses. The check is then the same from any shell.
+UNSET_VARIABLES: Final = (
     "PYTHONPATH",
     "PYTHONHOME",
     "PYTHONSTARTUP",
-    "VIRTUAL_ENV",
     "PYTHONUSERBASE",
+    "VIRTUAL_ENV",
+    "TRITON_INTERPRET",
 )
-
 _PRINT_MODULE_FILES: Final = (
     "import importlib, sys\nfor name in sys.argv[1:]: print(importlib.import_module(name).__file__)"
 )
@@ -230,8 +232,8 @@ def install_problems(
 
 
 def isolated_environment(environ: Mapping[str, str]) -> dict[str, str]:
-    """`environ` without the variables that would leak outside packages into a fresh venv."""
-    return {key: value for key, value in environ.items() if key not in LEAKY_VARIABLES}
+    """`environ` without UNSET_VARIABLES."""
+    return {key: value for key, value in environ.items() if key not in UNSET_VARIABLES}
 
 
 # ---------------------------------------------------------------------------------------------
