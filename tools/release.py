@@ -270,7 +270,7 @@ def bump(root: Path, new: str) -> None:
 
 
 def run(command: Sequence[str | Path], *, cwd: Path | None = None, what: str) -> str:
-    """Run a command and return its output; on failure raise with the output's tail."""
+    """Run a command and return its standard output; on failure raise with the output's tail."""
     result = subprocess.run(
         [str(part) for part in command],
         cwd=cwd,
@@ -279,11 +279,10 @@ def run(command: Sequence[str | Path], *, cwd: Path | None = None, what: str) ->
         text=True,
         check=False,
     )
-    output = result.stdout + result.stderr
     if result.returncode != 0:
-        tail = "\n".join(output.splitlines()[-40:])
+        tail = "\n".join((result.stdout + result.stderr).splitlines()[-40:])
         raise ReleaseError(f"{what} failed (exit {result.returncode}):\n{tail}")
-    return output
+    return result.stdout
 
 
 def build(project: Project, dist: Path) -> tuple[Path, Path]:
@@ -366,6 +365,7 @@ def install_alone(
             modules = top_level_packages(archive.namelist())
         if not modules:
             return [*problems, f"{wheel.name}: installs no importable package"]
+        # The last line per module is its file (an import may print warnings or more before it).
         locations = run(
             [
                 python,
@@ -375,7 +375,7 @@ def install_alone(
             ],
             cwd=Path(scratch),
             what=f"import {', '.join(modules)} from the fresh venv",
-        ).split()
+        ).splitlines()[-len(modules) :]
         problems += [
             f"{location} is not inside the fresh venv {venv}"
             for location in locations
