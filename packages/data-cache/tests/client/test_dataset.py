@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 from collections import Counter
 from collections.abc import Callable, Iterator
 
@@ -19,6 +20,12 @@ from data_cache import (
 )
 from torch.utils.data import DataLoader
 
+# DataLoader workers start from a forkserver, not by forking this process: earlier tests leave
+# gRPC (Flight) threads in it, and a child forked from a process with live gRPC threads can hang.
+# The forkserver is a fresh process that has never opened a connection.
+multiprocessing.set_forkserver_preload(["torch", "data_cache"])
+WORKERS_CONTEXT = multiprocessing.get_context("forkserver")
+
 Push = Callable[[str, str, pa.Table], None]
 ROWS = 1001  # odd, and not a multiple of any batch size or world size used here
 BATCH = 16
@@ -32,7 +39,12 @@ def endpoint(remote_cache: str, push: Push, table_of: Callable[[int], pa.Table])
 
 def read_rank(dataset: CacheDataset, workers: int) -> list[list[int]]:
     """The id column of every batch one rank yields through a DataLoader."""
-    loader = DataLoader(dataset, batch_size=None, num_workers=workers)
+    loader = DataLoader(
+        dataset,
+        batch_size=None,
+        num_workers=workers,
+        multiprocessing_context=WORKERS_CONTEXT if workers else None,
+    )
     return [batch["id"].tolist() for batch in loader]
 
 
@@ -103,7 +115,13 @@ def test_set_epoch_reshuffles_the_same_way_on_every_rank(endpoint: str) -> None:
 
 def test_set_epoch_reaches_persistent_workers(endpoint: str) -> None:
     dataset = CacheDataset(endpoint, "rows", batch_rows=BATCH, shuffle=True, seed=3)
-    loader = DataLoader(dataset, batch_size=None, num_workers=2, persistent_workers=True)
+    loader = DataLoader(
+        dataset,
+        batch_size=None,
+        num_workers=2,
+        persistent_workers=True,
+        multiprocessing_context=WORKERS_CONTEXT,
+    )
     epochs = []
     for epoch in (0, 1):
         dataset.set_epoch(epoch)
@@ -289,7 +307,12 @@ def test_statefuldataloader_resumes_mid_epoch_exactly(endpoint: str, workers: in
             endpoint, "rows", rank=1, world_size=2, batch_rows=BATCH, shuffle=True, seed=9
         )
         dataset.set_epoch(2)
-        return stateful.StatefulDataLoader(dataset, batch_size=None, num_workers=workers)
+        return stateful.StatefulDataLoader(
+        dataset,
+        batch_size=None,
+        num_workers=workers,
+        multiprocessing_context=WORKERS_CONTEXT if workers else None,
+    )
 
     whole = [batch["id"].tolist() for batch in loader()]  # type: ignore[attr-defined]
     interrupted = loader()
