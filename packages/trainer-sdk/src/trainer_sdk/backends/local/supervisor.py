@@ -33,6 +33,9 @@ _SHIMS = {
     "python": 'exec "{python}" "$@"',
     "python3": 'exec "{python}" "$@"',
     "torchrun": 'exec "{python}" -m torch.distributed.run "$@"',
+    "mpi-launch": 'exec "{python}" -c "import sys; from mpi_runtime.launches import main; '
+    'sys.exit(main())" "$@"',
+    "mpi-worker": 'exec "{python}" -c "from mpi_runtime.workers import main; main()" "$@"',
 }
 
 
@@ -44,7 +47,8 @@ def free_port() -> int:
 
 
 def write_shims(directory: Path, python: str) -> None:
-    """``python``, ``python3`` and ``torchrun`` that run the client's interpreter."""
+    """``python``, ``python3``, ``torchrun``, ``mpi-launch`` and ``mpi-worker`` that run the
+    client's interpreter."""
     directory.mkdir(parents=True, exist_ok=True)
     for name, body in _SHIMS.items():
         path = directory / name
@@ -194,7 +198,15 @@ class Supervisor:
             self.fail("PackageInstallFailed", str(error))
             return 1
         deadline = (self.trainjob.get("spec") or {}).get("activeDeadlineSeconds")
-        runner = JobSetRunner(self.jobset, self.job_dir, env, free_port(), self.report, deadline)
+        runner = JobSetRunner(
+            self.jobset,
+            self.job_dir,
+            env,
+            free_port(),
+            self.report,
+            deadline,
+            self.state.get("objects") or [],
+        )
         signal.signal(signal.SIGTERM, _raise_terminated)
         if not detach:
             threading.Thread(target=_stop_when_parent_exits, args=(runner,), daemon=True).start()
