@@ -30,8 +30,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
-import mpi_runtime
-
 from trainer_sdk import constants
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.progress import STATUS_FILE_ENV
