@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import stat
+import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,7 @@ def localized(plan: planning.Planned, tmp_path: Path) -> mpi.Plan:
         volumes_root=tmp_path / "volumes",
         pod_dir=lambda name: tmp_path / "pods" / name,
         home=tmp_path / "home",
+        rank_bin=tmp_path / "mpi-bin",
         ssh_port=2345,
         master_port=4567,
         base_env={"PATH": "/shims:/usr/bin", "UNRELATED": "x"},
@@ -123,7 +125,10 @@ def test_launcher_runs_mpi_launch_on_loopback_with_rank_env(tmp_path: Path) -> N
     assert options[options.index("--ssh-port") + 1] == "2345"
     assert options[options.index("--ssh-dir") + 1] == str(tmp_path / "volumes" / "mpi-ssh-auth")
     exported = {options[i + 1] for i, option in enumerate(options) if option == "-x"}
-    assert exported == {"PATH", "LR"}  # the shims' PATH and the TrainJob's env; not MPI's own
+    # the shims' PATH and the TrainJob's env; not MPI's own
+    assert exported == {"PATH", "SHLVL", "LR"}
+    assert launcher.env["PATH"] == f"{tmp_path / 'mpi-bin'}:/shims:/usr/bin"
+    assert launcher.env["SHLVL"] == "1"
     assert program[:2] == ["bash", "-c"]
     assert "/home/mpiuser" not in program[2]
     assert f'> "{tmp_path / "home"}/' in program[2]
@@ -249,3 +254,26 @@ def test_submit_rejects_an_untranslatable_launcher_before_running(tmp_path: Path
     container["command"] = ["mpirun", "--bind-to", "core", "python", "t.py"]
     with pytest.raises(UnsupportedPodError, match="'--bind-to' is not translated"):
         mpi.check_mpi_pods(expand_pods(plan.jobset, 29500), plan.jobset, plan.others)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        pytest.param(["t.py", "--lr", "1"], ["-m", "mpi4py", "t.py", "--lr", "1"], id="script"),
+        pytest.param(["-m", "pkg.train"], ["-m", "mpi4py", "-m", "pkg.train"], id="module"),
+        pytest.param(["-c", "print(1)"], ["-m", "mpi4py", "-c", "print(1)"], id="code"),
+        pytest.param(["-m", "mpi4py", "t.py"], ["-m", "mpi4py", "t.py"], id="already-mpi4py"),
+        pytest.param(["-V"], ["-V"], id="other-option"),
+    ],
+)
+def test_rank_python_runs_programs_through_mpi4py(
+    tmp_path: Path, argv: list[str], expected: list[str]
+) -> None:
+    recorder = tmp_path / "record"
+    recorder.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+    recorder.chmod(0o755)
+    mpi.write_rank_shims(tmp_path / "bin", str(recorder))
+    result = subprocess.run(
+        [str(tmp_path / "bin" / "python"), *argv], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.splitlines() == expected

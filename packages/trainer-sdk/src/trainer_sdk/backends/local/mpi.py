@@ -14,6 +14,10 @@ A JobSet is an MPI JobSet when its ``launcher`` mounts an SSH-auth Secret of the
   workers' sshd, pins MPI to ``lo`` (``btl self,tcp``), gives every rank RANK, WORLD_SIZE,
   LOCAL_RANK, MASTER_ADDR and MASTER_PORT (the job's port), and forwards the pod's env (PATH
   with the interpreter shims, the TrainJob's env) to ranks started over ssh;
+- ranks find ``python`` in ``<job>/mpi-bin`` first, where it runs Python programs through
+  ``python -m mpi4py`` (as ``mpi-launch`` does for a Python command), so that a rank that raises
+  aborts the job instead of leaving the others waiting in a collective; the SDK's script is a
+  ``bash -c`` that ``mpi-launch`` cannot see into;
 - the MPI user's home (``DEFAULT_MPI_USER_HOME``, where the SDK writes the training script) is
   ``<job>/home``, shared by the job's pods.
 
@@ -24,7 +28,9 @@ from __future__ import annotations
 
 import base64
 import re
+import shutil
 import socket
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -45,6 +51,7 @@ __all__ = [
     "map_hosts",
     "prepare_mpi_pods",
     "write_config_volumes",
+    "write_rank_shims",
 ]
 
 SSH_AUTH_SECRET_TYPE: Final = "kubernetes.io/ssh-auth"
@@ -56,6 +63,7 @@ DEFAULT_FILE_MODE: Final = 0o644
 # the job's packages, unbuffered output and the progress file.
 LOCAL_ENV: Final = (
     "PATH",
+    "SHLVL",
     "PYTHONPATH",
     "PYTHONUNBUFFERED",
     "LD_LIBRARY_PATH",
@@ -71,6 +79,12 @@ _HOSTFILE_OPTIONS: Final = frozenset(
 _NP_OPTIONS: Final = frozenset({"-np", "--np", "-n", "-c"})
 _PASSED_FLAGS: Final = frozenset({"--oversubscribe", "-oversubscribe", "--tag-output"})
 _DROPPED_FLAGS: Final = frozenset({"--allow-run-as-root", "-allow-run-as-root"})
+# Python programs run through mpi4py; ``-m mpi4py`` itself (mpi-launch's wrapping) is left alone.
+_RANK_PYTHON: Final = """#!/bin/sh
+if [ "$1" = -m ] && [ "$2" = mpi4py ]; then exec "{python}" "$@"; fi
+case "$1" in -m|-c|[!-]*) exec "{python}" -m mpi4py "$@" ;; esac
+exec "{python}" "$@"
+"""
 
 Plan = list[tuple[dict[str, Any], list[pod_plan.LocalPod]]]
 
@@ -133,11 +147,12 @@ def map_hosts(text: str, addresses: Mapping[str, str]) -> str:
     return text
 
 
-def _forwarded_env(pod: pod_plan.LocalPod, base_env: Mapping[str, str]) -> list[str]:
-    names = [name for name in LOCAL_ENV if name in base_env or name in pod.env]
+def _forwarded_env(env: Mapping[str, str], base_env: Mapping[str, str]) -> list[str]:
+    """What the launcher passes on to every rank: LOCAL_ENV, then the pod's own env."""
+    names = [name for name in LOCAL_ENV if name in base_env or name in env]
     names += [
         name
-        for name in pod.env
+        for name in env
         if name not in NOT_FORWARDED
         and name not in names
         and not name.startswith(MPI_ENV_PREFIXES)
@@ -206,6 +221,7 @@ def localize_mpi_pods(
     volumes_root: Path,
     pod_dir: Callable[[str], Path],
     home: Path,
+    rank_bin: Path,
     ssh_port: int,
     master_port: int,
     base_env: Mapping[str, str],
@@ -225,6 +241,16 @@ def localize_mpi_pods(
             command = [pod_plan._map_paths(part, home_mount) for part in pod.command]
             env = {name: pod_plan._map_paths(value, home_mount) for name, value in pod.env.items()}
             if job["name"] == constants.LAUNCHER:
+                path = env.get("PATH", base_env.get("PATH", ""))
+                env = {
+                    **env,
+                    "MASTER_PORT": str(master_port),
+                    "PATH": f"{rank_bin}:{path}" if path else str(rank_bin),
+                    # bash sources ~/.bashrc when it thinks sshd started it (SSH_CLIENT set, no
+                    # SHLVL): one that activates another Python (pyenv, conda) would take
+                    # ``python`` away from the ranks on worker hosts.
+                    "SHLVL": "1",
+                }
                 local_options = [
                     "--loopback",
                     "--rank-env",
@@ -233,10 +259,10 @@ def localize_mpi_pods(
                     "--ssh-dir",
                     str(ssh_dir),
                 ]
-                for name in _forwarded_env(pod, base_env):
+                for name in _forwarded_env(env, base_env):
                     local_options += ["-x", name]
                 command, option_env = launcher_command(command, where, local_options)
-                env = {**env, **option_env, "MASTER_PORT": str(master_port)}
+                env.update(option_env)
             else:
                 command = [
                     "mpi-worker",
@@ -272,6 +298,7 @@ def check_mpi_pods(
         volumes_root=Path("volumes"),
         pod_dir=Path,
         home=Path("home"),
+        rank_bin=Path("mpi-bin"),
         ssh_port=pod_plan.DEFAULT_MASTER_PORT,
         master_port=pod_plan.DEFAULT_MASTER_PORT,
         base_env={},
@@ -324,6 +351,15 @@ def write_config_volumes(
     return written
 
 
+def write_rank_shims(directory: Path, python: str) -> None:
+    """``python`` and ``python3`` for MPI ranks: Python programs through ``python -m mpi4py``."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("python", "python3"):
+        path = directory / name
+        path.write_text(_RANK_PYTHON.format(python=python))
+        path.chmod(0o755)
+
+
 def free_ssh_port() -> int:
     """A TCP port nobody listens on, on any address, right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -340,9 +376,12 @@ def prepare_mpi_pods(
     master_port: int,
     base_env: Mapping[str, str],
 ) -> Plan:
-    """The driver: write the Secret and hostfile volumes, return the localized plan."""
+    """The driver: write the Secret and hostfile volumes and the ranks' ``python``, return the
+    localized plan."""
     if not is_mpi_jobset(jobset, objects):
         return plan
+    python = shutil.which("python", path=base_env.get("PATH")) or sys.executable
+    write_rank_shims(job_path / "mpi-bin", python)
     volumes_root = job_path / "volumes"
     addresses = host_addresses(plan)
     write_config_volumes(jobset, objects, volumes_root, lambda text: map_hosts(text, addresses))
@@ -353,6 +392,7 @@ def prepare_mpi_pods(
         volumes_root=volumes_root,
         pod_dir=pod_dir,
         home=job_path / "home",
+        rank_bin=job_path / "mpi-bin",
         ssh_port=free_ssh_port(),
         master_port=master_port,
         base_env=base_env,
