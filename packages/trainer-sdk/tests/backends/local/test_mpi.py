@@ -25,7 +25,7 @@ def train() -> None:
 
 
 def planned(runtime_name: str, num_nodes: int) -> planning.Planned:
-    """The Plan of a CustomTrainer job ``job`` on a built-in runtime."""
+    """The PodPlan of a CustomTrainer job ``job`` on a built-in runtime."""
     runtime = planning.builtin_runtime_manifests()[runtime_name]
     manifest = build_trainjob_manifest(
         "job",
@@ -36,7 +36,7 @@ def planned(runtime_name: str, num_nodes: int) -> planning.Planned:
     return planning.plan_trainjob(manifest, runtime, NOW)
 
 
-def localized(plan: planning.Planned, tmp_path: Path) -> mpi.Plan:
+def localized(plan: planning.Planned, tmp_path: Path) -> mpi.PodPlan:
     return mpi.localize_mpi_pods(
         expand_pods(plan.jobset, 29500, str(tmp_path / "volumes")),
         plan.jobset,
@@ -51,7 +51,7 @@ def localized(plan: planning.Planned, tmp_path: Path) -> mpi.Plan:
     )
 
 
-def pods_by_name(plan: mpi.Plan) -> dict[str, Any]:
+def pods_by_name(plan: mpi.PodPlan) -> dict[str, Any]:
     return {pod.name: pod for _, pods in plan for pod in pods}
 
 
@@ -277,3 +277,23 @@ def test_rank_python_runs_programs_through_mpi4py(
         [str(tmp_path / "bin" / "python"), *argv], capture_output=True, text=True, check=True
     )
     assert result.stdout.splitlines() == expected
+
+
+def test_other_replicated_jobs_run_as_they_are(tmp_path: Path) -> None:
+    plan = planned("deepspeed-distributed", 2)
+    initializer = {
+        "name": constants.DATASET_INITIALIZER,
+        "replicas": 1,
+        "template": {
+            "spec": {
+                "template": {
+                    "spec": {"containers": [{"name": "init", "command": ["python", "-V"]}]}
+                }
+            }
+        },
+    }
+    plan.jobset["spec"]["replicatedJobs"].insert(0, initializer)
+    pods = pods_by_name(localized(plan, tmp_path))
+    assert pods["job-dataset-initializer-0-0"].command == ("python", "-V")
+    assert pods["job-node-0-0"].command[0] == "mpi-worker"
+    assert "127.0.0.2" in pods["job-node-0-0"].command

@@ -21,7 +21,9 @@ A JobSet is an MPI JobSet when its ``launcher`` mounts an SSH-auth Secret of the
 - the MPI user's home (``DEFAULT_MPI_USER_HOME``, where the SDK writes the training script) is
   ``<job>/home``, shared by the job's pods.
 
-``localize_mpi_pods`` is pure; ``write_config_volumes`` and ``free_ssh_port`` do the I/O.
+Other replicated jobs (initializers) run as they are. ``localize_mpi_pods`` is pure;
+``write_config_volumes``, ``write_rank_shims`` and ``free_ssh_port`` do the I/O, and
+``prepare_mpi_pods`` drives them.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from trainer_sdk.progress import STATUS_FILE_ENV
 from trainer_sdk.trainjobs import PACKAGES_READY_ENV
 
 __all__ = [
+    "PodPlan",
     "check_mpi_pods",
     "free_ssh_port",
     "host_addresses",
@@ -86,7 +89,8 @@ case "$1" in -m|-c|[!-]*) exec "{python}" -m mpi4py "$@" ;; esac
 exec "{python}" "$@"
 """
 
-Plan = list[tuple[dict[str, Any], list[pod_plan.LocalPod]]]
+# Replicated jobs in start order, each with its pods (what ``pods.expand_pods`` returns).
+PodPlan = list[tuple[dict[str, Any], list[pod_plan.LocalPod]]]
 
 
 def _pod_spec(job: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -118,15 +122,16 @@ def is_mpi_jobset(jobset: Mapping[str, Any], objects: Sequence[Mapping[str, Any]
     return _ssh_volume(jobset, objects) is not None
 
 
-def host_addresses(plan: Plan) -> dict[str, str]:
-    """Pod name -> its loopback address: the launcher ``localhost``, workers 127.0.0.2, ..."""
+def host_addresses(plan: PodPlan) -> dict[str, str]:
+    """Pod name -> its loopback address: the launcher ``localhost``, the ``node`` pods (workers)
+    127.0.0.2, ... in order."""
     addresses: dict[str, str] = {}
     workers = 0
     for job, pods in plan:
         for pod in pods:
             if job["name"] == constants.LAUNCHER:
                 addresses[pod.name] = LAUNCHER_HOST
-            else:
+            elif job["name"] == constants.NODE:
                 workers += 1
                 address = FIRST_WORKER_ADDRESS + workers - 1
                 if address > 254:
@@ -214,7 +219,7 @@ def launcher_command(
 
 
 def localize_mpi_pods(
-    plan: Plan,
+    plan: PodPlan,
     jobset: Mapping[str, Any],
     objects: Sequence[Mapping[str, Any]],
     *,
@@ -225,7 +230,7 @@ def localize_mpi_pods(
     ssh_port: int,
     master_port: int,
     base_env: Mapping[str, str],
-) -> Plan:
+) -> PodPlan:
     """``plan`` with the MPI launcher and workers made to run here (unchanged if not MPI)."""
     volume = _ssh_volume(jobset, objects)
     if volume is None:
@@ -233,7 +238,7 @@ def localize_mpi_pods(
     ssh_dir = volumes_root / volume
     addresses = host_addresses(plan)
     home_mount = {constants.DEFAULT_MPI_USER_HOME: str(home)}
-    localized: Plan = []
+    localized: PodPlan = []
     for job, pods in plan:
         where = f"replicatedJob {job['name']!r} command"
         changed = []
@@ -263,7 +268,7 @@ def localize_mpi_pods(
                     local_options += ["-x", name]
                 command, option_env = launcher_command(command, where, local_options)
                 env.update(option_env)
-            else:
+            elif job["name"] == constants.NODE:
                 command = [
                     "mpi-worker",
                     "--ssh-dir",
@@ -288,7 +293,7 @@ def localize_mpi_pods(
 
 
 def check_mpi_pods(
-    plan: Plan, jobset: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]
+    plan: PodPlan, jobset: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]
 ) -> None:
     """Raise ``UnsupportedPodError`` when an MPI JobSet cannot run here (checked at submit)."""
     localize_mpi_pods(
@@ -368,14 +373,14 @@ def free_ssh_port() -> int:
 
 
 def prepare_mpi_pods(
-    plan: Plan,
+    plan: PodPlan,
     jobset: Mapping[str, Any],
     objects: Sequence[Mapping[str, Any]],
     job_path: Path,
     pod_dir: Callable[[str], Path],
     master_port: int,
     base_env: Mapping[str, str],
-) -> Plan:
+) -> PodPlan:
     """The driver: write the Secret and hostfile volumes and the ranks' ``python``, return the
     localized plan."""
     if not is_mpi_jobset(jobset, objects):
