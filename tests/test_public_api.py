@@ -5,7 +5,15 @@ from types import ModuleType
 
 import pytest
 
-PACKAGES = ("trainer_api", "trainer_controller", "trainer_sdk", "gems_kernels", "data_cache", "mpi_runtime")
+PACKAGES = (
+    "trainer_api",
+    "trainer_controller",
+    "trainer_sdk",
+    "gems_kernels",
+    "data_cache",
+    "data_cache_manifests",
+    "mpi_runtime",
+)
 
 
 @pytest.mark.parametrize("name", PACKAGES)

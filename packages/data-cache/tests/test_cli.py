@@ -27,6 +27,18 @@ def test_probe_of_nothing_exits_1() -> None:
     assert result.exit_code == 1 and "not reachable" in result.output
 
 
+def test_probe_waits_up_to_its_deadline_then_exits_1() -> None:
+    arguments = ["probe", "grpc://127.0.0.1:1", "--timeout", "0.5", "--wait", "1.5"]
+    result = CliRunner().invoke(main, arguments)
+    assert result.exit_code == 1 and "not reachable" in result.output
+    assert "(waited 1.5 s)" in result.output
+
+
+def test_probe_with_wait_returns_as_soon_as_the_cache_is_ready(remote_cache: str) -> None:
+    result = CliRunner().invoke(main, ["probe", remote_cache, "--wait", "600"])
+    assert result.exit_code == 0 and '"ready": true' in result.output
+
+
 def test_tls_options_go_together(tmp_path: Path) -> None:
     certificate = tmp_path / "cert.pem"
     certificate.write_text("x")

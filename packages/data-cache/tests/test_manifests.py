@@ -1,4 +1,4 @@
-"""The cache's Kubernetes objects for a TrainJob, and the env that leads a trainer to it."""
+"""The cache's Kubernetes objects run the CLI they name, and lead CacheDataset to the cache."""
 
 from __future__ import annotations
 
@@ -10,69 +10,22 @@ from data_cache import (
     InvalidArgumentError,
     cache_endpoint,
     cache_manifests,
+    serve_args,
     trainer_env,
 )
 from data_cache.cli import main
 
-
-def objects(**overrides: object) -> list[dict]:
-    arguments = {
-        "job_name": "mnist",
-        "namespace": "team",
-        "image": "repo/data-cache:0.1.0",
-        "source": "s3://bucket/mnist",
-        "num_nodes": 3,
-        **overrides,
-    }
-    return cache_manifests(**arguments)  # type: ignore[arg-type]
-
-
-def test_objects_are_two_services_and_two_statefulsets_named_after_the_job() -> None:
-    kinds = [(o["kind"], o["metadata"]["name"], o["metadata"]["namespace"]) for o in objects()]
-    assert kinds == [
-        ("Service", "mnist-cache-nodes", "team"),
-        ("StatefulSet", "mnist-cache-node", "team"),
-        ("Service", "mnist-cache", "team"),
-        ("StatefulSet", "mnist-cache-head", "team"),
-    ]
-
-
-def test_the_head_loads_the_source_onto_every_node_by_stable_dns_name() -> None:
-    nodes_service, node_set, head_service, head_set = objects(replicas=2, dataset="train")
-    assert nodes_service["spec"]["clusterIP"] == "None"
-    assert (
-        node_set["spec"]["replicas"] == 3 and node_set["spec"]["serviceName"] == "mnist-cache-nodes"
-    )
-    args = head_set["spec"]["template"]["spec"]["containers"][0]["args"]
-    nodes = [args[i + 1] for i, a in enumerate(args) if a == "--node"]
-    assert nodes == [
-        f"grpc://mnist-cache-node-{i}.mnist-cache-nodes.team.svc:50052" for i in range(3)
-    ]
-    assert args[:4] == ["head", "s3://bucket/mnist", "--name", "train"]
-    assert args[args.index("--replicas") + 1] == "2"
-    assert head_service["spec"]["selector"] == head_set["spec"]["template"]["metadata"]["labels"]
-    assert nodes_service["spec"]["selector"] == node_set["spec"]["selector"]["matchLabels"]
+IMAGE = "repo/data-cache:0.1.0"
 
 
 def test_the_command_lines_parse_with_the_cli() -> None:
-    _, node_set, _, head_set = objects(memory_limit=1 << 30)
+    objects = cache_manifests("mnist", "team", IMAGE, "s3://bucket/mnist", 3, memory_limit=1 << 30)
+    _, node_set, _, head_set = objects
     for workload in (node_set, head_set):
         args = workload["spec"]["template"]["spec"]["containers"][0]["args"]
         command = main.get_command(None, args[0])  # type: ignore[arg-type]
         context = command.make_context(args[0], list(args[1:]))
         assert context.params["port"] in (50051, 50052)
-
-
-def test_an_owner_uid_makes_the_trainjob_own_every_object() -> None:
-    for document in objects(owner_uid="1234"):
-        (owner,) = document["metadata"]["ownerReferences"]
-        assert (owner["kind"], owner["name"], owner["uid"], owner["controller"]) == (
-            "TrainJob",
-            "mnist",
-            "1234",
-            True,
-        )
-    assert all("ownerReferences" not in d["metadata"] for d in objects())
 
 
 def test_the_trainer_reads_the_endpoint_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -88,22 +41,16 @@ def test_the_trainer_reads_the_endpoint_from_env(monkeypatch: pytest.MonkeyPatch
         CacheDataset.from_env()
 
 
-def test_every_bad_argument_is_reported_at_once() -> None:
-    with pytest.raises(InvalidArgumentError) as caught:
-        objects(job_name="Bad_Name", namespace="", image="", source=[], num_nodes=0, memory_limit=0)
-    message = str(caught.value)
-    for field in ("job_name", "namespace", "image", "source", "num_nodes", "memory_limit"):
-        assert f"{field}:" in message
-
-
-@pytest.mark.parametrize(
-    ("overrides", "message"),
-    [
-        pytest.param({"job_name": "x" * 45}, "too long", id="long-name"),
-        pytest.param({"replicas": 4}, "replicas", id="more-replicas-than-nodes"),
-        pytest.param({"dataset": ""}, "dataset", id="empty-dataset"),
-    ],
-)
-def test_bad_arguments_are_named(overrides: dict[str, object], message: str) -> None:
-    with pytest.raises(InvalidArgumentError, match=message):
-        objects(**overrides)
+def test_serve_args_run_the_same_cache_in_one_local_process() -> None:
+    sources = ["a.parquet", "b.parquet"]
+    objects = cache_manifests(
+        "mnist", "team", IMAGE, sources, 3, dataset="train", replicas=2, memory_limit=64
+    )
+    args = serve_args(objects)
+    assert args == [
+        "serve", "a.parquet", "b.parquet", "--name", "train", "--nodes", "3", "--replicas", "2",
+        "--memory-limit", "64",
+    ]  # fmt: skip
+    context = main.get_command(None, "serve").make_context("serve", args[1:])  # type: ignore[union-attr]
+    assert context.params["paths"] == ("a.parquet", "b.parquet")
+    assert (context.params["num_nodes"], context.params["memory_limit"]) == (3, 64)

@@ -79,7 +79,16 @@ def test_builtin_runtime_golden(name: str) -> None:
     job = trainer_api.parse(make_job(name="golden", runtime=name, **BUILTIN_JOBS[name]))
     if name == "torch-distributed-with-cache":
         job.spec.initializer = trainer_api.Initializer.model_validate(
-            {"dataset": {"storageUri": "s3://bucket/train"}}
+            {
+                "dataset": {
+                    "storageUri": "cache://sales/orders",
+                    "env": [
+                        {"name": "METADATA_LOC", "value": "s3://bucket/orders/metadata.json"},
+                        {"name": "CLUSTER_SIZE", "value": "3"},
+                        {"name": "IAM_ROLE", "value": "arn:aws:iam::123456789012:role/cache"},
+                    ],
+                }
+            }
         )
     _check(f"runtime-{name}", _render(job, builtin_runtimes()[name]))
 

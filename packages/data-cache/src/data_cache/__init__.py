@@ -4,6 +4,16 @@ Serve data with ``LocalCache`` (or ``data-cache serve PATH``) and read it in tra
 ``CacheDataset``; every rank and DataLoader worker gets its own disjoint, complete share.
 """
 
+from data_cache_manifests import (
+    DATASET_ENV,
+    ENDPOINT_ENV,
+    ManifestArgumentError,
+    cache_endpoint,
+    cache_manifests,
+    serve_args,
+    trainer_env,
+)
+
 from data_cache.client.dataset import CacheDataset
 from data_cache.client.sharding import Consumer, plan_batches
 from data_cache.client.streams import RetryPolicy
@@ -21,13 +31,6 @@ from data_cache.errors import (
     StaleTicketError,
     StreamFailedError,
     UnknownColumnError,
-)
-from data_cache.manifests import (
-    DATASET_ENV,
-    ENDPOINT_ENV,
-    cache_endpoint,
-    cache_manifests,
-    trainer_env,
 )
 from data_cache.server.base import ServerSecurity
 from data_cache.server.head import HeadServer
@@ -47,6 +50,7 @@ __all__ = [
     "InvalidFilterError",
     "InvalidStateError",
     "LocalCache",
+    "ManifestArgumentError",
     "MemoryBudgetExceededError",
     "NodeServer",
     "NullValueError",
@@ -60,5 +64,6 @@ __all__ = [
     "cache_endpoint",
     "cache_manifests",
     "plan_batches",
+    "serve_args",
     "trainer_env",
 ]

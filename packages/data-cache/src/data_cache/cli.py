@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from pathlib import Path, PurePosixPath
 
 import click
@@ -24,6 +25,8 @@ __all__ = ["TOKEN_ENV", "main"]
 
 TOKEN_ENV = "DATA_CACHE_TOKEN"
 """The environment variable a bearer token is read from (never from the command line)."""
+_PROBE_INTERVAL = 1.0
+"""Seconds between attempts of ``probe --wait``."""
 
 _host = click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 _port = click.option("--port", type=int, default=0, show_default=True, help="0 picks a free port.")
@@ -188,21 +191,36 @@ def node(
 
 @main.command()
 @click.argument("endpoint")
-@click.option("--timeout", type=float, default=5.0, show_default=True)
-def probe(endpoint: str, timeout: float) -> None:
+@click.option("--timeout", type=float, default=5.0, show_default=True, help="Per attempt.")
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Keep probing, once a second, for up to this many seconds (0: probe once).",
+)
+def probe(endpoint: str, timeout: float, wait: float) -> None:
     """Exit 0 if the head at ENDPOINT is ready (every partition loaded), else 1."""
     connect = ConnectOptions(token=os.environ.get(TOKEN_ENV))
-    try:
-        results = list(
-            connect.client(endpoint).do_action(
-                flight.Action("status", b""), connect.call_options(timeout)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            results = list(
+                connect.client(endpoint).do_action(
+                    flight.Action("status", b""), connect.call_options(timeout)
+                )
             )
-        )
-        status = json.loads(results[0].body.to_pybytes())
-    except flight.FlightError as error:
-        click.echo(f"{endpoint}: not reachable: {error}", err=True)
+            status = json.loads(results[0].body.to_pybytes())
+            problem = ""
+        except flight.FlightError as error:
+            status, problem = None, f"{endpoint}: not reachable: {error}"
+        ready = bool(status and status.get("ready"))
+        if ready or time.monotonic() >= deadline:
+            break
+        time.sleep(max(min(_PROBE_INTERVAL, deadline - time.monotonic()), 0.0))
+    if status is None:
+        click.echo(problem + (f" (waited {wait:g} s)" if wait else ""), err=True)
         sys.exit(1)
-    ready = bool(status.get("ready"))
     click.echo(json.dumps({"ready": ready, "datasets": [d["name"] for d in status["datasets"]]}))
     sys.exit(0 if ready else 1)
 

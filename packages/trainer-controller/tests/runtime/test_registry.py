@@ -11,7 +11,9 @@ from trainer_controller.runtime import framework
     ("point", "names"),
     [
         pytest.param(
-            framework.Validates, ["PlainML", "Torch", "MPI", "JAX", "XGBoost"], id="validate"
+            framework.Validates,
+            ["PlainML", "Torch", "MPI", "JAX", "XGBoost", "DataCache"],
+            id="validate",
         ),
         pytest.param(
             framework.EnforcesMLPolicy,
@@ -21,11 +23,11 @@ from trainer_controller.runtime import framework
         pytest.param(
             framework.EnforcesPodGroupPolicy, ["Coscheduling", "Volcano"], id="pod-group-policy"
         ),
-        pytest.param(framework.EnforcesPodSpec, ["TrainerStatus"], id="pod-spec"),
+        pytest.param(framework.EnforcesPodSpec, ["TrainerStatus", "DataCache"], id="pod-spec"),
         pytest.param(framework.PreBuilds, [], id="pre-build"),
         pytest.param(
             framework.Builds,
-            ["MPI", "Coscheduling", "Volcano", "TrainerStatus", "JobSet"],
+            ["MPI", "Coscheduling", "Volcano", "TrainerStatus", "DataCache", "JobSet"],
             id="build",
         ),
         pytest.param(framework.DerivesStatus, ["JobSet"], id="status"),

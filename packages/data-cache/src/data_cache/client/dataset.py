@@ -11,6 +11,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 import torch
 import torch.distributed as dist
+from data_cache_manifests import DATASET_ENV, ENDPOINT_ENV
 from torch.utils.data import IterableDataset, get_worker_info
 
 from data_cache.batching import cut_batches
@@ -20,7 +21,6 @@ from data_cache.client.tensors import check_tensor_schema, to_tensors
 from data_cache.connection import ConnectOptions
 from data_cache.errors import InvalidArgumentError, InvalidStateError
 from data_cache.filters import Filter, check_filter_shape
-from data_cache.manifests import DATASET_ENV, ENDPOINT_ENV
 from data_cache.partitions import RowRange
 from data_cache.tickets import ReadRequest, Ticket
 

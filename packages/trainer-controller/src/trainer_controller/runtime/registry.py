@@ -1,9 +1,10 @@
 """The plugins, in the one order every phase runs them.
 
 ML-policy plugins first (PlainML, then the frameworks), then the pod-group plugins, then the
-trainer status plugin, and the JobSet plugin last so that it renders what the others changed.
-The same order fixes the order of built objects: Secrets and ConfigMaps, PodGroups, then the
-JobSet. A new plugin is one module in ``plugins/`` and one entry here.
+trainer status plugin, the data-cache plugin (its trainer env comes after every other), and the
+JobSet plugin last so that it renders what the others changed. The same order fixes the order of
+built objects: Secrets and ConfigMaps, PodGroups, the cache's objects, then the JobSet. A new
+plugin is one module in ``plugins/`` and one entry here.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import Final
 
 from trainer_controller.runtime.plugins.coscheduling import Coscheduling
+from trainer_controller.runtime.plugins.data_cache import DataCache
 from trainer_controller.runtime.plugins.jax import JAX
 from trainer_controller.runtime.plugins.jobset import JobSet
 from trainer_controller.runtime.plugins.mpi import MPI
@@ -31,5 +33,6 @@ PLUGINS: Final = (
     Coscheduling(),
     Volcano(),
     TrainerStatus(),
+    DataCache(),
     JobSet(),
 )

@@ -54,15 +54,16 @@ def plan_trainjob(
     trainjob: Mapping[str, Any], runtime: Mapping[str, Any], now: datetime
 ) -> Planned:
     """Validate the TrainJob against its runtime and build the objects that run it."""
-    import trainer_api
     import trainer_controller  # type: ignore[import-untyped]  # no py.typed yet
 
     job = _parse(trainjob, "TrainJob")
     runtime_obj = _parse(runtime, str(runtime.get("kind", "runtime")))
-    errors = [
-        *trainer_api.validate(trainer_api.apply_defaults(job), runtime=runtime_obj),
-        *trainer_controller.validate(job, runtime_obj),
-    ]
+    try:  # as the API server would (runtimes labelled webhook-validation: disabled skip the
+        # job-against-runtime rules, as upstream's cache runtime is)
+        trainer_controller.admit(job, runtime_obj)
+    except trainer_controller.InvalidTrainJobError as error:
+        raise InvalidTrainJobError([str(item) for item in error.errors]) from None
+    errors = trainer_controller.validate(job, runtime_obj)
     if errors:
         raise InvalidTrainJobError([str(error) for error in errors])
     plan = trainer_controller.build(job, runtime_obj, trainer_controller.Observed(), now)

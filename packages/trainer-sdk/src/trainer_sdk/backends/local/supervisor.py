@@ -22,8 +22,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from trainer_sdk.backends.local import caches
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
-from trainer_sdk.backends.local.runner import JobSetRunner, PodState
+from trainer_sdk.backends.local.runner import JobSetRunner, PodState, end_process_group
 from trainer_sdk.progress import STATUS_FILE_ENV
 from trainer_sdk.trainjobs import PACKAGES_READY_ENV
 
@@ -33,6 +34,7 @@ _SHIMS = {
     "python": 'exec "{python}" "$@"',
     "python3": 'exec "{python}" "$@"',
     "torchrun": 'exec "{python}" -m torch.distributed.run "$@"',
+    "data-cache": 'exec "{python}" -m data_cache "$@"',
     "mpi-launch": 'exec "{python}" -c "import sys; from mpi_runtime.launches import main; '
     'sys.exit(main())" "$@"',
     "mpi-worker": 'exec "{python}" -c "from mpi_runtime.workers import main; main()" "$@"',
@@ -47,8 +49,8 @@ def free_port() -> int:
 
 
 def write_shims(directory: Path, python: str) -> None:
-    """``python``, ``python3``, ``torchrun``, ``mpi-launch`` and ``mpi-worker`` that run the
-    client's interpreter."""
+    """``python``, ``python3``, ``torchrun``, ``data-cache``, ``mpi-launch`` and ``mpi-worker``
+    that run the client's interpreter."""
     directory.mkdir(parents=True, exist_ok=True)
     for name, body in _SHIMS.items():
         path = directory / name
@@ -197,9 +199,37 @@ class Supervisor:
         except RuntimeError as error:
             self.fail("PackageInstallFailed", str(error))
             return 1
+        signal.signal(signal.SIGTERM, _raise_terminated)
+        cache_command = caches.serve_command(self.python, self.state.get("objects") or [])
+        cache = None
+        jobset = self.jobset
+        try:
+            if cache_command is not None:
+                try:
+                    cache, endpoint = caches.start_cache(
+                        cache_command, self.job_dir.log(caches.CACHE_LOG_STEP), env
+                    )
+                except caches.CacheStartError as error:
+                    self.fail("DataCacheFailed", str(error))
+                    return 1
+                jobset = caches.local_jobset(self.jobset, endpoint)
+            final = self._run_jobset(jobset, env, detach)
+        except _TerminatedError:  # while the cache was starting
+            self.fail("Deleted", "the job was deleted")
+            return 1
+        finally:
+            if cache is not None:
+                end_process_group(cache.pid)
+        with self.lock:
+            self.state["finished"] = True
+            write_json(self.job_dir.state, self.state)
+        return 0 if final.get("terminalState") == "Completed" else 1
+
+    def _run_jobset(self, jobset: dict[str, Any], env: dict[str, str], detach: bool) -> Any:
+        """Run ``jobset``'s pods to the end; its final status."""
         deadline = (self.trainjob.get("spec") or {}).get("activeDeadlineSeconds")
         runner = JobSetRunner(
-            self.jobset,
+            jobset,
             self.job_dir,
             env,
             free_port(),
@@ -207,20 +237,15 @@ class Supervisor:
             deadline,
             self.state.get("objects") or [],
         )
-        signal.signal(signal.SIGTERM, _raise_terminated)
         if not detach:
             threading.Thread(target=_stop_when_parent_exits, args=(runner,), daemon=True).start()
         try:
-            final = runner.run()
+            return runner.run()
         except _TerminatedError:
             runner.end_all()
-            final = runner.publish(("Failed", "Deleted", "the job was deleted"))
+            return runner.publish(("Failed", "Deleted", "the job was deleted"))
         finally:
             runner.end_all()
-        with self.lock:
-            self.state["finished"] = True
-            write_json(self.job_dir.state, self.state)
-        return 0 if final.get("terminalState") == "Completed" else 1
 
 
 class _TerminatedError(Exception):

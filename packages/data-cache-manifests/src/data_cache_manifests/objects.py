@@ -17,15 +17,15 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from data_cache.errors import InvalidArgumentError
-
 __all__ = [
     "DATASET_ENV",
     "ENDPOINT_ENV",
     "HEAD_PORT",
     "NODE_PORT",
+    "ManifestArgumentError",
     "cache_endpoint",
     "cache_manifests",
+    "serve_args",
     "trainer_env",
 ]
 
@@ -35,6 +35,11 @@ DATASET_ENV: Final = "DATA_CACHE_DATASET"
 """The environment variable that carries the dataset name to the trainer."""
 HEAD_PORT: Final = 50051
 NODE_PORT: Final = 50052
+
+
+class ManifestArgumentError(ValueError):
+    """An argument of ``cache_manifests`` or ``serve_args`` is wrong; the message names it."""
+
 
 _DNS_LABEL: Final = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 _STATEFULSET_NAME_MAX: Final = 52  # leaves room for the controller-revision-hash label value
@@ -65,14 +70,17 @@ def cache_manifests(
     replicas: int = 1,
     memory_limit: int | None = None,
     resources: Mapping[str, Any] | None = None,
+    head_resources: Mapping[str, Any] | None = None,
+    service_account: str | None = None,
     owner_uid: str | None = None,
     env: Sequence[Mapping[str, Any]] = (),
 ) -> list[dict[str, Any]]:
     """The Services and StatefulSets that run a cache of ``source`` for TrainJob ``job_name``.
 
-    ``memory_limit`` (bytes) is each node's budget; ``resources`` is the node container's
-    Kubernetes resources; ``owner_uid`` makes the TrainJob own every object; ``env`` is added to
-    both containers (e.g. credentials for the source's filesystem).
+    ``memory_limit`` (bytes) is each node's budget; ``resources`` and ``head_resources`` are the
+    node and head containers' Kubernetes resources; ``service_account`` runs both pods under that
+    ServiceAccount (e.g. one with cloud credentials for the source); ``owner_uid`` makes the
+    TrainJob own every object; ``env`` is added to both containers.
     """
     _check(job_name, namespace, image, source, num_nodes, dataset, replicas, memory_limit)
     sources = [source] if isinstance(source, str) else list(source)
@@ -145,7 +153,7 @@ def cache_manifests(
     }
     if resources is not None:
         node_container["resources"] = dict(resources)
-    head_container = {
+    head_container: dict[str, Any] = {
         "name": "head",
         "image": image,
         "command": ["data-cache"],
@@ -158,6 +166,8 @@ def cache_manifests(
             "timeoutSeconds": 10,
         },
     }
+    if head_resources is not None:
+        head_container["resources"] = dict(head_resources)
     return [
         {
             "apiVersion": "v1",
@@ -176,6 +186,7 @@ def cache_manifests(
             num_nodes,
             _labels(job_name, "node"),
             node_container,
+            service_account,
         ),
         {
             "apiVersion": "v1",
@@ -187,9 +198,47 @@ def cache_manifests(
             },
         },
         _statefulset(
-            metadata(head_set, "head"), head_service, 1, _labels(job_name, "head"), head_container
+            metadata(head_set, "head"),
+            head_service,
+            1,
+            _labels(job_name, "head"),
+            head_container,
+            service_account,
         ),
     ]
+
+
+def serve_args(objects: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``data-cache serve`` arguments that run, in one local process, the cache that these
+    ``cache_manifests`` objects describe: same sources, dataset, node count, replicas and node
+    memory limit, on a free loopback port (a local driver's stand-in for the StatefulSets)."""
+    head = _cache_container(objects, "head")
+    node = _cache_container(objects, "node")
+    args = list(head["args"])
+    first_option = next(index for index, arg in enumerate(args) if arg.startswith("--"))
+    options = {args[index]: args[index + 1] for index in range(first_option, len(args), 2)}
+    served = [
+        "serve",
+        *args[1:first_option],
+        "--name",
+        options["--name"],
+        "--nodes",
+        str(args.count("--node")),
+        "--replicas",
+        options["--replicas"],
+    ]
+    if "--memory-limit" in node["args"]:
+        served += ["--memory-limit", node["args"][node["args"].index("--memory-limit") + 1]]
+    return served
+
+
+def _cache_container(objects: Sequence[Mapping[str, Any]], role: str) -> Mapping[str, Any]:
+    for document in objects:
+        labels = (document.get("metadata") or {}).get("labels") or {}
+        if document.get("kind") == "StatefulSet" and labels.get(_COMPONENT) == f"cache-{role}":
+            container: Mapping[str, Any] = document["spec"]["template"]["spec"]["containers"][0]
+            return container
+    raise ManifestArgumentError(f"objects: no cache {role} StatefulSet (from cache_manifests)")
 
 
 def _statefulset(
@@ -198,7 +247,11 @@ def _statefulset(
     replicas: int,
     labels: dict[str, str],
     container: dict[str, Any],
+    service_account: str | None,
 ) -> dict[str, Any]:
+    pod_spec: dict[str, Any] = {"containers": [container]}
+    if service_account is not None:
+        pod_spec["serviceAccountName"] = service_account
     return {
         "apiVersion": "apps/v1",
         "kind": "StatefulSet",
@@ -207,8 +260,8 @@ def _statefulset(
             "serviceName": service,
             "replicas": replicas,
             "podManagementPolicy": "Parallel",
-            "selector": {"matchLabels": labels},
-            "template": {"metadata": {"labels": labels}, "spec": {"containers": [container]}},
+            "selector": {"matchLabels": dict(labels)},
+            "template": {"metadata": {"labels": labels}, "spec": pod_spec},
         },
     }
 
@@ -258,4 +311,4 @@ def _check(
     if memory_limit is not None and memory_limit < 1:
         problems.append(f"memory_limit: expected bytes >= 1, got {memory_limit}")
     if problems:
-        raise InvalidArgumentError("; ".join(problems))
+        raise ManifestArgumentError("; ".join(problems))

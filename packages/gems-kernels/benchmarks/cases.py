@@ -1,0 +1,144 @@
+"""The core set of benchmark cases at standard shapes (and tiny shapes for ``--smoke``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from gems_kernels import accuracy, fused
+from harness import Case
+
+__all__ = ["core_cases"]
+
+HALF_AND_FLOAT = (torch.bfloat16, torch.float32)
+
+
+def _tensors(count: int, **bounds: float) -> Callable[[tuple[int, ...], torch.dtype], tuple]:
+    def make(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+        return tuple(accuracy.make_tensor(shape, dtype, **bounds) for _ in range(count))
+
+    return make
+
+
+def _norm_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    x = accuracy.make_tensor(shape, dtype)
+    return x, accuracy.make_tensor(shape[-1:], dtype), accuracy.make_tensor(shape[-1:], dtype)
+
+
+def _rms_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    return accuracy.make_tensor(shape, dtype), accuracy.make_tensor(shape[-1:], dtype)
+
+
+def _loss_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    scores = accuracy.make_tensor(shape, dtype)
+    return scores, accuracy.make_tensor(shape[:1], torch.int64, low=0, high=shape[1] - 1)
+
+
+def _mm_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    m, k, n = shape
+    return (accuracy.make_tensor((m, k), dtype, low=-1, high=1),
+            accuracy.make_tensor((k, n), dtype, low=-1, high=1))  # fmt: skip
+
+
+def _embedding_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    vocab, dim, tokens = shape
+    return (accuracy.make_tensor((tokens,), torch.int64, low=0, high=vocab - 1),
+            accuracy.make_tensor((vocab, dim), dtype))  # fmt: skip
+
+
+def _gate_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    return (accuracy.make_tensor(shape, dtype),)
+
+
+def _swiglu_reference(x: torch.Tensor) -> torch.Tensor:
+    a, b = x.chunk(2, dim=-1)
+    return F.silu(a) * b
+
+
+def _with_grad(make: Callable[[tuple[int, ...], torch.dtype], tuple]) -> Callable[..., tuple]:
+    """Inputs of ``make`` as leaves requiring grad, plus an upstream gradient of x's shape."""
+
+    def inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[Any, ...]:
+        tensors = [t.requires_grad_() if t.is_floating_point() else t for t in make(shape, dtype)]
+        return (*tensors, accuracy.make_tensor(tensors[0].shape, dtype))
+
+    return inputs
+
+
+def _forward_backward(fn: Callable[..., torch.Tensor]) -> Callable[..., Any]:
+    """One training step of ``fn``: forward, then gradients of every input needing one."""
+
+    def step(*args: Any) -> tuple[torch.Tensor, ...]:
+        *inputs, grad = args
+        out = fn(*inputs)
+        leaves = [t for t in inputs if isinstance(t, torch.Tensor) and t.requires_grad]
+        upstream = grad if out.shape == grad.shape else torch.ones_like(out)
+        return (out.detach(), *torch.autograd.grad(out, leaves, upstream))
+
+    return step
+
+
+def _training_cases(dtype: torch.dtype, rows: tuple[int, ...],
+                    vocab: tuple[int, ...]) -> list[Case]:  # fmt: skip
+    """Forward plus backward of the ops the issue sets targets for."""
+    return [
+        Case("softmax_fwd_bwd", dtype, rows, _with_grad(_tensors(1)),
+             _forward_backward(lambda x: torch.softmax(x, -1)),
+             ["_softmax", "_softmax_backward_data"]),
+        Case("layer_norm_fwd_bwd", dtype, rows, _with_grad(_norm_inputs),
+             _forward_backward(lambda x, w, b: F.layer_norm(x, w.shape, w, b)),
+             ["native_layer_norm", "native_layer_norm_backward"]),
+        Case("rms_norm_fwd_bwd", dtype, rows, _with_grad(_rms_inputs),
+             _forward_backward(lambda x, w: F.rms_norm(x, w.shape, w, 1e-6)), ["rms_norm"]),
+        Case("cross_entropy_fwd_bwd", dtype, vocab, _with_grad(_loss_inputs),
+             _forward_backward(F.cross_entropy), ["cross_entropy_loss"]),
+        Case("silu_and_mul_fwd_bwd", dtype, rows, _with_grad(_gate_inputs),
+             _forward_backward(_swiglu_reference),
+             gems=_forward_backward(fused.silu_and_mul)),
+    ]  # fmt: skip
+
+
+def core_cases(smoke: bool) -> list[Case]:
+    """Pointwise, reductions, softmax, norms, loss, matmul, embedding and fused ops."""
+    big = (64, 96) if smoke else (8192, 8192)
+    rows = (16, 96) if smoke else (8192, 4096)
+    vocab = (8, 40) if smoke else (8192, 32768)
+    mm = (32, 32, 32) if smoke else (4096, 4096, 4096)
+    tiny = (1,)
+    cases: list[Any] = []
+    for dtype in HALF_AND_FLOAT:
+        cases += [
+            Case("add", dtype, big, _tensors(2), torch.add, ["add"], tiny_shape=tiny),
+            Case("mul", dtype, big, _tensors(2), torch.mul, ["mul"], tiny_shape=tiny),
+            Case("exp", dtype, big, _tensors(1), torch.exp, ["exp"]),
+            Case("relu", dtype, big, _tensors(1), torch.relu, ["relu"]),
+            Case("gelu", dtype, big, _tensors(1), F.gelu, ["gelu"]),
+            Case("silu", dtype, big, _tensors(1), F.silu, ["silu"]),
+            Case("where", dtype, big, _tensors(2),
+                 lambda a, b: torch.where(a > 0, a, b), ["where", "gt"]),
+            Case("sum", dtype, big, _tensors(1), lambda x: x.sum(-1), ["sum"]),
+            Case("mean", dtype, big, _tensors(1), lambda x: x.mean(-1), ["mean"]),
+            Case("amax", dtype, big, _tensors(1), lambda x: x.amax(-1), ["amax"]),
+            Case("argmax", dtype, big, _tensors(1), lambda x: x.argmax(-1), ["argmax"]),
+            Case("softmax", dtype, rows, _tensors(1), lambda x: torch.softmax(x, -1),
+                 ["_softmax"], tiny_shape=(1, 1)),
+            Case("log_softmax", dtype, rows, _tensors(1), lambda x: torch.log_softmax(x, -1),
+                 ["_log_softmax"]),
+            Case("layer_norm", dtype, rows, _norm_inputs,
+                 lambda x, w, b: F.layer_norm(x, w.shape, w, b), ["native_layer_norm"],
+                 tiny_shape=(1, 1)),
+            Case("rms_norm", dtype, rows, _rms_inputs,
+                 lambda x, w: F.rms_norm(x, w.shape, w, 1e-6), ["rms_norm"]),
+            Case("cross_entropy", dtype, vocab, _loss_inputs, F.cross_entropy,
+                 ["cross_entropy_loss"]),
+            Case("mm", dtype, mm, _mm_inputs, torch.mm, ["mm"],
+                 flops=lambda s: 2.0 * s[0] * s[1] * s[2]),
+            Case("embedding", dtype, (50000, 1024, 8192) if not smoke else (50, 16, 20),
+                 _embedding_inputs, F.embedding, ["embedding"]),
+            Case("silu_and_mul", dtype, rows, _gate_inputs, _swiglu_reference,
+                 gems=fused.silu_and_mul),
+            *_training_cases(dtype, rows, vocab),
+        ]  # fmt: skip
+    return cases

@@ -1,0 +1,25 @@
+"""Vendors and their tuning; the current vendor is read once, lazily, from the environment."""
+
+from __future__ import annotations
+
+import functools
+
+from gems_kernels.backends.tuning import TUNING, LaunchConfig, launch_config
+from gems_kernels.backends.vendors import VENDORS, UnknownVendorError, Vendor, detect_vendor
+
+__all__ = [
+    "TUNING",
+    "VENDORS",
+    "LaunchConfig",
+    "UnknownVendorError",
+    "Vendor",
+    "current_vendor",
+    "detect_vendor",
+    "launch_config",
+]
+
+
+@functools.cache
+def current_vendor() -> Vendor:
+    """The vendor of this process, detected on first use and then fixed."""
+    return detect_vendor()

@@ -1,0 +1,150 @@
+"""Putting gems kernels into PyTorch's dispatcher and taking them out again.
+
+A :class:`GemsSession` registers a selection of the registration table through one
+``torch.library.Library`` at the vendor's dispatch key (its autograd key for entries that carry
+their own backward). Closing the session destroys the library, which restores whatever kernel was
+there before; sessions nest because the dispatcher keeps a stack of kernels per key.
+
+While a gems kernel runs, every registered operator falls through to the kernel that was
+registered before it: the host code of a kernel (allocations, the interpreter's copies) never
+re-enters gems.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from gems_kernels import caches, registration
+from gems_kernels.backends import current_vendor
+from gems_kernels.recording import OpRecorder
+
+__all__ = ["GemsSession", "disable", "enable", "only_enable", "use_gems"]
+
+_STATE = threading.local()
+_ENABLED: list[GemsSession] = []
+
+
+def _depth() -> int:
+    return getattr(_STATE, "depth", 0)
+
+
+def _make_kernel(
+    entry: registration.Registration, native: Any, recorder: OpRecorder | None
+) -> Callable[..., Any]:
+    impl, condition, overload = entry.impl, entry.condition, entry.overload
+
+    def kernel(keyset: Any, *args: Any, **kwargs: Any) -> Any:
+        if _depth() or (condition is not None and not condition(*args, **kwargs)):
+            return native.call_boxed(keyset, *args, **kwargs)
+        if recorder is not None:
+            recorder.record(overload)
+        _STATE.depth = 1
+        try:
+            return impl(*args, **kwargs)
+        finally:
+            _STATE.depth = 0
+
+    return kernel
+
+
+class GemsSession:
+    """A set of registered overloads, live until :meth:`close`."""
+
+    def __init__(
+        self,
+        entries: Iterable[registration.Registration],
+        record: bool = False,
+        record_path: Path | str | None = None,
+    ) -> None:
+        vendor = current_vendor()
+        if vendor.name == "cpu" and not _interpreting():
+            raise RuntimeError(
+                "gems_kernels: the cpu vendor runs kernels in Triton's interpreter; "
+                "set TRITON_INTERPRET=1 before importing gems_kernels"
+            )
+        self.recorder = (
+            OpRecorder(record_path or caches.cache_dir() / "recorded_ops.txt") if record else None
+        )
+        self.overloads: tuple[str, ...] = ()
+        self._library: torch.library.Library | None = torch.library.Library("aten", "IMPL")
+        registered = []
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*[Oo]verrid.*")
+            for entry in entries:
+                key = vendor.autograd_key if entry.autograd else vendor.dispatch_key
+                native = torch._C._dispatch_get_computed_kernel_for_dispatch_key(
+                    f"aten::{entry.overload}", getattr(torch._C.DispatchKey, key)
+                )
+                kernel = _make_kernel(entry, native, self.recorder)
+                self._library.impl(entry.overload, kernel, key, with_keyset=True)
+                registered.append(entry.overload)
+        self.overloads = tuple(registered)
+
+    def close(self) -> None:
+        """Unregister; the kernels registered before this session are active again."""
+        if self._library is not None:
+            self._library._destroy()
+            self._library = None
+
+    @property
+    def is_open(self) -> bool:
+        """Whether this session's kernels are registered."""
+        return self._library is not None
+
+
+def _interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET", "") == "1"
+
+
+def enable(
+    unused: Iterable[str] | None = None, record: bool = False, record_path: Path | str | None = None
+) -> GemsSession:
+    """Register every table entry except those named in ``unused``, until :func:`disable`."""
+    entries = registration.select(exclude=unused)
+    session = GemsSession(entries, record=record, record_path=record_path)
+    _ENABLED.append(session)
+    return session
+
+
+def only_enable(
+    include: Iterable[str], record: bool = False, record_path: Path | str | None = None
+) -> GemsSession:
+    """Register only the entries named in ``include``, until :func:`disable`."""
+    session = GemsSession(
+        registration.select(include=include), record=record, record_path=record_path
+    )
+    _ENABLED.append(session)
+    return session
+
+
+def disable() -> None:
+    """Close every session opened by :func:`enable` or :func:`only_enable`, newest first."""
+    while _ENABLED:
+        _ENABLED.pop().close()
+
+
+@contextlib.contextmanager
+def use_gems(
+    include: Iterable[str] | None = None,
+    exclude: Iterable[str] | None = None,
+    record: bool = False,
+    record_path: Path | str | None = None,
+) -> Iterator[GemsSession]:
+    """Register the selected entries inside the ``with`` block only."""
+    session = GemsSession(
+        registration.select(include=include, exclude=exclude),
+        record=record,
+        record_path=record_path,
+    )
+    try:
+        yield session
+    finally:
+        session.close()

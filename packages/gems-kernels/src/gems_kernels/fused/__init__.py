@@ -1,0 +1,15 @@
+"""Fused operators with no single ATen counterpart (``gems_kernels.fused.silu_and_mul``)."""
+
+from gems_kernels.fused.add_rms_norm import fused_add_rms_norm
+from gems_kernels.fused.gelu_and_mul import gelu_and_mul
+from gems_kernels.fused.rotary_embedding import rotary_embedding
+from gems_kernels.fused.silu_and_mul import silu_and_mul
+from gems_kernels.fused.skip_layer_norm import skip_layer_norm
+
+__all__ = [
+    "fused_add_rms_norm",
+    "gelu_and_mul",
+    "rotary_embedding",
+    "silu_and_mul",
+    "skip_layer_norm",
+]

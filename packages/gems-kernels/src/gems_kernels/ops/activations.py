@@ -1,0 +1,189 @@
+"""Activations and their backward ops: relu, gelu (none/tanh), silu, leaky_relu, sigmoid, tanh."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
+
+from gems_kernels.ops import scalar_math
+from gems_kernels.pointwise import pointwise_dynamic
+
+__all__ = [
+    "gelu",
+    "gelu_",
+    "gelu_backward",
+    "leaky_relu",
+    "leaky_relu_backward",
+    "relu",
+    "relu_",
+    "sigmoid_backward",
+    "silu",
+    "silu_",
+    "silu_backward",
+    "tanh_backward",
+    "threshold_backward",
+]
+
+_SAME = [((0,), "DEFAULT")]
+_GRAD = [((0, 1), "DEFAULT")]
+
+
+@pointwise_dynamic(is_tensor=[True], promotions=_SAME)
+@triton.jit
+def _relu(x):
+    return tl.where(x > 0, x, 0)
+
+
+@pointwise_dynamic(is_tensor=[True], promotions=_SAME)
+@triton.jit
+def _gelu_none(x):
+    return 0.5 * x * (1.0 + scalar_math.erf(x * 0.7071067811865476))
+
+
+@pointwise_dynamic(is_tensor=[True], promotions=_SAME)
+@triton.jit
+def _gelu_tanh(x):
+    inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    return 0.5 * x * (1.0 + scalar_math.tanh(inner))
+
+
+@pointwise_dynamic(is_tensor=[True, True], promotions=_GRAD)
+@triton.jit
+def _gelu_none_backward(grad, x):
+    cdf = 0.5 * (1.0 + scalar_math.erf(x * 0.7071067811865476))
+    pdf = tl.exp(-0.5 * x * x) * 0.3989422804014327
+    return grad * (cdf + x * pdf)
+
+
+@pointwise_dynamic(is_tensor=[True, True], promotions=_GRAD)
+@triton.jit
+def _gelu_tanh_backward(grad, x):
+    inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    t = scalar_math.tanh(inner)
+    d_inner = 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * x * x)
+    return grad * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * d_inner)
+
+
+@pointwise_dynamic(is_tensor=[True], promotions=_SAME)
+@triton.jit
+def _silu(x):
+    return x * scalar_math.sigmoid(x)
+
+
+@pointwise_dynamic(is_tensor=[True, True], promotions=_GRAD)
+@triton.jit
+def _silu_backward(grad, x):
+    s = scalar_math.sigmoid(x)
+    return grad * s * (1.0 + x * (1.0 - s))
+
+
+@pointwise_dynamic(is_tensor=[True, True], promotions=_GRAD)
+@triton.jit
+def _sigmoid_backward(grad, y):
+    return grad * (1.0 - y) * y
+
+
+@pointwise_dynamic(is_tensor=[True, True], promotions=_GRAD)
+@triton.jit
+def _tanh_backward(grad, y):
+    return grad * (1.0 - y * y)
+
+
+@pointwise_dynamic(is_tensor=[True, True, False], promotions=_GRAD)
+@triton.jit
+def _threshold_backward(grad, x, threshold):
+    return tl.where(x <= threshold, 0.0, grad)
+
+
+@pointwise_dynamic(is_tensor=[True, False], promotions=_SAME)
+@triton.jit
+def _leaky_relu(x, slope):
+    return tl.where(x > 0, x, x * slope)
+
+
+@pointwise_dynamic(is_tensor=[True, True, False], promotions=_GRAD)
+@triton.jit
+def _leaky_relu_backward(grad, x, slope):
+    return tl.where(x > 0, grad, grad * slope)
+
+
+def relu(self: torch.Tensor) -> torch.Tensor:
+    """aten::relu."""
+    return _relu(self)
+
+
+def relu_(self: torch.Tensor) -> torch.Tensor:
+    """aten::relu_."""
+    return _relu(self, out0=self)
+
+
+def _gelu_kernel(approximate: str, backward: bool = False) -> Any:
+    if approximate == "none":
+        return _gelu_none_backward if backward else _gelu_none
+    if approximate == "tanh":
+        return _gelu_tanh_backward if backward else _gelu_tanh
+    raise ValueError(f"approximate: expected 'none' or 'tanh', got {approximate!r}")
+
+
+def gelu(self: torch.Tensor, *, approximate: str = "none") -> torch.Tensor:
+    """aten::gelu."""
+    return _gelu_kernel(approximate)(self)
+
+
+def gelu_(self: torch.Tensor, *, approximate: str = "none") -> torch.Tensor:
+    """aten::gelu_."""
+    return _gelu_kernel(approximate)(self, out0=self)
+
+
+def gelu_backward(
+    grad_output: torch.Tensor, self: torch.Tensor, *, approximate: str = "none"
+) -> torch.Tensor:
+    """aten::gelu_backward."""
+    return _gelu_kernel(approximate, backward=True)(grad_output, self)
+
+
+def silu(self: torch.Tensor) -> torch.Tensor:
+    """aten::silu."""
+    return _silu(self)
+
+
+def silu_(self: torch.Tensor) -> torch.Tensor:
+    """aten::silu_."""
+    return _silu(self, out0=self)
+
+
+def silu_backward(grad_output: torch.Tensor, self: torch.Tensor) -> torch.Tensor:
+    """aten::silu_backward."""
+    return _silu_backward(grad_output, self)
+
+
+def sigmoid_backward(grad_output: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
+    """aten::sigmoid_backward."""
+    return _sigmoid_backward(grad_output, output)
+
+
+def tanh_backward(grad_output: torch.Tensor, output: torch.Tensor) -> torch.Tensor:
+    """aten::tanh_backward."""
+    return _tanh_backward(grad_output, output)
+
+
+def threshold_backward(
+    grad_output: torch.Tensor, self: torch.Tensor, threshold: Any
+) -> torch.Tensor:
+    """aten::threshold_backward (the backward of relu)."""
+    return _threshold_backward(grad_output, self, threshold)
+
+
+def leaky_relu(self: torch.Tensor, negative_slope: Any = 0.01) -> torch.Tensor:
+    """aten::leaky_relu."""
+    return _leaky_relu(self, negative_slope)
+
+
+def leaky_relu_backward(
+    grad_output: torch.Tensor, self: torch.Tensor, negative_slope: Any, self_is_result: bool
+) -> torch.Tensor:
+    """aten::leaky_relu_backward."""
+    return _leaky_relu_backward(grad_output, self, negative_slope)

@@ -1,0 +1,130 @@
+"""Element copies and fills: fill_, zero_, cat, stack, repeat and constant padding.
+
+Everything here is the one strided copy kernel (or the fill kernel) aimed at views of the result.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
+
+from gems_kernels.ops.row_layout import normalize_dims
+from gems_kernels.pointwise import pointwise_dynamic
+
+__all__ = ["cat", "constant_pad_nd", "fill_", "repeat", "stack", "zero_"]
+
+
+@pointwise_dynamic(is_tensor=[True], promotions=[((0,), "NO_OPMATH")])
+@triton.jit
+def _copy(x):
+    return x
+
+
+@pointwise_dynamic(is_tensor=[True, False], promotions=[((0,), "NO_OPMATH")])
+@triton.jit
+def _fill(x, value):
+    # x only gives the shape: the loaded values are replaced.
+    return tl.where(x == x, value, value)
+
+
+def fill_(self: torch.Tensor, value: Any) -> torch.Tensor:
+    """aten::fill_.Scalar / fill_.Tensor (a 0-d tensor value is read once on the host)."""
+    if isinstance(value, torch.Tensor):
+        if value.dim() != 0:
+            raise RuntimeError(f"value: fill_ expects a 0-d tensor, got {value.dim()}-D")
+        return _copy(value, out0=self)
+    return _fill(self, value, out0=self)
+
+
+def zero_(self: torch.Tensor) -> torch.Tensor:
+    """aten::zero_."""
+    return _fill(self, 0, out0=self)
+
+
+def cat(tensors: Sequence[torch.Tensor], dim: int = 0) -> torch.Tensor:
+    """aten::cat: each input copied into its slice of the result (1-D empty inputs skipped)."""
+    inputs = [t for t in tensors if not (t.dim() == 1 and t.numel() == 0)]
+    if not inputs:
+        return torch.empty(0, dtype=tensors[0].dtype, device=tensors[0].device)
+    first = inputs[0]
+    (axis,) = normalize_dims(dim, first.dim())
+    shape = list(first.shape)
+    for t in inputs[1:]:
+        if t.dim() != first.dim() or any(
+            a != b for d, (a, b) in enumerate(zip(t.shape, first.shape, strict=True)) if d != axis
+        ):
+            raise RuntimeError(
+                f"cat: sizes of tensors must match except in dimension {axis}: "
+                f"{list(first.shape)} and {list(t.shape)}"
+            )
+    shape[axis] = sum(t.shape[axis] for t in inputs)
+    dtype = functools.reduce(torch.promote_types, (t.dtype for t in inputs))
+    out = torch.empty(shape, dtype=dtype, device=first.device)
+    offset = 0
+    for t in inputs:
+        size = t.shape[axis]
+        if t.numel():
+            _copy(t, out0=out.narrow(axis, offset, size))
+        offset += size
+    return out
+
+
+def stack(tensors: Sequence[torch.Tensor], dim: int = 0) -> torch.Tensor:
+    """aten::stack: every input must have the same shape."""
+    if not tensors:
+        raise RuntimeError("stack: expects a non-empty list of tensors")
+    shapes = {tuple(t.shape) for t in tensors}
+    if len(shapes) != 1:
+        raise RuntimeError(f"stack: expects each tensor to be equal size, got {sorted(shapes)}")
+    (axis,) = normalize_dims(dim, tensors[0].dim() + 1)
+    return cat([t.unsqueeze(axis) for t in tensors], axis)
+
+
+def repeat(self: torch.Tensor, repeats: Sequence[int]) -> torch.Tensor:
+    """aten::repeat: the input tiled ``repeats[d]`` times along each dim."""
+    if len(repeats) < self.dim():
+        raise RuntimeError(
+            f"repeats: number of repeat dims ({len(repeats)}) can not be smaller than the "
+            f"number of tensor dims ({self.dim()})"
+        )
+    source = self.reshape((1,) * (len(repeats) - self.dim()) + tuple(self.shape))
+    out_shape = [r * s for r, s in zip(repeats, source.shape, strict=True)]
+    out = torch.empty(out_shape, dtype=self.dtype, device=self.device)
+    if out.numel():
+        # out viewed as (r0, s0, r1, s1, ...) receives the source broadcast over the r's.
+        interleaved = [n for pair in zip(repeats, source.shape, strict=True) for n in pair]
+        expanded = source.reshape([n for s in source.shape for n in (1, s)]).expand(interleaved)
+        _copy(expanded, out0=out.view(interleaved))
+    return out
+
+
+def constant_pad_nd(self: torch.Tensor, pad: Sequence[int], value: Any = 0) -> torch.Tensor:
+    """aten::constant_pad_nd: pad (or, for negative amounts, crop) the trailing dims."""
+    if len(pad) % 2 or len(pad) // 2 > self.dim():
+        raise RuntimeError(f"pad: expected an even length of at most 2 * {self.dim()}, got {pad}")
+    shape = list(self.shape)
+    source = self
+    target: list[tuple[int, int]] = []
+    for i in range(len(pad) // 2):
+        d = self.dim() - 1 - i
+        before, after = pad[2 * i], pad[2 * i + 1]
+        shape[d] = self.shape[d] + before + after
+        if shape[d] < 0:
+            raise RuntimeError(f"pad: resulting size of dim {d} would be {shape[d]}")
+        crop_start, crop_end = max(0, -before), self.shape[d] - max(0, -after)
+        source = source.narrow(d, crop_start, max(0, crop_end - crop_start))
+        target.append((d, max(0, before)))
+    out = torch.empty(shape, dtype=self.dtype, device=self.device)
+    if out.numel():
+        _fill(out, value, out0=out)
+        region = out
+        for d, start in target:
+            region = region.narrow(d, start, source.shape[d])
+        if source.numel():
+            _copy(source, out0=region)
+    return out

@@ -1,0 +1,183 @@
+"""Matrix products: mm, bmm, addmm, mv (and so linear), one tiled ``tl.dot`` kernel.
+
+Operands are read through their strides, so transposed weights (``linear``) need no copy.
+float32 inputs use IEEE-precision products unless PyTorch allows TF32 for matmuls.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, Final
+
+import torch
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
+
+from gems_kernels import caches
+from gems_kernels.backends import current_vendor
+
+__all__ = ["addmm", "bmm", "is_matmul_dtype", "mm", "mv"]
+
+
+@triton.jit
+def _matmul_kernel(
+    a, b, c, bias, M, N, K,
+    stride_ab, stride_am, stride_ak,
+    stride_bb, stride_bk, stride_bn,
+    stride_cb, stride_cm, stride_cn,
+    stride_bias_m, stride_bias_n, alpha, beta,
+    HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    pid = tl.program_id(0)
+    batch = tl.program_id(1).to(tl.int64)
+    blocks_n = tl.cdiv(N, BLOCK_N)
+    rows = (pid // blocks_n) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = (pid % blocks_n) * BLOCK_N + tl.arange(0, BLOCK_N)
+    inner = tl.arange(0, BLOCK_K)
+    a_base = a + batch * stride_ab + rows.to(tl.int64)[:, None] * stride_am
+    b_base = b + batch * stride_bb + cols.to(tl.int64)[None, :] * stride_bn
+    acc = tl.zeros([BLOCK_M, BLOCK_N], tl.float32)
+    for start in range(0, K, BLOCK_K):
+        ks = start + inner
+        a_tile = tl.load(
+            a_base + ks[None, :] * stride_ak,
+            mask=(rows[:, None] < M) & (ks[None, :] < K),
+            other=0.0,
+        )
+        b_tile = tl.load(
+            b_base + ks[:, None] * stride_bk,
+            mask=(ks[:, None] < K) & (cols[None, :] < N),
+            other=0.0,
+        )
+        if UPCAST:
+            a_tile, b_tile = a_tile.to(tl.float32), b_tile.to(tl.float32)
+        acc = tl.dot(a_tile, b_tile, acc, input_precision=PRECISION)
+    acc = acc * alpha
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    if HAS_BIAS:
+        offsets = rows[:, None] * stride_bias_m + cols[None, :] * stride_bias_n
+        acc += beta * tl.load(bias + offsets, mask=mask, other=0.0).to(tl.float32)
+    out = c + batch * stride_cb + rows.to(tl.int64)[:, None] * stride_cm + cols[None, :] * stride_cn
+    tl.store(out, acc, mask=mask)
+
+
+def is_matmul_dtype(*args: Any, **kwargs: Any) -> bool:
+    """Condition: every tensor operand is float16, bfloat16 or float32, all the same."""
+    dtypes = {a.dtype for a in args if isinstance(a, torch.Tensor)}
+    return len(dtypes) == 1 and dtypes <= {torch.float16, torch.bfloat16, torch.float32}
+
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_warps) tried once per shape bucket on a GPU; the choice is
+# stored under GEMS_CACHE_DIR, so later processes reuse it without measuring.
+_GPU_CANDIDATES: Final = ((64, 64, 32, 4), (128, 64, 32, 4), (64, 128, 32, 4), (128, 128, 32, 8))
+
+
+def _blocks(
+    m: int, n: int, k: int, dtype: torch.dtype, measure: Callable[[tuple[int, ...]], float]
+) -> tuple[int, int, int, int]:
+    if current_vendor().name == "cpu":
+        # The interpreter runs each program in Python: few, large tiles are fastest.
+        size = 16 if max(m, n) <= 16 else 32
+        return size, size, 32, 1
+    bucket = f"{triton.next_power_of_2(m)}x{triton.next_power_of_2(n)}x{triton.next_power_of_2(k)}"
+    device = f"{torch.cuda.get_device_name()}:{bucket}:{dtype}"
+    source = getattr(_matmul_kernel, "src", "_matmul_kernel")
+    return caches.tuned(source, device, list(_GPU_CANDIDATES), measure)
+
+
+def _measure(launch: Callable[[tuple[int, ...]], None]) -> Callable[[tuple[int, ...]], float]:
+    def measure(config: tuple[int, ...]) -> float:
+        import triton.testing  # type: ignore[import-untyped]
+
+        try:
+            return float(triton.testing.do_bench(lambda: launch(config), warmup=5, rep=20))
+        except Exception:  # a config the device cannot run (e.g. shared memory) never wins
+            return math.inf
+
+    return measure
+
+
+def _precision(dtype: torch.dtype) -> str:
+    if dtype == torch.float32 and not torch.backends.cuda.matmul.allow_tf32:
+        return "ieee"
+    return "tf32"
+
+
+def _launch(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    c: torch.Tensor,
+    bias: torch.Tensor | None = None,
+    alpha: float = 1.0,
+    beta: float = 0.0,
+) -> torch.Tensor:
+    """c[i] = alpha * a[i] @ b[i] + beta * bias, for 3-D a (B, M, K), b (B, K, N), c (B, M, N)."""
+    batch, m, k = a.shape
+    n = b.shape[2]
+    if c.numel() == 0:
+        return c
+    bias_strides = (0, 0) if bias is None else bias.stride()
+
+    def launch(config: tuple[int, ...]) -> None:
+        block_m, block_n, block_k, warps = config
+        grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), batch)
+        _matmul_kernel[grid](
+            a, b, c, bias, m, n, k,
+            *a.stride(), *b.stride(), *c.stride(), *bias_strides, alpha, beta,
+            HAS_BIAS=bias is not None and beta != 0, PRECISION=_precision(a.dtype),
+            # Triton's interpreter multiplies bfloat16 tiles wrongly; it gets float32 tiles.
+            UPCAST=current_vendor().name == "cpu",
+            BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, num_warps=warps,
+        )  # fmt: skip
+
+    launch(_blocks(m, n, k, a.dtype, _measure(launch)))
+    return c
+
+
+def _check(name: str, a: torch.Tensor, b: torch.Tensor, a_dims: int, b_dims: int) -> None:
+    if a.dim() != a_dims or b.dim() != b_dims:
+        raise RuntimeError(
+            f"{name}: expected {a_dims}-D and {b_dims}-D operands, got {a.dim()}-D and {b.dim()}-D"
+        )
+    if a.shape[-1] != b.shape[-2 if b_dims > 1 else 0]:
+        raise RuntimeError(f"{name}: inner dimensions differ: {list(a.shape)} and {list(b.shape)}")
+
+
+def mm(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
+    """aten::mm."""
+    _check("mm", self, mat2, 2, 2)
+    out = torch.empty(self.shape[0], mat2.shape[1], dtype=self.dtype, device=self.device)
+    _launch(self.unsqueeze(0), mat2.unsqueeze(0), out.unsqueeze(0))
+    return out
+
+
+def bmm(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
+    """aten::bmm."""
+    _check("bmm", self, mat2, 3, 3)
+    if self.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {self.shape[0]} and {mat2.shape[0]}")
+    out = torch.empty(self.shape[0], self.shape[1], mat2.shape[2], dtype=self.dtype,
+                      device=self.device)  # fmt: skip
+    return _launch(self, mat2, out)
+
+
+def addmm(
+    self: torch.Tensor, mat1: torch.Tensor, mat2: torch.Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> torch.Tensor:
+    """aten::addmm: beta * self + alpha * mat1 @ mat2 (``self`` broadcasts)."""
+    _check("addmm", mat1, mat2, 2, 2)
+    out = torch.empty(mat1.shape[0], mat2.shape[1], dtype=mat1.dtype, device=mat1.device)
+    bias = self.expand(out.shape)
+    _launch(mat1.unsqueeze(0), mat2.unsqueeze(0), out.unsqueeze(0), bias, float(alpha),
+            float(beta))  # fmt: skip
+    return out
+
+
+def mv(self: torch.Tensor, vec: torch.Tensor) -> torch.Tensor:
+    """aten::mv."""
+    _check("mv", self, vec, 2, 1)
+    out = torch.empty(self.shape[0], dtype=self.dtype, device=self.device)
+    _launch(self.unsqueeze(0), vec.view(1, -1, 1), out.view(1, -1, 1))
+    return out

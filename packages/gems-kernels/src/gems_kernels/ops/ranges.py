@@ -1,0 +1,43 @@
+"""arange: out[i] = start + i * step, written by one kernel into ATen's preallocated output."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
+
+from gems_kernels.backends import current_vendor, launch_config
+
+__all__ = ["arange_out"]
+
+
+@triton.jit
+def _arange_kernel(out, start, step, numel, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out + offsets, start + offsets * step, mask=offsets < numel)
+
+
+def arange_out(start: Any, end: Any, step: Any = 1, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::arange.start_out (which arange(...) calls on every device)."""
+    if step == 0:
+        raise RuntimeError("step: must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(
+            f"step: upper bound and larger bound inconsistent with step sign "
+            f"(start={start}, end={end}, step={step})"
+        )
+    numel = math.ceil((end - start) / step)
+    if out.numel() != numel:
+        out.resize_(numel)
+    if numel:
+        config = launch_config(current_vendor().name, "pointwise")
+        block = min(config.block_size, triton.next_power_of_2(numel))
+        is_float = out.is_floating_point()
+        _arange_kernel[(triton.cdiv(numel, block),)](
+            out, float(start) if is_float else int(start), float(step) if is_float else int(step),
+            numel, BLOCK=block, num_warps=config.num_warps,
+        )  # fmt: skip
+    return out

@@ -1,0 +1,93 @@
+"""Element selection: where, clamp (scalar or tensor bounds), masked_fill."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
+
+from gems_kernels.pointwise import pointwise_dynamic
+
+__all__ = ["clamp", "clamp_", "clamp_tensor", "masked_fill", "masked_fill_", "where"]
+
+
+@pointwise_dynamic(is_tensor=[True, True, True], promotions=[((1, 2), "NO_OPMATH")])
+@triton.jit
+def _where(condition, x, y):
+    return tl.where(condition != 0, x, y)
+
+
+@pointwise_dynamic(is_tensor=[True, True, True], promotions=[((0, 1, 2), "DEFAULT")])
+@triton.jit
+def _clamp_both(x, low, high):
+    clamped = tl.minimum(tl.maximum(x, low), high)
+    return tl.where(x != x, x, clamped)
+
+
+@pointwise_dynamic(is_tensor=[True, True], promotions=[((0, 1), "DEFAULT")])
+@triton.jit
+def _clamp_min(x, low):
+    return tl.where((x != x) | (x > low), x, low)
+
+
+@pointwise_dynamic(is_tensor=[True, True], promotions=[((0, 1), "DEFAULT")])
+@triton.jit
+def _clamp_max(x, high):
+    return tl.where((x != x) | (x < high), x, high)
+
+
+@pointwise_dynamic(is_tensor=[True, True, True], promotions=[((0,), "NO_OPMATH")])
+@triton.jit
+def _masked_fill(x, mask, value):
+    return tl.where(mask != 0, value, x)
+
+
+def where(condition: torch.Tensor, self: Any, other: Any) -> torch.Tensor:
+    """aten::where.self / where.ScalarSelf / where.ScalarOther / where.Scalar."""
+    return _where(condition, self, other)
+
+
+def _clamp(self: torch.Tensor, low: Any, high: Any, out: torch.Tensor | None) -> torch.Tensor:
+    if low is None and high is None:
+        raise ValueError("clamp: at least one of 'min' and 'max' must not be None")
+    if low is None:
+        return _clamp_max(self, high, out0=out)
+    if high is None:
+        return _clamp_min(self, low, out0=out)
+    return _clamp_both(self, low, high, out0=out)
+
+
+def clamp(self: torch.Tensor, min: Any = None, max: Any = None) -> torch.Tensor:
+    """aten::clamp (scalar bounds)."""
+    return _clamp(self, min, max, None)
+
+
+def clamp_(self: torch.Tensor, min: Any = None, max: Any = None) -> torch.Tensor:
+    """aten::clamp_ (scalar bounds)."""
+    return _clamp(self, min, max, self)
+
+
+def clamp_tensor(
+    self: torch.Tensor,
+    min: torch.Tensor | None = None,
+    max: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """aten::clamp.Tensor."""
+    return _clamp(self, min, max, None)
+
+
+def masked_fill(self: torch.Tensor, mask: torch.Tensor, value: Any) -> torch.Tensor:
+    """aten::masked_fill.Scalar / masked_fill.Tensor (``value`` may be a 0-d tensor)."""
+    return _masked_fill(self, mask, value)
+
+
+def masked_fill_(self: torch.Tensor, mask: torch.Tensor, value: Any) -> torch.Tensor:
+    """aten::masked_fill_.Scalar / masked_fill_.Tensor."""
+    if torch.broadcast_shapes(self.shape, mask.shape) != self.shape:
+        raise RuntimeError(
+            f"masked_fill_: mask of shape {tuple(mask.shape)} does not broadcast to "
+            f"self of shape {tuple(self.shape)}"
+        )
+    return _masked_fill(self, mask, value, out0=self)

@@ -1,0 +1,185 @@
+"""Softmax and log-softmax along one dim, forward and backward.
+
+Each program owns one row (the softmax dim moved last). The forward makes one pass for the running
+maximum and normaliser (online softmax) and one to write; rows of any length are walked in blocks.
+"""
+
+from __future__ import annotations
+
+import torch
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
+
+from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.ops.row_layout import normalize_dims
+
+__all__ = [
+    "log_softmax",
+    "log_softmax_backward",
+    "row_max_and_sum_exp",
+    "softmax",
+    "softmax_backward",
+]
+
+
+@triton.jit
+def row_max_and_sum_exp(row, row_size, BLOCK_N: tl.constexpr):
+    """(max, sum of exp(x - max)) of one row of any length, in one pass (online softmax)."""
+    running_max = tl.full([BLOCK_N], float("-inf"), tl.float32)
+    running_sum = tl.zeros([BLOCK_N], tl.float32)
+    for start in range(0, row_size, BLOCK_N):
+        cols = start + tl.arange(0, BLOCK_N)
+        values = tl.load(row + cols, mask=cols < row_size, other=float("-inf")).to(tl.float32)
+        new_max = tl.maximum(running_max, values)
+        finite = new_max != float("-inf")
+        rescale = tl.where(finite, tl.exp(running_max - new_max), 0.0)
+        running_sum = running_sum * rescale + tl.where(finite, tl.exp(values - new_max), 0.0)
+        running_max = new_max
+    row_max = tl.max(running_max, axis=0)
+    lane_scale = tl.where(running_max != float("-inf"), tl.exp(running_max - row_max), 0.0)
+    return row_max, tl.sum(running_sum * lane_scale, axis=0)
+
+
+@triton.jit
+def _softmax_forward_kernel(x, y, row_size, LOG: tl.constexpr, SINGLE_PASS: tl.constexpr,
+                            BLOCK_N: tl.constexpr):  # fmt: skip
+    """SINGLE_PASS rows fit one block and are read once; longer rows are read twice."""
+    row = tl.program_id(0).to(tl.int64) * row_size
+    if SINGLE_PASS:
+        cols = tl.arange(0, BLOCK_N)
+        mask = cols < row_size
+        values = tl.load(x + row + cols, mask=mask, other=float("-inf")).to(tl.float32)
+        row_max = tl.max(values, axis=0)
+        shifted = values - tl.where(row_max == float("-inf"), 0.0, row_max)
+        exponentials = tl.exp(shifted)
+        total = tl.sum(exponentials, axis=0)
+        if LOG:  # noqa: SIM108  (constexpr branch)
+            result = shifted - tl.log(total)
+        else:
+            result = exponentials / total
+        tl.store(y + row + cols, result, mask=mask)
+    else:
+        row_max, total = row_max_and_sum_exp(x + row, row_size, BLOCK_N)
+        for start in range(0, row_size, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            mask = cols < row_size
+            values = tl.load(x + row + cols, mask=mask, other=0.0).to(tl.float32)
+            if LOG:  # noqa: SIM108  (constexpr branch)
+                result = values - row_max - tl.log(total)
+            else:
+                result = tl.exp(values - row_max) / total
+            tl.store(y + row + cols, result, mask=mask)
+
+
+@triton.jit
+def _softmax_backward_kernel(grad_y, y, grad_x, row_size, LOG: tl.constexpr,
+                             SINGLE_PASS: tl.constexpr, BLOCK_N: tl.constexpr):  # fmt: skip
+    """SINGLE_PASS rows fit one block and are read once; longer rows are read twice."""
+    row = tl.program_id(0).to(tl.int64) * row_size
+    if SINGLE_PASS:
+        cols = tl.arange(0, BLOCK_N)
+        mask = cols < row_size
+        grad = tl.load(grad_y + row + cols, mask=mask, other=0.0).to(tl.float32)
+        out = tl.load(y + row + cols, mask=mask, other=0.0).to(tl.float32)
+        if LOG:
+            result = grad - tl.exp(out) * tl.sum(grad, axis=0)
+        else:
+            result = out * (grad - tl.sum(grad * out, axis=0))
+        tl.store(grad_x + row + cols, result, mask=mask)
+    else:
+        acc = tl.zeros([BLOCK_N], tl.float32)
+        for start in range(0, row_size, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            mask = cols < row_size
+            grad = tl.load(grad_y + row + cols, mask=mask, other=0.0).to(tl.float32)
+            if LOG:
+                acc += grad
+            else:
+                acc += grad * tl.load(y + row + cols, mask=mask, other=0.0).to(tl.float32)
+        total = tl.sum(acc, axis=0)
+        for start in range(0, row_size, BLOCK_N):
+            cols = start + tl.arange(0, BLOCK_N)
+            mask = cols < row_size
+            grad = tl.load(grad_y + row + cols, mask=mask, other=0.0).to(tl.float32)
+            out = tl.load(y + row + cols, mask=mask, other=0.0).to(tl.float32)
+            if LOG:  # noqa: SIM108  (constexpr branch)
+                result = grad - tl.exp(out) * total
+            else:
+                result = out * (grad - total)
+            tl.store(grad_x + row + cols, result, mask=mask)
+
+
+def _rows(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, int, int]:
+    """``x`` with ``dim`` moved last and made contiguous, the moved dim and the row size."""
+    if x.dim() == 0:
+        return x.reshape(1).contiguous(), 0, 1
+    (axis,) = normalize_dims(dim, x.dim())
+    return x.movedim(axis, -1).contiguous(), axis, x.shape[axis]
+
+
+def _block(row_size: int) -> tuple[int, int]:
+    config = launch_config(current_vendor().name, "row")
+    return min(triton.next_power_of_2(max(row_size, 1)), config.block_size), config.num_warps
+
+
+def _forward(x: torch.Tensor, dim: int, half_to_float: bool, log: bool) -> torch.Tensor:
+    rows, axis, row_size = _rows(x, dim)
+    dtype = torch.float32 if half_to_float else x.dtype
+    out = torch.empty(rows.shape, dtype=dtype, device=x.device)
+    if rows.numel():
+        block, warps = _block(row_size)
+        _softmax_forward_kernel[(rows.numel() // row_size,)](
+            rows,
+            out,
+            row_size,
+            LOG=log,
+            SINGLE_PASS=row_size <= block,
+            BLOCK_N=block,
+            num_warps=warps,
+        )
+    return out.reshape(x.shape) if x.dim() == 0 else out.movedim(-1, axis)
+
+
+def _backward(
+    grad: torch.Tensor, output: torch.Tensor, dim: int, input_dtype: torch.dtype, log: bool
+) -> torch.Tensor:
+    grad_rows, axis, row_size = _rows(grad, dim)
+    out_rows, _, _ = _rows(output, dim)
+    result = torch.empty(grad_rows.shape, dtype=input_dtype, device=grad.device)
+    if grad_rows.numel():
+        block, warps = _block(row_size)
+        _softmax_backward_kernel[(grad_rows.numel() // row_size,)](
+            grad_rows,
+            out_rows,
+            result,
+            row_size,
+            LOG=log,
+            SINGLE_PASS=row_size <= block,
+            BLOCK_N=block,
+            num_warps=warps,
+        )
+    return result.reshape(grad.shape) if grad.dim() == 0 else result.movedim(-1, axis)
+
+
+def softmax(x: torch.Tensor, dim: int, half_to_float: bool = False) -> torch.Tensor:
+    """aten::_softmax."""
+    return _forward(x, dim, half_to_float, log=False)
+
+
+def log_softmax(x: torch.Tensor, dim: int, half_to_float: bool = False) -> torch.Tensor:
+    """aten::_log_softmax."""
+    return _forward(x, dim, half_to_float, log=True)
+
+
+def softmax_backward(
+    grad_output: torch.Tensor, output: torch.Tensor, dim: int, input_dtype: torch.dtype
+) -> torch.Tensor:
+    """aten::_softmax_backward_data."""
+    return _backward(grad_output, output, dim, input_dtype, log=False)
+
+
+def log_softmax_backward(
+    grad_output: torch.Tensor, output: torch.Tensor, dim: int, input_dtype: torch.dtype
+) -> torch.Tensor:
+    """aten::_log_softmax_backward_data."""
+    return _backward(grad_output, output, dim, input_dtype, log=True)

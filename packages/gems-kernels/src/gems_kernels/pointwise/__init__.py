@@ -1,0 +1,5 @@
+"""The pointwise kernel generator."""
+
+from gems_kernels.pointwise.dynamic import PointwiseOp, Promotion, pointwise_dynamic
+
+__all__ = ["PointwiseOp", "Promotion", "pointwise_dynamic"]

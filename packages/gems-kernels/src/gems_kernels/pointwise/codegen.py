@@ -1,0 +1,90 @@
+"""Triton source for a pointwise kernel of a given rank and operand layout.
+
+The generated kernel walks the flat index space of the (collapsed) output shape, turns each flat
+index into per-dimension indices and from those into each operand's offset through its strides.
+That covers broadcasting (stride 0), transposed, sliced and expanded operands alike.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["KernelSpec", "render_kernel"]
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What one generated kernel is specialised for."""
+
+    rank: int
+    # Per argument of the scalar function: "tensor", "scalar" (a number taken as is) or "param"
+    # (a non-broadcast argument, passed through unchanged).
+    kinds: tuple[str, ...]
+    # Per argument: cast to the computation dtype after loading.
+    casts: tuple[bool, ...]
+    num_outputs: int
+    compute_dtype: str
+    index64: bool
+
+
+def render_kernel(spec: KernelSpec) -> str:
+    """Python source of a module defining ``_pointwise_kernel`` for ``spec``.
+
+    The module expects ``_scalar_fn`` (the ``@triton.jit`` element function) in its globals.
+    """
+    dims = range(spec.rank)
+    params: list[str] = []
+    for position, kind in enumerate(spec.kinds):
+        params.append(f"in{position}")
+        if kind == "tensor":
+            params.extend(f"in{position}_stride{d}" for d in dims)
+    for output in range(spec.num_outputs):
+        params.append(f"out{output}")
+        params.extend(f"out{output}_stride{d}" for d in dims)
+    params.extend(f"shape{d}" for d in dims)
+    params.extend(["numel", "BLOCK: tl.constexpr"])
+
+    lines = [
+        "import triton",
+        "import triton.language as tl",
+        "",
+        "",
+        "@triton.jit",
+        f"def _pointwise_kernel({', '.join(params)}):",
+        "    pid = tl.program_id(0)",
+    ]
+    if spec.index64:
+        lines.append("    offsets = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)")
+    else:
+        lines.append("    offsets = pid * BLOCK + tl.arange(0, BLOCK)")
+    lines.extend(["    mask = offsets < numel", "    remainder = offsets"])
+    for d in reversed(dims):
+        if d == 0:
+            lines.append("    index0 = remainder")
+        else:
+            lines.append(f"    index{d} = remainder % shape{d}")
+            lines.append(f"    remainder = remainder // shape{d}")
+
+    def offset(name: str) -> str:
+        return " + ".join(f"index{d} * {name}_stride{d}" for d in dims)
+
+    values: list[str] = []
+    for position, kind in enumerate(spec.kinds):
+        name = f"in{position}"
+        if kind == "tensor":
+            value = f"tl.load({name} + ({offset(name)}), mask=mask)"
+            if spec.casts[position]:
+                value = f"{value}.to({spec.compute_dtype})"
+        elif kind == "scalar" and spec.casts[position]:
+            value = f"tl.full([BLOCK], {name}, {spec.compute_dtype})"
+        else:
+            value = name
+        lines.append(f"    value{position} = {value}")
+        values.append(f"value{position}")
+    results = ", ".join(f"result{o}" for o in range(spec.num_outputs))
+    lines.append(f"    {results} = _scalar_fn({', '.join(values)})")
+    for output in range(spec.num_outputs):
+        lines.append(
+            f"    tl.store(out{output} + ({offset(f'out{output}')}), result{output}, mask=mask)"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,127 @@
+"""Sessions register at the vendor's dispatch key and restore the native kernels on exit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import gems_kernels
+import pytest
+import torch
+from gems_kernels.backends import current_vendor
+
+
+def kernel_at_key(overload: str) -> str:
+    """The dispatcher table's line for the vendor's backend key of ``aten::<overload>``."""
+    key = current_vendor().dispatch_key
+    table = torch._C._dispatch_dump_table(f"aten::{overload}")
+    lines = [line for line in table.splitlines() if line.startswith(f"{key}:")]
+    assert len(lines) == 1, table
+    return lines[0]
+
+
+def is_gems(overload: str) -> bool:
+    return "gems_kernels" in kernel_at_key(overload)
+
+
+def recorded_ops(path: Path) -> list[str]:
+    return path.read_text().split() if path.exists() else []
+
+
+def test_use_gems_registers_inside_and_restores_native_after() -> None:
+    before = kernel_at_key("add.Tensor")
+    assert not is_gems("add.Tensor")
+    with gems_kernels.use_gems(include=["add"]):
+        assert is_gems("add.Tensor")
+        assert is_gems("add_.Scalar")
+        assert not is_gems("mul.Tensor")
+    assert kernel_at_key("add.Tensor") == before
+
+
+def test_nested_sessions_unwind_in_order() -> None:
+    with gems_kernels.use_gems(include=["add"]):
+        with gems_kernels.use_gems(include=["mul", "add"]):
+            assert is_gems("mul.Tensor") and is_gems("add.Tensor")
+        assert is_gems("add.Tensor")
+        assert not is_gems("mul.Tensor")
+    assert not is_gems("add.Tensor")
+
+
+def test_enable_then_use_keeps_enable_until_disable() -> None:
+    gems_kernels.enable(unused=["mul"])
+    try:
+        assert is_gems("add.Tensor") and not is_gems("mul.Tensor")
+        with gems_kernels.use_gems(include=["mul"]):
+            assert is_gems("mul.Tensor")
+        assert is_gems("add.Tensor") and not is_gems("mul.Tensor")
+    finally:
+        gems_kernels.disable()
+    assert not is_gems("add.Tensor")
+
+
+def test_only_enable_registers_only_the_named_ops() -> None:
+    session = gems_kernels.only_enable(["relu", "sub.Tensor"])
+    try:
+        assert session.overloads == ("sub.Tensor", "relu", "relu_")
+        assert is_gems("relu") and is_gems("sub.Tensor") and not is_gems("sub.Scalar")
+    finally:
+        gems_kernels.disable()
+    assert not session.is_open and not is_gems("relu")
+
+
+def test_exclude_leaves_ops_native() -> None:
+    with gems_kernels.use_gems(exclude=["add"]) as session:
+        assert "add.Tensor" not in session.overloads
+        assert not is_gems("add.Tensor") and is_gems("mul.Tensor")
+
+
+def test_unknown_include_names_the_argument() -> None:
+    with pytest.raises(ValueError, match=r"include: .*'no_such_op'"):
+        gems_kernels.use_gems(include=["no_such_op"]).__enter__()
+
+
+def test_kernels_run_and_match_aten(recorded: Path) -> None:
+    x = torch.randn(4, 5)
+    expected = torch.nn.functional.gelu(x * 2 + 1)
+    with gems_kernels.use_gems(record=True, record_path=recorded):
+        actual = torch.nn.functional.gelu(x * 2 + 1)
+    torch.testing.assert_close(actual, expected)
+    assert recorded_ops(recorded) == ["mul.Tensor", "add.Tensor", "gelu"]
+
+
+def test_recording_logs_each_op_once(recorded: Path) -> None:
+    x = torch.randn(3)
+    with gems_kernels.use_gems(include=["add"], record=True, record_path=recorded) as session:
+        for _ in range(3):
+            x = x + 1
+    assert recorded_ops(recorded) == ["add.Tensor"]
+    assert session.recorder is not None and session.recorder.seen == {"add.Tensor"}
+
+
+def test_recording_off_creates_no_recorder() -> None:
+    with gems_kernels.use_gems(include=["add"]) as session:
+        assert session.recorder is None
+
+
+def test_condition_false_falls_back_to_aten(recorded: Path) -> None:
+    a = torch.tensor([7, -7, 5])
+    b = torch.tensor([2, 2, -3])
+    with gems_kernels.use_gems(include=["div"], record=True, record_path=recorded):
+        floors = torch.div(a, b, rounding_mode="floor")
+        halves = torch.div(a.float(), b.float(), rounding_mode="floor")
+    assert floors.tolist() == [3, -4, -2]
+    assert halves.tolist() == [3.0, -4.0, -2.0]
+    assert recorded_ops(recorded) == ["div.Tensor_mode"]
+
+
+def test_backward_ops_run_under_autograd(recorded: Path) -> None:
+    x = torch.randn(6, requires_grad=True)
+    with gems_kernels.use_gems(
+        include=["gelu", "gelu_backward"], record=True, record_path=recorded
+    ):
+        torch.nn.functional.gelu(x).sum().backward()
+    grad = x.grad
+    assert grad is not None
+    reference = x.detach().clone().requires_grad_()
+    torch.nn.functional.gelu(reference).sum().backward()
+    torch.testing.assert_close(grad, reference.grad)
+    assert "gelu_backward" in recorded_ops(recorded)

@@ -1,0 +1,110 @@
+"""The data cache of a TrainJob whose dataset initializer has a ``cache://`` URI, run locally.
+
+In a cluster the controller's plan applies StatefulSets that run the cache, the JobSet's
+dataset-initializer step waits until it is ready, and the trainer reads the address of its
+Service from ``DATA_CACHE_ENDPOINT``. Locally the supervisor runs the same cache as one
+``data-cache serve`` process (``data_cache_manifests.serve_args`` of those StatefulSets) for
+the life of the job, reads its endpoint from the first line it prints (after loading), and
+gives the pods that endpoint in place of the Service's address: the initializer step's
+``data-cache probe`` and the trainer's env then reach it unchanged otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import data_cache_manifests
+
+__all__ = ["CACHE_LOG_STEP", "CacheStartError", "local_jobset", "serve_command", "start_cache"]
+
+CACHE_LOG_STEP: Final = "data-cache"
+"""The log the cache process writes (``logs/data-cache.log`` in the job's directory)."""
+START_TIMEOUT_SECONDS: Final = 600.0
+"""How long the cache may take to load its data and print its endpoint."""
+
+
+class CacheStartError(RuntimeError):
+    """The cache process exited, or printed no endpoint in time; the message says which."""
+
+
+def _has_cache(objects: Sequence[Mapping[str, Any]]) -> bool:
+    return any(
+        obj.get("kind") == "StatefulSet"
+        and ((obj.get("metadata") or {}).get("labels") or {}).get("app.kubernetes.io/name")
+        == "data-cache"
+        for obj in objects
+    )
+
+
+def serve_command(python: str, objects: Sequence[Mapping[str, Any]]) -> list[str] | None:
+    """``python -m data_cache serve ...`` for the cache the planned objects describe, or None
+    when the plan has no cache."""
+    if not _has_cache(objects):
+        return None
+    return [python, "-m", "data_cache", *data_cache_manifests.serve_args(objects)]
+
+
+def start_cache(
+    command: Sequence[str],
+    log: Path,
+    env: Mapping[str, str],
+    timeout: float = START_TIMEOUT_SECONDS,
+) -> tuple[subprocess.Popen[bytes], str]:
+    """Start the cache in a process group of its own; its endpoint once it has loaded.
+
+    Its first line of output is the endpoint; the rest of its output, and its errors, go to
+    ``log``. Raises CacheStartError (with the process ended) when it exits first or is slower
+    than ``timeout`` seconds.
+    """
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "ab") as stream:
+        process = subprocess.Popen(
+            list(command),
+            stdout=subprocess.PIPE,
+            stderr=stream,
+            stdin=subprocess.DEVNULL,
+            env=dict(env),
+            start_new_session=True,
+        )
+    first_line: queue.Queue[bytes] = queue.Queue(maxsize=1)
+    threading.Thread(target=_pump, args=(process, first_line, log), daemon=True).start()
+    try:
+        line = first_line.get(timeout=timeout).decode().strip()
+    except queue.Empty:
+        process.kill()
+        process.wait()
+        raise CacheStartError(
+            f"the data cache printed no endpoint within {timeout:g} s; see {log}"
+        ) from None
+    if not line.startswith("grpc"):
+        process.wait()
+        raise CacheStartError(
+            f"the data cache exited with code {process.returncode} before serving; see {log}"
+        )
+    return process, line
+
+
+def _pump(process: subprocess.Popen[bytes], first_line: queue.Queue[bytes], log: Path) -> None:
+    """Hand the first line of output over, append the rest to the log."""
+    assert process.stdout is not None
+    first_line.put(process.stdout.readline())
+    with open(log, "ab") as stream:
+        for line in process.stdout:
+            stream.write(line)
+            stream.flush()
+
+
+def local_jobset(jobset: Mapping[str, Any], endpoint: str) -> dict[str, Any]:
+    """``jobset`` with the cache Service's address replaced by the local ``endpoint``."""
+    metadata = jobset.get("metadata") or {}
+    service = data_cache_manifests.cache_endpoint(
+        metadata.get("name", ""), metadata.get("namespace") or "default"
+    )
+    rewritten: dict[str, Any] = json.loads(json.dumps(jobset).replace(service, endpoint))
+    return rewritten

@@ -1,0 +1,66 @@
+"""The local stand-in for a job's cache: which plans have one, its process, its address."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+from data_cache_manifests import cache_endpoint, cache_manifests
+from trainer_sdk.backends.local.caches import (
+    CacheStartError,
+    local_jobset,
+    serve_command,
+    start_cache,
+)
+from trainer_sdk.backends.local.runner import end_process_group
+
+OBJECTS = cache_manifests("rows", "default", "data-cache:0.1.0", "/data/rows.parquet", 2)
+
+
+def test_a_plan_with_cache_statefulsets_serves_them_in_one_process() -> None:
+    assert serve_command("py", OBJECTS) == [
+        "py", "-m", "data_cache", "serve", "/data/rows.parquet", "--name", "data",
+        "--nodes", "2", "--replicas", "1",
+    ]  # fmt: skip
+    assert serve_command("py", [{"kind": "ConfigMap", "metadata": {"name": "x"}}]) is None
+
+
+def test_the_jobset_reaches_the_local_endpoint_instead_of_the_service() -> None:
+    service = cache_endpoint("rows", "default")
+    jobset = {
+        "metadata": {"name": "rows", "namespace": "default"},
+        "spec": {"env": [{"name": "DATA_CACHE_ENDPOINT", "value": service}], "args": [service]},
+    }
+    local = local_jobset(jobset, "grpc://127.0.0.1:4321")
+    assert local["spec"] == {
+        "env": [{"name": "DATA_CACHE_ENDPOINT", "value": "grpc://127.0.0.1:4321"}],
+        "args": ["grpc://127.0.0.1:4321"],
+    }
+    assert jobset["spec"]["args"] == [service]
+
+
+def test_start_returns_the_first_line_and_logs_the_rest(tmp_path: Path) -> None:
+    script = "import sys, time; print('grpc://127.0.0.1:9', flush=True); print('more'); "
+    script += "sys.stdout.flush(); time.sleep(60)"
+    process, endpoint = start_cache([sys.executable, "-c", script], tmp_path / "c.log", {})
+    try:
+        assert endpoint == "grpc://127.0.0.1:9"
+        assert process.poll() is None
+    finally:
+        end_process_group(process.pid)
+    assert process.wait(timeout=10) != 0
+
+
+@pytest.mark.parametrize(
+    ("script", "timeout", "message"),
+    [
+        pytest.param("import sys; sys.exit(3)", 60.0, "exited with code 3", id="exits"),
+        pytest.param("import time; time.sleep(60)", 0.5, "no endpoint within 0.5 s", id="silent"),
+    ],
+)
+def test_a_cache_that_does_not_serve_fails_with_the_reason(
+    tmp_path: Path, script: str, timeout: float, message: str
+) -> None:
+    with pytest.raises(CacheStartError, match=message):
+        start_cache([sys.executable, "-c", script], tmp_path / "c.log", {}, timeout=timeout)

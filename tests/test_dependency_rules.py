@@ -1,0 +1,100 @@
+"""The dependency rules between packages, read from every packages/*/pyproject.toml."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from packaging.utils import canonicalize_name
+
+import release
+
+ROOT = Path(__file__).resolve().parents[1]
+PROJECTS = release.read_projects(ROOT)
+VERSION = release.read_version(ROOT)
+
+
+def requirement_names(name: str) -> set[str]:
+    """Canonical names of everything the package `name` requires directly."""
+    return {canonicalize_name(requirement.name) for requirement in PROJECTS[name].requirements}
+
+
+def test_the_six_packages_are_there() -> None:
+    assert sorted(PROJECTS) == [
+        "data-cache",
+        "gems-kernels",
+        "mpi-runtime",
+        "trainer-api",
+        "trainer-controller",
+        "trainer-sdk",
+    ]
+
+
+def test_trainer_api_depends_only_on_pydantic_and_pyyaml() -> None:
+    assert requirement_names("trainer-api") == {"pydantic", "pyyaml"}
+
+
+def test_gems_kernels_declares_no_trainer_package() -> None:
+    closure = release.dependency_closure(PROJECTS, ["gems-kernels"])
+    assert closure == ["gems-kernels"]
+    assert not {name for name in requirement_names("gems-kernels") if name.startswith("trainer-")}
+
+
+def test_trainer_sdk_closure_does_not_pull_in_triton() -> None:
+    closure = release.dependency_closure(PROJECTS, ["trainer-sdk"])
+    assert "gems-kernels" not in closure
+    pulled = {name: requirement_names(name) for name in closure}
+    assert {name: needs for name, needs in pulled.items() if "triton" in needs} == {}
+
+
+def test_every_package_takes_VERSION_and_pins_its_siblings_to_it() -> None:
+    assert release.project_problems(PROJECTS, VERSION) == []
+
+
+def import_with_blocked(module: str, blocked: list[str]) -> subprocess.CompletedProcess[str]:
+    """Import `module` in a fresh interpreter where importing any of `blocked` fails."""
+    code = textwrap.dedent(
+        f"""
+        import importlib.abc, sys
+        BLOCKED = {blocked!r}
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in BLOCKED:
+                    raise ImportError(f"{{name}} is blocked by the dependency rule test")
+        sys.meta_path.insert(0, Block())
+        import {module}
+        """
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    ("module", "blocked"),
+    [
+        pytest.param(
+            "gems_kernels",
+            ["trainer_api", "trainer_controller", "trainer_sdk", "data_cache", "mpi_runtime"],
+            id="gems-kernels-without-other-packages",
+        ),
+        pytest.param("trainer_sdk", ["triton", "gems_kernels"], id="trainer-sdk-without-triton"),
+        pytest.param(
+            "trainer_api",
+            [name.replace("-", "_") for name in PROJECTS if name != "trainer-api"],
+            id="trainer-api-without-other-packages",
+        ),
+    ],
+)
+def test_package_imports_without(module: str, blocked: list[str]) -> None:
+    result = import_with_blocked(module, blocked)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_blocked_import_fails() -> None:
+    result = import_with_blocked("trainer_sdk", ["trainer_sdk"])
+    assert result.returncode == 1
+    assert "trainer_sdk is blocked by the dependency rule test" in result.stderr

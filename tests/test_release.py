@@ -1,0 +1,408 @@
+"""tools/release.py: version and pin rules as tables, bumping a small repo, and the real check."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+import release
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMES = frozenset({"trainer-api", "trainer-sdk", "gems-kernels"})
+
+
+def pyproject(name: str, *dependencies: str, version_path: str = "../../VERSION") -> str:
+    """A package pyproject.toml as the repo writes them."""
+    lines = "".join(f'  "{dependency}",\n' for dependency in dependencies)
+    return (
+        f'[project]\nname = "{name}"\ndynamic = ["version"]\ndependencies = [\n{lines}]\n\n'
+        f'[tool.hatch.version]\npath = "{version_path}"\n'
+    )
+
+
+def make_repo(root: Path, version: str, packages: dict[str, str]) -> Path:
+    """A repo with VERSION and packages/<name>/pyproject.toml holding the given texts."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "VERSION").write_text(version + "\n")
+    for name, text in packages.items():
+        (root / "packages" / name).mkdir(parents=True)
+        (root / "packages" / name / "pyproject.toml").write_text(text)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param('"trainer-api==0.1.0"', '"trainer-api==0.2.0"', id="plain-pin"),
+        pytest.param("'trainer-api==0.1.0'", "'trainer-api==0.2.0'", id="single-quotes"),
+        pytest.param('"trainer-api == 0.1.0"', '"trainer-api == 0.2.0"', id="spaces-kept"),
+        pytest.param('"trainer-api[cli]==0.1.0"', '"trainer-api[cli]==0.2.0"', id="extras"),
+        pytest.param('"Trainer_API==0.1.0"', '"Trainer_API==0.2.0"', id="non-canonical-name"),
+        pytest.param(
+            "\"trainer-sdk==0.1.0; python_version >= '3.10'\"",
+            "\"trainer-sdk==0.2.0; python_version >= '3.10'\"",
+            id="marker-kept",
+        ),
+        pytest.param(
+            '["trainer-api==0.1.0", "trainer-sdk==0.0.9"]',
+            '["trainer-api==0.2.0", "trainer-sdk==0.2.0"]',
+            id="every-pin-even-a-stale-one",
+        ),
+        pytest.param('"torch==2.13.0"', '"torch==2.13.0"', id="third-party-untouched"),
+        pytest.param('"trainer-apix==0.1.0"', '"trainer-apix==0.1.0"', id="longer-name-untouched"),
+        pytest.param('"trainer-api>=0.1.0"', '"trainer-api>=0.1.0"', id="range-untouched"),
+        pytest.param("trainer-api==0.1.0", "trainer-api==0.1.0", id="unquoted-prose-untouched"),
+    ],
+)
+def test_rewrite_pins(text: str, expected: str) -> None:
+    assert release.rewrite_pins(text, NAMES, "0.2.0") == expected
+
+
+@pytest.mark.parametrize(
+    ("new", "current", "error"),
+    [
+        pytest.param("0.2.0", "0.1.0", None, id="minor-bump"),
+        pytest.param("0.1.1rc1", "0.1.0", None, id="pre-release"),
+        pytest.param("1.0.0", "0.9.9", None, id="major-bump"),
+        pytest.param("0.1.0", "0.1.0", "must be greater than the current version 0.1.0", id="same"),
+        pytest.param("0.0.9", "0.1.0", "must be greater", id="lower"),
+        pytest.param("v0.2.0", "0.1.0", "in its normal form '0.2.0'", id="not-normalised"),
+        pytest.param("banana", "0.1.0", "is not a PEP 440 version", id="not-a-version"),
+    ],
+)
+def test_check_new_version(new: str, current: str, error: str | None) -> None:
+    if error is None:
+        assert release.check_new_version(new, current) == new
+    else:
+        with pytest.raises(release.ReleaseError, match="NEW_VERSION") as raised:
+            release.check_new_version(new, current)
+        assert error in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    ("requirement", "problem"),
+    [
+        pytest.param("trainer-api==0.1.0", False, id="exact-pin"),
+        pytest.param("trainer_api[cli]==0.1.0", False, id="extras-and-underscore"),
+        pytest.param("torch>=2.4", False, id="third-party-ignored"),
+        pytest.param("trainer-api==0.0.9", True, id="old-pin"),
+        pytest.param("trainer-api>=0.1.0", True, id="range"),
+        pytest.param("trainer-api", True, id="unpinned"),
+        pytest.param("trainer-api==0.1.0,>=0.1", True, id="pin-plus-range"),
+        pytest.param("trainer-api==0.1.*", True, id="wildcard"),
+        pytest.param("trainer-api @ file:///wheels/trainer_api.whl", True, id="url"),
+    ],
+)
+def test_pin_problems(requirement: str, problem: bool) -> None:
+    problems = release.pin_problems("trainer-sdk", [Requirement(requirement)], NAMES, "0.1.0")
+    assert problems == (
+        [f"trainer-sdk: requirement {str(Requirement(requirement))!r} must pin exactly ==0.1.0"]
+        if problem
+        else []
+    )
+
+
+def projects_of(**dependencies: list[str]) -> dict[str, release.Project]:
+    """Projects named by the keywords (underscores for dashes), each with its requirements."""
+    return {
+        name.replace("_", "-"): release.Project(
+            name=name.replace("_", "-"),
+            directory=Path("packages", name),
+            requirements=tuple(Requirement(line) for line in lines),
+            version_source="../../VERSION",
+        )
+        for name, lines in dependencies.items()
+    }
+
+
+PROJECTS = projects_of(
+    trainer_api=["pydantic>=2.7"],
+    mpi_runtime=["cryptography>=42"],
+    trainer_controller=["trainer-api==0.1.0", "mpi-runtime==0.1.0"],
+    trainer_sdk=["trainer-controller==0.1.0", "trainer-api==0.1.0"],
+    gems_kernels=["torch>=2.4"],
+)
+
+
+@pytest.mark.parametrize(
+    ("roots", "closure"),
+    [
+        pytest.param(["gems-kernels"], ["gems-kernels"], id="standalone"),
+        pytest.param(
+            ["trainer-sdk"],
+            ["mpi-runtime", "trainer-api", "trainer-controller", "trainer-sdk"],
+            id="transitive",
+        ),
+        pytest.param(
+            ["Trainer_API", "gems-kernels"], ["gems-kernels", "trainer-api"], id="several"
+        ),
+        pytest.param([], [], id="none"),
+    ],
+)
+def test_dependency_closure(roots: list[str], closure: list[str]) -> None:
+    assert release.dependency_closure(PROJECTS, roots) == closure
+
+
+def test_dependency_closure_names_an_unknown_package() -> None:
+    with pytest.raises(release.ReleaseError, match="--package: no package named 'trainer-cli'"):
+        release.dependency_closure(PROJECTS, ["trainer-cli"])
+
+
+def test_project_problems_flag_a_static_version_and_a_stale_pin() -> None:
+    projects = {
+        **PROJECTS,
+        "trainer-api": release.Project("trainer-api", Path("x"), (), version_source=None),
+        "trainer-sdk": release.Project(
+            "trainer-sdk", Path("y"), (Requirement("trainer-api==0.0.1"),), "../../VERSION"
+        ),
+    }
+    assert release.project_problems(projects, "0.1.0") == [
+        "trainer-api: project.version must be dynamic with tool.hatch.version.path = "
+        "'../../VERSION'",
+        "trainer-sdk: requirement 'trainer-api==0.0.1' must pin exactly ==0.1.0",
+    ]
+
+
+def test_parse_project_reads_dependencies_extras_and_version_source() -> None:
+    text = pyproject("Trainer_SDK", "trainer-api==0.1.0") + (
+        '[project.optional-dependencies]\nkube = ["kubernetes>=30"]\n'
+    )
+    project = release.parse_project(tomllib.loads(text), Path("packages/trainer-sdk"))
+    assert project.name == "trainer-sdk"
+    assert [str(requirement) for requirement in project.requirements] == [
+        "trainer-api==0.1.0",
+        "kubernetes>=30",
+    ]
+    assert project.version_source == "../../VERSION"
+
+
+def test_parse_project_names_the_bad_requirement() -> None:
+    with pytest.raises(release.ReleaseError, match="dependency 'trainer-api=>1'"):
+        release.parse_project({"project": {"dependencies": ["trainer-api=>1"]}}, Path("p"))
+
+
+METADATA = """Metadata-Version: 2.4
+Name: trainer-sdk
+Version: 0.1.0
+Requires-Dist: trainer-api==0.1.0
+Requires-Dist: pyyaml>=6
+
+The README.
+"""
+
+
+@pytest.mark.parametrize(
+    ("metadata", "problems"),
+    [
+        pytest.param(METADATA, [], id="good"),
+        pytest.param(
+            METADATA.replace("Version: 0.1.0", "Version: 0.0.1"),
+            ["trainer-sdk: metadata version '0.0.1' != 0.1.0"],
+            id="wrong-version",
+        ),
+        pytest.param(
+            METADATA.replace("trainer-api==0.1.0", "trainer-api>=0.1"),
+            ["trainer-sdk (built): requirement 'trainer-api>=0.1' must pin exactly ==0.1.0"],
+            id="range-in-wheel",
+        ),
+        pytest.param(
+            METADATA.replace("Name: trainer-sdk", "Name: trainer-api"),
+            ["trainer-sdk: metadata names 'trainer-api'"],
+            id="wrong-name",
+        ),
+    ],
+)
+def test_metadata_problems(metadata: str, problems: list[str]) -> None:
+    assert release.metadata_problems(metadata, "trainer-sdk", NAMES, "0.1.0") == problems
+
+
+def test_top_level_packages_are_the_wheels_importable_directories() -> None:
+    files = [
+        "gems_kernels/__init__.py",
+        "gems_kernels/ops/__init__.py",
+        "gems_kernels/ops/rms_norm.py",
+        "gems_kernels-0.1.0.dist-info/METADATA",
+        "lonely_module.py",
+    ]
+    assert release.top_level_packages(files) == ["gems_kernels"]
+
+
+def report(*installed: tuple[str, str]) -> dict[str, object]:
+    """The part of a `pip install --report` the release reads."""
+    return {
+        "install": [
+            {"metadata": {"name": name}, "download_info": {"url": url}} for name, url in installed
+        ]
+    }
+
+
+DIST = "file:///repo/dist"
+
+
+@pytest.mark.parametrize(
+    ("installed", "expected", "problems"),
+    [
+        pytest.param(
+            [("trainer-sdk", f"{DIST}/sdk.whl"), ("trainer-api", f"{DIST}/api.whl")],
+            ["trainer-api", "trainer-sdk"],
+            [],
+            id="siblings-from-dist",
+        ),
+        pytest.param(
+            [("gems-kernels", f"{DIST}/g.whl"), ("torch", "file:///opt/wheels/torch.whl")],
+            ["gems-kernels"],
+            [],
+            id="third-party-from-anywhere",
+        ),
+        pytest.param(
+            [("trainer-sdk", f"{DIST}/sdk.whl"), ("trainer-api", "https://pypi.org/api.whl")],
+            ["trainer-api", "trainer-sdk"],
+            [f"installed trainer-api from https://pypi.org/api.whl, not from {DIST}"],
+            id="sibling-from-the-index",
+        ),
+        pytest.param(
+            [("gems-kernels", f"{DIST}/g.whl"), ("trainer-api", f"{DIST}/api.whl")],
+            ["gems-kernels"],
+            ["installed repo packages ['gems-kernels', 'trainer-api'], expected ['gems-kernels']"],
+            id="extra-sibling",
+        ),
+    ],
+)
+def test_install_problems(
+    installed: list[tuple[str, str]], expected: list[str], problems: list[str]
+) -> None:
+    assert release.install_problems(report(*installed), expected, NAMES, DIST) == problems
+
+
+def test_isolated_environment_drops_what_changes_a_fresh_venv() -> None:
+    environ = {
+        "PATH": "/bin",
+        "PYTHONPATH": "/src",
+        "VIRTUAL_ENV": "/v",
+        "TRITON_INTERPRET": "1",
+        "PIP_FIND_LINKS": "/w",
+    }
+    assert release.isolated_environment(environ) == {"PATH": "/bin", "PIP_FIND_LINKS": "/w"}
+
+
+def test_bump_rewrites_version_and_every_sibling_pin(tmp_path: Path) -> None:
+    sdk = pyproject("trainer-sdk", "trainer-api==0.1.0", "torch==2.13.0")
+    root = make_repo(
+        tmp_path, "0.1.0", {"trainer-api": pyproject("trainer-api"), "trainer-sdk": sdk}
+    )
+    release.bump(root, "0.2.0")
+    assert (root / "VERSION").read_text() == "0.2.0\n"
+    assert (root / "packages/trainer-sdk/pyproject.toml").read_text() == sdk.replace(
+        "trainer-api==0.1.0", "trainer-api==0.2.0"
+    )
+    assert (root / "packages/trainer-api/pyproject.toml").read_text() == pyproject("trainer-api")
+
+
+def test_bump_to_an_older_version_changes_nothing(tmp_path: Path) -> None:
+    root = make_repo(tmp_path, "0.3.0", {"trainer-api": pyproject("trainer-api")})
+    with pytest.raises(release.ReleaseError, match=r"greater than the current version 0\.3\.0"):
+        release.bump(root, "0.2.0")
+    assert (root / "VERSION").read_text() == "0.3.0\n"
+
+
+def run_release(*args: str) -> subprocess.CompletedProcess[str]:
+    """The release command line, as `hatch run release:release` runs it."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "release.py"), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+
+
+def test_check_refuses_a_stale_pin_before_building(tmp_path: Path) -> None:
+    packages = {
+        "trainer-api": pyproject("trainer-api"),
+        "trainer-sdk": pyproject("trainer-sdk", "trainer-api==0.0.9"),
+    }
+    root = make_repo(tmp_path / "repo", "0.1.0", packages)
+    result = run_release("--check", "--root", str(root), "--dist", str(tmp_path / "dist"))
+    assert result.returncode == 1
+    assert "trainer-sdk: requirement 'trainer-api==0.0.9' must pin exactly ==0.1.0" in result.stderr
+    assert not (tmp_path / "dist").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [pytest.param([], id="neither"), pytest.param(["0.2.0", "--check"], id="both")],
+)
+def test_command_line_wants_a_version_or_check(args: list[str]) -> None:
+    result = run_release(*args)
+    assert result.returncode == 2
+    assert "give either NEW_VERSION or --check" in result.stderr
+
+
+@pytest.mark.e2e
+def test_trainer_api_and_gems_kernels_build_and_install_alone(tmp_path: Path) -> None:
+    """The real check: build, twine check, install each wheel alone in a fresh venv, import."""
+    dist = tmp_path / "dist"
+    result = run_release("--check", "--package", "trainer-api", "--package", "gems-kernels",
+                         "--dist", str(dist))  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    version = (ROOT / "VERSION").read_text().strip()
+    assert sorted(path.name for path in dist.iterdir()) == [
+        f"gems_kernels-{version}-py3-none-any.whl",
+        f"gems_kernels-{version}.tar.gz",
+        f"trainer_api-{version}-py3-none-any.whl",
+        f"trainer_api-{version}.tar.gz",
+    ]
+    assert "install gems-kernels alone (repo packages it pulls in: gems-kernels)" in result.stdout
+    with zipfile.ZipFile(dist / f"trainer_api-{version}-py3-none-any.whl") as wheel:
+        assert "trainer_api/__init__.py" in wheel.namelist()
+
+
+def write_package(root: Path, name: str, code: str) -> None:
+    """A minimal hatchling package at root/packages/<name> whose module holds `code`."""
+    module = name.replace("-", "_")
+    directory = root / "packages" / name
+    (directory / "src" / module).mkdir(parents=True)
+    (directory / "src" / module / "__init__.py").write_text(code)
+    (directory / "README.md").write_text(f"# {name}\n\nA package for the release tests.\n")
+    (directory / "pyproject.toml").write_text(
+        textwrap.dedent(
+            f"""\
+            [build-system]
+            requires = ["hatchling>=1.26"]
+            build-backend = "hatchling.build"
+
+            [project]
+            name = "{name}"
+            readme = "README.md"
+            dynamic = ["version"]
+
+            [tool.hatch.version]
+            path = "../../VERSION"
+            pattern = "(?P<version>\\\\S+)"
+
+            [tool.hatch.build.targets.wheel]
+            packages = ["src/{module}"]
+            """
+        )
+    )
+
+
+@pytest.mark.e2e
+def test_check_fails_when_a_wheel_imports_an_undeclared_sibling(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "VERSION").write_text("1.0.0\n")
+    write_package(root, "solo-base", "VALUE = 1\n")
+    write_package(root, "solo-user", "from solo_base import VALUE\n")  # not in its dependencies
+    result = run_release("--check", "--root", str(root), "--dist", str(tmp_path / "dist"))
+    assert result.returncode == 1
+    assert "install solo-base alone (repo packages it pulls in: solo-base)" in result.stdout
+    assert "import solo_user from the fresh venv failed" in result.stderr
+    assert "No module named 'solo_base'" in result.stderr

@@ -1,0 +1,58 @@
+"""The workspace's own rules: README commands, CI entry point and hatch environments agree."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+HATCH: dict[str, Any] = tomllib.loads((ROOT / "hatch.toml").read_text())
+ENVS: dict[str, dict[str, Any]] = HATCH["envs"]
+
+
+def readme_commands() -> list[str]:
+    """The lines of the README's first bash block."""
+    block = re.search(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.DOTALL)
+    assert block is not None, "README.md has no ```bash block"
+    return block[1].splitlines()
+
+
+def test_readme_opens_with_the_main_job_and_the_test_suite() -> None:
+    assert readme_commands() == [
+        "tools/bootstrap && hatch run main",
+        "tools/bootstrap && hatch run test",
+    ]
+
+
+def test_ci_runs_exactly_the_readme_test_command() -> None:
+    lines = (ROOT / ".ci" / "run").read_text().splitlines()
+    commands = [
+        line for line in lines if line.strip() and not line.startswith(("#", "set ", "cd "))
+    ]
+    assert commands == [readme_commands()[1]]
+
+
+@pytest.mark.parametrize("name", sorted(ENVS))
+def test_environment_stays_on_pip_and_pins_torch(name: str) -> None:
+    env = ENVS[name]
+    assert env.get("installer", "pip") == "pip"
+    requirements = [*env.get("dependencies", []), *env.get("extra-dependencies", [])]
+    torch = [line for line in requirements if re.match(r"torch\b(?!-|_)", line)]
+    assert torch in ([], ["torch==2.13.0"])
+
+
+def test_default_environment_installs_every_package_and_sets_the_runtime_variables() -> None:
+    default = ENVS["default"]
+    assert default["workspace"]["members"] == ["packages/*"]
+    assert "torch==2.13.0" in default["dependencies"]
+    required = {
+        "TRITON_INTERPRET": "1",
+        "OMPI_ALLOW_RUN_AS_ROOT": "1",
+        "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+    }
+    assert required.items() <= default["env-vars"].items()
+    assert ENVS["types"]["template"] == "default"
