@@ -16,6 +16,7 @@ from typing import Any
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
+from trainer_sdk.backends.local import mpi
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
 from trainer_sdk.backends.local.runner import end_process_group
@@ -111,21 +112,12 @@ class LocalBackend(RuntimeBackend):
             if runtime_name not in self._runtime_manifests():
                 raise RuntimeNotFoundError(runtime_name, list(self._runtime_manifests()))
             runtime_manifest = self._runtime_manifests()[runtime_name]
-        if "mpi" in ((runtime_manifest.get("spec") or {}).get("mlPolicy") or {}):
-            raise NotImplementedError(
-                f"runtime {runtime_manifest['metadata']['name']!r} uses the MPI policy, which the "
-                "local backend does not run yet (its launcher needs mpi-runtime's hostfile "
-                "and SSH wiring); "
-                "run it on Kubernetes"
-            )
         metadata.setdefault("namespace", "default")
         metadata["creationTimestamp"] = _now().isoformat()
         planned = planning.plan_trainjob(manifest, runtime_manifest, _now())
-        pods = [
-            pod
-            for _, group in pod_plan.expand_pods(planned.jobset, pod_plan.DEFAULT_MASTER_PORT)
-            for pod in group
-        ]
+        expanded = pod_plan.expand_pods(planned.jobset, pod_plan.DEFAULT_MASTER_PORT)
+        mpi.check_mpi_pods(expanded, planned.jobset, planned.others)
+        pods = [pod for _, group in expanded for pod in group]
         job_dir.path.mkdir(parents=True)
         write_json(job_dir.trainjob, manifest)
         write_json(job_dir.runtime, runtime_manifest)

@@ -15,12 +15,13 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from trainer_sdk.backends.local import mpi
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.jobdir import JobDir
 
@@ -85,12 +86,21 @@ class JobSetRunner:
         master_port: int,
         report: Callable[[dict[str, Any], list[PodState]], None],
         active_deadline_seconds: float | None = None,
+        objects: Sequence[Mapping[str, Any]] = (),
     ) -> None:
         self.jobset = jobset
         self.job_dir = job_dir
         self.base_env = dict(base_env)
         self.report = report
-        self.plan = pod_plan.expand_pods(jobset, master_port, str(job_dir.path / "volumes"))
+        self.plan = mpi.prepare_mpi_pods(
+            pod_plan.expand_pods(jobset, master_port, str(job_dir.path / "volumes")),
+            jobset,
+            objects,
+            job_dir.path,
+            job_dir.pod_dir,
+            master_port,
+            self.base_env,
+        )
         self.deadline = (
             time.monotonic() + active_deadline_seconds if active_deadline_seconds else None
         )

@@ -35,6 +35,9 @@ _SHIMS = {
     "python3": 'exec "{python}" "$@"',
     "torchrun": 'exec "{python}" -m torch.distributed.run "$@"',
     "data-cache": 'exec "{python}" -m data_cache "$@"',
+    "mpi-launch": 'exec "{python}" -c "import sys; from mpi_runtime.launches import main; '
+    'sys.exit(main())" "$@"',
+    "mpi-worker": 'exec "{python}" -c "from mpi_runtime.workers import main; main()" "$@"',
 }
 
 
@@ -46,8 +49,8 @@ def free_port() -> int:
 
 
 def write_shims(directory: Path, python: str) -> None:
-    """``python``, ``python3``, ``torchrun`` and ``data-cache`` that run the client's
-    interpreter."""
+    """``python``, ``python3``, ``torchrun``, ``data-cache``, ``mpi-launch`` and ``mpi-worker``
+    that run the client's interpreter."""
     directory.mkdir(parents=True, exist_ok=True)
     for name, body in _SHIMS.items():
         path = directory / name
@@ -225,7 +228,15 @@ class Supervisor:
     def _run_jobset(self, jobset: dict[str, Any], env: dict[str, str], detach: bool) -> Any:
         """Run ``jobset``'s pods to the end; its final status."""
         deadline = (self.trainjob.get("spec") or {}).get("activeDeadlineSeconds")
-        runner = JobSetRunner(jobset, self.job_dir, env, free_port(), self.report, deadline)
+        runner = JobSetRunner(
+            jobset,
+            self.job_dir,
+            env,
+            free_port(),
+            self.report,
+            deadline,
+            self.state.get("objects") or [],
+        )
         if not detach:
             threading.Thread(target=_stop_when_parent_exits, args=(runner,), daemon=True).start()
         try:

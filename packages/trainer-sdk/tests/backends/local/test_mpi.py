@@ -1,0 +1,299 @@
+"""MPI JobSets made to run here: addresses, hostfile, worker and launcher commands, volumes."""
+
+from __future__ import annotations
+
+import base64
+import stat
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trainer_sdk import CustomTrainer, constants
+from trainer_sdk.backends.local import mpi, planning
+from trainer_sdk.backends.local.pods import UnsupportedPodError, expand_pods
+from trainer_sdk.runtimes import runtime_from_manifest
+from trainer_sdk.trainjobs import build_trainjob_manifest
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def train() -> None:
+    """The training function the planned jobs run."""
+    print("hello from", "/home/mpiuser")
+
+
+def planned(runtime_name: str, num_nodes: int) -> planning.Planned:
+    """The PodPlan of a CustomTrainer job ``job`` on a built-in runtime."""
+    runtime = planning.builtin_runtime_manifests()[runtime_name]
+    manifest = build_trainjob_manifest(
+        "job",
+        runtime_from_manifest(runtime),
+        CustomTrainer(func=train, num_nodes=num_nodes, env={"LR": "0.1"}),
+    )
+    manifest["metadata"]["namespace"] = "default"
+    return planning.plan_trainjob(manifest, runtime, NOW)
+
+
+def localized(plan: planning.Planned, tmp_path: Path) -> mpi.PodPlan:
+    return mpi.localize_mpi_pods(
+        expand_pods(plan.jobset, 29500, str(tmp_path / "volumes")),
+        plan.jobset,
+        plan.others,
+        volumes_root=tmp_path / "volumes",
+        pod_dir=lambda name: tmp_path / "pods" / name,
+        home=tmp_path / "home",
+        rank_bin=tmp_path / "mpi-bin",
+        ssh_port=2345,
+        master_port=4567,
+        base_env={"PATH": "/shims:/usr/bin", "UNRELATED": "x"},
+    )
+
+
+def pods_by_name(plan: mpi.PodPlan) -> dict[str, Any]:
+    return {pod.name: pod for _, pods in plan for pod in pods}
+
+
+def test_mpi_jobset_is_told_by_the_launchers_ssh_secret() -> None:
+    mpi_plan = planned("deepspeed-distributed", 2)
+    torch_plan = planned("torch-distributed", 2)
+    assert mpi.is_mpi_jobset(mpi_plan.jobset, mpi_plan.others)
+    assert not mpi.is_mpi_jobset(mpi_plan.jobset, [])
+    assert not mpi.is_mpi_jobset(torch_plan.jobset, torch_plan.others)
+
+
+def test_non_mpi_plan_is_unchanged(tmp_path: Path) -> None:
+    plan = planned("torch-distributed", 2)
+    expanded = expand_pods(plan.jobset, 29500)
+    assert localized(plan, tmp_path) == expanded
+
+
+def test_launcher_is_localhost_and_workers_get_their_own_loopback_address() -> None:
+    plan = planned("deepspeed-distributed", 3)
+    addresses = mpi.host_addresses(expand_pods(plan.jobset, 29500))
+    assert addresses == {
+        "job-launcher-0-0": "localhost",
+        "job-node-0-0": "127.0.0.2",
+        "job-node-0-1": "127.0.0.3",
+    }
+
+
+ADDRESSES = {"job-launcher-0-0": "localhost", "job-node-0-1": "127.0.0.3"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("job-node-0-1.job slots=2\n", "127.0.0.3 slots=2\n", id="pod-dns-name"),
+        pytest.param("job-node-0-1:2", "127.0.0.3:2", id="hydra-format"),
+        pytest.param("job-launcher-0-0 slots=1", "localhost slots=1", id="bare-pod-name"),
+        pytest.param("job-node-0-10.job", "job-node-0-10.job", id="longer-name-untouched"),
+        pytest.param("xjob-node-0-1.job", "xjob-node-0-1.job", id="prefixed-name-untouched"),
+    ],
+)
+def test_map_hosts(text: str, expected: str) -> None:
+    assert mpi.map_hosts(text, ADDRESSES) == expected
+
+
+def test_workers_run_mpi_worker_on_their_address_and_the_jobs_port(tmp_path: Path) -> None:
+    pods = pods_by_name(localized(planned("deepspeed-distributed", 3), tmp_path))
+    assert list(pods["job-node-0-1"].command) == [
+        "mpi-worker",
+        "--ssh-dir",
+        str(tmp_path / "volumes" / "mpi-ssh-auth"),
+        "--port",
+        "2345",
+        "--listen",
+        "127.0.0.3",
+        "--state-dir",
+        str(tmp_path / "pods" / "job-node-0-1" / "sshd"),
+    ]
+
+
+def test_launcher_runs_mpi_launch_on_loopback_with_rank_env(tmp_path: Path) -> None:
+    launcher = pods_by_name(localized(planned("deepspeed-distributed", 2), tmp_path))[
+        "job-launcher-0-0"
+    ]
+    command = list(launcher.command)
+    separator = command.index("--")
+    options, program = command[:separator], command[separator + 1 :]
+    assert options[0] == "mpi-launch"
+    hostfile = str(tmp_path / "volumes" / "mpi-hostfile" / "hostfile")
+    assert options[options.index("--hostfile") + 1] == hostfile
+    assert {"--loopback", "--rank-env"} <= set(options)
+    assert options[options.index("--ssh-port") + 1] == "2345"
+    assert options[options.index("--ssh-dir") + 1] == str(tmp_path / "volumes" / "mpi-ssh-auth")
+    exported = {options[i + 1] for i, option in enumerate(options) if option == "-x"}
+    # the shims' PATH and the TrainJob's env; not MPI's own
+    assert exported == {"PATH", "SHLVL", "LR"}
+    assert launcher.env["PATH"] == f"{tmp_path / 'mpi-bin'}:/shims:/usr/bin"
+    assert launcher.env["SHLVL"] == "1"
+    assert program[:2] == ["bash", "-c"]
+    assert "/home/mpiuser" not in program[2]
+    assert f'> "{tmp_path / "home"}/' in program[2]
+    assert launcher.env["OMPI_MCA_orte_default_hostfile"] == hostfile
+    assert launcher.env["MASTER_PORT"] == "4567"
+    assert str(tmp_path / "home") in launcher.directories
+
+
+LOCAL = ["--loopback"]
+
+
+@pytest.mark.parametrize(
+    ("command", "expected", "env"),
+    [
+        pytest.param(
+            ["mpirun", "--hostfile", "/h", "-np", "4", "python", "t.py"],
+            ["--hostfile", "/h", "--np", "4", "--loopback", "--", "python", "t.py"],
+            {},
+            id="mpirun-hostfile-np",
+        ),
+        pytest.param(
+            ["mpirun", "-x", "A=1", "-x", "B", "--mca", "btl_base_verbose", "1", "--", "a.out"],
+            ["-x", "A", "-x", "B", "--loopback", "--", "a.out"],
+            {"A": "1", "OMPI_MCA_btl_base_verbose": "1"},
+            id="mpirun-env-and-mca",
+        ),
+        pytest.param(
+            ["/usr/bin/mpirun", "--allow-run-as-root", "--oversubscribe", "hostname"],
+            ["--oversubscribe", "--loopback", "--", "hostname"],
+            {},
+            id="mpirun-flags",
+        ),
+        pytest.param(
+            ["mpi-launch", "--np", "2", "--", "python", "-c", "--"],
+            ["--np", "2", "--loopback", "--", "python", "-c", "--"],
+            {},
+            id="mpi-launch-options-kept",
+        ),
+    ],
+)
+def test_launcher_command(command: list[str], expected: list[str], env: dict[str, str]) -> None:
+    argv, option_env = mpi.launcher_command(command, "launcher", LOCAL)
+    assert argv == ["mpi-launch", "--wait-timeout", str(mpi.WAIT_TIMEOUT_SECONDS), *expected]
+    assert option_env == env
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        pytest.param(
+            ["mpirun", "--map-by", "node", "a.out"],
+            r"launcher\[1\]: mpirun option '--map-by'",
+            id="unknown-option",
+        ),
+        pytest.param(
+            ["deepspeed", "train.py"],
+            "starts with mpirun or mpi-launch, got 'deepspeed'",
+            id="not-mpirun",
+        ),
+        pytest.param(["mpirun", "-np", "2"], "mpirun has no program", id="no-program"),
+    ],
+)
+def test_launcher_command_rejects(command: list[str], message: str) -> None:
+    with pytest.raises(UnsupportedPodError, match=message):
+        mpi.launcher_command(command, "launcher", LOCAL)
+
+
+def test_volumes_hold_the_secret_with_its_modes_and_the_mapped_hostfile(tmp_path: Path) -> None:
+    plan = planned("deepspeed-distributed", 2)
+    addresses = mpi.host_addresses(expand_pods(plan.jobset, 29500))
+    written = mpi.write_config_volumes(
+        plan.jobset, plan.others, tmp_path, lambda text: mpi.map_hosts(text, addresses)
+    )
+    names = {path.relative_to(tmp_path).as_posix() for path in written}
+    assert names == {
+        "mpi-ssh-auth/id_rsa",
+        "mpi-ssh-auth/id_rsa.pub",
+        "mpi-ssh-auth/authorized_keys",
+        "mpi-hostfile/hostfile",
+    }
+    assert (tmp_path / "mpi-hostfile" / "hostfile").read_text() == (
+        "localhost slots=1\n127.0.0.2 slots=1\n"
+    )
+    key = tmp_path / "mpi-ssh-auth" / "id_rsa"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert "PRIVATE KEY" in key.read_text()
+    assert stat.S_IMODE((tmp_path / "mpi-hostfile" / "hostfile").stat().st_mode) == 0o444
+
+
+def test_secret_data_is_base64_decoded(tmp_path: Path) -> None:
+    jobset = {
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "launcher",
+                    "template": {
+                        "spec": {
+                            "template": {
+                                "spec": {
+                                    "volumes": [{"name": "keys", "secret": {"secretName": "s"}}]
+                                }
+                            }
+                        }
+                    },
+                }
+            ]
+        }
+    }
+    secret = {
+        "kind": "Secret",
+        "metadata": {"name": "s"},
+        "data": {"token": base64.b64encode(b"abc").decode()},
+    }
+    mpi.write_config_volumes(jobset, [secret], tmp_path)
+    assert (tmp_path / "keys" / "token").read_text() == "abc"
+
+
+def test_submit_rejects_an_untranslatable_launcher_before_running(tmp_path: Path) -> None:
+    plan = planned("deepspeed-distributed", 2)
+    launcher = plan.jobset["spec"]["replicatedJobs"][1]
+    assert launcher["name"] == constants.LAUNCHER
+    container = launcher["template"]["spec"]["template"]["spec"]["containers"][0]
+    container["command"] = ["mpirun", "--bind-to", "core", "python", "t.py"]
+    with pytest.raises(UnsupportedPodError, match="'--bind-to' is not translated"):
+        mpi.check_mpi_pods(expand_pods(plan.jobset, 29500), plan.jobset, plan.others)
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        pytest.param(["t.py", "--lr", "1"], ["-m", "mpi4py", "t.py", "--lr", "1"], id="script"),
+        pytest.param(["-m", "pkg.train"], ["-m", "mpi4py", "-m", "pkg.train"], id="module"),
+        pytest.param(["-c", "print(1)"], ["-m", "mpi4py", "-c", "print(1)"], id="code"),
+        pytest.param(["-m", "mpi4py", "t.py"], ["-m", "mpi4py", "t.py"], id="already-mpi4py"),
+        pytest.param(["-V"], ["-V"], id="other-option"),
+    ],
+)
+def test_rank_python_runs_programs_through_mpi4py(
+    tmp_path: Path, argv: list[str], expected: list[str]
+) -> None:
+    recorder = tmp_path / "record"
+    recorder.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+    recorder.chmod(0o755)
+    mpi.write_rank_shims(tmp_path / "bin", str(recorder))
+    result = subprocess.run(
+        [str(tmp_path / "bin" / "python"), *argv], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.splitlines() == expected
+
+
+def test_other_replicated_jobs_run_as_they_are(tmp_path: Path) -> None:
+    plan = planned("deepspeed-distributed", 2)
+    initializer = {
+        "name": constants.DATASET_INITIALIZER,
+        "replicas": 1,
+        "template": {
+            "spec": {
+                "template": {
+                    "spec": {"containers": [{"name": "init", "command": ["python", "-V"]}]}
+                }
+            }
+        },
+    }
+    plan.jobset["spec"]["replicatedJobs"].insert(0, initializer)
+    pods = pods_by_name(localized(plan, tmp_path))
+    assert pods["job-dataset-initializer-0-0"].command == ("python", "-V")
+    assert pods["job-node-0-0"].command[0] == "mpi-worker"
+    assert "127.0.0.2" in pods["job-node-0-0"].command
