@@ -22,9 +22,11 @@ def requirement_names(name: str) -> set[str]:
     return {canonicalize_name(requirement.name) for requirement in PROJECTS[name].requirements}
 
 
-def test_the_six_packages_are_there() -> None:
+def test_the_packages_are_there() -> None:
+    # The six libraries, and data-cache's dependency-free objects for the controller.
     assert sorted(PROJECTS) == [
         "data-cache",
+        "data-cache-manifests",
         "gems-kernels",
         "mpi-runtime",
         "trainer-api",
@@ -48,6 +50,17 @@ def test_trainer_sdk_closure_does_not_pull_in_triton() -> None:
     assert "gems-kernels" not in closure
     pulled = {name: requirement_names(name) for name in closure}
     assert {name: needs for name, needs in pulled.items() if "triton" in needs} == {}
+
+
+def test_trainer_controller_closure_does_not_pull_in_torch() -> None:
+    closure = release.dependency_closure(PROJECTS, ["trainer-controller"])
+    assert "data-cache" not in closure
+    pulled = {name: requirement_names(name) for name in closure}
+    assert {name: needs for name, needs in pulled.items() if "torch" in needs} == {}
+
+
+def test_data_cache_manifests_has_no_dependencies() -> None:
+    assert requirement_names("data-cache-manifests") == set()
 
 
 def test_every_package_takes_VERSION_and_pins_its_siblings_to_it() -> None:
@@ -82,6 +95,11 @@ def import_with_blocked(module: str, blocked: list[str]) -> subprocess.Completed
             id="gems-kernels-without-other-packages",
         ),
         pytest.param("trainer_sdk", ["triton", "gems_kernels"], id="trainer-sdk-without-triton"),
+        pytest.param(
+            "trainer_controller",
+            ["torch", "triton", "data_cache", "gems_kernels"],
+            id="trainer-controller-without-torch",
+        ),
         pytest.param(
             "trainer_api",
             [name.replace("-", "_") for name in PROJECTS if name != "trainer-api"],
