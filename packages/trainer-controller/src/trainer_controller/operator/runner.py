@@ -27,7 +27,7 @@ from trainer_controller.operator.credentials import Credentials
 from trainer_controller.operator.events import EventRecorder
 from trainer_controller.operator.leader import LeaderElector
 from trainer_controller.operator.metrics import OperatorMetrics
-from trainer_controller.operator.progress import progress_routes
+from trainer_controller.operator.progress import ProgressLimits, progress_routes
 from trainer_controller.operator.reconcile import Reconciler
 from trainer_controller.operator.servers import Listener, health_routes, metrics_routes
 from trainer_controller.operator.webhooks import webhook_routes
@@ -50,6 +50,15 @@ async def _first(*awaitables: Awaitable[Any]) -> None:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _progress_limits(config: OperatorConfig) -> ProgressLimits:
+    return ProgressLimits(
+        per_job_qps=config.progress_qps_per_job,
+        per_job_burst=config.progress_burst_per_job,
+        review_qps=config.progress_review_qps,
+        review_burst=config.progress_review_burst,
+    )
 
 
 class Operator:
@@ -136,7 +145,10 @@ class Operator:
             )
         if config.gate("TrainJobProgress"):
             self.listeners["progress"] = Listener(
-                progress_routes(client, self.metrics), host, config.progress_port, tls
+                progress_routes(client, self.metrics, limits=_progress_limits(config)),
+                host,
+                config.progress_port,
+                tls,
             )
         for listener in self.listeners.values():
             await listener.start()
