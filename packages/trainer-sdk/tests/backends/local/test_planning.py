@@ -1,0 +1,59 @@
+"""The local backend's planning: runtimes it cannot run are refused before anything starts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trainer_sdk.backends.local.backend import LocalBackend
+from trainer_sdk.configs import LocalBackendConfig
+from trainer_sdk.errors import InvalidTrainJobError
+
+FLUX_RUNTIME: dict[str, Any] = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "ClusterTrainingRuntime",
+    "metadata": {"name": "flux-distributed"},
+    "spec": {
+        "mlPolicy": {"numNodes": 1, "flux": {}},
+        "template": {
+            "spec": {
+                "replicatedJobs": [
+                    {
+                        "name": "node",
+                        "template": {
+                            "metadata": {
+                                "labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
+                            },
+                            "spec": {
+                                "template": {
+                                    "spec": {"containers": [{"name": "node", "image": "ubuntu"}]}
+                                }
+                            },
+                        },
+                    }
+                ]
+            }
+        },
+    },
+}
+
+
+def test_flux_job_is_refused_naming_the_policy_and_leaves_no_job(tmp_path: Path) -> None:
+    backend = LocalBackend(LocalBackendConfig(root=tmp_path / "jobs"))
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "lammps"},
+        "spec": {
+            "runtimeRef": {"name": "flux-distributed"},
+            "trainer": {"numNodes": 2, "command": ["lmp", "-in", "in.reaxc.hns"]},
+        },
+    }
+    with pytest.raises(InvalidTrainJobError) as raised:
+        backend.submit(job, FLUX_RUNTIME)
+    assert raised.value.errors == (
+        "spec.runtimeRef.name: ClusterTrainingRuntime 'flux-distributed' uses mlPolicy.flux, "
+        "which the local backend cannot run; submit the TrainJob to a Kubernetes cluster",
+    )
+    assert not (tmp_path / "jobs" / "lammps").exists()
