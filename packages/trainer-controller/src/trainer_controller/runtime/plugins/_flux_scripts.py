@@ -91,7 +91,8 @@ set -eu
 install={INSTALL_MOUNT}
 config="${{install}}/config"
 mkdir -p "${{config}}/etc/flux/config" "${{config}}/etc/flux/system/cron.d" \\
-  "${{config}}/etc/curve" "${{config}}/run/flux" "${{config}}/var/lib/flux" "${{install}}/view"
+  "${{config}}/etc/curve" "${{config}}/run/flux" "${{config}}/var/lib/flux" \\
+  "${{install}}/view" "${{install}}/software"
 cat > "${{config}}/etc/flux/config/broker.toml" <<'BROKER_TOML'
 {broker_toml}BROKER_TOML
 
@@ -99,7 +100,7 @@ cat > "${{config}}/etc/flux/config/broker.toml" <<'BROKER_TOML'
 # /opt/software: copy both, keeping the links.
 views=(/opt/views/._view/*)
 cp -R "${{views[0]}}/." "${{install}}/view/"
-cp -R {SOFTWARE_MOUNT} "${{install}}/"
+cp -R {SOFTWARE_MOUNT}/. "${{install}}/software/"
 echo "Flux installed in ${{install}} for $(cat /proc/sys/kernel/hostname)"
 """
 
