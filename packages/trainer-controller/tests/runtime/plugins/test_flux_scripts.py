@@ -93,6 +93,14 @@ def test_installer_copies_the_view_and_writes_the_broker_config(pod: Path) -> No
         assert (install / "config" / directory).is_dir()
 
 
+def test_installer_fails_clearly_without_a_view(tmp_path: Path) -> None:
+    (tmp_path / "views").mkdir()
+    (tmp_path / "image-software").mkdir()
+    result = _run(_localized(_scripts()["init.sh"], tmp_path, "image-software"))
+    assert result.returncode == 1
+    assert "FLUX_VIEW_IMAGE must name a flux-view image" in result.stderr
+
+
 @pytest.mark.parametrize(
     ("hostname", "args", "broker_tail"),
     [

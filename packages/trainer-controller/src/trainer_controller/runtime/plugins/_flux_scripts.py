@@ -99,6 +99,10 @@ cat > "${{config}}/etc/flux/config/broker.toml" <<'BROKER_TOML'
 # /opt/view links to spack's view in /opt/views/._view/<hash>, whose files link into
 # /opt/software: copy both, keeping the links.
 views=(/opt/views/._view/*)
+if [ ! -d "${{views[0]}}" ]; then
+  echo "no spack view in /opt/views/._view: FLUX_VIEW_IMAGE must name a flux-view image" >&2
+  exit 1
+fi
 cp -R "${{views[0]}}/." "${{install}}/view/"
 cp -R {SOFTWARE_MOUNT}/. "${{install}}/software/"
 echo "Flux installed in ${{install}} for $(cat /proc/sys/kernel/hostname)"
