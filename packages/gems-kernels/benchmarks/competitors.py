@@ -30,7 +30,7 @@ import importlib.metadata
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -129,6 +129,22 @@ def flag_gems_functions(config: Iterable[tuple[Any, ...]], overloads: Sequence[s
     return list(dict.fromkeys(names))
 
 
+@contextlib.contextmanager
+def _flag_gems_registered(flag_gems: ModuleType, functions: list[str]) -> Iterator[None]:
+    """FlagGems' ``use_gems(include=functions)``, its registrations dropped on exit whatever the
+    torch version: 5.0.2 calls ``Library._destroy()`` only when ``torch.__version__ >= "2.5"``
+    as strings, which "2.11" is not, and otherwise leaves it to garbage collection; a
+    registration left behind would time later ATen baselines on FlagGems' kernels."""
+    session = flag_gems.use_gems(include=functions)
+    library = getattr(session, "lib", None)
+    try:
+        with session:
+            yield
+    finally:
+        if library is not None:
+            library._destroy()
+
+
 def _flag_gems_entries(flag_gems: ModuleType) -> Callable[[Case], Entry | None]:
     def rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> Any:
         return flag_gems.apply_rotary_pos_emb(q, k, cos, sin)
@@ -149,7 +165,7 @@ def _flag_gems_entries(flag_gems: ModuleType) -> Callable[[Case], Entry | None]:
         functions = flag_gems_functions(config, case.overloads) if case.gems is None else []
         if not functions:
             return None
-        return Entry(call=case.aten, context=lambda: flag_gems.use_gems(include=functions))
+        return Entry(call=case.aten, context=lambda: _flag_gems_registered(flag_gems, functions))
 
     return entry
 
@@ -160,10 +176,14 @@ COMPETITORS = (
 )
 
 
-def _version(module: ModuleType, competitor: Competitor) -> str:
-    with contextlib.suppress(Exception):
-        return importlib.metadata.version(competitor.requirement.split("==")[0])
-    return str(getattr(module, "__version__", "unknown version"))
+def _version_note(module: ModuleType, competitor: Competitor) -> str:
+    """The imported version, and the pinned one where they differ."""
+    version = getattr(module, "__version__", None)
+    if version is None:
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            version = importlib.metadata.version(competitor.requirement.split("==")[0])
+    pinned = competitor.requirement.split("==")[-1]
+    return str(version) if version == pinned else f"{version} (pinned: {competitor.requirement})"
 
 
 def load(
@@ -188,7 +208,7 @@ def load(
             note = f"not installed or not usable here ({competitor.requirement}): {error!r}"
             rivals.append(Rival(competitor.name, note))
             continue
-        rivals.append(Rival(competitor.name, f"{_version(module, competitor)}", entries))
+        rivals.append(Rival(competitor.name, _version_note(module, competitor), entries))
     return rivals
 
 

@@ -116,6 +116,7 @@ def _flag_gems_stand_in(included: list[list[str]]) -> ModuleType:
 
     module = ModuleType("flag_gems")
     module.__dict__.update(
+        __version__="stand-in",
         _FULL_CONFIG=(("add.Tensor", torch.add), ("mul.Tensor", torch.mul)),
         use_gems=use_gems,
         cross_entropy_loss=F.cross_entropy,
@@ -131,6 +132,7 @@ def test_flag_gems_adapter_passes_each_case_in_its_layout(bench: SimpleNamespace
     included: list[list[str]] = []
     stand_in = _flag_gems_stand_in(included)
     (rival,) = bench.competitors.load(["flag_gems"], importer=lambda name: stand_in)
+    assert rival.note == "stand-in (pinned: flag-gems==5.0.2)"
     assert rival.entry is not None and rival.entry(_case(bench, "mm")) is None
     ops = ["add", "cross_entropy", "silu_and_mul", "silu_and_mul_fwd_bwd", "gelu_and_mul",
            "rotary_embedding"]  # fmt: skip
