@@ -195,7 +195,7 @@ def _op_tags(name: str) -> set[Any]:
     if packet is None:
         return set()
     overloads = [overload] if overload else packet.overloads()
-    return {tag for name in overloads for tag in getattr(packet, name).tags}
+    return {tag for each in overloads for tag in getattr(packet, each).tags}
 
 
 def case_kind(case: Case) -> str:
