@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.flight as flight
 import torch
 from data_cache import CacheDataset, LocalCache, forks
 from torch.utils.data import DataLoader
@@ -74,6 +75,19 @@ def open_read(endpoint: str, name: str) -> dict[str, object]:
     return {**outcome, "ids": forked_ids(dataset)}
 
 
+def foreign_client(endpoint: str, name: str) -> dict[str, object]:
+    """The parent read through the cache and keeps a plain pyarrow.flight client open, which
+    this package does not track: its gRPC threads outlive the wait before the fork."""
+    next(iter(CacheDataset(endpoint, name, batch_rows=BATCH)))
+    client = flight.FlightClient(endpoint)
+    try:
+        client.wait_for_available(timeout=WORKER_TIMEOUT)
+        forks.SHUTDOWN_TIMEOUT = 0.5  # type: ignore[misc]  # the wait is bounded, not skipped
+        return {"held": forks.held(), **attempt(CacheDataset(endpoint, name))}
+    finally:
+        client.close()
+
+
 def server_in_process(endpoint: str, name: str) -> dict[str, object]:
     """The parent runs a cache itself (its gRPC server is still up) when the workers fork."""
     with LocalCache(1) as cache:
@@ -85,6 +99,7 @@ SCENARIOS: dict[str, Callable[[str, str], dict[str, object]]] = {
     # In this order: each leaves nothing open, except the last.
     "after-reads": after_reads,
     "open-read": open_read,
+    "foreign-client": foreign_client,
     "server-in-process": server_in_process,
 }
 

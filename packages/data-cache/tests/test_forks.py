@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.flight as flight
 import pytest
+from data_cache import ConnectOptions, forks
 
 SCRIPT = Path(__file__).with_name("forked_loader.py")
 ROWS = 1001
@@ -66,20 +68,59 @@ def test_the_guard_sees_the_grpc_threads_of_this_pyarrow(outcomes: dict[str, Any
 
 
 @pytest.mark.parametrize(
-    ("scenario", "held", "rows_after"),
+    ("scenario", "held", "reason", "rows_after"),
     [
         # Once the parent closed its read, the same dataset reads every row once.
-        pytest.param("open-read", "client of grpc://", ROWS, id="parent-mid-read"),
-        pytest.param("server-in-process", "server at grpc://", 0, id="parent-runs-a-server"),
+        pytest.param(
+            "open-read",
+            "client of grpc://",
+            "held 2 Flight connection(s) open (client of grpc://",
+            ROWS,
+            id="parent-mid-read",
+        ),
+        pytest.param(
+            "foreign-client",
+            None,
+            "still ran gRPC threads (event_engine",
+            0,
+            id="parent-keeps-a-plain-flight-client",
+        ),
+        pytest.param(
+            "server-in-process",
+            "server at grpc://",
+            "server at grpc://",
+            0,
+            id="parent-runs-a-server",
+        ),
     ],
 )
-def test_workers_forked_while_the_parent_holds_connections_fail_fast(
-    outcomes: dict[str, Any], scenario: str, held: str, rows_after: int
+def test_workers_forked_while_the_parent_runs_grpc_fail_fast(
+    outcomes: dict[str, Any], scenario: str, held: str | None, reason: str, rows_after: int
 ) -> None:
     result = outcomes[scenario]
-    assert any(description.startswith(held) for description in result["held"])
+    if held is None:
+        assert result["held"] == []
+    else:
+        assert any(description.startswith(held) for description in result["held"])
     assert result["error"] == "UnsafeForkError", result["message"]
     message = result["message"]
-    assert "was forked while its parent" in message and held in message
+    assert "was forked while its parent" in message and reason in message
     assert 'multiprocessing_context="forkserver"' in message
     assert sorted(result["ids"]) == list(range(rows_after))
+
+
+def test_close_closes_only_clients_this_process_recorded(remote_cache: str) -> None:
+    description = f"client of {remote_cache}"
+    before = forks.held().count(description)
+    recorded = ConnectOptions().client(remote_cache)
+    foreign = flight.FlightClient(remote_cache)  # as if inherited: not recorded here
+    try:
+        assert forks.held().count(description) == before + 1
+        forks.close(recorded)
+        forks.close(foreign)
+        assert forks.held().count(description) == before
+        with pytest.raises(pa.ArrowInvalid, match="closed"):
+            recorded.wait_for_available(timeout=5)
+        foreign.wait_for_available(timeout=5)  # still open
+    finally:
+        foreign.close()
