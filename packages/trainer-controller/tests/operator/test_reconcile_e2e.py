@@ -275,3 +275,21 @@ def test_trainjob_waiting_for_its_runtime_builds_once_it_exists(cluster) -> None
     cluster.wait_for(
         lambda: cluster.get(f"{cluster.jobsets}/job"), what="the JobSet once the runtime exists"
     )
+
+
+def test_a_jobset_deleted_behind_the_operators_back_is_created_again(cluster) -> None:  # type: ignore[no-untyped-def]
+    cluster.replica()
+    cluster.create(cluster.trainjobs, trainjob("job"))
+    first = cluster.wait_for(lambda: cluster.get(f"{cluster.jobsets}/job"), what="the JobSet")
+    status, _ = cluster.server.request("DELETE", f"{cluster.jobsets}/job")
+    assert status == 200
+    again = cluster.wait_for(
+        lambda: (
+            jobset
+            if (jobset := cluster.get(f"{cluster.jobsets}/job"))
+            and jobset["metadata"]["uid"] != first["metadata"]["uid"]
+            else None
+        ),
+        what="a new JobSet",
+    )
+    assert again["spec"] == first["spec"]

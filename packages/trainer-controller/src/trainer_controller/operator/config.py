@@ -28,6 +28,9 @@ class OperatorConfig:
 
     namespaces: tuple[str, ...] = ()  # empty: cluster-wide
     concurrency: int = 8  # reconcile workers
+    # Reconciles read the objects the watches delivered; an entry unrefreshed this long is re-read.
+    informer_cache: bool = True
+    cache_resync_seconds: float = 300.0
     api_qps: float = 50.0
     api_burst: int = 100
     health_port: int = 8081  # /healthz, /readyz

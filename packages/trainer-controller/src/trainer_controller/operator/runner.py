@@ -25,6 +25,7 @@ from trainer_controller.operator.apiclient import ApiStatusError, KubeClient
 from trainer_controller.operator.config import OperatorConfig
 from trainer_controller.operator.credentials import Credentials
 from trainer_controller.operator.events import EventRecorder
+from trainer_controller.operator.informer import CachedReader, ObjectCache
 from trainer_controller.operator.leader import LeaderElector
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.progress import ProgressLimits, progress_routes
@@ -167,11 +168,18 @@ class Operator:
         """kopf's watches feed the queue; ``concurrency`` workers reconcile from it."""
         config = self.config
         queue: WorkQueue[Key] = WorkQueue(config.backoff_base_seconds, config.backoff_max_seconds)
-        reconciler = Reconciler(client, EventRecorder(client), self.metrics, self._build_settings())
+        cache = ObjectCache(config.cache_resync_seconds) if config.informer_cache else None
+        reconciler = Reconciler(
+            client,
+            EventRecorder(client),
+            self.metrics,
+            self._build_settings(),
+            reader=CachedReader(client, cache, self.metrics) if cache is not None else None,
+        )
         kopf_stop = asyncio.Event()
         watches = asyncio.ensure_future(
             kopf.operator(
-                registry=watching.make_registry(queue, self.credentials),
+                registry=watching.make_registry(queue, self.credentials, cache),
                 settings=watching.make_settings(),
                 clusterwide=not config.namespaces,
                 namespaces=list(config.namespaces),
