@@ -95,6 +95,17 @@ def test_loopback_pins_traffic_to_lo(impl: str, expected: dict[str, str]) -> Non
     assert expected.items() <= plan.env.items()
 
 
+@pytest.mark.parametrize("loopback", [True, False])
+def test_loopback_sessions_skip_the_login_shells_startup_files(loopback: bool) -> None:
+    """bash reads ~/.bashrc when sshd starts it, unless SHLVL says it is nested."""
+    plan = plan_launch(
+        "OpenMPI", ["./a.out"], environ={}, hostfile_text=HOSTFILE, ssh_config_path="/c",
+        loopback=loopback, is_local=local_is("-"),
+    )  # fmt: skip
+    assert plan.ssh_config is not None
+    assert ("SetEnv SHLVL=1\n" in plan.ssh_config) is loopback
+
+
 def test_plan_needs_a_place_for_the_ssh_config_when_hosts_are_remote() -> None:
     with pytest.raises(InvalidArgumentError, match=r"^ssh_config_path: "):
         plan_launch("OpenMPI", ["t"], environ={}, hostfile_text=HOSTFILE, is_local=local_is("-"))

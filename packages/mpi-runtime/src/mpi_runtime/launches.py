@@ -51,6 +51,11 @@ START_TIMEOUT_ENV: Final = "MPI_LAUNCH_START_TIMEOUT"
 TERMINATION_LOG: Final = Path("/dev/termination-log")
 """Kubernetes' default ``terminationMessagePath``: ``mpi-launch`` writes its error there."""
 
+# On one machine the login shell's startup files add nothing the launcher lacks, but they run
+# before every MPI daemon: bash reads ~/.bashrc when sshd starts it, unless SHLVL says it is
+# nested (here that ~/.bashrc ran `pyenv init`, whose rehash waits on a lock shared by every
+# shell of the machine, up to 60 s).
+_LOOPBACK_SESSION_ENV: Final = {"SHLVL": "1"}
 _LOOPBACK_ENV: Final[Mapping[Implementation, Mapping[str, str]]] = {
     # Every "host" is this machine: shared-memory transports would collide between them.
     Implementation.OPENMPI: {
@@ -139,7 +144,10 @@ def plan_launch(
     if remote_hosts:
         require_text(ssh_config_path, "ssh_config_path", "where the ssh config will be written")
         ssh_config = ssh_client_config(
-            port=ssh_port, identity_file=identity_file, connection_log=ssh_connection_log
+            port=ssh_port,
+            identity_file=identity_file,
+            connection_log=ssh_connection_log,
+            set_env=_LOOPBACK_SESSION_ENV if loopback else None,
         )
         for name in SSH_ARGS_ENV_NAMES[implementation]:
             env[name] = f"-F {ssh_config_path} {environ.get(name, SSH_ARGS)}"

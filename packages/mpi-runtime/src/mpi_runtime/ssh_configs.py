@@ -10,7 +10,7 @@ authenticates both ends.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -57,13 +57,18 @@ def sshd_config(
 
 
 def ssh_client_config(
-    *, port: int = SSH_PORT, identity_file: Path | None = None, connection_log: Path | None = None
+    *,
+    port: int = SSH_PORT,
+    identity_file: Path | None = None,
+    connection_log: Path | None = None,
+    set_env: Mapping[str, str] | None = None,
 ) -> str:
     """The launcher's ssh client config for every host: ``port``, no host-key checks, batch mode.
 
     ``connection_log``: each connection, once authenticated, appends its host (as mpirun named
     it) to this file on the launcher (ssh's ``LocalCommand``), so that a host ssh never got into
     can be told from one where the MPI daemon did not start.
+    ``set_env``: variables for the remote session (``SetEnv``; the worker's sshd accepts all).
     """
     require_positive_int(port, "port")
     options = [("Host", "*"), ("Port", str(port))]
@@ -76,6 +81,8 @@ def ssh_client_config(
         ("BatchMode", "yes"),
         ("ConnectionAttempts", "10"),
     ]
+    if set_env:
+        options.append(("SetEnv", " ".join(f"{name}={value}" for name, value in set_env.items())))
     if connection_log is not None:
         if '"' in str(connection_log) or "%" in str(connection_log):
             raise InvalidArgumentError(
