@@ -152,6 +152,30 @@ def test_cli_requires_a_command(capsys: pytest.CaptureFixture[str]) -> None:
     assert "expected a command after --" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        pytest.param(["--start-timeout", "-1"], "", "start_timeout_s: expected seconds >= 0",
+                     id="negative-option"),
+        pytest.param([], "soon", "MPI_LAUNCH_START_TIMEOUT: expected seconds (0: no bound), "
+                     "got 'soon'", id="env-not-a-number"),
+    ],
+)  # fmt: skip
+def test_cli_rejects_a_bad_start_timeout_and_writes_the_termination_log(
+    args: list[str],
+    env: str,
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("MPI_LAUNCH_START_TIMEOUT", env)
+    log = tmp_path / "termination-log"
+    assert main([*args, "--termination-log", str(log), "--", "true"]) == 1
+    assert f"mpi-launch: error: {message}" in capsys.readouterr().err
+    assert log.read_text().startswith(f"mpi-launch: error: {message}")
+
+
 def ranks(stdout: str) -> dict[int, list[str]]:
     lines = [line.split() for line in stdout.splitlines() if line.startswith("rank ")]
     return {int(fields[1]): fields[2:] for fields in lines}
