@@ -77,7 +77,9 @@ dist.destroy_process_group()
 """
 
 
-def plain_mpi_files(command: list[str]) -> list[dict[str, object]]:
+def plain_mpi_files(
+    command: list[str], name: str = "mpi-gloo", env: dict[str, str] | None = None
+) -> list[dict[str, object]]:
     """A plain MPI runtime (launcher runs no ranks; two sshd workers) and a TrainJob on it."""
     container = {"name": "node", "image": "mpi-image"}
     runtime = {
@@ -136,10 +138,17 @@ def plain_mpi_files(command: list[str]) -> list[dict[str, object]]:
     trainjob = {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainJob",
-        "metadata": {"name": "mpi-gloo"},
+        "metadata": {"name": name},
         "spec": {
             "runtimeRef": {"name": "mpi-plain"},
-            "trainer": {"numNodes": 2, "command": command, "env": [{"name": "LR", "value": "0.1"}]},
+            "trainer": {
+                "numNodes": 2,
+                "command": command,
+                "env": [
+                    {"name": key, "value": value}
+                    for key, value in (env if env is not None else {"LR": "0.1"}).items()
+                ],
+            },
         },
     }
     return [runtime, trainjob]
@@ -190,11 +199,14 @@ def test_a_failing_rank_fails_the_job_quickly_and_keeps_its_log(client: TrainerC
 
 def waiting_ranks() -> None:
     """Every rank says it is up, then waits (bounded) to be ended."""
+    import os
     import time
 
     from mpi4py import MPI
 
-    print(f"rank {MPI.COMM_WORLD.Get_rank()} up", flush=True)
+    # One write per line: print() writes the text and the newline apart, and mpirun can put
+    # another rank's line between them ("rank 0 uprank 2 up", seen in 2 of 7 runs).
+    os.write(1, f"rank {MPI.COMM_WORLD.Get_rank()} up\n".encode())
     time.sleep(60)
 
 
@@ -217,23 +229,60 @@ def test_delete_ends_every_process_of_the_job_sshd_included(
 ) -> None:
     name = client.train(
         runtime=client.get_runtime("deepspeed-distributed"),
-        trainer=CustomTrainer(func=waiting_ranks, num_nodes=2),
+        trainer=CustomTrainer(func=waiting_ranks, num_nodes=3),
     )
     up: set[str] = set()
     for line in client.get_job_logs(name, step="node-0", follow=True):
         if line.endswith(" up"):
             up.add(line)
-        if len(up) == 2:
+        if len(up) == 3:
             break
-    assert len(up) == 2, "the job ended before every rank was up"
+    assert up == {f"rank {rank} up" for rank in range(3)}, "the job ended before every rank was up"
     job_dir = str(tmp_path / "jobs" / name)
     running = processes_mentioning(job_dir)
-    assert sum("sshd" in command for command in running) == 1
+    assert sum("sshd" in command for command in running) == 2
     client.delete_job(name)
     deadline = time.monotonic() + 15.0
     while (left := processes_mentioning(job_dir)) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert left == []
+
+
+# mpirun's ssh, hanging for one host: its MPI daemon never starts there (the hang seen in CI).
+HANGING_SSH = """#!/bin/sh
+for arg in "$@"; do
+  if [ "$arg" = "$HANG_HOST" ]; then exec sleep 600; fi
+done
+exec ssh "$@"
+"""
+
+
+def test_ranks_that_never_start_fail_the_job_within_the_start_bound(tmp_path: Path) -> None:
+    """Both workers' sshd answer (the host wait passes), then 127.0.0.3's orted never starts:
+    the TrainJob fails within the bound, naming that host, and the launcher's log is kept."""
+    hanging_ssh = tmp_path / "hanging-ssh"
+    hanging_ssh.write_text(HANGING_SSH)
+    hanging_ssh.chmod(0o755)
+    command = ["mpirun", "--mca", "plm_rsh_agent", str(hanging_ssh), "python", "-c", "pass"]
+    env = {"MPI_LAUNCH_START_TIMEOUT": "4", "HANG_HOST": "127.0.0.3"}
+    manifest = tmp_path / "hanging.yaml"
+    manifest.write_text(yaml.safe_dump_all(plain_mpi_files(command, "mpi-hang", env)))
+    root = tmp_path / "jobs"
+    started = time.monotonic()
+    result = CliRunner().invoke(
+        cli, ["--backend", "local", "--root", str(root), "run", "-f", str(manifest)]
+    )
+    assert result.exit_code != 0, result.stdout
+    assert time.monotonic() - started < 45, "start bound 4 s, stop grace 5 s, job start-up"
+    client = TrainerClient(LocalBackendConfig(root=root))
+    try:
+        assert client.get_job("mpi-hang").status == "Failed"
+        with pytest.raises(RuntimeError, match=r"ranks never started on host\(s\) 127\.0\.0\.3 "):
+            client.wait_for_job_status("mpi-hang", timeout=WAIT_SECONDS)
+        launcher_log = "\n".join(client.get_job_logs("mpi-hang", step="node-0"))
+    finally:
+        client.backend.close()  # type: ignore[attr-defined]
+    assert "mpi-launch: error: ranks never started on host(s) 127.0.0.3 within 4s" in launcher_log
 
 
 def deepspeed_ranks() -> None:

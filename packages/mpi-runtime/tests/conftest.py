@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,6 +94,30 @@ def mpi_launch_process() -> Callable[..., subprocess.Popen[str]]:
         )
 
     return start
+
+
+def _is_running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie (killed, not yet reaped)."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def _ends_within(pid: int, seconds: float) -> bool:
+    """Whether process ``pid`` is gone (or a zombie) within ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while _is_running(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)  # polling, with a deadline, for the kernel to end a killed process
+    return True
+
+
+@pytest.fixture
+def ends_within() -> Callable[[int, float], bool]:
+    """``ends_within(pid, seconds)``: whether that process is gone within ``seconds``."""
+    return _ends_within
 
 
 @pytest.fixture

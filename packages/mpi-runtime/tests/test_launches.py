@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from mpi_runtime import (
     SSH_ARGS,
+    START_REPORT_ENV,
     Implementation,
     InvalidArgumentError,
     detect_implementation,
@@ -50,22 +51,34 @@ def test_plan_waits_for_remote_hosts_only_and_sets_rank_zero_master() -> None:
     assert plan.ssh_config is not None and "Port 2222" in plan.ssh_config
     assert plan.argv == [
         "mpirun", "-np", "4", "-x", "MASTER_ADDR", "-x", "MASTER_PORT",
-        "python3", "-m", "mpi4py", "train.py",
+        "-x", START_REPORT_ENV,
+        "/py", "-m", "mpi_runtime.with_start_report", "python3", "-m", "mpi4py", "train.py",
     ]  # fmt: skip
+    assert (plan.ranks, plan.reports_starts) == (4, True)
+    assert plan.rank_hosts == ["job-launcher-0-0.job"] * 2 + ["job-node-0-0.job"] * 2
 
 
-def test_plan_keeps_user_master_and_ssh_args_and_runs_locally_without_hostfile() -> None:
+@pytest.mark.parametrize(
+    ("options", "local", "wrapper", "reports"),
+    [
+        pytest.param({}, "-", "mpi_runtime.with_start_report", True, id="remote-hosts"),
+        pytest.param({"rank_env": True}, "-", "mpi_runtime.with_rank_env", True,
+                     id="the-rank-env-wrapper-reports-too"),
+        pytest.param({"report_starts": False}, "-", None, False, id="turned-off"),
+        pytest.param({}, "job-", None, False, id="every-host-local"),
+    ],
+)  # fmt: skip
+def test_ranks_report_their_start_only_when_some_host_is_remote(
+    options: dict[str, bool], local: str, wrapper: str | None, reports: bool
+) -> None:
     plan = plan_launch(
-        "mpich",
-        ["./a.out"],
-        environ={"MASTER_ADDR": "10.0.0.1", "HYDRA_LAUNCHER_EXTRA_ARGS": "-v"},
-        local_slots=3,
-        oversubscribe=True,
-    )
-    assert plan.remote_hosts == [] and plan.ssh_config is None
-    assert plan.env["MASTER_ADDR"] == "10.0.0.1"
-    assert plan.env["HYDRA_LAUNCHER_EXTRA_ARGS"] == "-v"
-    assert plan.argv == ["mpirun", "-n", "3", "./a.out"]  # Hydra passes the whole env on
+        "OpenMPI", ["./a.out"], environ={}, hostfile_text=HOSTFILE, ssh_config_path="/c",
+        use_mpi4py=False, python="/py", is_local=local_is(local), **options,
+    )  # fmt: skip
+    assert plan.reports_starts is reports
+    expected = ["/py", "-m", wrapper, "./a.out"] if wrapper else ["-x", "MASTER_PORT", "./a.out"]
+    assert plan.argv[-len(expected) :] == expected
+    assert (START_REPORT_ENV in plan.argv) is reports
 
 
 @pytest.mark.parametrize(
@@ -80,6 +93,17 @@ def test_plan_keeps_user_master_and_ssh_args_and_runs_locally_without_hostfile()
 def test_loopback_pins_traffic_to_lo(impl: str, expected: dict[str, str]) -> None:
     plan = plan_launch(impl, ["./a.out"], environ={}, loopback=True)
     assert expected.items() <= plan.env.items()
+
+
+@pytest.mark.parametrize("loopback", [True, False])
+def test_loopback_sessions_skip_the_login_shells_startup_files(loopback: bool) -> None:
+    """bash reads ~/.bashrc when sshd starts it, unless SHLVL says it is nested."""
+    plan = plan_launch(
+        "OpenMPI", ["./a.out"], environ={}, hostfile_text=HOSTFILE, ssh_config_path="/c",
+        loopback=loopback, is_local=local_is("-"),
+    )  # fmt: skip
+    assert plan.ssh_config is not None
+    assert ("SetEnv SHLVL=1\n" in plan.ssh_config) is loopback
 
 
 def test_plan_needs_a_place_for_the_ssh_config_when_hosts_are_remote() -> None:
@@ -126,6 +150,30 @@ def test_cli_requires_a_command(capsys: pytest.CaptureFixture[str]) -> None:
         main(["--np", "2", "--"])
     assert exited.value.code == 2
     assert "expected a command after --" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        pytest.param(["--start-timeout", "-1"], "", "start_timeout_s: expected seconds >= 0",
+                     id="negative-option"),
+        pytest.param([], "soon", "MPI_LAUNCH_START_TIMEOUT: expected seconds (0: no bound), "
+                     "got 'soon'", id="env-not-a-number"),
+    ],
+)  # fmt: skip
+def test_cli_rejects_a_bad_start_timeout_and_writes_the_termination_log(
+    args: list[str],
+    env: str,
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("MPI_LAUNCH_START_TIMEOUT", env)
+    log = tmp_path / "termination-log"
+    assert main([*args, "--termination-log", str(log), "--", "true"]) == 1
+    assert f"mpi-launch: error: {message}" in capsys.readouterr().err
+    assert log.read_text().startswith(f"mpi-launch: error: {message}")
 
 
 def ranks(stdout: str) -> dict[int, list[str]]:
@@ -319,6 +367,57 @@ def test_an_unreachable_host_fails_with_its_name_within_the_wait_bound(
     assert f"host {host!r} did not come up: " in result.stderr
     assert reason in result.stderr
     assert 1.5 <= elapsed < 15
+
+
+# An ssh for mpirun that hangs for one host, as a login that never gets to run orted there;
+# it writes its pid first, so the test can see that it was stopped.
+HANGING_SSH = """#!/bin/sh
+for arg in "$@"; do
+  if [ "$arg" = "$HANG_HOST" ]; then echo $$ > "$HANG_PID_FILE"; exec sleep 600; fi
+done
+exec ssh "$@"
+"""
+
+
+@pytest.mark.e2e
+def test_ranks_that_never_start_stop_the_job_within_the_start_bound_naming_their_host(
+    loopback_cluster: Any,
+    hello_script: Path,
+    tmp_path: Path,
+    mpi_launch: Launch,
+    ends_within: Callable[[int, float], bool],
+) -> None:
+    """Both sshd answer, so the host wait passes; then one host's orted never starts."""
+    hanging_ssh = tmp_path / "hanging-ssh"
+    hanging_ssh.write_text(HANGING_SSH)
+    hanging_ssh.chmod(0o755)
+    stuck_host, other_host = loopback_cluster.hosts[1], loopback_cluster.hosts[0]
+    hostfile_path = tmp_path / "hostfile"
+    hostfile_path.write_text(hostfile(["localhost", *loopback_cluster.hosts], 1, "OpenMPI"))
+    termination_log = tmp_path / "termination-log"
+    pid_file = tmp_path / "hanging-ssh.pid"
+    start = time.monotonic()
+    result = mpi_launch(
+        "--hostfile", str(hostfile_path), "--ssh-port", str(loopback_cluster.port),
+        "--ssh-dir", str(loopback_cluster.ssh_dir), "--loopback", "--start-timeout", "4",
+        "--termination-log", str(termination_log), "--", sys.executable, str(hello_script),
+        timeout=60, OMPI_MCA_plm_rsh_agent=str(hanging_ssh), HANG_HOST=stuck_host,
+        HANG_PID_FILE=str(pid_file),
+    )  # fmt: skip
+    elapsed = time.monotonic() - start
+    assert result.returncode == 1, result.stderr
+    # Open MPI starts no rank before every daemon is up: all three are missing, and the host
+    # ssh never got into is the one named.
+    message = (
+        f"mpi-launch: error: ranks never started on host(s) {stuck_host} within 4s: "
+        "ssh never got into them"
+    )
+    assert message in result.stderr
+    assert "3 rank(s) missing (ranks 0-2)" in result.stderr
+    assert other_host not in result.stderr.split("error:", 1)[1]
+    assert termination_log.read_text().startswith(message)
+    assert elapsed < 4 + 5 + 10, f"took {elapsed:.1f}s: start bound 4s, stop grace 5s"
+    assert ends_within(int(pid_file.read_text()), 5.0), "the hanging ssh outlived mpi-launch"
 
 
 @pytest.mark.e2e

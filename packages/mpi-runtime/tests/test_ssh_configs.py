@@ -56,12 +56,34 @@ def test_client_config_skips_host_key_checks(identity: Path | None, expected: st
 
 def test_client_config_validates_by_ssh(tmp_path: Path) -> None:
     config = tmp_path / "ssh_config"
-    config.write_text(ssh_client_config(port=2345, identity_file=tmp_path / "id_rsa"))
+    config.write_text(
+        ssh_client_config(
+            port=2345,
+            identity_file=tmp_path / "id_rsa",
+            connection_log=tmp_path / "connections",
+            set_env={"SHLVL": "1"},
+        )
+    )
     result = subprocess.run(
         ["ssh", "-G", "-F", str(config), "node-0"], capture_output=True, text=True, timeout=30
     )
     assert result.returncode == 0, result.stderr
-    assert "port 2345" in result.stdout.splitlines()
+    lines = result.stdout.splitlines()
+    assert "port 2345" in lines
+    assert "permitlocalcommand yes" in lines
+    assert f'localcommand echo %n >> "{tmp_path / "connections"}"' in lines
+    assert "setenv SHLVL=1" in lines
+
+
+def test_client_config_logs_connections_and_sets_session_env_only_when_asked() -> None:
+    config = dict(options(ssh_client_config(port=2222)))
+    assert not {"PermitLocalCommand", "LocalCommand", "SetEnv"} & config.keys()
+
+
+@pytest.mark.parametrize("path", ['/tmp/a"b', "/tmp/100%"])
+def test_client_config_rejects_a_connection_log_path_ssh_would_misread(path: str) -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^connection_log: "):
+        ssh_client_config(connection_log=Path(path))
 
 
 @pytest.mark.parametrize("port", [0, -1, True])

@@ -1,7 +1,12 @@
 """The MPI launcher: hostfiles, SSH keys and mpirun commands for Open MPI, Intel MPI and MPICH."""
 
 from mpi_runtime.commands import mpirun_command, shell_command, with_mpi4py
-from mpi_runtime.errors import HostNotReadyError, InvalidArgumentError, MPIRuntimeError
+from mpi_runtime.errors import (
+    HostNotReadyError,
+    InvalidArgumentError,
+    MPIRuntimeError,
+    RanksNotStartedError,
+)
 from mpi_runtime.frameworks import DEEPSPEED_LAUNCHERS, deepspeed_command, mlx_launch_command
 from mpi_runtime.hostfiles import HostSlots, hostfile, parse_hostfile, rank_hosts
 from mpi_runtime.implementations import Implementation, ImplementationLike, parse_implementation
@@ -12,8 +17,17 @@ from mpi_runtime.launcher_envs import (
     launcher_env,
     reserved_env_names,
 )
-from mpi_runtime.launches import LaunchPlan, detect_implementation, launch, plan_launch
+from mpi_runtime.launches import (
+    START_TIMEOUT_ENV,
+    START_TIMEOUT_S,
+    TERMINATION_LOG,
+    LaunchPlan,
+    detect_implementation,
+    launch,
+    plan_launch,
+)
 from mpi_runtime.rank_envs import MASTER_PORT, RANK_ENV_SOURCES, exec_with_rank_env, rank_env
+from mpi_runtime.rank_starts import START_REPORT_ENV, StartWatch, report_start
 from mpi_runtime.readiness import is_this_machine, probe_sshd, wait_for_hosts
 from mpi_runtime.ssh_configs import SSH_PORT, ssh_client_config, sshd_config
 from mpi_runtime.ssh_keys import (
@@ -43,6 +57,10 @@ __all__ = [
     "SSH_PRIVATE_KEY_FILE",
     "SSH_SECRET_PRIVATE_KEY",
     "SSH_SECRET_PUBLIC_KEY",
+    "START_REPORT_ENV",
+    "START_TIMEOUT_ENV",
+    "START_TIMEOUT_S",
+    "TERMINATION_LOG",
     "HostNotReadyError",
     "HostSlots",
     "Implementation",
@@ -50,7 +68,9 @@ __all__ = [
     "InvalidArgumentError",
     "LaunchPlan",
     "MPIRuntimeError",
+    "RanksNotStartedError",
     "SSHKeyPair",
+    "StartWatch",
     "deepspeed_command",
     "detect_implementation",
     "exec_with_rank_env",
@@ -70,6 +90,7 @@ __all__ = [
     "probe_sshd",
     "rank_env",
     "rank_hosts",
+    "report_start",
     "reserved_env_names",
     "run_sshd",
     "shell_command",

@@ -1,12 +1,15 @@
 """``mpi-launch``: wait for every host, then run ``mpirun`` and exit with its outcome.
 
 ``plan_launch`` is pure (argv, env, hosts to wait for, ssh client config); ``launch`` waits for
-the hosts, writes the ssh config into a private temporary directory and runs the plan.
+the hosts, writes the ssh config into a private temporary directory and runs the plan. When
+ranks run on other hosts, every rank reports its start (``rank_starts``) and ranks that have not
+within the start timeout stop mpirun with an error naming their hosts.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import signal
 import socket
@@ -19,18 +22,40 @@ from pathlib import Path
 from typing import Any, Final
 
 from mpi_runtime._arguments import require_text
+from mpi_runtime._process_trees import stop_process_tree
 from mpi_runtime.commands import mpirun_command, with_mpi4py
-from mpi_runtime.errors import MPIRuntimeError
-from mpi_runtime.hostfiles import parse_hostfile
+from mpi_runtime.errors import InvalidArgumentError, MPIRuntimeError
+from mpi_runtime.hostfiles import parse_hostfile, rank_hosts
 from mpi_runtime.implementations import Implementation, ImplementationLike, parse_implementation
 from mpi_runtime.launcher_envs import SSH_ARGS, SSH_ARGS_ENV_NAMES, launcher_env
 from mpi_runtime.rank_envs import MASTER_PORT
+from mpi_runtime.rank_starts import START_REPORT_ENV, StartWatch, blame, route_address
 from mpi_runtime.readiness import is_this_machine, wait_for_hosts
 from mpi_runtime.ssh_configs import SSH_PORT, ssh_client_config
 from mpi_runtime.ssh_keys import SSH_PRIVATE_KEY_FILE, private_identity
 
-__all__ = ["LaunchPlan", "detect_implementation", "launch", "plan_launch"]
+__all__ = [
+    "START_TIMEOUT_ENV",
+    "START_TIMEOUT_S",
+    "TERMINATION_LOG",
+    "LaunchPlan",
+    "detect_implementation",
+    "launch",
+    "plan_launch",
+]
 
+START_TIMEOUT_S: Final = 60.0
+"""Default bound, from mpirun's start, on every rank reporting that it started."""
+START_TIMEOUT_ENV: Final = "MPI_LAUNCH_START_TIMEOUT"
+"""Env that sets ``mpi-launch``'s default start timeout (seconds; 0 turns the bound off)."""
+TERMINATION_LOG: Final = Path("/dev/termination-log")
+"""Kubernetes' default ``terminationMessagePath``: ``mpi-launch`` writes its error there."""
+
+# On one machine the login shell's startup files add nothing the launcher lacks, but they run
+# before every MPI daemon: bash reads ~/.bashrc when sshd starts it, unless SHLVL says it is
+# nested (here that ~/.bashrc ran `pyenv init`, whose rehash waits on a lock shared by every
+# shell of the machine, up to 60 s).
+_LOOPBACK_SESSION_ENV: Final = {"SHLVL": "1"}
 _LOOPBACK_ENV: Final[Mapping[Implementation, Mapping[str, str]]] = {
     # Every "host" is this machine: shared-memory transports would collide between them.
     Implementation.OPENMPI: {
@@ -46,12 +71,20 @@ _LOOPBACK_ENV: Final[Mapping[Implementation, Mapping[str, str]]] = {
 
 @dataclass(frozen=True)
 class LaunchPlan:
-    """What ``launch`` runs: ``argv`` with ``env``, after ``remote_hosts`` answer on ssh."""
+    """What ``launch`` runs: ``argv`` with ``env``, after ``remote_hosts`` answer on ssh.
+
+    ``ranks`` is the process count and ``rank_hosts[r]`` the host of rank ``r``; when
+    ``reports_starts``, every rank reports its start to the address in ``START_REPORT_ENV``,
+    which ``launch`` adds to ``env``.
+    """
 
     argv: list[str]
     env: dict[str, str]
     remote_hosts: list[str] = field(default_factory=list)
     ssh_config: str | None = None
+    ranks: int = 1
+    rank_hosts: list[str] = field(default_factory=list)
+    reports_starts: bool = False
 
 
 def _hostfile_env_name(implementation: Implementation) -> str:
@@ -78,6 +111,7 @@ def plan_launch(
     ssh_port: int = SSH_PORT,
     ssh_config_path: str = "",
     identity_file: Path | None = None,
+    ssh_connection_log: Path | None = None,
     loopback: bool = False,
     master_port: int = MASTER_PORT,
     export: Sequence[str] = (),
@@ -85,6 +119,7 @@ def plan_launch(
     tag_output: bool = False,
     use_mpi4py: bool = True,
     rank_env: bool = False,
+    report_starts: bool = True,
     run_as_root: bool = False,
     python: str = sys.executable,
     mpirun: str = "mpirun",
@@ -96,6 +131,8 @@ def plan_launch(
     unless ``environ`` sets them.
     ``loopback``: every host is this machine (the local backend's loopback sshds); MPI traffic
     is pinned to ``lo`` over TCP.
+    ``report_starts``: when some host is remote, every rank reports its start (through the
+    ``with_rank_env`` wrapper, else ``with_start_report``), forwarding ``START_REPORT_ENV``.
     """
     implementation = parse_implementation(impl)
     entries = parse_hostfile(hostfile_text) if hostfile_text is not None else []
@@ -106,27 +143,49 @@ def plan_launch(
     ssh_config = None
     if remote_hosts:
         require_text(ssh_config_path, "ssh_config_path", "where the ssh config will be written")
-        ssh_config = ssh_client_config(port=ssh_port, identity_file=identity_file)
+        ssh_config = ssh_client_config(
+            port=ssh_port,
+            identity_file=identity_file,
+            connection_log=ssh_connection_log,
+            set_env=_LOOPBACK_SESSION_ENV if loopback else None,
+        )
         for name in SSH_ARGS_ENV_NAMES[implementation]:
             env[name] = f"-F {ssh_config_path} {environ.get(name, SSH_ARGS)}"
     if loopback:
         env.update(_LOOPBACK_ENV[implementation])
     if use_mpi4py:
         command = with_mpi4py(command, python)
+    reports_starts = report_starts and bool(remote_hosts)
     if rank_env:
         command = [python, "-m", "mpi_runtime.with_rank_env", *command]
+    elif reports_starts:
+        command = [python, "-m", "mpi_runtime.with_start_report", *command]
+    ranks = np if np is not None else (sum(e.slots for e in entries) or local_slots)
     argv = mpirun_command(
         implementation,
         command,
-        np=np if np is not None else (sum(e.slots for e in entries) or local_slots),
+        np=ranks,
         hostfile=hostfile_path,
-        forward_env=["MASTER_ADDR", "MASTER_PORT", *export],
+        forward_env=[
+            "MASTER_ADDR",
+            "MASTER_PORT",
+            *([START_REPORT_ENV] if reports_starts else []),
+            *export,
+        ],
         allow_run_as_root=run_as_root,
         oversubscribe=oversubscribe,
         tag_output=tag_output,
         mpirun=mpirun,
     )
-    return LaunchPlan(argv=argv, env=env, remote_hosts=remote_hosts, ssh_config=ssh_config)
+    return LaunchPlan(
+        argv=argv,
+        env=env,
+        remote_hosts=remote_hosts,
+        ssh_config=ssh_config,
+        ranks=ranks,
+        rank_hosts=rank_hosts(entries),
+        reports_starts=reports_starts,
+    )
 
 
 def _free_local_port() -> int:
@@ -135,15 +194,43 @@ def _free_local_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _run(argv: Sequence[str], env: Mapping[str, str]) -> int:
-    """Run ``argv``, passing SIGINT/SIGTERM on; its exit code (128+N when killed by signal N)."""
-    process = subprocess.Popen(list(argv), env=dict(env))
+def _connected_hosts(connection_log: Path) -> set[str]:
+    """The hosts ssh got into (the ``LocalCommand`` log of the ssh config)."""
+    try:
+        return set(connection_log.read_text().split())
+    except FileNotFoundError:
+        return set()
+
+
+def _run(
+    plan: LaunchPlan,
+    start_watch: StartWatch | None,
+    start_timeout_s: float,
+    connection_log: Path,
+) -> int:
+    """Run the plan's argv, passing SIGINT/SIGTERM on; its exit code (128+N when killed by
+    signal N). With ``start_watch``, stop it and raise ``RanksNotStartedError`` when ranks have
+    not reported their start within ``start_timeout_s``."""
+    process = subprocess.Popen(plan.argv, env=plan.env)
 
     def forward(signum: int, _frame: object) -> None:
         process.send_signal(signum)
 
     previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
+        if start_watch is not None:
+            missing = start_watch.wait(
+                plan.ranks, start_timeout_s, lambda: process.poll() is not None
+            )
+            if missing:
+                stop_process_tree(process)
+                raise blame(
+                    missing,
+                    plan.rank_hosts,
+                    plan.remote_hosts,
+                    _connected_hosts(connection_log),
+                    start_timeout_s,
+                )
         code = process.wait()
     finally:
         for sig, handler in previous.items():
@@ -157,6 +244,7 @@ def launch(
     *,
     hostfile_path: str | None = None,
     wait_timeout_s: float = 300.0,
+    start_timeout_s: float = START_TIMEOUT_S,
     ssh_dir: Path | None = None,
     ssh_port: int = SSH_PORT,
     environ: Mapping[str, str] | None = None,
@@ -165,8 +253,14 @@ def launch(
     """Wait for the hostfile's hosts, run mpirun, return its exit code.
 
     Without ``hostfile_path``, the hostfile is the one the launcher env names, if any.
-    ``plan_options`` are ``plan_launch``'s keyword arguments.
+    ``start_timeout_s`` bounds, from mpirun's start, the ranks' start reports when some host is
+    remote (0: no bound); ``RanksNotStartedError`` names the hosts of the ranks that never
+    reported. ``plan_options`` are ``plan_launch``'s keyword arguments.
     """
+    if start_timeout_s < 0:
+        raise InvalidArgumentError(
+            "start_timeout_s", f"expected seconds >= 0 (0: no bound), got {start_timeout_s!r}"
+        )
     environ = dict(os.environ if environ is None else environ)
     implementation = parse_implementation(impl)
     # A hostfile named by the launcher env is read here (hosts to wait for, rank 0's host) and
@@ -178,6 +272,7 @@ def launch(
         if ssh_dir is not None and (ssh_dir / SSH_PRIVATE_KEY_FILE).exists():
             identity = private_identity(ssh_dir / SSH_PRIVATE_KEY_FILE, Path(private_dir))
         config_path = Path(private_dir) / "ssh_config"
+        connection_log = Path(private_dir) / "ssh_connections"
         plan = plan_launch(
             implementation,
             command,
@@ -186,17 +281,24 @@ def launch(
             hostfile_text=hostfile_text,
             ssh_config_path=str(config_path),
             identity_file=identity,
+            ssh_connection_log=connection_log if start_timeout_s > 0 else None,
             local_slots=os.cpu_count() or 1,
             ssh_port=ssh_port,
             # On this machine only: a free port, so concurrent local jobs never share a store.
             master_port=MASTER_PORT if hostfile_text else _free_local_port(),
             run_as_root=os.geteuid() == 0,
+            report_starts=start_timeout_s > 0,
             **plan_options,
         )
         if plan.ssh_config is not None:
             config_path.write_text(plan.ssh_config)
         wait_for_hosts(plan.remote_hosts, ssh_port, wait_timeout_s)
-        return _run(plan.argv, plan.env)
+        if not plan.reports_starts:
+            return _run(plan, None, start_timeout_s, connection_log)
+        # Listen where the first remote host reaches this machine (resolvable only now).
+        with StartWatch(route_address(plan.remote_hosts[0], ssh_port)) as watch:
+            plan = dataclasses.replace(plan, env={**plan.env, START_REPORT_ENV: watch.env_value})
+            return _run(plan, watch, start_timeout_s, connection_log)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -227,6 +329,22 @@ def _parser() -> argparse.ArgumentParser:
         default=300.0,
         metavar="S",
         help="seconds to wait for every host's sshd (default: 300)",
+    )
+    parser.add_argument(
+        "--start-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help=f"seconds, from mpirun's start, for every rank to start when some host is remote; "
+        f"0: no bound (default: ${START_TIMEOUT_ENV}, else {START_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        "--termination-log",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help=f"write the error here when mpi-launch fails (default: {TERMINATION_LOG}, "
+        "when it exists, as in a Kubernetes container)",
     )
     parser.add_argument("--ssh-port", type=int, default=SSH_PORT)
     parser.add_argument(
@@ -266,6 +384,30 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _start_timeout(option: float | None, environ: Mapping[str, str]) -> float:
+    """The start timeout: the option, else ``START_TIMEOUT_ENV``, else ``START_TIMEOUT_S``."""
+    if option is not None:
+        return option
+    value = environ.get(START_TIMEOUT_ENV, "")
+    try:
+        return float(value) if value else START_TIMEOUT_S
+    except ValueError:
+        raise InvalidArgumentError(
+            START_TIMEOUT_ENV, f"expected seconds (0: no bound), got {value!r}"
+        ) from None
+
+
+def _write_termination_log(path: Path | None, message: str) -> None:
+    """``message`` into ``path``, or into Kubernetes' termination log when it exists."""
+    target = path if path is not None else TERMINATION_LOG
+    if path is None and not TERMINATION_LOG.exists():
+        return
+    try:
+        target.write_text(message + "\n")
+    except OSError as error:
+        print(f"mpi-launch: warning: cannot write {target}: {error}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``mpi-launch``."""
     parser = _parser()
@@ -280,6 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             command,
             hostfile_path=args.hostfile,
             wait_timeout_s=args.wait_timeout,
+            start_timeout_s=_start_timeout(args.start_timeout, os.environ),
             ssh_dir=args.ssh_dir,
             np=args.np,
             ssh_port=args.ssh_port,
@@ -293,6 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     except (MPIRuntimeError, OSError) as error:
         print(f"mpi-launch: error: {error}", file=sys.stderr)
+        _write_termination_log(args.termination_log, f"mpi-launch: error: {error}")
         return 1
 
 

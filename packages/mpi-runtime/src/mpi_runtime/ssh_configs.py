@@ -10,11 +10,12 @@ authenticates both ends.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Final
 
 from mpi_runtime._arguments import require_positive_int
+from mpi_runtime.errors import InvalidArgumentError
 
 __all__ = ["SSH_PORT", "ssh_client_config", "sshd_config"]
 
@@ -55,8 +56,20 @@ def sshd_config(
     return _lines(options)
 
 
-def ssh_client_config(*, port: int = SSH_PORT, identity_file: Path | None = None) -> str:
-    """The launcher's ssh client config for every host: ``port``, no host-key checks, batch mode."""
+def ssh_client_config(
+    *,
+    port: int = SSH_PORT,
+    identity_file: Path | None = None,
+    connection_log: Path | None = None,
+    set_env: Mapping[str, str] | None = None,
+) -> str:
+    """The launcher's ssh client config for every host: ``port``, no host-key checks, batch mode.
+
+    ``connection_log``: each connection, once authenticated, appends its host (as mpirun named
+    it) to this file on the launcher (ssh's ``LocalCommand``), so that a host ssh never got into
+    can be told from one where the MPI daemon did not start.
+    ``set_env``: variables for the remote session (``SetEnv``; the worker's sshd accepts all).
+    """
     require_positive_int(port, "port")
     options = [("Host", "*"), ("Port", str(port))]
     if identity_file is not None:
@@ -68,4 +81,15 @@ def ssh_client_config(*, port: int = SSH_PORT, identity_file: Path | None = None
         ("BatchMode", "yes"),
         ("ConnectionAttempts", "10"),
     ]
+    if set_env:
+        options.append(("SetEnv", " ".join(f"{name}={value}" for name, value in set_env.items())))
+    if connection_log is not None:
+        if '"' in str(connection_log) or "%" in str(connection_log):
+            raise InvalidArgumentError(
+                "connection_log", f'expected a path without " or %, got {str(connection_log)!r}'
+            )
+        options += [
+            ("PermitLocalCommand", "yes"),
+            ("LocalCommand", f'echo %n >> "{connection_log}"'),
+        ]
     return _lines(options)

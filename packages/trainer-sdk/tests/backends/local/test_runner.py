@@ -86,6 +86,37 @@ def test_failure_past_max_restarts_fails_with_pod_and_exit_code(tmp_path: Path) 
     assert any(pod.phase == "Failed" and pod.exit_code == 7 for pod in reports[-1])
 
 
+@pytest.mark.parametrize(
+    ("script", "max_restarts", "message"),
+    [
+        pytest.param(
+            'echo "mpi-launch: error: ranks never started" > termination-log; exit 3',
+            0,
+            "pod job-node-0-0 (step node-0) exited with code 3: "
+            "mpi-launch: error: ranks never started",
+            id="termination-log-in-the-message",
+        ),
+        pytest.param(
+            'if [ -e "$SHARED/once" ]; then exit 6; fi; touch "$SHARED/once"; '
+            "echo stale > termination-log; exit 5",
+            1,
+            "pod job-node-0-0 (step node-0) exited with code 6; reached maxRestarts 1",
+            id="a-restart-drops-the-earlier-log",
+        ),
+    ],
+)
+def test_failure_message_carries_the_pods_termination_log(
+    script: str, max_restarts: int, message: str, tmp_path: Path
+) -> None:
+    """As a kubelet reads terminationMessagePath: here ``termination-log`` in the pod dir."""
+    manifest = jobset(
+        replicated_job("node", ["bash", "-c", script]),
+        failurePolicy={"maxRestarts": max_restarts},
+    )
+    status, _, _ = run(manifest, tmp_path)
+    assert status["conditions"][0]["message"] == message
+
+
 def test_success_policy_any_ends_the_remaining_pods(tmp_path: Path) -> None:
     manifest = jobset(
         replicated_job("driver", ["true"]),

@@ -14,6 +14,9 @@ A JobSet is an MPI JobSet when its ``launcher`` mounts an SSH-auth Secret of the
   workers' sshd, pins MPI to ``lo`` (``btl self,tcp``), gives every rank RANK, WORLD_SIZE,
   LOCAL_RANK, MASTER_ADDR and MASTER_PORT (the job's port), and forwards the pod's env (PATH
   with the interpreter shims, the TrainJob's env) to ranks started over ssh;
+- ranks that have not started within ``mpi-launch``'s start timeout (60 s; the TrainJob's env
+  may set ``MPI_LAUNCH_START_TIMEOUT``) make it stop mpirun and fail, naming their hosts in the
+  launcher pod's termination log, which the runner puts in the pod's failure message;
 - ranks find ``python`` in ``<job>/mpi-bin`` first, where it runs Python programs through
   ``python -m mpi4py`` (as ``mpi-launch`` does for a Python command), so that a rank that raises
   aborts the job instead of leaving the others waiting in a collective; the SDK's script is a
@@ -263,6 +266,8 @@ def localize_mpi_pods(
                     str(ssh_port),
                     "--ssh-dir",
                     str(ssh_dir),
+                    "--termination-log",
+                    str(pod_dir(pod.name) / pod_plan.TERMINATION_LOG),
                 ]
                 for name in _forwarded_env(env, base_env):
                     local_options += ["-x", name]

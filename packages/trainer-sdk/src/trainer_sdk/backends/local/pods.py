@@ -18,6 +18,7 @@ from trainer_sdk.runtimes import container_devices
 
 __all__ = [
     "DEFAULT_MASTER_PORT",
+    "TERMINATION_LOG",
     "LocalPod",
     "PodAddresses",
     "UnsupportedPodError",
@@ -30,6 +31,9 @@ __all__ = [
 ]
 
 DEFAULT_MASTER_PORT = 29500
+# Where a pod may leave why it failed, in its pod directory (Kubernetes' terminationMessagePath);
+# the runner adds it to the pod's failure message.
+TERMINATION_LOG = "termination-log"
 LOOPBACK = "127.0.0.1"
 JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 REPLICATED_JOB_LABEL = constants.JOBSET_RJOB_NAME_LABEL

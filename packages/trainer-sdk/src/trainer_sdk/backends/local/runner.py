@@ -178,10 +178,23 @@ class JobSetRunner:
         return status
 
     # -- processes ------------------------------------------------------------------------------
+    def _termination_log(self, name: str) -> Path:
+        return self.job_dir.pod_dir(name) / pod_plan.TERMINATION_LOG
+
+    def _failure_message(self, name: str, step: str, code: int) -> str:
+        """Why pod ``name`` failed: its exit code, and its termination log when it wrote one."""
+        message = f"pod {name} (step {step}) exited with code {code}"
+        try:
+            reason = self._termination_log(name).read_text(errors="replace").strip()
+        except FileNotFoundError:
+            return message
+        return f"{message}: {reason}" if reason else message
+
     def _start_pod(self, pod: pod_plan.LocalPod) -> None:
         work_dir = self.job_dir.pod_dir(pod.name)
         for directory in (work_dir, *map(Path, pod.directories)):
             directory.mkdir(parents=True, exist_ok=True)
+        self._termination_log(pod.name).unlink(missing_ok=True)  # from an earlier attempt
         log_path = self.job_dir.log(pod.step)
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = {**self.base_env, **pod.env}
@@ -285,11 +298,7 @@ class JobSetRunner:
             if code != 0:
                 self.publish()
                 self.end_all()
-                return (
-                    "Failed",
-                    "FailedJobs",
-                    f"pod {name} (step {state.step}) exited with code {code}",
-                )
+                return "Failed", "FailedJobs", self._failure_message(name, state.step, code)
             if self._succeeded():
                 self.end_all()
                 return "Completed", "AllJobsCompleted", "the JobSet completed"
