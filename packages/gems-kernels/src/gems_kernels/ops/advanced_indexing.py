@@ -51,7 +51,7 @@ class _Plan(NamedTuple):
         return indexed_copy.Walk(
             self.positions,
             indexed_copy.offsets(outer, (0,) * len(outer), device),
-            indexed_copy.offsets((self.positions.numel(),), (1,), device),
+            indexed_copy.offsets((self.positions.numel(),), (self.positions.stride(0),), device),
             indexed_copy.offsets(inner, (0,) * len(inner), device),
         )
 
@@ -116,8 +116,9 @@ def _plan(self: torch.Tensor, indices: Indices) -> _Plan:
         raise IndexError(
             f"shape mismatch: indexing tensors could not be broadcast together with shapes {shapes}"
         ) from None
-    for d, t in zip(dims, tensors, strict=True):
-        indexed_copy.check_range(t, self.shape[d], d, negative=True, error=IndexError)
+    # ATen names the position among the index tensors, not the dim of ``self``.
+    for position, (d, t) in enumerate(zip(dims, tensors, strict=True)):
+        indexed_copy.check_range(t, self.shape[d], position, negative=True, error=IndexError)
     adjacent = dims == list(range(dims[0], dims[-1] + 1))
     rest = [d for d in range(self.dim()) if d not in dims]
     view = self if adjacent else self.permute(dims + rest)
