@@ -61,35 +61,15 @@ def _inputs(
     )
 
 
-@pytest.mark.parametrize(
-    ("self_shape", "dim", "index_shape", "src_shape", "dtype", "layout"), _cases()
-)
-def test_gather(
-    self_shape: Shape,
-    dim: int,
-    index_shape: Shape,
-    src_shape: Shape,
-    dtype: torch.dtype,
-    layout: str,
-) -> None:
-    x, _ = _inputs(self_shape, src_shape, dtype, layout)
-    index = _index(self_shape, dim, index_shape, layout)
+def _check_gather(x: torch.Tensor, src: torch.Tensor, dim: int, index_shape: Shape,
+                  layout: str) -> None:  # fmt: skip
+    index = _index(tuple(x.shape), dim, index_shape, layout)
     accuracy.check_op(lambda t, i: torch.gather(t, dim, i), x, index, overloads=["gather"])
 
 
-@pytest.mark.parametrize(
-    ("self_shape", "dim", "index_shape", "src_shape", "dtype", "layout"), _cases()
-)
-def test_scatter(
-    self_shape: Shape,
-    dim: int,
-    index_shape: Shape,
-    src_shape: Shape,
-    dtype: torch.dtype,
-    layout: str,
-) -> None:
-    x, src = _inputs(self_shape, src_shape, dtype, layout)
-    index = _index(self_shape, dim, index_shape, layout, distinct=True)
+def _check_scatter(x: torch.Tensor, src: torch.Tensor, dim: int, index_shape: Shape,
+                   layout: str) -> None:  # fmt: skip
+    index = _index(tuple(x.shape), dim, index_shape, layout, distinct=True)
     accuracy.check_op(
         lambda t, i, s: torch.scatter(t, dim, i, s), x, index, src, overloads=["scatter.src"]
     )
@@ -98,19 +78,9 @@ def test_scatter(
     )
 
 
-@pytest.mark.parametrize(
-    ("self_shape", "dim", "index_shape", "src_shape", "dtype", "layout"), _cases()
-)
-def test_scatter_add(
-    self_shape: Shape,
-    dim: int,
-    index_shape: Shape,
-    src_shape: Shape,
-    dtype: torch.dtype,
-    layout: str,
-) -> None:
-    x, src = _inputs(self_shape, src_shape, dtype, layout)
-    index = _index(self_shape, dim, index_shape, layout)
+def _check_scatter_add(x: torch.Tensor, src: torch.Tensor, dim: int, index_shape: Shape,
+                       layout: str) -> None:  # fmt: skip
+    index = _index(tuple(x.shape), dim, index_shape, layout)
     terms = 1 + (index_shape[dim] if index_shape else 1)
     accuracy.check_op(
         lambda t, i, s: torch.scatter_add(t, dim, i, s), x, index, src,
@@ -120,6 +90,30 @@ def test_scatter_add(
         lambda t, i, s: t.scatter_add_(dim, i, s), x, index, src,
         overloads=["scatter_add_"], reduce_size=terms,
     )  # fmt: skip
+
+
+CHECKS: dict[str, Callable[[torch.Tensor, torch.Tensor, int, Shape, str], None]] = {
+    "gather": _check_gather,
+    "scatter": _check_scatter,
+    "scatter_add": _check_scatter_add,
+}
+
+
+@pytest.mark.parametrize("op", list(CHECKS))
+@pytest.mark.parametrize(
+    ("self_shape", "dim", "index_shape", "src_shape", "dtype", "layout"), _cases()
+)
+def test_along_dim(
+    op: str,
+    self_shape: Shape,
+    dim: int,
+    index_shape: Shape,
+    src_shape: Shape,
+    dtype: torch.dtype,
+    layout: str,
+) -> None:
+    x, src = _inputs(self_shape, src_shape, dtype, layout)
+    CHECKS[op](x, src, dim, index_shape, layout)
 
 
 REDUCE_CASES = [
