@@ -286,13 +286,29 @@ def test_index_put_errors_match_aten(
 
 
 @pytest.mark.parametrize(
-    ("accumulate", "expected"), [(False, True), (True, False)], ids=["assign", "accumulate-bool"]
+    ("self_", "accumulate", "deterministic", "expected"),
+    [
+        pytest.param(torch.zeros(3, dtype=torch.bool), False, False, True, id="assign-bool"),
+        pytest.param(torch.zeros(3, dtype=torch.bool), True, False, False, id="accumulate-bool"),
+        pytest.param(torch.zeros(3), True, False, True, id="accumulate-float"),
+        pytest.param(torch.zeros(3), True, True, False, id="accumulate-float-deterministic"),
+        pytest.param(torch.zeros(3).long(), True, True, True, id="accumulate-int-deterministic"),
+        pytest.param(torch.zeros(1).expand(3), False, False, False, id="overlapping-self"),
+    ],
 )
-def test_index_put_condition(accumulate: bool, expected: bool) -> None:
+def test_index_put_condition(
+    self_: torch.Tensor,
+    accumulate: bool,
+    deterministic: bool,
+    expected: bool,
+    deterministic_mode: Callable[[bool], None],
+) -> None:
+    """Calls the kernels do not serve go to ATen (which reports them, or sums in order)."""
     from gems_kernels.ops.advanced_indexing import is_index_put
 
-    x = torch.zeros(3, dtype=torch.bool)
-    assert is_index_put(x, [_t([0])], torch.ones(1, dtype=torch.bool), accumulate) is expected
+    values = torch.ones(1, dtype=self_.dtype)
+    deterministic_mode(deterministic)
+    assert is_index_put(self_, [_t([0])], values, accumulate) is expected
 
 
 def _train(weight: torch.Tensor, steps: int) -> tuple[torch.Tensor, ...]:

@@ -203,6 +203,30 @@ def test_gather_shape_condition(
     assert is_gather_shape(torch.ones(3, 4), 0, index, *args) is expected
 
 
+@pytest.mark.parametrize(
+    ("self_", "deterministic", "expected"),
+    [
+        pytest.param(torch.zeros(3, 4), False, True, id="float"),
+        pytest.param(torch.zeros(3, 4), True, False, id="float-deterministic"),
+        pytest.param(torch.zeros(3, 4).int(), True, True, id="int-deterministic"),
+        pytest.param(torch.zeros(3, 4).bool(), False, False, id="bool"),
+        pytest.param(torch.zeros(3, 1).expand(3, 4), False, False, id="overlapping-self"),
+    ],
+)
+def test_scatter_add_condition(
+    self_: torch.Tensor,
+    deterministic: bool,
+    expected: bool,
+    deterministic_mode: Callable[[bool], None],
+) -> None:
+    """Atomic float sums are not reproducible: deterministic mode keeps ATen's scatter_add."""
+    from gems_kernels.ops.scatter_gather import fits_scatter_add
+
+    index, src = torch.zeros(2, 3, dtype=torch.int64), torch.ones(2, 3, dtype=self_.dtype)
+    deterministic_mode(deterministic)
+    assert fits_scatter_add(self_, 0, index, src) is expected
+
+
 def test_gather_gradient_under_enable(recorded: Path) -> None:
     x = accuracy.make_tensor((4, 5), torch.float32)
     index = torch.tensor([[0, 4, 4], [2, 2, 1]], device=accuracy.device())

@@ -21,8 +21,6 @@ __all__ = ["index", "index_put_", "is_advanced_index", "is_index_put"]
 
 _MASKS: Final = (torch.bool, torch.uint8)
 _POSITIONS: Final = (torch.int32, torch.int64)
-_HALVES: Final = (torch.float16, torch.bfloat16)
-_ACCUMULABLE: Final = (*_HALVES, torch.float32, torch.float64, torch.int32, torch.int64)
 
 Indices = list[torch.Tensor | None]
 
@@ -64,12 +62,13 @@ def is_advanced_index(self: torch.Tensor, indices: Indices, *args: Any, **kwargs
 
 def is_index_put(self: torch.Tensor, indices: Indices, values: torch.Tensor,
                  accumulate: bool = False, unsafe: bool = False) -> bool:  # fmt: skip
-    """Condition: :func:`is_advanced_index`, values of self's dtype (ATen reports others) and,
-    to accumulate, a dtype with an atomic add."""
+    """Condition: :func:`is_advanced_index`, values of self's dtype and no overlapping
+    elements in self (ATen reports both), and, to accumulate, atomic adds allowed into self."""
     return (
         is_advanced_index(self, indices)
         and values.dtype == self.dtype
-        and (not accumulate or self.dtype in _ACCUMULABLE)
+        and not indexed_copy.has_internal_overlap(self)
+        and (not accumulate or indexed_copy.atomic_adds_allowed(self))
     )
 
 
@@ -152,7 +151,7 @@ def index_put_(self: torch.Tensor, indices: Indices, values: torch.Tensor,
                accumulate: bool = False, unsafe: bool = False) -> torch.Tensor:  # fmt: skip
     """aten::_index_put_impl_: ``self[indices] = values`` (or ``+=``, summing duplicates with
     atomic adds; half types accumulate in a float32 copy), in place."""
-    work = self.float() if accumulate and self.dtype in _HALVES else self
+    work = self.float() if accumulate and self.dtype in indexed_copy.HALVES else self
     plan = _plan(work, list(indices))
     try:
         source = values.expand(plan.shape)

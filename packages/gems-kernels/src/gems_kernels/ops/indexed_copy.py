@@ -20,13 +20,17 @@ import triton.language as tl  # type: ignore[import-untyped]
 from gems_kernels.backends import current_vendor, launch_config
 
 __all__ = [
+    "ACCUMULABLE",
     "ADD",
+    "HALVES",
     "REDUCTIONS",
     "STORE",
     "TAKE",
     "Target",
     "Walk",
+    "atomic_adds_allowed",
     "check_range",
+    "has_internal_overlap",
     "indexed_copy",
     "offsets",
     "reduce_lines",
@@ -38,6 +42,22 @@ TAKE: Final = 0  # plain <- indexed
 STORE: Final = 1  # indexed <- plain
 ADD: Final = 2  # indexed += plain (atomic)
 REDUCTIONS: Final = {"sum": 0, "mean": 0, "prod": 1, "amax": 2, "amin": 3}
+HALVES: Final = (torch.float16, torch.bfloat16)
+# Dtypes the kernels add and reduce into (halves through a float32 copy).
+ACCUMULABLE: Final = (*HALVES, torch.float32, torch.float64, torch.int32, torch.int64)
+
+
+def atomic_adds_allowed(t: torch.Tensor) -> bool:
+    """Whether ``ADD`` may write into ``t``: an accumulable dtype, and for floats, deterministic
+    algorithms off (the order of atomic float additions changes the rounding)."""
+    return t.dtype in ACCUMULABLE and not (
+        t.is_floating_point() and torch.are_deterministic_algorithms_enabled()
+    )
+
+
+def has_internal_overlap(t: torch.Tensor) -> bool:
+    """Whether elements of ``t`` share memory (an expanded view): not a target to write into."""
+    return bool(torch._debug_has_internal_overlap(t) == 1)
 
 
 class Walk(NamedTuple):

@@ -8,7 +8,7 @@ atomics (float32 accumulation for half types); the other reductions walk each li
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import Any
 
 import torch
 
@@ -27,10 +27,6 @@ __all__ = [
     "scatter_src",
     "scatter_value",
 ]  # fmt: skip
-
-_HALVES: Final = (torch.float16, torch.bfloat16)
-# Dtypes with an atomic add (halves accumulate in float32) and a reduction kernel.
-_ACCUMULABLE: Final = (*_HALVES, torch.float32, torch.float64, torch.int32, torch.int64)
 
 
 def _shape(t: torch.Tensor) -> tuple[int, ...]:
@@ -58,14 +54,25 @@ def is_gather_shape(self: torch.Tensor, dim: int, index: torch.Tensor, *args: An
 
 
 def fits_scatter_add(self: torch.Tensor, *args: Any, **kwargs: Any) -> bool:
-    """Condition: :func:`is_gather_shape` and a dtype with an atomic add."""
-    return self.dtype in _ACCUMULABLE and is_gather_shape(self, *args, **kwargs)
+    """Condition: :func:`is_gather_shape`, atomic adds allowed into self, no overlapping
+    elements in self."""
+    return (
+        indexed_copy.atomic_adds_allowed(self)
+        and not indexed_copy.has_internal_overlap(self)
+        and is_gather_shape(self, *args, **kwargs)
+    )
 
 
 def fits_scatter_reduce(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor,
                         reduce: str, **kwargs: Any) -> bool:  # fmt: skip
-    """Condition: :func:`fits_scatter_add` and a known reduction name."""
-    return reduce in indexed_copy.REDUCTIONS and fits_scatter_add(self, dim, index, src)
+    """Condition: :func:`is_gather_shape`, a known reduction, an accumulable dtype and no
+    overlapping elements in self (the lines kernel is deterministic: no atomics)."""
+    return (
+        reduce in indexed_copy.REDUCTIONS
+        and self.dtype in indexed_copy.ACCUMULABLE
+        and not indexed_copy.has_internal_overlap(self)
+        and is_gather_shape(self, dim, index, src)
+    )
 
 
 def _narrow(t: torch.Tensor, sizes: tuple[int, ...], keep: int | None) -> torch.Tensor:
@@ -135,7 +142,7 @@ def scatter_value(self: torch.Tensor, dim: int, index: torch.Tensor, value: Any)
 
 def _accumulator(self: torch.Tensor) -> torch.Tensor:
     """A contiguous copy of ``self`` to accumulate into (float32 for half types)."""
-    dtype = torch.float32 if self.dtype in _HALVES else self.dtype
+    dtype = torch.float32 if self.dtype in indexed_copy.HALVES else self.dtype
     return self.to(dtype, memory_format=torch.contiguous_format, copy=True)
 
 
@@ -150,7 +157,7 @@ def scatter_add(self: torch.Tensor, dim: int, index: torch.Tensor,
 def scatter_add_(self: torch.Tensor, dim: int, index: torch.Tensor,
                  src: torch.Tensor) -> torch.Tensor:  # fmt: skip
     """aten::scatter_add_ (so gather's backward, which scatter-adds into zeros)."""
-    if self.dtype in _HALVES:
+    if self.dtype in indexed_copy.HALVES:
         return self.copy_(scatter_add(self, dim, index, src))
     _Operands(self, dim, index).copy(indexed_copy.ADD, self, src)
     return self
