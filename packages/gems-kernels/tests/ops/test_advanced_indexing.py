@@ -112,6 +112,9 @@ def test_index_through_python_syntax_permuted_self() -> None:
     rows, cols = _t([0, 2, -1]), _t([3, 3, 1])
     accuracy.check_op(lambda t: t[1:, rows, cols], x, overloads=["index.Tensor"])
     accuracy.check_op(lambda t: t[t > 0], x, overloads=["index.Tensor"])
+    # Dims after the indexed one that do not collapse into one stride.
+    y = accuracy.make_tensor((4, 5, 3), torch.float32).transpose(1, 2)
+    accuracy.check_op(lambda t: t[rows], y, overloads=["index.Tensor"])
 
 
 def _same_error_as_aten(call: Callable[[], object], overload: str) -> None:

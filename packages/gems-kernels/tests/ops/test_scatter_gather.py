@@ -23,6 +23,7 @@ SHAPES = [
     pytest.param((4, 6), 1, (3, 2), (3, 5), id="smaller-outside-dim"),
     pytest.param((5, 4), 0, (7, 2), (7, 3), id="longer-along-dim"),
     pytest.param((3, 5, 4), -1, (2, 3, 6), (2, 4, 6), id="odd-3d"),
+    pytest.param((3, 4, 5), 0, (2, 3, 4), (2, 4, 5), id="narrowed-inner-dims"),
     pytest.param((2, 1, 3, 1, 5), 2, (1, 1, 4, 1, 3), (2, 1, 4, 1, 3), id="5d"),
 ]
 DTYPES = [torch.float32, torch.int64, torch.bfloat16, torch.int32, torch.float16]

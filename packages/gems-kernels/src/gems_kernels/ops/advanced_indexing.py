@@ -51,6 +51,7 @@ class _Plan(NamedTuple):
             indexed_copy.offsets(outer, (0,) * len(outer), device),
             indexed_copy.offsets((self.positions.numel(),), (self.positions.stride(0),), device),
             indexed_copy.offsets(inner, (0,) * len(inner), device),
+            0,
         )
 
 

@@ -11,6 +11,7 @@ and layout (transposed, sliced, expanded) are used in place, without copies.
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Final, NamedTuple
 
 import torch
@@ -30,6 +31,7 @@ __all__ = [
     "Walk",
     "atomic_adds_allowed",
     "check_range",
+    "collapsed_stride",
     "has_internal_overlap",
     "indexed_copy",
     "offsets",
@@ -61,21 +63,34 @@ def has_internal_overlap(t: torch.Tensor) -> bool:
 
 
 class Walk(NamedTuple):
-    """A plain operand: element offsets of its outer, middle and inner positions."""
+    """A plain operand: element offsets of its outer, middle and inner positions, and the one
+    stride of its inner positions when they have one (then the copy kernel needs no table)."""
 
     tensor: torch.Tensor
     outer: torch.Tensor
     middle: torch.Tensor
     inner: torch.Tensor
+    inner_stride: int | None
 
 
 class Target(NamedTuple):
-    """The indexed operand: outer and inner offsets, and the stride one index step moves."""
+    """The indexed operand: outer and inner offsets (and the inner positions' one stride, if
+    any), and the stride one index step moves."""
 
     tensor: torch.Tensor
     outer: torch.Tensor
     inner: torch.Tensor
+    inner_stride: int | None
     axis_stride: int
+
+
+def collapsed_stride(sizes: tuple[int, ...], strides: tuple[int, ...]) -> int | None:
+    """The stride that steps through every position of ``sizes`` (row-major) under ``strides``,
+    or None when the dims do not collapse into one."""
+    dims = [(size, stride) for size, stride in zip(sizes, strides, strict=True) if size != 1]
+    if any(outer[1] != inner[1] * inner[0] for outer, inner in itertools.pairwise(dims)):
+        return None
+    return dims[-1][1] if dims else 1
 
 
 # Built with Scalar overloads only: inside a gems kernel, ops fall through to ATen, whose boxed
@@ -101,23 +116,31 @@ def offsets(sizes: tuple[int, ...], strides: tuple[int, ...], device: torch.devi
     return _cached_offsets(tuple(sizes), tuple(strides), device)
 
 
-def _split(t: torch.Tensor, lead: int, trail: int) -> tuple[torch.Tensor, ...]:
+def _split(
+    t: torch.Tensor, lead: int, trail: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     sizes, strides = tuple(t.shape), tuple(t.stride())
-    return tuple(
+    outer, middle, inner = (
         offsets(sizes[a:b], strides[a:b], t.device)
         for a, b in ((0, lead), (lead, trail), (trail, t.dim()))
     )
+    return outer, middle, inner
+
+
+def _inner_stride(t: torch.Tensor, trail: int) -> int | None:
+    return collapsed_stride(tuple(t.shape[trail:]), tuple(t.stride()[trail:]))
 
 
 def walk(t: torch.Tensor, lead: int, trail: int) -> Walk:
     """``t`` walked with dims [0, lead) outer, [lead, trail) middle and [trail, ndim) inner."""
-    return Walk(t, *_split(t, lead, trail))
+    outer, middle, inner = _split(t, lead, trail)
+    return Walk(t, outer, middle, inner, _inner_stride(t, trail))
 
 
 def target(t: torch.Tensor, lead: int, trail: int, axis_stride: int) -> Target:
     """``t`` indexed between dims ``lead`` and ``trail``: outer dims before, inner dims after."""
     outer, _, inner = _split(t, lead, trail)
-    return Target(t, outer, inner, axis_stride)
+    return Target(t, outer, inner, _inner_stride(t, trail), axis_stride)
 
 
 def _tile(inner: int) -> tuple[int, int, int]:
@@ -127,11 +150,19 @@ def _tile(inner: int) -> tuple[int, int, int]:
 
 
 @triton.jit
+def _inner_offsets(table, stride, c, c_mask, TABLE: tl.constexpr):
+    if TABLE:
+        return tl.load(table + c, mask=c_mask, other=0)
+    return c * stride
+
+
+@triton.jit
 def _indexed_copy_kernel(
-    target, t_outer, t_inner, t_axis,
-    plain, p_outer, p_middle, p_inner,
-    index, i_outer, i_middle, i_inner,
+    target, t_outer, t_inner, t_inner_stride, t_axis,
+    plain, p_outer, p_middle, p_inner, p_inner_stride,
+    index, i_outer, i_middle, i_inner, i_inner_stride,
     rows, middle, inner, dim_size,
+    T_TABLE: tl.constexpr, P_TABLE: tl.constexpr, I_TABLE: tl.constexpr,
     MODE: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
 ):  # fmt: skip
     r = tl.program_id(0).to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -142,14 +173,14 @@ def _indexed_copy_kernel(
     o = r // middle
     m = r % middle
     i_row = tl.load(i_outer + o, mask=r_mask, other=0) + tl.load(i_middle + m, mask=r_mask, other=0)
-    i_col = tl.load(i_inner + c, mask=c_mask, other=0)
+    i_col = _inner_offsets(i_inner, i_inner_stride, c, c_mask, I_TABLE)
     idx = tl.load(index + i_row[:, None] + i_col[None, :], mask=mask, other=0).to(tl.int64)
     idx = tl.where(idx < 0, idx + dim_size, idx)
     t_row = tl.load(t_outer + o, mask=r_mask, other=0)
-    t_col = tl.load(t_inner + c, mask=c_mask, other=0)
+    t_col = _inner_offsets(t_inner, t_inner_stride, c, c_mask, T_TABLE)
     t_off = t_row[:, None] + idx * t_axis + t_col[None, :]
     p_row = tl.load(p_outer + o, mask=r_mask, other=0) + tl.load(p_middle + m, mask=r_mask, other=0)
-    p_off = p_row[:, None] + tl.load(p_inner + c, mask=c_mask, other=0)[None, :]
+    p_off = p_row[:, None] + _inner_offsets(p_inner, p_inner_stride, c, c_mask, P_TABLE)[None, :]
     if MODE == 0:
         tl.store(plain + p_off, tl.load(target + t_off, mask=mask), mask=mask)
     elif MODE == 1:
@@ -208,10 +239,12 @@ def indexed_copy(mode: int, dest: Target, plain: Walk, index: Walk, dim_size: in
     block_m, block_n, warps = _tile(inner)
     grid = (triton.cdiv(rows, block_m), triton.cdiv(inner, block_n))
     _indexed_copy_kernel[grid](
-        dest.tensor, dest.outer, dest.inner, dest.axis_stride,
-        plain.tensor, plain.outer, plain.middle, plain.inner,
-        index.tensor, index.outer, index.middle, index.inner,
+        dest.tensor, dest.outer, dest.inner, dest.inner_stride or 0, dest.axis_stride,
+        plain.tensor, plain.outer, plain.middle, plain.inner, plain.inner_stride or 0,
+        index.tensor, index.outer, index.middle, index.inner, index.inner_stride or 0,
         rows, plain.middle.numel(), inner, dim_size,
+        T_TABLE=dest.inner_stride is None, P_TABLE=plain.inner_stride is None,
+        I_TABLE=index.inner_stride is None,
         MODE=mode, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps,
     )  # fmt: skip
 
