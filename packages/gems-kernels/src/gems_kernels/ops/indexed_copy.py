@@ -152,8 +152,10 @@ def _tile(inner: int) -> tuple[int, int, int]:
 @triton.jit
 def _inner_offsets(table, stride, c, c_mask, TABLE: tl.constexpr):
     if TABLE:
-        return tl.load(table + c, mask=c_mask, other=0)
-    return c * stride
+        result = tl.load(table + c, mask=c_mask, other=0)
+    else:
+        result = c * stride
+    return result
 
 
 @triton.jit
