@@ -29,3 +29,11 @@ def test_offsets_follow_the_strides() -> None:
     t = torch.arange(24).reshape(2, 3, 4).transpose(1, 2)[:, 1:]
     table = indexed_copy.offsets(tuple(t.shape), tuple(t.stride()), t.device)
     assert torch.equal(t.flatten(), t.storage_offset() + table)
+
+
+@pytest.mark.parametrize("positions", [8, 1 << 16], ids=["cached", "built-per-call"])
+def test_offsets_cache_only_small_tables(positions: int) -> None:
+    first = indexed_copy.offsets((positions,), (3,), torch.device("cpu"))
+    second = indexed_copy.offsets((positions,), (3,), torch.device("cpu"))
+    assert torch.equal(first, torch.arange(positions) * 3)
+    assert (first is second) == (positions == 8)

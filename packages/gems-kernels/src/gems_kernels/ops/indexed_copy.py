@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 from typing import Final, NamedTuple
 
 import torch
@@ -93,10 +94,14 @@ def collapsed_stride(sizes: tuple[int, ...], strides: tuple[int, ...]) -> int | 
     return dims[-1][1] if dims else 1
 
 
+# Tables up to this many positions are cached (at most 256 of them: 64 MiB in all); larger ones
+# (e.g. one per distinct count of a bool mask's positions) are built per call.
+_CACHED_TABLE_SIZE: Final = 1 << 15
+
+
 # Built with Scalar overloads only: inside a gems kernel, ops fall through to ATen, whose boxed
 # Tensor overloads do not accept Python numbers.
-@functools.lru_cache(maxsize=512)
-def _cached_offsets(
+def _build_offsets(
     sizes: tuple[int, ...], strides: tuple[int, ...], device: torch.device
 ) -> torch.Tensor:
     table = torch.zeros((), dtype=torch.int64, device=device)
@@ -110,10 +115,14 @@ def _cached_offsets(
     return table.reshape(-1)
 
 
+_cached_offsets = functools.lru_cache(maxsize=256)(_build_offsets)
+
+
 def offsets(sizes: tuple[int, ...], strides: tuple[int, ...], device: torch.device) -> torch.Tensor:
-    """Element offsets of every position of ``sizes`` (row-major) under ``strides``; cached, so
-    the returned table must not be written."""
-    return _cached_offsets(tuple(sizes), tuple(strides), device)
+    """Element offsets of every position of ``sizes`` (row-major) under ``strides``; small
+    tables are cached, so the returned table must not be written."""
+    build = _cached_offsets if math.prod(sizes) <= _CACHED_TABLE_SIZE else _build_offsets
+    return build(tuple(sizes), tuple(strides), device)
 
 
 def _split(
@@ -151,7 +160,8 @@ def _tile(inner: int) -> tuple[int, int, int]:
 
 @triton.jit
 def _inner_offsets(table, stride, c, c_mask, TABLE: tl.constexpr):
-    if TABLE:
+    # A static branch (TABLE is constexpr): only the taken side is compiled.
+    if TABLE:  # noqa: SIM108
         result = tl.load(table + c, mask=c_mask, other=0)
     else:
         result = c * stride
