@@ -145,6 +145,20 @@ def test_scatter_reduce(reduce: str, include_self: bool, dtype: torch.dtype) -> 
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+def test_scatter_reduce_sums_in_order_when_deterministic(
+    reduce: str, deterministic_mode: Callable[[bool], None]
+) -> None:
+    """Deterministic mode sums float lines in index order instead of with atomic adds."""
+    deterministic_mode(True)
+    x, src = _inputs((4, 5), (3, 4), torch.float32, "contiguous")
+    index = torch.tensor([[0, 3], [0, 0], [2, 0]], device=accuracy.device())
+    accuracy.check_op(
+        lambda t, i, s: t.scatter_reduce(0, i, s, reduce), x, index, src,
+        overloads=["scatter_reduce.two"], reduce_size=4,
+    )  # fmt: skip
+
+
 def test_scatter_reduce_amax_propagates_nan() -> None:
     x = torch.zeros(3, device=accuracy.device())
     src = torch.tensor([1.0, float("nan"), 2.0], device=accuracy.device())

@@ -97,8 +97,9 @@ class _Operands:
         )
 
     def walk(self, t: torch.Tensor) -> indexed_copy.Walk:
-        """A plain operand narrowed to the index's shape."""
-        return indexed_copy.walk(_narrow(t, self.sizes, None), self.axis, self.axis + 1)
+        """A plain operand narrowed to the index's shape (a 0-d one broadcast to it)."""
+        view = t.expand(self.sizes) if t.dim() == 0 else _narrow(t, self.sizes, None)
+        return indexed_copy.walk(view, self.axis, self.axis + 1)
 
     def target(self, t: torch.Tensor) -> indexed_copy.Target:
         """The indexed operand narrowed to the index's shape outside ``axis``."""
@@ -134,10 +135,14 @@ def scatter_src(self: torch.Tensor, dim: int, index: torch.Tensor,
     return _scatter(self, dim, index, src)
 
 
+def _filler(like: torch.Tensor, value: Any) -> torch.Tensor:
+    """``value`` as a 0-d tensor of ``like``'s dtype and device (operands broadcast it)."""
+    return torch.full((), value, dtype=like.dtype, device=like.device)
+
+
 def scatter_value(self: torch.Tensor, dim: int, index: torch.Tensor, value: Any) -> torch.Tensor:
     """aten::scatter.value."""
-    filler = torch.full((), value, dtype=self.dtype, device=self.device)
-    return _scatter(self, dim, index, filler.expand(_shape(index)))
+    return _scatter(self, dim, index, _filler(self, value))
 
 
 def _accumulator(self: torch.Tensor) -> torch.Tensor:
@@ -183,17 +188,20 @@ def scatter_reduce(self: torch.Tensor, dim: int, index: torch.Tensor, src: torch
     operands = _Operands(self, dim, index)
     work = _accumulator(self)
     if not include_self:
-        identity = torch.full(
-            (), _identity(reduce, work.dtype), dtype=work.dtype, device=work.device
-        )
-        operands.copy(indexed_copy.STORE, work, identity.expand(operands.sizes))
+        operands.copy(indexed_copy.STORE, work, _filler(work, _identity(reduce, work.dtype)))
     count = None
     if reduce == "mean":
         count = torch.full_like(work, 1 if include_self else 0)
-    indexed_copy.reduce_lines(
-        reduce, operands.target(work), operands.walk(src), operands.walk(operands.index),
-        operands.dim_size, count,
-    )  # fmt: skip
+    if reduce in ("sum", "mean") and indexed_copy.atomic_adds_allowed(work):
+        # Atomic adds: every index position in parallel (lines walk one lane per line).
+        operands.copy(indexed_copy.ADD, work, src)
+        if count is not None:
+            operands.copy(indexed_copy.ADD, count, _filler(count, 1))
+    else:
+        indexed_copy.reduce_lines(
+            reduce, operands.target(work), operands.walk(src), operands.walk(operands.index),
+            operands.dim_size, count,
+        )  # fmt: skip
     if count is not None:
         count.clamp_(min=1)
         rounding = None if work.is_floating_point() else "floor"
