@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from gems_kernels import accuracy, fused
 from harness import Case
 
-__all__ = ["core_cases"]
+__all__ = ["core_cases", "fused_cases"]
 
 HALF_AND_FLOAT = (torch.bfloat16, torch.float32)
 
@@ -187,5 +187,53 @@ def core_cases(smoke: bool) -> list[Case]:
             Case("silu_and_mul", dtype, rows, _gate_inputs, _swiglu_reference,
                  gems=fused.silu_and_mul),
             *_training_cases(dtype, rows, vocab),
+        ]  # fmt: skip
+    return cases
+
+
+def _rotary_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    """q (batch, seq, heads, dim), k with a quarter of the heads, cos and sin (seq, 1, dim/2)."""
+    batch, seq, heads, dim = shape
+    angles = accuracy.make_tensor((seq, 1, dim // 2), torch.float32)
+    return (accuracy.make_tensor(shape, dtype),
+            accuracy.make_tensor((batch, seq, max(1, heads // 4), dim), dtype),
+            angles.cos().to(dtype), angles.sin().to(dtype))  # fmt: skip
+
+
+def _rotate_halves(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    x1, x2 = x.chunk(2, dim=-1)
+    return torch.cat([x1 * cos - x2 * sin, x2 * cos + x1 * sin], dim=-1)
+
+
+def _rotary_reference(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor,
+                      sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    return _rotate_halves(q, cos, sin), _rotate_halves(k, cos, sin)
+
+
+def _rotary_gems(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor,
+                 sin: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    return fused.rotary_embedding(q, cos, sin), fused.rotary_embedding(k, cos, sin)
+
+
+def _geglu_reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return F.gelu(a, approximate="tanh") * b
+
+
+def _geglu_gems(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return fused.gelu_and_mul(a, b, approximate="tanh")
+
+
+def fused_cases(smoke: bool) -> list[Case]:
+    """gelu_and_mul (tanh, the form liger-kernel has) and rotary embedding of q and k."""
+    rows = (16, 96) if smoke else (8192, 4096)
+    rotary = (2, 8, 4, 16) if smoke else (4, 4096, 32, 128)
+    cases: list[Case] = []
+    for dtype in HALF_AND_FLOAT:
+        cases += [
+            Case("gelu_and_mul", dtype, rows, _tensors(2), _geglu_reference, gems=_geglu_gems),
+            Case("gelu_and_mul_fwd_bwd", dtype, rows, _with_grad(_tensors(2)),
+                 _forward_backward(_geglu_reference), gems=_forward_backward(_geglu_gems)),
+            Case("rotary_embedding", dtype, rotary, _rotary_inputs, _rotary_reference,
+                 gems=_rotary_gems),
         ]  # fmt: skip
     return cases

@@ -1,10 +1,11 @@
-"""Create N TrainJobs against the API stand-in; time until every JobSet exists; API writes per job.
+"""Create N TrainJobs against the API stand-in; time until every JobSet exists; API calls per job.
 
     python packages/trainer-controller/benchmarks/bench_operator.py --jobs 1000 --workers 1 8
 
 One operator process (``trainer-controller run``, no webhooks) per row, each against a fresh
-stand-in served from this process. The baseline row is the
-first ``--workers`` value. The target for writes is "owned objects + 1 status write" per TrainJob.
+stand-in served from this process: every ``--workers`` value with the informer cache, then the
+first one without it (``--cache on off`` picks). The baseline row is the first. The target for
+writes is "owned objects + 1 status write" per TrainJob; reads are the reconciles' GETs.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from trainer_controller.testing import TRAINER_TYPES, ApiServer
 
 CONFIG = """\
 concurrency: {workers}
+informerCache: {cache}
 apiQPS: 0
 healthPort: 0
 metricsPort: 0
@@ -47,7 +49,7 @@ def _wait(check: Any, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def run_once(jobs: int, workers: int, runtime: str) -> dict[str, float]:
+def run_once(jobs: int, workers: int, runtime: str, cache: bool) -> dict[str, Any]:
     with ApiServer() as server, tempfile.TemporaryDirectory() as directory:
         for rtype in TRAINER_TYPES:
             server.call(server.store.register, rtype)
@@ -57,7 +59,7 @@ def run_once(jobs: int, workers: int, runtime: str) -> dict[str, float]:
             "POST", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes", manifest
         )
         config = Path(directory) / "config.yaml"
-        config.write_text(CONFIG.format(workers=workers))
+        config.write_text(CONFIG.format(workers=workers, cache=str(cache).lower()))
         kubeconfig = server.write_kubeconfig(Path(directory) / "kubeconfig")
         # The operator is its own process, as in a cluster: it does not share a GIL with the server.
         operator = subprocess.Popen(
@@ -82,6 +84,7 @@ def run_once(jobs: int, workers: int, runtime: str) -> dict[str, float]:
             "leading",
         )
         baseline = Counter(server.call(lambda: dict(server.store.writes)))
+        reads_before = sum(server.reads.values())
         started = time.perf_counter()
         for index in range(jobs):
             status, body = server.request(
@@ -110,6 +113,7 @@ def run_once(jobs: int, workers: int, runtime: str) -> dict[str, float]:
             "every status",
         )
         writes = Counter(server.call(lambda: dict(store.writes)))
+        reads = sum(server.reads.values()) - reads_before
         writes.subtract(baseline)
         operator.send_signal(signal.SIGTERM)
         operator.wait(timeout=60)
@@ -121,6 +125,8 @@ def run_once(jobs: int, workers: int, runtime: str) -> dict[str, float]:
         )
         return {
             "workers": workers,
+            "cache": "on" if cache else "off",
+            "reads_per_job": reads / jobs,
             "create_s": created,
             "all_jobsets_s": elapsed,
             "jobsets_per_s": jobs / elapsed,
@@ -134,20 +140,28 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--runtime", default="torch-distributed")
+    parser.add_argument("--cache", nargs="+", choices=["on", "off"], default=["on", "off"])
     arguments = parser.parse_args()
-    rows = [run_once(arguments.jobs, workers, arguments.runtime) for workers in arguments.workers]
+    settings = [(workers, True) for workers in arguments.workers] if "on" in arguments.cache else []
+    if "off" in arguments.cache:
+        settings.append((arguments.workers[0], False))
+    rows = [
+        run_once(arguments.jobs, workers, arguments.runtime, cache) for workers, cache in settings
+    ]
     base = rows[0]["all_jobsets_s"]
     print(
         f"{arguments.jobs} TrainJobs, runtime {arguments.runtime}, one replica on the API stand-in"
     )
     print(
-        f"{'workers':>7} | {'create s':>8} | {'all JobSets s':>13} | {'JobSets/s':>9} | "
-        f"{'speed-up':>8} | {'writes/job':>10} | {'target (owned+1)':>16}"
+        f"{'workers':>7} | {'cache':>5} | {'create s':>8} | {'all JobSets s':>13} | "
+        f"{'JobSets/s':>9} | {'speed-up':>8} | {'reads/job':>9} | {'writes/job':>10} | "
+        f"{'target (owned+1)':>16}"
     )
     for row in rows:
         print(
-            f"{row['workers']:>7} | {row['create_s']:>8.1f} | {row['all_jobsets_s']:>13.1f} | "
-            f"{row['jobsets_per_s']:>9.1f} | {base / row['all_jobsets_s']:>7.2f}x | "
+            f"{row['workers']:>7} | {row['cache']:>5} | {row['create_s']:>8.1f} | "
+            f"{row['all_jobsets_s']:>13.1f} | {row['jobsets_per_s']:>9.1f} | "
+            f"{base / row['all_jobsets_s']:>7.2f}x | {row['reads_per_job']:>9.2f} | "
             f"{row['writes_per_job']:>10.2f} | {row['owned_per_job'] + 1:>16.2f}"
         )
 

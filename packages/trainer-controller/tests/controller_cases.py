@@ -10,14 +10,18 @@ from typing import Any
 
 import yaml
 from mpi_runtime import SSHKeyPair
-from trainer_controller import Settings, builtin_runtimes
+from trainer_controller import CurveKeyPair, Settings, builtin_runtimes
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
 FIXED_KEYPAIR = SSHKeyPair(
     private_key="-----BEGIN EC PRIVATE KEY-----\nfixed-test-key\n-----END EC PRIVATE KEY-----\n",
     public_key="ecdsa-sha2-nistp521 AAAAfixedtestkey\n",
 )
-FIXED_SETTINGS = Settings(ssh_keypair=lambda: FIXED_KEYPAIR)
+# 40 Z85 characters each, like a real key (not a valid key pair: nothing here checks one).
+FIXED_CURVE_KEYPAIR = CurveKeyPair(public_key="P" * 40, secret_key="S" * 40)
+FIXED_SETTINGS = Settings(
+    ssh_keypair=lambda: FIXED_KEYPAIR, curve_keypair=lambda: FIXED_CURVE_KEYPAIR
+)
 
 
 def upstream_dir() -> Path | None:

@@ -49,16 +49,33 @@ def test_render_invalid_job_exits_non_zero_with_field_messages(tmp_path: Path) -
     assert "spec.trainer.env[0].name: PET_NNODES is reserved" in result.output
 
 
-def test_render_runtime_no_plugin_implements_exits_non_zero(tmp_path: Path) -> None:
+def test_render_flux_runtime_prints_scripts_secret_and_wrapped_jobset(tmp_path: Path) -> None:
     runtime = make_runtime({"flux": {}}, [replicated_job("node", "trainer")])
     files = [
-        _write(tmp_path, "job.yaml", make_job(runtime="custom")),
+        _write(tmp_path, "job.yaml", make_job(runtime="custom", numNodes=2, command=["lmp"])),
         _write(tmp_path, "rt.yaml", runtime),
     ]
     result = CliRunner().invoke(cli, ["render", *[arg for f in files for arg in ("-f", str(f))]])
+    assert result.exit_code == 0, result.output
+    docs = list(yaml.safe_load_all(result.output))
+    assert [(d["kind"], d["metadata"]["name"]) for d in docs] == [
+        ("ConfigMap", "alpha-runtime-snapshot"),
+        ("ConfigMap", "alpha-flux-entrypoint"),
+        ("Secret", "alpha-flux-curve"),
+        ("JobSet", "alpha"),
+    ]
+    assert "public-key" in docs[2]["stringData"]["curve.cert"]
+    pod = docs[3]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["command"] == ["/bin/bash", "/etc/flux-config/entrypoint.sh", "lmp"]
+
+
+def test_render_flux_runtime_with_bad_setting_exits_non_zero(tmp_path: Path) -> None:
+    runtime = make_runtime({"flux": {}}, [replicated_job("node", "trainer")])
+    job = make_job(runtime="custom", env=[{"name": "FLUX_QUEUE_POLICY", "value": "lifo"}])
+    files = [_write(tmp_path, "job.yaml", job), _write(tmp_path, "rt.yaml", runtime)]
+    result = CliRunner().invoke(cli, ["render", *[arg for f in files for arg in ("-f", str(f))]])
     assert result.exit_code == 1
-    assert "cannot be built" in result.output
-    assert "mlPolicy.flux, which this controller does not implement" in result.output
+    assert "spec.trainer.env[0].value: FLUX_QUEUE_POLICY must be one of fcfs" in result.output
 
 
 def test_render_unknown_runtime_exits_non_zero(tmp_path: Path) -> None:

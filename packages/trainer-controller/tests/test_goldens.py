@@ -93,6 +93,17 @@ def test_builtin_runtime_golden(name: str) -> None:
     _check(f"runtime-{name}", _render(job, builtin_runtimes()[name]))
 
 
+RUNTIME_TYPES = (trainer_api.TrainingRuntime, trainer_api.ClusterTrainingRuntime)
+
+
+def _typical_job(runtime: Any) -> Any:
+    """A two-node TrainJob with a command for ``runtime`` (an example file without a job)."""
+    doc = make_job(name="golden", runtime=runtime.metadata.name, numNodes=2)
+    doc["spec"]["runtimeRef"]["kind"] = runtime.kind
+    doc["spec"]["trainer"]["command"] = ["python3", "train.py", "--epochs", "2"]
+    return trainer_api.parse(doc)
+
+
 def _examples() -> list[Any]:
     root = upstream_dir()
     if root is None:
@@ -109,13 +120,15 @@ def _examples() -> list[Any]:
 def test_upstream_example_golden(path: Path) -> None:
     objects = trainer_api.parse_all(path.read_text())
     jobs = [obj for obj in objects if isinstance(obj, trainer_api.TrainJob)]
+    if not jobs:  # a file of runtimes: each runs a typical job
+        jobs = [_typical_job(obj) for obj in objects if isinstance(obj, RUNTIME_TYPES)]
     if not jobs:
-        pytest.skip(f"{path.name} holds no TrainJob")
+        pytest.skip(f"{path.name} holds no TrainJob and no runtime")
     runtimes = {
         obj.metadata.name: obj
         for path_ in sorted(path.parent.glob("*.yaml"))
         for obj in trainer_api.parse_all(path_.read_text())
-        if isinstance(obj, (trainer_api.TrainingRuntime, trainer_api.ClusterTrainingRuntime))
+        if isinstance(obj, RUNTIME_TYPES)
     }
     texts = []
     for job in jobs:

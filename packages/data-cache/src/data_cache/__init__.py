@@ -31,6 +31,7 @@ from data_cache.errors import (
     StaleTicketError,
     StreamFailedError,
     UnknownColumnError,
+    UnsafeForkError,
 )
 from data_cache.server.base import ServerSecurity
 from data_cache.server.head import HeadServer
@@ -61,6 +62,7 @@ __all__ = [
     "StaleTicketError",
     "StreamFailedError",
     "UnknownColumnError",
+    "UnsafeForkError",
     "cache_endpoint",
     "cache_manifests",
     "plan_batches",

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.flight as flight
 
+from data_cache import forks
+
 __all__ = ["ConnectOptions"]
 
 
@@ -22,10 +24,15 @@ class ConnectOptions:
     tls_root_certs: bytes | None = None
 
     def client(self, location: str) -> flight.FlightClient:
-        """A new Flight client for ``location``; create one per process, after any fork."""
+        """A new Flight client for ``location``, recorded as open (``forks``) until closed with
+        ``forks.close``; raises ``UnsafeForkError`` in a child forked while clients were open."""
+        forks.check()
         if self.tls_root_certs is not None:
-            return flight.FlightClient(location, tls_root_certs=self.tls_root_certs)
-        return flight.FlightClient(location)
+            client = flight.FlightClient(location, tls_root_certs=self.tls_root_certs)
+        else:
+            client = flight.FlightClient(location)
+        forks.opened(client, f"client of {location}")
+        return client
 
     def call_options(self, timeout: float | None = None) -> flight.FlightCallOptions:
         """Call options carrying the token; reads align buffers for zero-copy tensors."""

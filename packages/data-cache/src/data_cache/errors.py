@@ -13,6 +13,7 @@ CacheError
  +-- NullValueError             a column holds nulls and no fill value was given
  +-- InvalidStateError          a state dict does not match the dataset it is loaded into
  +-- StreamFailedError          a stream could not be completed before the overall timeout
+ +-- UnsafeForkError            this process was forked while Flight connections were open
 ```
 
 A server raises a Flight error whose ``extra_info`` is a small JSON document
@@ -39,6 +40,7 @@ __all__ = [
     "StaleTicketError",
     "StreamFailedError",
     "UnknownColumnError",
+    "UnsafeForkError",
 ]
 
 
@@ -118,6 +120,14 @@ class StreamFailedError(CacheError, ConnectionError):
     """A stream could not be completed on any location before the overall timeout."""
 
     code = "stream-failed"
+
+
+class UnsafeForkError(CacheError, RuntimeError):
+    """This process was forked while Flight connections were open, so gRPC cannot work in it;
+    the message names what was open and how to start workers instead (see ``data_cache.forks``).
+    """
+
+    code = "unsafe-fork"
 
 
 _BY_CODE: Final[dict[str, type[CacheError]]] = {

@@ -20,9 +20,9 @@ from data_cache import (
 )
 from torch.utils.data import DataLoader
 
-# DataLoader workers start from a forkserver, not by forking this process: earlier tests leave
-# gRPC (Flight) threads in it, and a child forked from a process with live gRPC threads can hang.
-# The forkserver is a fresh process that has never opened a connection.
+# DataLoader workers start from a forkserver, not by forking this process: other tests run Flight
+# servers and clients in it, so workers forked from it may refuse to read (UnsafeForkError, see
+# test_forks.py). The forkserver is a fresh process that has never opened a connection.
 multiprocessing.set_forkserver_preload(["torch", "data_cache"])
 WORKERS_CONTEXT = multiprocessing.get_context("forkserver")
 
@@ -308,11 +308,11 @@ def test_statefuldataloader_resumes_mid_epoch_exactly(endpoint: str, workers: in
         )
         dataset.set_epoch(2)
         return stateful.StatefulDataLoader(
-        dataset,
-        batch_size=None,
-        num_workers=workers,
-        multiprocessing_context=WORKERS_CONTEXT if workers else None,
-    )
+            dataset,
+            batch_size=None,
+            num_workers=workers,
+            multiprocessing_context=WORKERS_CONTEXT if workers else None,
+        )
 
     whole = [batch["id"].tolist() for batch in loader()]  # type: ignore[attr-defined]
     interrupted = loader()

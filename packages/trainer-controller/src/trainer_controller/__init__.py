@@ -7,6 +7,7 @@ the runtime-aware field errors (for the admission webhook).
 """
 
 from trainer_controller.builtin import builtin_runtimes
+from trainer_controller.runtime.curve import CurveKeyPair
 from trainer_controller.runtime.errors import (
     BuildError,
     InvalidTrainJobError,
@@ -22,6 +23,7 @@ from trainer_controller.runtime.settings import Settings, StatusServer
 __all__ = [
     "PLUGINS",
     "BuildError",
+    "CurveKeyPair",
     "InvalidTrainJobError",
     "ObjectRef",
     "Observed",

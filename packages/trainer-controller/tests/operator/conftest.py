@@ -76,6 +76,21 @@ class Replica:
         assert not self._thread.is_alive(), "replica did not stop"
 
 
+class FakeClock:
+    """A monotonic clock the test moves by hand."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
 def test_config(**changes: Any) -> OperatorConfig:
     return OperatorConfig(
         health_port=0,

@@ -228,6 +228,47 @@ def test_progress_endpoint_status_codes(cluster, secured) -> None:  # type: igno
     )
 
 
+def test_progress_endpoint_rate_limits_per_job_and_new_tokens(cluster) -> None:  # type: ignore[no-untyped-def]
+    replica = cluster.replica(
+        progress_qps_per_job=0.001,
+        progress_burst_per_job=2,
+        progress_review_qps=0.001,
+        progress_review_burst=3,
+    )
+    for name in ("job", "other"):
+        cluster.create(cluster.trainjobs, trainjob(name))
+        cluster.server.tokens[name] = TokenIdentity(
+            "system:serviceaccount:default:trainer", audiences=(token_audience("default", name),)
+        )
+    base = f"http://127.0.0.1:{replica.operator.listeners['progress'].port}"
+    body = {"trainerStatus": {"progressPercentage": 1, "lastUpdatedTime": "2026-01-01T00:00:00Z"}}
+
+    def post(name: str, token: str) -> tuple[int, Any]:
+        url = base + STATUS_URL.format(namespace="default", name=name)
+        return call(url, body, {"Authorization": f"Bearer {token}"})
+
+    # Two reports of "job" pass; the third is refused until the bucket refills.
+    assert [post("job", "job")[0] for _ in range(2)] == [200, 200]
+    status, answer = post("job", "job")
+    assert status == 429 and "TrainJob default/job reports too often" in answer["message"]
+    # Another job has its own bucket; its token is the second and last review of the burst.
+    assert post("other", "other")[0] == 200
+    # A third new token is reviewed (and rejected); a fourth is refused before any review.
+    assert post("other", "forged")[0] == 403
+    status, answer = post("other", "forged-again")
+    assert status == 429 and "too many new tokens to review" in answer["message"]
+    # Accepted tokens skip the review limit; the answer says when to come back.
+    request = urllib.request.Request(
+        base + STATUS_URL.format(namespace="default", name="job"),
+        data=json.dumps(body).encode(),
+        headers={"Authorization": "Bearer job", "Content-Type": "application/json"},
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    assert refused.value.code == 429
+    assert int(refused.value.headers["Retry-After"]) >= 1
+
+
 def test_creation_failure_is_recorded_as_an_event(cluster_without_jobset_crd) -> None:  # type: ignore[no-untyped-def]
     cluster = cluster_without_jobset_crd
     cluster.replica()

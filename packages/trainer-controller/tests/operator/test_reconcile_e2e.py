@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
 
 pytestmark = pytest.mark.e2e
+CLUSTER_RUNTIMES = "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes"
 
 
 def trainjob(name: str, runtime: str = "torch-distributed", **spec: Any) -> dict[str, Any]:
@@ -84,6 +86,60 @@ def test_mpi_trainjob_gets_secret_and_hostfile(cluster) -> None:  # type: ignore
         item for item in configmaps if any("hostfile" in key for key in item.get("data", {}))
     ]
     assert hostfiles, [item["metadata"]["name"] for item in configmaps]
+
+
+def test_flux_trainjob_gets_scripts_and_one_curve_secret(cluster) -> None:  # type: ignore[no-untyped-def]
+    runtime = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": "flux-distributed"},
+        "spec": {
+            "mlPolicy": {"numNodes": 1, "flux": {}},
+            "template": {"spec": {"replicatedJobs": [flux_node_job()]}},
+        },
+    }
+    assert cluster.server.request("POST", CLUSTER_RUNTIMES, runtime)[0] == 201
+    cluster.replica()
+    job = cluster.create(
+        cluster.trainjobs,
+        trainjob(
+            "lammps",
+            runtime="flux-distributed",
+            suspend=True,
+            trainer={"numNodes": 2, "command": ["lmp", "-in", "in.reaxc.hns"]},
+        ),
+    )
+    cluster.wait_for(lambda: cluster.get(f"{cluster.jobsets}/lammps"), what="the JobSet")
+    uid = job["metadata"]["uid"]
+    (secret,) = owned_by(cluster.server.request("GET", cluster.secrets)[1]["items"], uid)
+    assert secret["metadata"]["name"] == "lammps-flux-curve"
+    assert b"secret-key" in base64.b64decode(secret["data"]["curve.cert"])
+    configmaps = owned_by(cluster.server.request("GET", cluster.configmaps)[1]["items"], uid)
+    scripts = [item for item in configmaps if item["metadata"]["name"] == "lammps-flux-entrypoint"]
+    assert sorted(scripts[0]["data"]) == ["entrypoint.sh", "init.sh"]
+    cluster.patch(f"{cluster.trainjobs}/lammps", {"spec": {"suspend": False}})
+    jobset = cluster.wait_for(
+        lambda: (
+            found
+            if (found := cluster.get(f"{cluster.jobsets}/lammps"))
+            and found["spec"]["suspend"] is False
+            else None
+        ),
+        what="the JobSet resumed",
+    )
+    pod = jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    assert [init["name"] for init in pod["initContainers"]] == ["flux-installer"]
+    assert cluster.get(f"{cluster.secrets}/lammps-flux-curve") == secret
+
+
+def flux_node_job() -> dict[str, Any]:
+    return {
+        "name": "node",
+        "template": {
+            "metadata": {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}},
+            "spec": {"template": {"spec": {"containers": [{"name": "node", "image": "ubuntu"}]}}},
+        },
+    }
 
 
 @pytest.mark.parametrize(
@@ -219,3 +275,21 @@ def test_trainjob_waiting_for_its_runtime_builds_once_it_exists(cluster) -> None
     cluster.wait_for(
         lambda: cluster.get(f"{cluster.jobsets}/job"), what="the JobSet once the runtime exists"
     )
+
+
+def test_a_jobset_deleted_behind_the_operators_back_is_created_again(cluster) -> None:  # type: ignore[no-untyped-def]
+    cluster.replica()
+    cluster.create(cluster.trainjobs, trainjob("job"))
+    first = cluster.wait_for(lambda: cluster.get(f"{cluster.jobsets}/job"), what="the JobSet")
+    status, _ = cluster.server.request("DELETE", f"{cluster.jobsets}/job")
+    assert status == 200
+    again = cluster.wait_for(
+        lambda: (
+            jobset
+            if (jobset := cluster.get(f"{cluster.jobsets}/job"))
+            and jobset["metadata"]["uid"] != first["metadata"]["uid"]
+            else None
+        ),
+        what="a new JobSet",
+    )
+    assert again["spec"] == first["spec"]

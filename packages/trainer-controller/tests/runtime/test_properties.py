@@ -12,6 +12,8 @@ from controller_cases import (
     by_kind,
     jobset_schema_errors,
     make_job,
+    make_runtime,
+    replicated_job,
     runtime_doc,
     upstream_dir,
 )
@@ -26,7 +28,9 @@ RUNTIMES = [
     "xgboost-distributed",
     "torchtune-llama3.2-1b",
     "torch-distributed-with-cache",
+    "custom",  # a Flux runtime like upstream's flux-distributed example (not built in)
 ]
+FLUX_RUNTIME = make_runtime({"numNodes": 1, "flux": {}}, [replicated_job("node", "trainer")])
 NAMES = st.from_regex(r"[a-z][a-z0-9]{0,8}", fullmatch=True)
 ENV_NAMES = st.from_regex(r"USER_[A-Z0-9_]{1,8}", fullmatch=True)
 QUANTITIES = st.sampled_from(["1", "2", "500m", "3500m", "16"])
@@ -48,6 +52,11 @@ def train_jobs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
             "limits": {"cpu": draw(QUANTITIES)},
             "requests": {"memory": "1Gi"},
         }
+    if runtime_name == "custom":
+        trainer["numProcPerNode"] = draw(st.integers(1, 8))
+        if draw(st.booleans()):
+            gpus = str(draw(st.integers(1, 8)))
+            trainer["resourcesPerNode"] = {"limits": {"nvidia.com/gpu": gpus}}
     job = make_job(name=draw(NAMES), runtime=runtime_name, **trainer)
     job["spec"]["suspend"] = draw(st.booleans())
     if draw(st.booleans()):
@@ -59,7 +68,7 @@ def train_jobs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
                 },
             }
         ]
-    runtime = runtime_doc(runtime_name)
+    runtime = copy.deepcopy(FLUX_RUNTIME) if runtime_name == "custom" else runtime_doc(runtime_name)
     if draw(st.booleans()):
         runtime["spec"]["podGroupPolicy"] = draw(
             st.sampled_from([{"coscheduling": {"scheduleTimeoutSeconds": 30}}, {"volcano": {}}])

@@ -12,12 +12,12 @@ from trainer_controller.runtime import framework
     [
         pytest.param(
             framework.Validates,
-            ["PlainML", "Torch", "MPI", "JAX", "XGBoost", "DataCache"],
+            ["Torch", "MPI", "JAX", "XGBoost", "Flux", "DataCache"],
             id="validate",
         ),
         pytest.param(
             framework.EnforcesMLPolicy,
-            ["PlainML", "Torch", "MPI", "JAX", "XGBoost"],
+            ["PlainML", "Torch", "MPI", "JAX", "XGBoost", "Flux"],
             id="ml-policy",
         ),
         pytest.param(
@@ -27,7 +27,7 @@ from trainer_controller.runtime import framework
         pytest.param(framework.PreBuilds, [], id="pre-build"),
         pytest.param(
             framework.Builds,
-            ["MPI", "Coscheduling", "Volcano", "TrainerStatus", "DataCache", "JobSet"],
+            ["MPI", "Flux", "Coscheduling", "Volcano", "TrainerStatus", "DataCache", "JobSet"],
             id="build",
         ),
         pytest.param(framework.DerivesStatus, ["JobSet"], id="status"),

@@ -3,7 +3,9 @@
 On the local backend the report lands in the job's ``progress.json`` (``TRAINER_SDK_STATUS_FILE``);
 in a cluster it is posted to the controller's status endpoint (``KUBEFLOW_TRAINER_SERVER_URL``,
 with the token at ``KUBEFLOW_TRAINER_SERVER_TOKEN`` and the CA at
-``KUBEFLOW_TRAINER_SERVER_CA_CERT``).
+``KUBEFLOW_TRAINER_SERVER_CA_CERT``), at most once per ``MIN_POST_INTERVAL`` seconds, or later
+when the endpoint answers 429 with ``Retry-After``, so calling it every step is safe. A report of
+100 % is always posted: the final state is never dropped by the throttle.
 Outside a TrainJob it does nothing and returns False.
 """
 
@@ -13,8 +15,11 @@ import json
 import logging
 import os
 import ssl
+import threading
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
@@ -26,6 +31,7 @@ SERVER_URL_ENV: Final = "KUBEFLOW_TRAINER_SERVER_URL"
 SERVER_TOKEN_ENV: Final = "KUBEFLOW_TRAINER_SERVER_TOKEN"
 SERVER_CA_ENV: Final = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
 MAX_METRICS: Final = 256
+MIN_POST_INTERVAL: Final = 5.0
 
 _logger = logging.getLogger(__name__)
 
@@ -59,6 +65,31 @@ def _trainer_status(
     return status
 
 
+class _PostThrottle:
+    """When the next report may be posted: an interval after the last one, or the server's wait."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock, self._not_before, self._lock = clock, float("-inf"), threading.Lock()
+
+    def admits(self, final: bool) -> bool:
+        with self._lock:
+            return final or self._clock() >= self._not_before
+
+    def wait(self, seconds: float) -> None:
+        with self._lock:
+            self._not_before = self._clock() + seconds
+
+
+_throttle = _PostThrottle()
+
+
+def _retry_after(error: urllib.error.HTTPError) -> float:
+    try:
+        return max(MIN_POST_INTERVAL, float(error.headers.get("Retry-After", "")))
+    except ValueError:
+        return MIN_POST_INTERVAL
+
+
 def _post(url: str, status: dict[str, Any]) -> bool:
     token_path = os.environ.get(SERVER_TOKEN_ENV)
     headers = {"Content-Type": "application/json"}
@@ -73,7 +104,13 @@ def _post(url: str, status: dict[str, Any]) -> bool:
     )
     try:
         with urllib.request.urlopen(request, timeout=5, context=context) as response:
+            _throttle.wait(MIN_POST_INTERVAL)
             return bool(response.status == 200)
+    except urllib.error.HTTPError as error:
+        if error.code == 429:
+            _throttle.wait(_retry_after(error))
+        _logger.warning("update_trainjob_status: %s answered %s: %s", url, error.code, error.reason)
+        return False
     except (urllib.error.URLError, OSError) as error:
         # Training must not stop because the status endpoint is unreachable; the warning says why.
         _logger.warning("update_trainjob_status: could not reach %s: %s", url, error)
@@ -85,7 +122,11 @@ def update_trainjob_status(
     estimated_remaining_seconds: int | None = None,
     metrics: dict[str, float | int | str] | None = None,
 ) -> bool:
-    """Report progress (0-100), ETA in seconds and metrics; True when the report reached the job."""
+    """Report progress (0-100), ETA in seconds and metrics; True when the report reached the job.
+
+    False when there is no job, the endpoint could not take it, or the report came sooner than the
+    throttle allows (each report carries the whole state, so the next one catches up).
+    """
     status = _trainer_status(progress_percent, estimated_remaining_seconds, metrics)
     if status_file := os.environ.get(STATUS_FILE_ENV):
         path = Path(status_file)
@@ -94,5 +135,7 @@ def update_trainjob_status(
         os.replace(temporary, path)
         return True
     if url := os.environ.get(SERVER_URL_ENV):
+        if not _throttle.admits(final=status.get("progressPercentage") == 100):
+            return False
         return _post(url, status)
     return False

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, replace
 from typing import Any, Final
 
@@ -43,8 +44,10 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
     Every (rank, DataLoader worker) reads a disjoint share and together they read every row once
     (see ``data_cache.client.sharding``). Rank and world size come from the arguments, else from
     torch.distributed when initialised, else from ``RANK`` / ``WORLD_SIZE``; they are resolved
-    here, in the parent process. No Flight client exists until iteration starts, so DataLoader
-    workers (fork or spawn) each make their own.
+    here, in the parent process. Flight clients live only while an iteration runs (they are
+    closed when it ends, is closed or is dropped), so DataLoader workers (fork or spawn) each
+    make their own, and a worker forked after a read in the parent works; one forked while a
+    read is open raises ``UnsafeForkError`` (see ``data_cache.forks``) instead of hanging.
     """
 
     def __init__(
@@ -98,8 +101,7 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
         self._resume: dict[str, int] = {}
         self._rotation = 0
         self._delivered: dict[str, int] = {}
-        self._reader: StreamReader | None = None
-        self._pid: int | None = None
+        self._retries = 0
 
     @classmethod
     def from_env(cls, **options: Any) -> CacheDataset:
@@ -128,8 +130,9 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
 
     @property
     def retries(self) -> int:
-        """How many times this process reopened a broken or refused stream."""
-        return self._reader.retries if self._reader is not None else 0
+        """How many times this process reopened a broken or refused stream, over the
+        iterations that have ended."""
+        return self._retries
 
     def state_dict(self) -> dict[str, Any]:
         """Where this process (or DataLoader worker) is in the epoch; see ``load_state_dict``."""
@@ -217,23 +220,32 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
         consumer = Consumer(self.rank, self.world_size, worker, num_workers)
         key = str(worker)
         skip = self._resume.get(key, 0) if resuming else 0
-        layout = self._layout()
-        batches = plan_batches(
-            layout.total,
-            self.request.batch_rows,
-            consumer,
-            shuffle=self.shuffle,
-            seed=self.seed,
-            epoch=epoch,
-            even=self.even,
-        )
-        self._delivered[key] = skip
-        for batch in self._read(layout, batches[skip:]):
-            self._delivered[key] += 1
-            yield to_tensors(batch, self.fill_values)
+        reader = StreamReader(self.connect, self.retry)
+        try:
+            layout = self._layout(reader)
+            batches = plan_batches(
+                layout.total,
+                self.request.batch_rows,
+                consumer,
+                shuffle=self.shuffle,
+                seed=self.seed,
+                epoch=epoch,
+                even=self.even,
+            )
+            self._delivered[key] = skip
+            with closing(self._read(reader, layout, batches[skip:])) as stream:
+                for batch in stream:
+                    self._delivered[key] += 1
+                    yield to_tensors(batch, self.fill_values)
+        finally:
+            # No Flight client outlives the iteration: with none open, gRPC shuts down and
+            # this process may fork DataLoader workers.
+            self._retries += reader.retries
+            reader.close()
 
-    def _read(self, layout: _Layout, batches: list[RowRange]) -> Iterator[pa.RecordBatch]:
-        reader = self._stream_reader()
+    def _read(
+        self, reader: StreamReader, layout: _Layout, batches: list[RowRange]
+    ) -> Generator[pa.RecordBatch, None, None]:
         for span in merge_ranges(batches):
             pieces = _pieces(layout, span)
             yield from cut_batches(
@@ -243,15 +255,9 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
                 self.request.batch_rows,
             )
 
-    def _stream_reader(self) -> StreamReader:
-        if self._reader is None or self._pid != os.getpid():
-            self._reader = StreamReader(self.connect, self.retry)
-            self._pid = os.getpid()
-        return self._reader
-
-    def _layout(self) -> _Layout:
+    def _layout(self, reader: StreamReader) -> _Layout:
         descriptor = flight.FlightDescriptor.for_command(self.request.to_bytes())
-        info = self._stream_reader().flight_info(self.endpoint, descriptor)
+        info = reader.flight_info(self.endpoint, descriptor)
         check_tensor_schema(info.schema)
         pieces = tuple(
             (
@@ -261,12 +267,6 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
             for endpoint in info.endpoints
         )
         return _Layout(info.total_records, pieces)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_reader"] = None  # Flight clients never cross a process boundary
-        state["_pid"] = None
-        return state
 
 
 def _pieces(layout: _Layout, span: RowRange) -> list[tuple[Ticket, tuple[str, ...]]]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.flight as flight
 
+from data_cache import forks
 from data_cache.connection import ConnectOptions
 from data_cache.errors import (
     DatasetNotFoundError,
@@ -154,7 +155,7 @@ class StreamReader:
     def _drop(self, location: str) -> None:
         client = self._clients.pop(location, None)
         if client is not None:
-            client.close()
+            forks.close(client)
 
     def close(self) -> None:
         """Close every client."""

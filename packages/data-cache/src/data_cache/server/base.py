@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import pyarrow.flight as flight
 
+from data_cache import forks
 from data_cache.errors import CacheError, InvalidArgumentError, to_flight_error
 from data_cache.server.auth import BearerTokenMiddlewareFactory
 
@@ -69,10 +70,13 @@ class CacheServer(flight.FlightServerBase):
             if security.certificate is not None
             else None
         )
+        forks.check()
         super().__init__(
             f"{security.scheme}://{host}:{port}", tls_certificates=tls, middleware=middleware
         )
         self.location = f"{security.scheme}://{advertise_host or host}:{self.port}"
+        # gRPC stays up until the server is collected, not merely shut down.
+        forks.opened(self, f"server at {self.location}")
 
     def __enter__(self) -> CacheServer:
         return self

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Mapping
 from typing import Any, Final
 
 import aiohttp
 
 from trainer_controller.operator.credentials import Credentials
+from trainer_controller.operator.ratelimit import TokenBucket
 
 __all__ = ["FIELD_MANAGER", "ApiStatusError", "KubeClient", "plural_of", "resource_path"]
 
@@ -60,26 +60,17 @@ def resource_path(
     return "/".join(parts)
 
 
-class _TokenBucket:
-    """At most ``rate`` requests a second on average, bursts up to ``burst``."""
+class _Throttle:
+    """The client's rate limit: callers wait, in turn, until the bucket has a token for them."""
 
     def __init__(self, rate: float, burst: int) -> None:
-        self._rate, self._burst = rate, max(1, burst)
-        self._tokens, self._stamp = float(self._burst), time.monotonic()
+        self._bucket = TokenBucket(rate, burst)
         self._lock = asyncio.Lock()
 
     async def take(self) -> None:
-        if self._rate <= 0:
-            return
         async with self._lock:
-            now = time.monotonic()
-            self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
-            self._stamp = now
-            if self._tokens < 1:
-                await asyncio.sleep((1 - self._tokens) / self._rate)
-                self._stamp = time.monotonic()
-                self._tokens = 1.0
-            self._tokens -= 1
+            while delay := self._bucket.take():
+                await asyncio.sleep(delay)
 
 
 class KubeClient:
@@ -87,7 +78,7 @@ class KubeClient:
 
     def __init__(self, credentials: Credentials, qps: float = 50.0, burst: int = 100) -> None:
         self.credentials = credentials
-        self._bucket = _TokenBucket(qps, burst)
+        self._bucket = _Throttle(qps, burst)
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> KubeClient:

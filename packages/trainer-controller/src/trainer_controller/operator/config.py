@@ -28,12 +28,20 @@ class OperatorConfig:
 
     namespaces: tuple[str, ...] = ()  # empty: cluster-wide
     concurrency: int = 8  # reconcile workers
+    # Reconciles read the objects the watches delivered; an entry unrefreshed this long is re-read.
+    informer_cache: bool = True
+    cache_resync_seconds: float = 300.0
     api_qps: float = 50.0
     api_burst: int = 100
     health_port: int = 8081  # /healthz, /readyz
     metrics_port: int = 8080  # /metrics
     webhook_port: int = 9443
     progress_port: int = 8082
+    # Progress reports per TrainJob (429 beyond) and TokenReviews of new tokens; 0: no limit.
+    progress_qps_per_job: float = 1.0
+    progress_burst_per_job: int = 10
+    progress_review_qps: float = 20.0
+    progress_review_burst: int = 40
     bind_address: str = "0.0.0.0"
     webhooks: bool = True
     feature_gates: Mapping[str, bool] = field(default_factory=lambda: dict(FEATURE_GATES))

@@ -54,6 +54,12 @@ class OperatorMetrics:
         self.writes = Counter(
             "trainer_api_writes", "API writes by verb.", ["verb"], registry=self.registry
         )
+        self.reads = Counter(
+            "trainer_reconcile_reads",
+            "Object reads by the reconcile, by source (the informer cache or the API server).",
+            ["source"],
+            registry=self.registry,
+        )
         self.leader = Gauge(
             "trainer_leader", "1 while this replica holds the leader Lease.", registry=self.registry
         )

@@ -4,7 +4,8 @@
 projected service-account token whose audience is bound to that TrainJob. Answers: 200 with the
 stored trainerStatus; 403 when the token is missing, invalid, for another job or from another
 namespace; 404 when the TrainJob does not exist; 413 over 64 KiB; 422 when the body is not a valid
-trainerStatus (the message names the field).
+trainerStatus (the message names the field); 429 with ``Retry-After`` when a job reports faster
+than its limit, or when tokens not seen before arrive faster than TokenReviews are allowed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -22,12 +24,14 @@ from aiohttp import web
 
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
 from trainer_controller.operator.metrics import OperatorMetrics
+from trainer_controller.operator.ratelimit import KeyedLimiter, TokenBucket
 from trainer_controller.runtime.plugins.trainer_status import token_audience
 
 __all__ = [
     "MAX_BODY_BYTES",
     "PROGRESS_PATH",
     "AcceptedTokens",
+    "ProgressLimits",
     "progress_routes",
     "trainer_status_errors",
 ]
@@ -45,6 +49,34 @@ _WRITE_ATTEMPTS: Final = 5
 
 def _answer(code: int, message: str, **extra: Any) -> web.Response:
     return web.json_response({"code": code, "message": message, **extra}, status=code)
+
+
+def _too_many(delay: float, what: str) -> web.Response:
+    seconds = max(1, math.ceil(delay))
+    response = _answer(429, f"{what}; retry in {seconds} s")
+    response.headers["Retry-After"] = str(seconds)
+    return response
+
+
+class ProgressLimits:
+    """How fast reports are taken: per TrainJob, and TokenReviews for tokens not yet accepted.
+
+    A job's trainers may report ``per_job_qps`` times a second on average (bursts of
+    ``per_job_burst``); every report costs a read and a status write. Tokens the endpoint has not
+    accepted before cost a TokenReview each, limited for the whole endpoint so that a flood of
+    bad tokens cannot load the API server. Rates of 0 mean no limit.
+    """
+
+    def __init__(
+        self,
+        per_job_qps: float = 1.0,
+        per_job_burst: int = 10,
+        review_qps: float = 20.0,
+        review_burst: int = 40,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.jobs = KeyedLimiter(per_job_qps, per_job_burst, clock=clock)
+        self.reviews = TokenBucket(review_qps, review_burst, clock)
 
 
 def trainer_status_errors(
@@ -130,10 +162,14 @@ class AcceptedTokens:
 
 
 def progress_routes(
-    client: KubeClient, metrics: OperatorMetrics, accepted: AcceptedTokens | None = None
+    client: KubeClient,
+    metrics: OperatorMetrics,
+    accepted: AcceptedTokens | None = None,
+    limits: ProgressLimits | None = None,
 ) -> list[web.RouteDef]:
     """The one route of the progress endpoint."""
     accepted = accepted if accepted is not None else AcceptedTokens()
+    limits = limits if limits is not None else ProgressLimits()
 
     async def handle(request: web.Request) -> web.Response:
         response = await _handle(request)
@@ -154,10 +190,14 @@ def progress_routes(
             return _answer(413, f"body: at most {MAX_BODY_BYTES} bytes")
         token = header[len("Bearer ") :].strip()
         if (token, namespace, name) not in accepted:
+            if delay := limits.reviews.take():
+                return _too_many(delay, "too many new tokens to review")
             refusal = await _authorized(client, token, namespace, name)
             if refusal is not None:
                 return _answer(403, refusal)
             accepted.add(token, namespace, name)
+        if delay := limits.jobs.take((namespace, name)):
+            return _too_many(delay, f"TrainJob {namespace}/{name} reports too often")
         path = resource_path(_TRAINJOB, "TrainJob", namespace, name)
         try:
             payload = json.loads(body)

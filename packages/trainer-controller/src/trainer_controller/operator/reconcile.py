@@ -18,6 +18,7 @@ from mpi_runtime import SSHKeyPair  # type: ignore[import-untyped]
 from trainer_controller import Observed, Plan, Settings, build
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
 from trainer_controller.operator.events import EventRecorder
+from trainer_controller.operator.informer import CachedReader
 from trainer_controller.operator.metrics import OperatorMetrics
 
 __all__ = ["TRAINER_API_VERSION", "Reconciler", "contains", "status_patch"]
@@ -72,16 +73,16 @@ class Reconciler:
         metrics: OperatorMetrics,
         settings: Settings | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+        reader: CachedReader | None = None,
     ) -> None:
         self._client, self._events, self._metrics = client, events, metrics
+        self._reader = reader
         self._settings = settings or Settings()
         self._clock = clock
 
     async def reconcile(self, namespace: str, name: str) -> float | None:
         """Bring one TrainJob's objects and status in line; the seconds until a requeue, if any."""
-        manifest = await self._client.get(
-            resource_path(TRAINER_API_VERSION, "TrainJob", namespace, name)
-        )
+        manifest = await self._get(resource_path(TRAINER_API_VERSION, "TrainJob", namespace, name))
         self._metrics.record_trainjob((namespace, name), manifest)
         if manifest is None or (manifest.get("metadata") or {}).get("deletionTimestamp"):
             return None  # gone, or going: owner references clean up the rest
@@ -115,15 +116,20 @@ class Reconciler:
         await self._write_status(job, status)
         return plan.requeue_after.total_seconds() if plan.requeue_after is not None else None
 
+    async def _get(self, path: str) -> dict[str, Any] | None:
+        return await (self._reader or self._client).get(path)
+
+    def _wrote(self, obj: Mapping[str, Any]) -> None:
+        if self._reader is not None:
+            self._reader.remember(obj)
+
     async def _runtime(self, job: _Job) -> dict[str, Any] | None:
         ref = (job.manifest.get("spec") or {}).get("runtimeRef") or {}
         kind = ref.get("kind") or "ClusterTrainingRuntime"
         if kind not in ("TrainingRuntime", "ClusterTrainingRuntime") or not ref.get("name"):
             return None  # build reports the unsupported reference in the status
         namespace = job.namespace if kind == "TrainingRuntime" else None
-        return await self._client.get(
-            resource_path(TRAINER_API_VERSION, kind, namespace, ref["name"])
-        )
+        return await self._get(resource_path(TRAINER_API_VERSION, kind, namespace, ref["name"]))
 
     async def _observe(
         self, job: _Job, runtime: Mapping[str, Any] | None, now: datetime
@@ -133,7 +139,7 @@ class Reconciler:
         A draft ``build`` with a placeholder key generator names the objects; only those are read,
         so the cost does not grow with the number of objects in the namespace.
         """
-        jobset = await self._client.get(
+        jobset = await self._get(
             resource_path(JOBSET_API_VERSION, "JobSet", job.namespace, job.name)
         )
         names = build(
@@ -150,7 +156,7 @@ class Reconciler:
             if manifest["kind"] == "JobSet":
                 continue
             metadata = manifest["metadata"]
-            found = await self._client.get(
+            found = await self._get(
                 resource_path(
                     manifest["apiVersion"],
                     manifest["kind"],
@@ -175,6 +181,7 @@ class Reconciler:
                 continue
             try:
                 applied.append(await self._client.apply(manifest))
+                self._wrote(applied[-1])
             except ApiStatusError as error:
                 if not error.transient:
                     await self._events.warn(
@@ -185,9 +192,12 @@ class Reconciler:
                 raise
             self._metrics.writes.labels("apply").inc()
         for ref in plan.delete:
-            await self._client.delete(
-                resource_path(ref.api_version, ref.kind, ref.namespace or job.namespace, ref.name)
+            path = resource_path(
+                ref.api_version, ref.kind, ref.namespace or job.namespace, ref.name
             )
+            await self._client.delete(path)
+            if self._reader is not None:
+                self._reader.forget(path)
             self._metrics.writes.labels("delete").inc()
         return applied
 
@@ -197,8 +207,10 @@ class Reconciler:
         patch = status_patch(job.manifest.get("status") or {}, status)
         if not patch:
             return
-        await self._client.merge_patch(
-            resource_path(TRAINER_API_VERSION, "TrainJob", job.namespace, job.name, "status"),
-            {"status": patch},
+        self._wrote(
+            await self._client.merge_patch(
+                resource_path(TRAINER_API_VERSION, "TrainJob", job.namespace, job.name, "status"),
+                {"status": patch},
+            )
         )
         self._metrics.writes.labels("status").inc()

@@ -25,9 +25,10 @@ from trainer_controller.operator.apiclient import ApiStatusError, KubeClient
 from trainer_controller.operator.config import OperatorConfig
 from trainer_controller.operator.credentials import Credentials
 from trainer_controller.operator.events import EventRecorder
+from trainer_controller.operator.informer import CachedReader, ObjectCache
 from trainer_controller.operator.leader import LeaderElector
 from trainer_controller.operator.metrics import OperatorMetrics
-from trainer_controller.operator.progress import progress_routes
+from trainer_controller.operator.progress import ProgressLimits, progress_routes
 from trainer_controller.operator.reconcile import Reconciler
 from trainer_controller.operator.servers import Listener, health_routes, metrics_routes
 from trainer_controller.operator.webhooks import webhook_routes
@@ -50,6 +51,15 @@ async def _first(*awaitables: Awaitable[Any]) -> None:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _progress_limits(config: OperatorConfig) -> ProgressLimits:
+    return ProgressLimits(
+        per_job_qps=config.progress_qps_per_job,
+        per_job_burst=config.progress_burst_per_job,
+        review_qps=config.progress_review_qps,
+        review_burst=config.progress_review_burst,
+    )
 
 
 class Operator:
@@ -136,7 +146,10 @@ class Operator:
             )
         if config.gate("TrainJobProgress"):
             self.listeners["progress"] = Listener(
-                progress_routes(client, self.metrics), host, config.progress_port, tls
+                progress_routes(client, self.metrics, limits=_progress_limits(config)),
+                host,
+                config.progress_port,
+                tls,
             )
         for listener in self.listeners.values():
             await listener.start()
@@ -155,11 +168,18 @@ class Operator:
         """kopf's watches feed the queue; ``concurrency`` workers reconcile from it."""
         config = self.config
         queue: WorkQueue[Key] = WorkQueue(config.backoff_base_seconds, config.backoff_max_seconds)
-        reconciler = Reconciler(client, EventRecorder(client), self.metrics, self._build_settings())
+        cache = ObjectCache(config.cache_resync_seconds) if config.informer_cache else None
+        reconciler = Reconciler(
+            client,
+            EventRecorder(client),
+            self.metrics,
+            self._build_settings(),
+            reader=CachedReader(client, cache, self.metrics) if cache is not None else None,
+        )
         kopf_stop = asyncio.Event()
         watches = asyncio.ensure_future(
             kopf.operator(
-                registry=watching.make_registry(queue, self.credentials),
+                registry=watching.make_registry(queue, self.credentials, cache),
                 settings=watching.make_settings(),
                 clusterwide=not config.namespaces,
                 namespaces=list(config.namespaces),

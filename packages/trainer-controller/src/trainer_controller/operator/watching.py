@@ -1,9 +1,10 @@
 """The kopf wiring: TrainJob events and owned-object events become keys in the work queue.
 
 No create/update/delete handlers, daemons, timers or finalizers: only ``on.event``, which kopf
-delivers for every watch event without storing anything on the objects, and one in-memory index
-of TrainJobs by the runtime they name. The reconcile itself runs in the controller's workers, so a
-burst of events for one TrainJob costs one reconcile.
+delivers for every watch event without storing anything on the objects, one in-memory index of
+TrainJobs by the runtime they name, and (when given) the informer cache the reconcile reads. The
+reconcile itself runs in the controller's workers, so a burst of events for one TrainJob costs one
+reconcile.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Final
 import kopf
 
 from trainer_controller.operator.credentials import Credentials
+from trainer_controller.operator.informer import ObjectCache
 from trainer_controller.operator.workqueue import WorkQueue
 
 __all__ = ["OWNED_RESOURCES", "make_registry", "make_settings", "owner_keys", "runtime_key"]
@@ -52,9 +54,15 @@ def _owned_by_trainjob(body: Mapping[str, Any], **_: Any) -> bool:
     return any(True for _ in owner_keys(body))
 
 
-def make_registry(queue: WorkQueue[Key], credentials: Credentials) -> kopf.OperatorRegistry:
-    """A fresh kopf registry (nothing registered at import time) feeding ``queue``."""
+def make_registry(
+    queue: WorkQueue[Key], credentials: Credentials, cache: ObjectCache | None = None
+) -> kopf.OperatorRegistry:
+    """A fresh kopf registry (nothing registered at import time) feeding ``queue`` and ``cache``."""
     registry = kopf.OperatorRegistry()
+
+    def observe(event_type: str | None, body: Mapping[str, Any]) -> None:
+        if cache is not None:
+            cache.observe(event_type, body)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -62,6 +70,7 @@ def make_registry(queue: WorkQueue[Key], credentials: Credentials) -> kopf.Opera
 
     @kopf.on.event("trainer.kubeflow.org", "v1alpha1", "trainjobs", registry=registry)
     async def trainjob_changed(type: str | None, body: Mapping[str, Any], **_: Any) -> None:
+        observe(type, body)
         if type != "DELETED":
             queue.add((body["metadata"]["namespace"], body["metadata"]["name"]))
 
@@ -90,10 +99,11 @@ def make_registry(queue: WorkQueue[Key], credentials: Credentials) -> kopf.Opera
             param=kind,
         )
         async def runtime_changed(
-            body: Mapping[str, Any], param: Any = None, **kwargs: Any
+            type: str | None, body: Mapping[str, Any], param: Any = None, **kwargs: Any
         ) -> None:
             """A runtime appeared or changed: the TrainJobs naming it get another pass (one that
             waited for a missing runtime now builds; running ones keep their snapshot)."""
+            observe(type, body)
             metadata = body["metadata"]
             namespace = metadata.get("namespace") if param == "TrainingRuntime" else None
             index: kopf.Index[RuntimeKey, Key] = kwargs["trainjobs_by_runtime"]
@@ -110,7 +120,8 @@ def make_registry(queue: WorkQueue[Key], credentials: Credentials) -> kopf.Opera
             when=_owned_by_trainjob,
             id=f"owned-{plural}.{group or 'core'}",
         )
-        async def owned_changed(body: Mapping[str, Any], **_: Any) -> None:
+        async def owned_changed(type: str | None, body: Mapping[str, Any], **_: Any) -> None:
+            observe(type, body)
             for key in owner_keys(body):
                 queue.add(key)
 

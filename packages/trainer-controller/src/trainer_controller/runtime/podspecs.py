@@ -13,6 +13,7 @@ __all__ = [
     "env_value",
     "field_ref_env",
     "upsert_env",
+    "upsert_init_container",
     "upsert_port",
     "upsert_volume",
     "upsert_volume_mount",
@@ -33,6 +34,11 @@ def upsert_env(container: dict[str, Any], env: Iterable[Mapping[str, Any]]) -> N
     items = container.setdefault("env", [])
     for var in env:
         _upsert(items, var, "name")
+
+
+def upsert_init_container(pod_spec: dict[str, Any], container: Mapping[str, Any]) -> None:
+    """Add an init container to the pod spec, replacing one of the same name where it stands."""
+    _upsert(pod_spec.setdefault("initContainers", []), container, "name")
 
 
 def upsert_port(container: dict[str, Any], port: int, protocol: str | None = None) -> None:

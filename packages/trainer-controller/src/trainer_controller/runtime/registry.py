@@ -13,6 +13,7 @@ from typing import Final
 
 from trainer_controller.runtime.plugins.coscheduling import Coscheduling
 from trainer_controller.runtime.plugins.data_cache import DataCache
+from trainer_controller.runtime.plugins.flux import Flux
 from trainer_controller.runtime.plugins.jax import JAX
 from trainer_controller.runtime.plugins.jobset import JobSet
 from trainer_controller.runtime.plugins.mpi import MPI
@@ -30,6 +31,7 @@ PLUGINS: Final = (
     MPI(),
     JAX(),
     XGBoost(),
+    Flux(),
     Coscheduling(),
     Volcano(),
     TrainerStatus(),

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from mpi_runtime import SSHKeyPair, generate_ssh_keypair
 
+from trainer_controller.runtime.curve import CurveKeyPair, generate_curve_keypair
+
 __all__ = ["Settings", "StatusServer"]
 
 
@@ -28,8 +30,11 @@ class Settings:
 
     ``ssh_keypair``: called once per MPI job, only when its SSH Secret does not exist yet
     (tests pass a function returning a fixed key, so builds are deterministic).
+    ``curve_keypair``: likewise for the CURVE certificate of a Flux job's brokers, called only
+    when its Secret does not exist yet.
     ``status_server``: when set, trainers get the progress-reporting env and volumes.
     """
 
     ssh_keypair: Callable[[], SSHKeyPair] = generate_ssh_keypair
+    curve_keypair: Callable[[], CurveKeyPair] = generate_curve_keypair
     status_server: StatusServer | None = None

@@ -12,6 +12,7 @@ import json
 import threading
 import urllib.error
 import urllib.request
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -71,6 +72,7 @@ class ApiServer:
     def __init__(self, store: Store | None = None, watch_history: int = 200_000) -> None:
         self._store_arg = store
         self._history = watch_history
+        self.reads: Counter[str] = Counter()  # GETs of one object, by plural
         self.tokens: dict[str, TokenIdentity] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -367,6 +369,7 @@ class ApiServer:
                 }
             )
         if request.method == "GET" and name is not None:
+            self.reads[rtype.plural] += 1
             obj = store.get(rtype, namespace, name)
             return _json(
                 self._table([obj], str(store.resource_version))

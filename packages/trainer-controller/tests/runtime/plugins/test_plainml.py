@@ -1,11 +1,10 @@
-"""PlainML plugin: node count and env without a framework policy; Flux is refused."""
+"""PlainML plugin: node count and env without a framework policy, nothing with one."""
 
 from __future__ import annotations
 
 from controller_cases import (
     container_of,
     env_of,
-    field_errors,
     make_job,
     make_runtime,
     rendered_jobset,
@@ -30,9 +29,12 @@ def test_plain_runtime_uses_runtime_num_nodes_by_default() -> None:
     assert jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["completions"] == 2
 
 
-def test_flux_policy_is_refused_with_a_clear_message() -> None:
-    runtime = make_runtime({"flux": {}}, [replicated_job("node", "trainer")])
-    assert field_errors(make_job(runtime="custom"), runtime) == [
-        "spec.runtimeRef.name: ClusterTrainingRuntime 'custom' uses mlPolicy.flux, "
-        "which this controller does not implement; use a torch, mpi, jax, xgboost or plain runtime"
+def test_framework_policy_leaves_node_count_and_env_to_its_plugin() -> None:
+    runtime = make_runtime({"numNodes": 2, "jax": {}}, [replicated_job("node", "trainer")])
+    jobset = rendered_jobset(make_job(runtime="custom", numNodes=3), runtime)
+    assert jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["parallelism"] == 3
+    assert list(env_of(container_of(jobset, "node"))) == [
+        "JAX_NUM_PROCESSES",
+        "JAX_PROCESS_ID",
+        "JAX_COORDINATOR_ADDRESS",
     ]

@@ -30,17 +30,15 @@ def test_status_server_env_volume_and_config_map() -> None:
     jobset = by_kind(objects, "JobSet")[0]
     node = container_of(jobset, "node")
     env = env_of(node)
-    assert env["KUBEFLOW_TRAINER_STATUS_SERVER_URL"] == (
+    assert env["KUBEFLOW_TRAINER_SERVER_URL"] == (
         "https://trainer.example.svc:10443/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs/alpha/status"
     )
-    assert (
-        env["KUBEFLOW_TRAINER_STATUS_SERVER_CA_CERT"] == "/var/run/secrets/kubeflow/trainer/ca.crt"
-    )
-    assert env["KUBEFLOW_TRAINER_STATUS_SERVER_TOKEN"] == "/var/run/secrets/kubeflow/trainer/token"
+    assert env["KUBEFLOW_TRAINER_SERVER_CA_CERT"] == "/var/run/secrets/kubeflow/trainer/ca.crt"
+    assert env["KUBEFLOW_TRAINER_SERVER_TOKEN"] == "/var/run/secrets/kubeflow/trainer/token"
     assert list(env)[-3:] == [
-        "KUBEFLOW_TRAINER_STATUS_SERVER_URL",
-        "KUBEFLOW_TRAINER_STATUS_SERVER_CA_CERT",
-        "KUBEFLOW_TRAINER_STATUS_SERVER_TOKEN",
+        "KUBEFLOW_TRAINER_SERVER_URL",
+        "KUBEFLOW_TRAINER_SERVER_CA_CERT",
+        "KUBEFLOW_TRAINER_SERVER_TOKEN",
     ]
     assert node["volumeMounts"] == [
         {

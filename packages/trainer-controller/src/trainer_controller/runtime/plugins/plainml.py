@@ -5,34 +5,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from trainer_api import FieldError
-
 from trainer_controller.runtime.info import RuntimeInfo
 from trainer_controller.runtime.plugins._policies import apply_trainer_env, apply_trainer_node_count
 
-__all__ = ["FRAMEWORK_POLICIES", "UNSUPPORTED_POLICIES", "PlainML"]
+__all__ = ["FRAMEWORK_POLICIES", "PlainML"]
 
 FRAMEWORK_POLICIES: Final = ("torch", "mpi", "jax", "xgboost", "flux")
-UNSUPPORTED_POLICIES: Final = ("flux",)
 
 
 class PlainML:
     """Node count and trainer env when the runtime names no framework policy."""
 
     name = "PlainML"
-
-    def validate(self, info: RuntimeInfo, job: Mapping[str, Any]) -> list[FieldError]:
-        """Reject runtimes whose policy no plugin here implements (Flux)."""
-        return [
-            FieldError(
-                "spec.runtimeRef.name",
-                f"{info.runtime_kind} {info.runtime_name!r} uses mlPolicy.{policy}, "
-                "which this controller does not implement; "
-                "use a torch, mpi, jax, xgboost or plain runtime",
-            )
-            for policy in UNSUPPORTED_POLICIES
-            if info.ml_policy.get(policy) is not None
-        ]
 
     def enforce_ml_policy(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
         """Apply ``numNodes`` and the trainer env, unless a framework plugin owns the policy."""

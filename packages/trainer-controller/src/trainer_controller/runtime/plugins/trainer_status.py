@@ -17,9 +17,9 @@ from trainer_controller.runtime.plan import Observed
 
 __all__ = ["TrainerStatus", "status_path", "token_audience"]
 
-ENV_STATUS_URL: Final = "KUBEFLOW_TRAINER_STATUS_SERVER_URL"
-ENV_CA_CERT: Final = "KUBEFLOW_TRAINER_STATUS_SERVER_CA_CERT"
-ENV_TOKEN: Final = "KUBEFLOW_TRAINER_STATUS_SERVER_TOKEN"
+ENV_STATUS_URL: Final = "KUBEFLOW_TRAINER_SERVER_URL"
+ENV_CA_CERT: Final = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
+ENV_TOKEN: Final = "KUBEFLOW_TRAINER_SERVER_TOKEN"
 MOUNT_PATH: Final = "/var/run/secrets/kubeflow/trainer"
 VOLUME_NAME: Final = "kubeflow-trainer-token"
 CA_CERT_KEY: Final = "ca.crt"

@@ -58,6 +58,16 @@ def plan_trainjob(
 
     job = _parse(trainjob, "TrainJob")
     runtime_obj = _parse(runtime, str(runtime.get("kind", "runtime")))
+    if runtime_obj.spec.ml_policy is not None and runtime_obj.spec.ml_policy.flux is not None:
+        # Its pods get Flux from an init container and start brokers that find each other by
+        # host name: nothing this backend runs.
+        raise InvalidTrainJobError(
+            [
+                f"spec.runtimeRef.name: {runtime_obj.kind} {runtime_obj.metadata.name!r} uses "
+                "mlPolicy.flux, which the local backend cannot run; submit the TrainJob to a "
+                "Kubernetes cluster"
+            ]
+        )
     try:  # as the API server would (runtimes labelled webhook-validation: disabled skip the
         # job-against-runtime rules, as upstream's cache runtime is)
         trainer_controller.admit(job, runtime_obj)
