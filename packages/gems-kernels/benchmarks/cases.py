@@ -100,14 +100,61 @@ def _training_cases(dtype: torch.dtype, rows: tuple[int, ...],
     ]  # fmt: skip
 
 
+# Indexing: row gathers, accumulating index_put (the backward of x[idx]) and scatter_add.
+
+
+def _rows_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    """A (rows, dim) table and ``picks`` random row positions (with duplicates)."""
+    rows, dim, picks = shape
+    return (accuracy.make_tensor((rows, dim), dtype),
+            accuracy.make_tensor((picks,), torch.int64, low=0, high=rows - 1))  # fmt: skip
+
+
+def _put_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    table, positions = _rows_inputs(shape, dtype)
+    return table, positions, accuracy.make_tensor((shape[2], shape[1]), dtype)
+
+
+def _scatter_inputs(shape: tuple[int, ...], dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    """self (rows, dim), an index (picks, dim) into its rows and a src of the index's shape."""
+    rows, dim, picks = shape
+    return (accuracy.make_tensor((rows, dim), dtype),
+            accuracy.make_tensor((picks, dim), torch.int64, low=0, high=rows - 1),
+            accuracy.make_tensor((picks, dim), dtype))  # fmt: skip
+
+
+def _touched_bytes(inputs: tuple[Any, ...], output: Any) -> float:
+    """Rows read or written once per index position, plus the index: not the whole table."""
+    rows = inputs[0]
+    picked = inputs[1].shape[0] * rows.shape[1] * rows.element_size()
+    return 2.0 * picked + inputs[1].numel() * inputs[1].element_size()
+
+
+def _indexing_cases(smoke: bool) -> list[Case]:
+    rows = (64, 16, 16) if smoke else (65536, 1024, 16384)
+    scatter = (16, 16, 32) if smoke else (4096, 1024, 16384)
+    cases = []
+    for dtype in HALF_AND_FLOAT:
+        cases += [
+            Case("index_rows", dtype, rows, _rows_inputs, lambda x, i: x[i], ["index"],
+                 bytes_moved=_touched_bytes),
+            Case("index_put_accumulate", dtype, rows, _put_inputs,
+                 lambda x, i, v: torch.index_put(x, (i,), v, accumulate=True),
+                 ["_index_put_impl_"]),
+            Case("scatter_add", dtype, scatter, _scatter_inputs,
+                 lambda x, i, s: torch.scatter_add(x, 0, i, s), ["scatter_add"]),
+        ]  # fmt: skip
+    return cases
+
+
 def core_cases(smoke: bool) -> list[Case]:
-    """Pointwise, reductions, softmax, norms, loss, matmul, embedding and fused ops."""
+    """Pointwise, reductions, softmax, norms, loss, matmul, embedding, fused and indexing ops."""
     big = (64, 96) if smoke else (8192, 8192)
     rows = (16, 96) if smoke else (8192, 4096)
     vocab = (8, 40) if smoke else (8192, 32768)
     mm = (32, 32, 32) if smoke else (4096, 4096, 4096)
     tiny = (1,)
-    cases: list[Any] = []
+    cases: list[Any] = _indexing_cases(smoke)
     for dtype in HALF_AND_FLOAT:
         cases += [
             Case("add", dtype, big, _tensors(2), torch.add, ["add"], tiny_shape=tiny),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -37,3 +37,11 @@ def recorded(tmp_path: Path) -> Path:
 def _seeded() -> None:
     """Every test draws the same random inputs whatever runs before it."""
     torch.manual_seed(0)
+
+
+@pytest.fixture
+def deterministic_mode() -> Iterator[Callable[[bool], None]]:
+    """``torch.use_deterministic_algorithms`` for this test only; restored afterwards."""
+    previous = torch.are_deterministic_algorithms_enabled()
+    yield torch.use_deterministic_algorithms
+    torch.use_deterministic_algorithms(previous)

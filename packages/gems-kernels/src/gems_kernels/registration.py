@@ -14,6 +14,7 @@ import torch
 
 from gems_kernels.ops import (
     activations,
+    advanced_indexing,
     arg_reductions,
     arithmetic,
     comparisons,
@@ -22,6 +23,7 @@ from gems_kernels.ops import (
     norms,
     reductions,
     scans,
+    scatter_gather,
     selection,
     unary_math,
 )
@@ -35,16 +37,7 @@ from gems_kernels.ops.embedding import (
     is_unscaled_backward,
 )
 from gems_kernels.ops.group_norm import group_norm_backward, group_norm_forward
-from gems_kernels.ops.indexing import (
-    gather,
-    index_add,
-    index_put_,
-    index_select,
-    is_row_index_put,
-    same_leading_shape,
-    scatter_src,
-    scatter_value,
-)
+from gems_kernels.ops.indexing import index_add, index_select
 from gems_kernels.ops.layer_norm import layer_norm_backward, layer_norm_forward
 from gems_kernels.ops.logical import is_integral
 from gems_kernels.ops.matmul import addmm, bmm, is_matmul_dtype, mm, mv
@@ -128,6 +121,11 @@ def _bitwise(name: str, family: Variants) -> list[Registration]:
 
 _floating = arithmetic.is_floating
 _floating_input = reductions.is_floating_input
+_advanced_index = advanced_indexing.is_advanced_index
+_index_put = advanced_indexing.is_index_put
+_gather_shape = scatter_gather.is_gather_shape
+_scatter_add = scatter_gather.fits_scatter_add
+_scatter_reduce = scatter_gather.fits_scatter_reduce
 
 
 def _float32_target(self: Any, *args: Any, **kwargs: Any) -> bool:
@@ -274,11 +272,17 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("triu", triu),
     Registration("tril", tril),
     Registration("index_select", index_select),
-    Registration("gather", gather, condition=same_leading_shape),
-    Registration("scatter.src", scatter_src, condition=same_leading_shape),
-    Registration("scatter.value", scatter_value, condition=same_leading_shape),
     Registration("index_add", index_add, condition=_float32_target),
-    Registration("_index_put_impl_", index_put_, condition=is_row_index_put),
+    # Advanced indexing, gather and the scatter family.
+    Registration("index.Tensor", advanced_indexing.index, condition=_advanced_index),
+    Registration("_index_put_impl_", advanced_indexing.index_put_, condition=_index_put),
+    Registration("gather", scatter_gather.gather, condition=_gather_shape),
+    Registration("scatter.src", scatter_gather.scatter_src, condition=_gather_shape),
+    Registration("scatter.value", scatter_gather.scatter_value, condition=_gather_shape),
+    Registration("scatter_add", scatter_gather.scatter_add, condition=_scatter_add),
+    Registration("scatter_add_", scatter_gather.scatter_add_, condition=_scatter_add),
+    Registration("scatter_reduce.two", scatter_gather.scatter_reduce, condition=_scatter_reduce),
+    Registration("scatter_reduce_.two", scatter_gather.scatter_reduce_, condition=_scatter_reduce),
     Registration("native_dropout", native_dropout, condition=_floating_input),
     Registration("native_dropout_backward", native_dropout_backward),
     Registration("sort", sort, condition=sort_fits),

@@ -13,6 +13,7 @@ from gems_kernels.ops.activations import (
     tanh_backward,
     threshold_backward,
 )
+from gems_kernels.ops.advanced_indexing import index, index_put_
 from gems_kernels.ops.arg_reductions import argmax, argmin, max_dim, min_dim
 from gems_kernels.ops.arithmetic import (
     add,
@@ -32,14 +33,7 @@ from gems_kernels.ops.cross_entropy import cross_entropy_loss
 from gems_kernels.ops.dropout import native_dropout, native_dropout_backward
 from gems_kernels.ops.embedding import embedding, embedding_dense_backward
 from gems_kernels.ops.group_norm import group_norm_backward, group_norm_forward
-from gems_kernels.ops.indexing import (
-    gather,
-    index_add,
-    index_put_,
-    index_select,
-    scatter_src,
-    scatter_value,
-)
+from gems_kernels.ops.indexing import index_add, index_select
 from gems_kernels.ops.layer_norm import layer_norm_backward, layer_norm_forward
 from gems_kernels.ops.matmul import addmm, bmm, mm, mv
 from gems_kernels.ops.moments import std, var, var_mean
@@ -62,6 +56,15 @@ from gems_kernels.ops.reductions import (
 )
 from gems_kernels.ops.rms_norm import rms_norm
 from gems_kernels.ops.scans import cumsum
+from gems_kernels.ops.scatter_gather import (
+    gather,
+    scatter_add,
+    scatter_add_,
+    scatter_reduce,
+    scatter_reduce_,
+    scatter_src,
+    scatter_value,
+)
 from gems_kernels.ops.selection import clamp, masked_fill, where
 from gems_kernels.ops.softmax import log_softmax, log_softmax_backward, softmax, softmax_backward
 from gems_kernels.ops.sorting import sort, topk
@@ -142,6 +145,7 @@ __all__ = [
     "group_norm_backward",
     "group_norm_forward",
     "gt",
+    "index",
     "index_add",
     "index_put_",
     "index_select",
@@ -193,6 +197,10 @@ __all__ = [
     "rms_norm",
     "rsqrt",
     "scaled_dot_product_attention",
+    "scatter_add",
+    "scatter_add_",
+    "scatter_reduce",
+    "scatter_reduce_",
     "scatter_src",
     "scatter_value",
     "sigmoid",
