@@ -172,6 +172,26 @@ def test_torch_gloo_over_mpi_from_a_trainjob_yaml(tmp_path: Path) -> None:
     assert hostfile.read_text() == "127.0.0.2 slots=1\n127.0.0.3 slots=1\n"
 
 
+def test_a_deepspeed_launcher_line_runs_as_its_mpi_launcher_would(tmp_path: Path) -> None:
+    """``deepspeed --launcher openmpi ... SCRIPT`` from a TrainJob runs the script on every slot."""
+    script = tmp_path / "train.py"
+    script.write_text(TORCH_CODE)
+    manifest = tmp_path / "mpi-trainjob.yaml"
+    command = [
+        "deepspeed", "--hostfile", "/etc/mpi/hostfile", "--launcher", "openmpi",
+        "--launcher_args", "--bind-to none --map-by slot", "--master_port", "29500", str(script),
+    ]  # fmt: skip
+    manifest.write_text(yaml.safe_dump_all(plain_mpi_files(command, "mpi-deepspeed")))
+    result = CliRunner().invoke(
+        cli,
+        ["--backend", "local", "--root", str(tmp_path / "jobs"), "run", "-f", str(manifest)],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.stdout
+    assert "[node-0] rank 0 of 2 master 127.0.0.2 sum 3 lr 0.1" in result.stdout
+    assert "[node-0] rank 1 of 2 master 127.0.0.2 sum 3 lr 0.1" in result.stdout
+
+
 def failing_rank() -> None:
     """Rank 1 raises while rank 0 waits for it in a collective."""
     from mpi4py import MPI
