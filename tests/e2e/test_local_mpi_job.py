@@ -154,11 +154,10 @@ def plain_mpi_files(
     return [runtime, trainjob]
 
 
-def test_torch_gloo_over_mpi_from_a_trainjob_yaml(tmp_path: Path) -> None:
-    """``trainer run -f``: a plain MPI runtime and TrainJob, torch.distributed from the rank env."""
+def run_two_torch_ranks(tmp_path: Path, command: list[str], name: str) -> None:
+    """``trainer run -f`` of a plain MPI TrainJob whose ranks run TORCH_CODE; both reported."""
     manifest = tmp_path / "mpi-trainjob.yaml"
-    command = ["mpirun", "--hostfile", "/etc/mpi/hostfile", "python", "-c", TORCH_CODE]
-    manifest.write_text(yaml.safe_dump_all(plain_mpi_files(command)))
+    manifest.write_text(yaml.safe_dump_all(plain_mpi_files(command, name)))
     result = CliRunner().invoke(
         cli,
         ["--backend", "local", "--root", str(tmp_path / "jobs"), "run", "-f", str(manifest)],
@@ -168,8 +167,25 @@ def test_torch_gloo_over_mpi_from_a_trainjob_yaml(tmp_path: Path) -> None:
     # rank 0 runs on the first worker, 127.0.0.2, which is MASTER_ADDR; LR reached both ranks
     assert "[node-0] rank 0 of 2 master 127.0.0.2 sum 3 lr 0.1" in result.stdout
     assert "[node-0] rank 1 of 2 master 127.0.0.2 sum 3 lr 0.1" in result.stdout
+
+
+def test_torch_gloo_over_mpi_from_a_trainjob_yaml(tmp_path: Path) -> None:
+    """``trainer run -f``: a plain MPI runtime and TrainJob, torch.distributed from the rank env."""
+    command = ["mpirun", "--hostfile", "/etc/mpi/hostfile", "python", "-c", TORCH_CODE]
+    run_two_torch_ranks(tmp_path, command, "mpi-gloo")
     hostfile = tmp_path / "jobs" / "mpi-gloo" / "volumes" / "mpi-hostfile" / "hostfile"
     assert hostfile.read_text() == "127.0.0.2 slots=1\n127.0.0.3 slots=1\n"
+
+
+def test_a_deepspeed_launcher_line_runs_as_its_mpi_launcher_would(tmp_path: Path) -> None:
+    """``deepspeed --launcher openmpi ... SCRIPT`` from a TrainJob runs the script on every slot."""
+    script = tmp_path / "train.py"
+    script.write_text(TORCH_CODE)
+    command = [
+        "deepspeed", "--hostfile", "/etc/mpi/hostfile", "--launcher", "openmpi",
+        "--launcher_args", "--bind-to none --map-by slot", "--master_port", "29500", str(script),
+    ]  # fmt: skip
+    run_two_torch_ranks(tmp_path, command, "mpi-deepspeed")
 
 
 def failing_rank() -> None:

@@ -167,6 +167,58 @@ LOCAL = ["--loopback"]
             {},
             id="mpi-launch-options-kept",
         ),
+        pytest.param(
+            ["mpirun", "--bind-to", "core", "--map-by", "ppr:1:node", "--report-bindings", "a"],
+            ["--loopback", "--", "a"],
+            {},
+            id="mpirun-binding-policies-dropped",
+        ),
+        pytest.param(
+            [
+                "deepspeed",
+                "-H",
+                "/h",
+                "--launcher",
+                "OpenMPI",
+                "--master_addr",
+                "n-0",
+                "--master_port=29500",
+                "--ssh_port",
+                "2222",
+                "--no_ssh_check",
+                "--launcher_args",
+                "--mca btl_tcp_if_include eth0 -x NCCL_DEBUG=INFO",
+                "t.py",
+                "--lr",
+                "1",
+            ],
+            [
+                "--hostfile",
+                "/h",
+                "-x",
+                "NCCL_DEBUG",
+                "--loopback",
+                "--",
+                "python",
+                "t.py",
+                "--lr",
+                "1",
+            ],
+            {"OMPI_MCA_btl_tcp_if_include": "eth0", "NCCL_DEBUG": "INFO"},
+            id="deepspeed-openmpi",
+        ),
+        pytest.param(
+            ["deepspeed", "--launcher", "mpich", "--module", "pkg.train"],
+            ["--loopback", "--", "python", "-m", "pkg.train"],
+            {},
+            id="deepspeed-module",
+        ),
+        pytest.param(
+            ["deepspeed", "--launcher=impi", "--no_python", "./a.out", "x"],
+            ["--loopback", "--", "./a.out", "x"],
+            {},
+            id="deepspeed-no-python",
+        ),
     ],
 )
 def test_launcher_command(command: list[str], expected: list[str], env: dict[str, str]) -> None:
@@ -179,14 +231,34 @@ def test_launcher_command(command: list[str], expected: list[str], env: dict[str
     ("command", "message"),
     [
         pytest.param(
-            ["mpirun", "--map-by", "node", "a.out"],
-            r"launcher\[1\]: mpirun option '--map-by'",
+            ["mpirun", "--cpus-per-rank", "2", "a.out"],
+            r"launcher\[1\]: mpirun option '--cpus-per-rank'",
             id="unknown-option",
         ),
         pytest.param(
+            ["torchrun", "train.py"],
+            "starts with mpirun, deepspeed or mpi-launch, got 'torchrun'",
+            id="not-an-mpi-launcher",
+        ),
+        pytest.param(
             ["deepspeed", "train.py"],
-            "starts with mpirun or mpi-launch, got 'deepspeed'",
-            id="not-mpirun",
+            r"deepspeed --launcher 'pdsh' is not an MPI launcher",
+            id="deepspeed-default-launcher-is-pdsh",
+        ),
+        pytest.param(
+            ["deepspeed", "--launcher", "openmpi", "--num_gpus", "2", "t.py"],
+            r"launcher\[3\]: deepspeed option '--num_gpus' is not translated",
+            id="deepspeed-unknown-option",
+        ),
+        pytest.param(
+            ["deepspeed", "--launcher", "openmpi"],
+            "deepspeed has no script to run",
+            id="deepspeed-no-script",
+        ),
+        pytest.param(
+            ["deepspeed", "--launcher", "openmpi", "--launcher_args", "-np 2 a.out", "t.py"],
+            "--launcher_args: expected mpirun options only, got 'a.out'",
+            id="deepspeed-launcher-args-with-a-program",
         ),
         pytest.param(["mpirun", "-np", "2"], "mpirun has no program", id="no-program"),
     ],
@@ -251,8 +323,8 @@ def test_submit_rejects_an_untranslatable_launcher_before_running(tmp_path: Path
     launcher = plan.jobset["spec"]["replicatedJobs"][1]
     assert launcher["name"] == constants.LAUNCHER
     container = launcher["template"]["spec"]["template"]["spec"]["containers"][0]
-    container["command"] = ["mpirun", "--bind-to", "core", "python", "t.py"]
-    with pytest.raises(UnsupportedPodError, match="'--bind-to' is not translated"):
+    container["command"] = ["mpirun", "--cpus-per-rank", "2", "python", "t.py"]
+    with pytest.raises(UnsupportedPodError, match="'--cpus-per-rank' is not translated"):
         mpi.check_mpi_pods(expand_pods(plan.jobset, 29500), plan.jobset, plan.others)
 
 
