@@ -28,8 +28,9 @@ def _attention_with_gradients(**options: Any) -> Callable[..., tuple[torch.Tenso
 
 
 def _mask(kind: str, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor | None:
-    """None, a random bool mask, or an additive one; ``*-empty-row`` variants leave query row 1
-    with no key (ATen gives zeros there)."""
+    """None, a random bool mask, or an additive one (of ``dtype``, or float32 for
+    ``additive-float32``); ``*-empty-row`` variants leave query row 1 with no key (ATen gives
+    zeros there)."""
     if kind == "none":
         return None
     keep = torch.rand(shape) < 0.6
@@ -38,7 +39,8 @@ def _mask(kind: str, shape: tuple[int, ...], dtype: torch.dtype) -> torch.Tensor
         keep[..., 1, :] = False
     if kind.startswith("bool"):
         return keep.to(accuracy.device())
-    bias = accuracy.make_tensor(shape, dtype, low=-2, high=2)
+    bias_dtype = torch.float32 if kind.endswith("float32") else dtype
+    bias = accuracy.make_tensor(shape, bias_dtype, low=-2, high=2)
     return bias.masked_fill(~keep.to(bias.device), float("-inf"))
 
 
@@ -59,6 +61,7 @@ CASES = [
     pytest.param((1, 4, 7, 16), 2, 5, 16, "additive", (7, 5), {"enable_gqa": True}, id="add-gqa"),
     pytest.param((1, 1, 6, 16), 1, 5, 16, "bool-empty-row", (6, 5), {}, id="bool-mask-empty-row"),
     pytest.param((1, 2, 6, 16), 2, 5, 16, "additive-empty-row", (2, 6, 5), {}, id="add-empty-row"),
+    pytest.param((1, 2, 9, 16), 2, 5, 16, "additive-float32", (9, 5), {}, id="float32-mask"),
     pytest.param((1, 2, 0, 16), 2, 5, 16, "none", None, {}, id="no-queries"),
     pytest.param((1, 2, 4, 16), 2, 0, 16, "none", None, {}, id="no-keys"),
     pytest.param((0, 2, 4, 16), 2, 3, 16, "none", None, {"is_causal": True}, id="no-batch"),

@@ -8,8 +8,8 @@ it: a preprocess kernel forms delta = rowsum(dO * O), one kernel accumulates dK 
 block of keys over every query block (and every query head of its group, so grouped-query
 gradients are summed without atomics), another accumulates dQ for a block of queries.
 
-Masks: a boolean ``attn_mask`` (True takes part) or an additive one of the query's dtype,
-broadcastable to (..., L, S); ``is_causal`` keeps key j for query i when j <= i (top-left
+Masks: a boolean ``attn_mask`` (True takes part) or an additive one (float32 or the query's
+dtype), broadcastable to (..., L, S); ``is_causal`` keeps key j for query i when j <= i (top-left
 alignment, as ATen's reference does when L != S). A row with no key left gives zeros, and zero
 gradients, as ATen does. ``aten::scaled_dot_product_attention`` is a composite, so the entry
 registers at the autograd key and records :class:`ScaledDotProductAttention`; dropout, a mask
@@ -303,6 +303,7 @@ class _Launch(NamedTuple):
     scale: float
     mask: torch.Tensor | None
     mask_strides: tuple[int, ...]
+    blocks: _Blocks
     constants: dict[str, Any]
 
 
@@ -319,12 +320,24 @@ def _mask_kind(mask: torch.Tensor | None) -> int:
     return _BOOL_MASK if mask.dtype == torch.bool else _ADDITIVE_MASK
 
 
-def _blocks(interpreted: bool, head_dim: int) -> tuple[int, int, int]:
-    """(BLOCK_M, BLOCK_N, num_warps): small square blocks for the interpreter, 64x64 with
-    four warps on GPUs (32x32 for head dims over 128, to stay within registers)."""
+class _Blocks(NamedTuple):
+    """(BLOCK_M, BLOCK_N) of each kernel, and warps per program."""
+
+    forward: tuple[int, int]
+    grad_kv: tuple[int, int]
+    grad_q: tuple[int, int]
+    num_warps: int
+
+
+def _blocks(interpreted: bool, head_dim: int) -> _Blocks:
+    """Block sizes: few, large blocks for the interpreter (it runs a block as one numpy step);
+    on GPUs the flash-attention 2 shapes (the backward kernels keep their accumulated operand's
+    blocks longer), halved for head dims over 128 to stay within registers. Not tuned."""
     if interpreted:
-        return 32, 32, 1
-    return (64, 64, 4) if head_dim <= 128 else (32, 32, 4)
+        return _Blocks((32, 32), (32, 32), (32, 32), 1)
+    if head_dim <= 128:
+        return _Blocks((64, 64), (32, 64), (64, 32), 4)
+    return _Blocks((32, 32), (16, 32), (32, 16), 4)
 
 
 def _prepare(
@@ -347,23 +360,21 @@ def _prepare(
         if mask.dtype == torch.bool:
             mask = mask.view(torch.uint8)
     interpreted = current_vendor().name == "cpu"
-    block_m, block_n, warps = _blocks(interpreted, max(head_dim, value_dim))
+    blocks = _blocks(interpreted, max(head_dim, value_dim))
     constants = {
         "CAUSAL": is_causal,
         "MASK": _mask_kind(attn_mask),
         "PRECISION": dot_precision(query.dtype),
         # Triton's interpreter multiplies bfloat16 tiles wrongly; it gets float32 tiles.
         "UPCAST": interpreted,
-        "BLOCK_M": block_m,
-        "BLOCK_N": block_n,
         "BLOCK_D": max(16, triton.next_power_of_2(head_dim)),
         "BLOCK_DV": max(16, triton.next_power_of_2(value_dim)),
-        "num_warps": warps,
+        "num_warps": blocks.num_warps,
     }
     launch = _Launch(
         batch, heads, kv_heads, query_len, key_len, head_dim, value_dim,
         scale if scale is not None else 1.0 / math.sqrt(head_dim),
-        mask, mask_strides, constants,
+        mask, mask_strides, blocks, constants,
     )  # fmt: skip
     return q, k, v, launch
 
@@ -391,14 +402,14 @@ def attention_forward(
     if _is_empty(launch):
         out.zero_()
     else:
-        constants = launch.constants
-        grid = (launch.batch * launch.heads, triton.cdiv(launch.query_len, constants["BLOCK_M"]))
+        block_m, block_n = launch.blocks.forward
+        grid = (launch.batch * launch.heads, triton.cdiv(launch.query_len, block_m))
         _attention_forward_kernel[grid](
             q, k, v, launch.mask if launch.mask is not None else q, out, lse,
             launch.heads, launch.heads // launch.kv_heads, launch.query_len, launch.key_len,
             launch.head_dim, launch.value_dim, launch.scale,
             *q.stride(), *k.stride(), *v.stride(), *launch.mask_strides, *out.stride(),
-            **constants,
+            BLOCK_M=block_m, BLOCK_N=block_n, **launch.constants,
         )  # fmt: skip
     return out.reshape(*query.shape[:-1], launch.value_dim), lse
 
@@ -425,13 +436,13 @@ def attention_backward(
     if not _is_empty(launch):
         o, do = _as_4d(out), _as_4d(grad_out)
         constants = launch.constants
-        block_m, block_n = constants["BLOCK_M"], constants["BLOCK_N"]
         delta = torch.empty_like(lse)
-        rows_grid = (launch.batch * launch.heads, triton.cdiv(launch.query_len, block_m))
+        q_block_m, q_block_n = launch.blocks.grad_q
+        rows_grid = (launch.batch * launch.heads, triton.cdiv(launch.query_len, q_block_m))
         _attention_backward_preprocess_kernel[rows_grid](
             o, do, delta, launch.heads, launch.query_len, launch.value_dim,
             *o.stride(), *do.stride(),
-            BLOCK_M=block_m, BLOCK_DV=constants["BLOCK_DV"], num_warps=constants["num_warps"],
+            BLOCK_M=q_block_m, BLOCK_DV=constants["BLOCK_DV"], num_warps=constants["num_warps"],
         )  # fmt: skip
         mask = launch.mask if launch.mask is not None else q
         shared = (
@@ -440,16 +451,19 @@ def attention_backward(
         )  # fmt: skip
         group = launch.heads // launch.kv_heads
         if grad_k is not None and grad_v is not None:
-            keys_grid = (launch.batch * launch.kv_heads, triton.cdiv(launch.key_len, block_n))
+            kv_block_m, kv_block_n = launch.blocks.grad_kv
+            keys_grid = (launch.batch * launch.kv_heads, triton.cdiv(launch.key_len, kv_block_n))
             _attention_backward_kv_kernel[keys_grid](
                 q, k, v, mask, do, lse, delta, grad_k, grad_v,
                 launch.heads, launch.kv_heads, group, *shared,
-                *grad_k.stride(), *grad_v.stride(), **constants,
+                *grad_k.stride(), *grad_v.stride(),
+                BLOCK_M=kv_block_m, BLOCK_N=kv_block_n, **constants,
             )  # fmt: skip
         if grad_q is not None:
             _attention_backward_q_kernel[rows_grid](
                 q, k, v, mask, do, lse, delta, grad_q,
-                launch.heads, group, *shared, *grad_q.stride(), **constants,
+                launch.heads, group, *shared, *grad_q.stride(),
+                BLOCK_M=q_block_m, BLOCK_N=q_block_n, **constants,
             )  # fmt: skip
     return (
         grad_q.reshape(query.shape) if grad_q is not None and needs[0] else None,
@@ -510,9 +524,9 @@ def is_supported_attention(
 ) -> bool:
     """Condition: no dropout; half/float inputs of one dtype and device with the same batch
     dims and matching sizes; head dims in 1..256; key/value heads equal to the query's or, with
-    ``enable_gqa``, dividing them; no mask, or a bool mask / additive mask of the query's dtype
-    broadcastable to (..., L, S), not needing a gradient and not combined with ``is_causal``.
-    Everything else (including ATen's own argument errors) goes to ATen."""
+    ``enable_gqa``, dividing them; no mask, or a bool mask / additive mask (float32 or the
+    query's dtype) broadcastable to (..., L, S), not needing a gradient and not combined with
+    ``is_causal``. Everything else (including ATen's own argument errors) goes to ATen."""
     tensors = (query, key, value)
     if (
         dropout_p != 0.0
@@ -535,7 +549,7 @@ def is_supported_attention(
         and not is_causal
         and not attn_mask.requires_grad
         and attn_mask.device == query.device
-        and attn_mask.dtype in (torch.bool, query.dtype)
+        and attn_mask.dtype in (torch.bool, torch.float32, query.dtype)
         and _broadcasts_to(attn_mask, (*query.shape[:-1], key.shape[-2]))
     )
 
