@@ -12,9 +12,11 @@ Masks: a boolean ``attn_mask`` (True takes part) or an additive one (float32 or 
 dtype), broadcastable to (..., L, S); ``is_causal`` keeps key j for query i when j <= i (top-left
 alignment, as ATen's reference does when L != S). A row with no key left gives zeros, and zero
 gradients, as ATen does. ``aten::scaled_dot_product_attention`` is a composite, so the entry
-registers at the autograd key and records :class:`ScaledDotProductAttention`; dropout, a mask
-needing a gradient, a mask together with ``is_causal``, broadcast batch dims and head dims
-over 256 fall back to ATen through :func:`is_supported_attention`.
+registers at the autograd key and records :class:`ScaledDotProductAttention`. An additive mask
+that requires grad gets dS, summed over its broadcast dims (through a float32 buffer of the
+scores' size, as ATen's reference needs too). Dropout, a mask together with ``is_causal``,
+broadcast batch dims and head dims over 256 fall back to ATen through
+:func:`is_supported_attention`.
 """
 
 from __future__ import annotations
@@ -80,7 +82,7 @@ def _masked_scores(
         allowed = allowed & (keys[None, :] <= rows[:, None])
     if MASK != 0:
         values = tl.load(
-            mask + rows[:, None] * mask_row_stride + keys[None, :] * mask_key_stride,
+            mask + rows[:, None].to(tl.int64) * mask_row_stride + keys[None, :] * mask_key_stride,
             mask=allowed,
             other=0,
         )
@@ -239,7 +241,7 @@ def _attention_backward_kv_kernel(
 
 @triton.jit
 def _attention_backward_q_kernel(
-    q, k, v, mask, grad_out, lse, delta, grad_q,
+    q, k, v, mask, grad_out, lse, delta, grad_q, grad_mask,
     heads, group, query_len, key_len, head_dim, value_dim, scale,
     q_batch_stride, q_head_stride, q_row_stride, q_dim_stride,
     k_batch_stride, k_head_stride, k_row_stride, k_dim_stride,
@@ -249,8 +251,11 @@ def _attention_backward_q_kernel(
     dq_batch_stride, dq_head_stride, dq_row_stride, dq_dim_stride,
     CAUSAL: tl.constexpr, MASK: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
+    GRAD_MASK: tl.constexpr,
 ):  # fmt: skip
-    """dQ of BLOCK_M queries of one head, over the keys they see."""
+    """dQ of BLOCK_M queries of one head, over the keys they see; with GRAD_MASK also the
+    score gradients, the additive mask's gradient before its broadcast dims are summed, into a
+    contiguous float32 (B, H, L, S) buffer."""
     program = tl.program_id(0).to(tl.int64)
     batch, head = program // heads, program % heads
     kv_head = head // group
@@ -285,6 +290,12 @@ def _attention_backward_q_kernel(
         probs = tl.exp(scores - row_lse[:, None])
         grad_probs = tl.dot(do_tile, v_tile_t, input_precision=PRECISION)
         grad_scores = probs * (grad_probs - row_delta[:, None])
+        if GRAD_MASK:
+            tl.store(
+                grad_mask + (program * query_len + rows[:, None]) * key_len + keys[None, :],
+                grad_scores,
+                mask=(rows < query_len)[:, None] & (keys < key_len)[None, :],
+            )
         grad_q_acc += tl.dot(grad_scores.to(k_tile.dtype), k_tile, input_precision=PRECISION)
     _store_tile(grad_q + batch * dq_batch_stride + head * dq_head_stride, grad_q_acc * scale,
                 rows, dims, dq_row_stride, dq_dim_stride, query_len, head_dim)  # fmt: skip
@@ -424,15 +435,19 @@ def attention_backward(
     attn_mask: torch.Tensor | None = None,
     is_causal: bool = False,
     scale: float | None = None,
-    needs: tuple[bool, bool, bool] = (True, True, True),
-) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
-    """(grad_query, grad_key, grad_value) for :func:`attention_forward`'s ``out`` and ``lse``;
-    a gradient not asked for in ``needs`` is None."""
+    needs: tuple[bool, ...] = (True, True, True, False),
+) -> tuple[torch.Tensor | None, ...]:
+    """(grad_query, grad_key, grad_value, grad_attn_mask) for :func:`attention_forward`'s
+    ``out`` and ``lse``; a gradient not asked for in ``needs`` is None (the mask's gradient
+    applies to an additive mask only, and takes a float32 buffer of the scores' size)."""
     q, k, v, launch = _prepare(query, key, value, attn_mask, is_causal, scale)
+    needs_mask = len(needs) > 3 and needs[3] and attn_mask is not None
     allocate = torch.zeros_like if _is_empty(launch) else torch.empty_like
-    grad_q = allocate(q) if needs[0] else None
+    grad_q = allocate(q) if needs[0] or needs_mask else None
     grad_k = allocate(k) if needs[1] or needs[2] else None
     grad_v = allocate(v) if needs[1] or needs[2] else None
+    score_shape = (launch.batch, launch.heads, launch.query_len, launch.key_len)
+    grad_scores = q.new_zeros(score_shape, dtype=torch.float32) if needs_mask else None
     if not _is_empty(launch):
         o, do = _as_4d(out), _as_4d(grad_out)
         constants = launch.constants
@@ -462,13 +477,21 @@ def attention_backward(
         if grad_q is not None:
             _attention_backward_q_kernel[rows_grid](
                 q, k, v, mask, do, lse, delta, grad_q,
+                grad_scores if grad_scores is not None else q,
                 launch.heads, group, *shared, *grad_q.stride(),
-                BLOCK_M=q_block_m, BLOCK_N=q_block_n, **constants,
+                BLOCK_M=q_block_m, BLOCK_N=q_block_n, GRAD_MASK=grad_scores is not None,
+                **constants,
             )  # fmt: skip
+    grad_mask = None
+    if grad_scores is not None and attn_mask is not None:
+        scores_shape = (*query.shape[:-1], launch.key_len)
+        grad_mask = grad_scores.view(scores_shape).sum_to_size(attn_mask.shape)
+        grad_mask = grad_mask.to(attn_mask.dtype)
     return (
         grad_q.reshape(query.shape) if grad_q is not None and needs[0] else None,
         grad_k.reshape(key.shape) if grad_k is not None and needs[1] else None,
         grad_v.reshape(value.shape) if grad_v is not None and needs[2] else None,
+        grad_mask,
     )
 
 
@@ -490,9 +513,9 @@ class ScaledDotProductAttention(torch.autograd.Function):
         query, key, value, attn_mask, out, lse = ctx.saved_tensors
         grads = attention_backward(
             grad_out, query, key, value, out, lse, attn_mask, ctx.is_causal, ctx.scale,
-            needs=ctx.needs_input_grad[:3],
+            needs=ctx.needs_input_grad[:4],
         )  # fmt: skip
-        return (*grads, None, None, None)
+        return (*grads, None, None)
 
 
 def _broadcasts_to(mask: torch.Tensor, shape: tuple[int, ...]) -> bool:
@@ -525,8 +548,8 @@ def is_supported_attention(
     """Condition: no dropout; half/float inputs of one dtype and device with the same batch
     dims and matching sizes; head dims in 1..256; key/value heads equal to the query's or, with
     ``enable_gqa``, dividing them; no mask, or a bool mask / additive mask (float32 or the
-    query's dtype) broadcastable to (..., L, S), not needing a gradient and not combined with
-    ``is_causal``. Everything else (including ATen's own argument errors) goes to ATen."""
+    query's dtype) broadcastable to (..., L, S) and not combined with ``is_causal``. Everything
+    else (including ATen's own argument errors) goes to ATen."""
     tensors = (query, key, value)
     if (
         dropout_p != 0.0
@@ -547,7 +570,6 @@ def is_supported_attention(
     return (
         isinstance(attn_mask, torch.Tensor)
         and not is_causal
-        and not attn_mask.requires_grad
         and attn_mask.device == query.device
         and attn_mask.dtype in (torch.bool, torch.float32, query.dtype)
         and _broadcasts_to(attn_mask, (*query.shape[:-1], key.shape[-2]))
@@ -565,8 +587,9 @@ def scaled_dot_product_attention(
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> torch.Tensor:
-    """aten::scaled_dot_product_attention without dropout, differentiable in query, key and
-    value (``enable_gqa`` is implied by the head counts; see :func:`is_supported_attention`)."""
+    """aten::scaled_dot_product_attention without dropout, differentiable in query, key, value
+    and an additive mask (``enable_gqa`` is implied by the head counts; see
+    :func:`is_supported_attention`)."""
     if dropout_p:
         raise NotImplementedError("scaled_dot_product_attention: dropout_p > 0 runs on ATen")
     return ScaledDotProductAttention.apply(query, key, value, attn_mask, is_causal, scale)
