@@ -139,6 +139,25 @@ def test_transposed_layout_is_read_in_place() -> None:
     assert actual[0].transpose(1, 2).is_contiguous()  # the output keeps the (B, L, H, D) layout
 
 
+@pytest.mark.parametrize("which", [0, 2], ids=["query-only", "value-only"])
+def test_gradient_of_one_input(which: int) -> None:
+    """Only the kernels for the gradients asked for run; the others stay None."""
+    tensors = [accuracy.make_tensor((1, 2, 9, 16), torch.float32, low=-1, high=1) for _ in range(3)]
+    grad = accuracy.make_tensor((1, 2, 9, 16), torch.float32)
+
+    def run(*inputs: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        leaves = [t.detach().requires_grad_(i == which) for i, t in enumerate(inputs)]
+        out = F.scaled_dot_product_attention(*leaves, is_causal=True)
+        out.backward(grad.to(out.dtype))
+        assert all((leaf.grad is None) == (i != which) for i, leaf in enumerate(leaves))
+        return out.detach(), leaves[which].grad
+
+    with use_gems(include=[OVERLOAD], record=True) as session:
+        actual = run(*tensors)
+    assert session.recorder is not None and OVERLOAD in session.recorder.seen
+    accuracy.assert_close(actual, accuracy.reference_call(run, *tensors), reduce_size=9)
+
+
 def test_training_call_records_the_gems_backward() -> None:
     q = accuracy.make_tensor((1, 2, 5, 16), torch.float32).requires_grad_()
     with use_gems(include=[OVERLOAD]):
