@@ -139,6 +139,19 @@ def test_transposed_layout_is_read_in_place() -> None:
     assert actual[0].transpose(1, 2).is_contiguous()  # the output keeps the (B, L, H, D) layout
 
 
+def test_strided_inputs() -> None:
+    """Inputs whose last dim is not contiguous (every other element of a wider buffer)."""
+    q, k, v = (accuracy.non_contiguous(accuracy.make_tensor((1, 2, 9, 16), torch.float32,
+               low=-1, high=1)) for _ in range(3))  # fmt: skip
+    grad = accuracy.non_contiguous(accuracy.make_tensor((1, 2, 9, 16), torch.float32))
+    mask = _mask("additive", (9, 9), torch.float32)
+    assert not q.is_contiguous() and not grad.is_contiguous()
+    accuracy.check_op(
+        _attention_with_gradients(mask_grad=True), q, k, v, mask, grad,
+        overloads=[OVERLOAD], reduce_size=9,
+    )  # fmt: skip
+
+
 @pytest.mark.parametrize("which", [0, 2], ids=["query-only", "value-only"])
 def test_gradient_of_one_input(which: int) -> None:
     """Only the kernels for the gradients asked for run; the others stay None."""
