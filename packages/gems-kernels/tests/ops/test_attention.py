@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
-from gems_kernels import accuracy, use_gems
+from gems_kernels import accuracy, ops, use_gems
 
 OVERLOAD = "scaled_dot_product_attention"
 
@@ -178,6 +178,14 @@ def test_training_call_records_the_gems_backward() -> None:
     assert type(out.grad_fn).__name__ == "ScaledDotProductAttentionBackward"
     out.sum().backward()
     assert q.grad is not None and q.grad.shape == q.shape
+
+
+def test_direct_call_checks_heads() -> None:
+    q, kv = torch.zeros(1, 4, 3, 16), torch.zeros(1, 3, 3, 16)
+    with pytest.raises(RuntimeError, match="key: 3 heads must equal the query's 4"):
+        ops.scaled_dot_product_attention(q, kv, kv, enable_gqa=True)
+    with pytest.raises(RuntimeError, match="or divide them with enable_gqa=True"):
+        ops.scaled_dot_product_attention(q, kv[:, :2], kv[:, :2])
 
 
 def _dropout(q: torch.Tensor) -> torch.Tensor:

@@ -593,4 +593,9 @@ def scaled_dot_product_attention(
     :func:`is_supported_attention`)."""
     if dropout_p:
         raise NotImplementedError("scaled_dot_product_attention: dropout_p > 0 runs on ATen")
+    if not _heads_fit(query, key, enable_gqa):
+        raise RuntimeError(
+            f"key: {key.shape[-3]} heads must equal the query's {query.shape[-3]}, or divide "
+            "them with enable_gqa=True"
+        )
     return ScaledDotProductAttention.apply(query, key, value, attn_mask, is_causal, scale)
