@@ -13,6 +13,7 @@ from harness import Case
 __all__ = ["core_cases", "fused_cases"]
 
 HALF_AND_FLOAT = (torch.bfloat16, torch.float32)
+ATTENTION_DTYPES = (torch.bfloat16,)
 
 
 def _tensors(count: int, **bounds: float) -> Callable[[tuple[int, ...], torch.dtype], tuple]:
@@ -147,12 +148,43 @@ def _indexing_cases(smoke: bool) -> list[Case]:
     return cases
 
 
+def _causal_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def _attention_flops(passes: float) -> Callable[[tuple[int, ...]], float]:
+    """Matmul FLOPs of causal attention on (B, H, L, D) inputs: 4*B*H*L*L*D / 2 forward;
+    ``passes`` 3.5 counts the backward as 2.5 forwards (the flash-attention convention)."""
+
+    def flops(shape: tuple[int, ...]) -> float:
+        batch, heads, length, dim = shape
+        return 2.0 * batch * heads * length * length * dim * passes
+
+    return flops
+
+
+def _attention_cases(dtype: torch.dtype, shape: tuple[int, ...]) -> list[Case]:
+    """Causal scaled_dot_product_attention, forward and forward+backward (half precision)."""
+    if dtype not in ATTENTION_DTYPES:
+        return []
+    inputs = _tensors(3, low=-1, high=1)
+    return [
+        Case("attention", dtype, shape, inputs, _causal_attention,
+             ["scaled_dot_product_attention"], flops=_attention_flops(1.0)),
+        Case("attention_fwd_bwd", dtype, shape, _with_grad(inputs),
+             _forward_backward(_causal_attention), ["scaled_dot_product_attention"],
+             flops=_attention_flops(3.5)),
+    ]  # fmt: skip
+
+
 def core_cases(smoke: bool) -> list[Case]:
-    """Pointwise, reductions, softmax, norms, loss, matmul, embedding, fused and indexing ops."""
+    """Pointwise, reductions, softmax, norms, loss, matmul, embedding, fused ops, attention and
+    indexing."""
     big = (64, 96) if smoke else (8192, 8192)
     rows = (16, 96) if smoke else (8192, 4096)
     vocab = (8, 40) if smoke else (8192, 32768)
     mm = (32, 32, 32) if smoke else (4096, 4096, 4096)
+    attention = (1, 2, 40, 16) if smoke else (4, 16, 2048, 128)
     tiny = (1,)
     cases: list[Any] = _indexing_cases(smoke)
     for dtype in HALF_AND_FLOAT:
@@ -187,6 +219,7 @@ def core_cases(smoke: bool) -> list[Case]:
             Case("silu_and_mul", dtype, rows, _gate_inputs, _swiglu_reference,
                  gems=fused.silu_and_mul),
             *_training_cases(dtype, rows, vocab),
+            *_attention_cases(dtype, attention),
         ]  # fmt: skip
     return cases
 

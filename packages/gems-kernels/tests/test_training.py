@@ -43,13 +43,31 @@ class TransformerBlock(nn.Module):
         batch, length, width = x.shape
         q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)
         q, k, v = (t.reshape(batch, length, self.heads, -1).transpose(1, 2) for t in (q, k, v))
-        scores = q @ k.transpose(-1, -2) / (width // self.heads) ** 0.5
-        causal = torch.ones(length, length, dtype=torch.bool).triu(1)
-        attention = torch.softmax(scores.masked_fill(causal, float("-inf")), dim=-1)
-        mixed = (attention @ v).transpose(1, 2).reshape(batch, length, width)
+        mixed = self.attend(q, k, v).transpose(1, 2).reshape(batch, length, width)
         x = x + self.proj(mixed)
         x = x + self.down(F.silu(self.gate(self.norm2(x))))
         return self.head(x).reshape(batch * length, -1)
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        """Causal attention of (batch, heads, length, dim) projections."""
+        length = q.shape[-2]
+        scores = q @ k.transpose(-1, -2) / q.shape[-1] ** 0.5
+        causal = torch.ones(length, length, dtype=torch.bool).triu(1)
+        return torch.softmax(scores.masked_fill(causal, float("-inf")), dim=-1) @ v
+
+
+class SdpaTransformerBlock(TransformerBlock):
+    """The same block with four query heads attending causally, through
+    scaled_dot_product_attention, to two key/value heads (grouped-query attention)."""
+
+    def __init__(self) -> None:
+        super().__init__(heads=4)
+
+    def attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        kv_heads = self.heads // 2
+        return F.scaled_dot_product_attention(
+            q, k[:, :kv_heads], v[:, :kv_heads], is_causal=True, enable_gqa=True
+        )
 
 
 def train(
@@ -75,6 +93,10 @@ def block_case() -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
     return TransformerBlock(), torch.randn(2, 5, 16), torch.randint(0, 7, (10,))
 
 
+def sdpa_block_case() -> tuple[nn.Module, torch.Tensor, torch.Tensor]:
+    return SdpaTransformerBlock(), torch.randn(2, 5, 16), torch.randint(0, 7, (10,))
+
+
 EXPECTED_OPS = {
     "mlp": {
         "embedding",
@@ -96,10 +118,14 @@ EXPECTED_OPS = {
         "masked_fill.Scalar",
         "addmm",
     },
+    "sdpa-block": {"scaled_dot_product_attention", "native_layer_norm", "rms_norm", "addmm"},
 }
 
 
-@pytest.mark.parametrize(("name", "make"), [("mlp", mlp_case), ("block", block_case)])
+@pytest.mark.parametrize(
+    ("name", "make"),
+    [("mlp", mlp_case), ("block", block_case), ("sdpa-block", sdpa_block_case)],
+)
 def test_training_matches_aten(name: str, make: Callable[..., tuple], tmp_path: Path) -> None:
     torch.manual_seed(0)
     model, inputs, target = make()

@@ -27,7 +27,7 @@ from gems_kernels.ops import (
     selection,
     unary_math,
 )
-from gems_kernels.ops.attention import is_plain_inference, scaled_dot_product_attention
+from gems_kernels.ops.attention import is_supported_attention, scaled_dot_product_attention
 from gems_kernels.ops.copies import cat, constant_pad_nd, fill_, repeat, stack, zero_
 from gems_kernels.ops.cross_entropy import cross_entropy_loss, is_plain_cross_entropy
 from gems_kernels.ops.dropout import native_dropout, native_dropout_backward
@@ -291,7 +291,7 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration(
         "scaled_dot_product_attention",
         scaled_dot_product_attention,
-        condition=is_plain_inference,
+        condition=is_supported_attention,
         autograd=True,
     ),
     Registration(

@@ -17,7 +17,7 @@ import triton.language as tl  # type: ignore[import-untyped]
 from gems_kernels import caches
 from gems_kernels.backends import current_vendor
 
-__all__ = ["addmm", "bmm", "is_matmul_dtype", "mm", "mv"]
+__all__ = ["addmm", "bmm", "dot_precision", "is_matmul_dtype", "mm", "mv"]
 
 
 @triton.jit
@@ -99,7 +99,8 @@ def _measure(launch: Callable[[tuple[int, ...]], None]) -> Callable[[tuple[int, 
     return measure
 
 
-def _precision(dtype: torch.dtype) -> str:
+def dot_precision(dtype: torch.dtype) -> str:
+    """``tl.dot``'s input precision: IEEE for float32 unless PyTorch allows TF32 matmuls."""
     if dtype == torch.float32 and not torch.backends.cuda.matmul.allow_tf32:
         return "ieee"
     return "tf32"
@@ -126,7 +127,7 @@ def _launch(
         _matmul_kernel[grid](
             a, b, c, bias, m, n, k,
             *a.stride(), *b.stride(), *c.stride(), *bias_strides, alpha, beta,
-            HAS_BIAS=bias is not None and beta != 0, PRECISION=_precision(a.dtype),
+            HAS_BIAS=bias is not None and beta != 0, PRECISION=dot_precision(a.dtype),
             # Triton's interpreter multiplies bfloat16 tiles wrongly; it gets float32 tiles.
             UPCAST=current_vendor().name == "cpu",
             BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, num_warps=warps,
