@@ -125,3 +125,39 @@ def test_backward_ops_run_under_autograd(recorded: Path) -> None:
     torch.nn.functional.gelu(reference).sum().backward()
     torch.testing.assert_close(grad, reference.grad)
     assert "gelu_backward" in recorded_ops(recorded)
+
+
+def _outcome(call: object, x: torch.Tensor) -> tuple[str, object]:
+    """A call's result as (dtype, values) or its error as (type, first line of the message)."""
+    try:
+        result = call(x)  # type: ignore[operator]
+    except Exception as error:  # compared with ATen's own error
+        return type(error).__name__, str(error).splitlines()[0]
+    return str(result.dtype), result.tolist()
+
+
+FALL_THROUGH_CALLS = {
+    "mul-int": lambda x: x * 2,
+    "radd-int": lambda x: 1 + x,
+    "mul-float": lambda x: x * 2.5,
+    "where-int": lambda x: torch.where(x.real > 1, x, 0),
+    "remainder-int": lambda x: x.remainder(3),
+    "full-int": lambda x: torch.full((3,), 2, dtype=x.dtype),
+    "fill-int": lambda x: x.clone().fill_(1),
+    "sub": lambda x: x - x,
+    "neg": lambda x: -x,
+    "abs": lambda x: x.abs(),
+    "sum": lambda x: x.sum(),
+    "cat": lambda x: torch.cat([x, x]),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.bool, torch.bfloat16, torch.int8])
+@pytest.mark.parametrize("name", FALL_THROUGH_CALLS)
+def test_calls_gems_does_not_take_behave_as_in_aten(name: str, dtype: torch.dtype) -> None:
+    """Complex tensors, bool operands ATen refuses, and Python numbers in Tensor parameters on
+    the way back to ATen: the same result, or the same error, as without gems."""
+    call, x = FALL_THROUGH_CALLS[name], torch.tensor([1, 2, 3, 4]).to(dtype)
+    expected = _outcome(call, x)
+    with gems_kernels.use_gems():
+        assert _outcome(call, x) == expected

@@ -7,7 +7,10 @@ there before; sessions nest because the dispatcher keeps a stack of kernels per 
 
 While a gems kernel runs, every registered operator falls through to the kernel that was
 registered before it: the host code of a kernel (allocations, the interpreter's copies) never
-re-enters gems.
+re-enters gems. Calls the kernels do not take (a false condition, complex tensors) fall through
+too. The dispatcher hands a Python kernel the numbers of ``Tensor`` parameters (``x * 2``) as
+Python numbers, which the previous kernel would refuse; they go back as 0-d tensors whose dtype
+gives the same type promotion.
 """
 
 from __future__ import annotations
@@ -36,14 +39,69 @@ def _depth() -> int:
     return getattr(_STATE, "depth", 0)
 
 
+def _tensor_parameters(entry: registration.Registration) -> tuple[tuple[int, ...], frozenset[str]]:
+    """Positions and keyword names of the overload's ``Tensor`` / ``Tensor?`` parameters."""
+    schema = getattr(getattr(torch.ops.aten, entry.op_name), entry.overload_name)._schema
+    positions, names = [], set()
+    for index, argument in enumerate(schema.arguments):
+        if str(argument.type).rstrip("?") == "Tensor":
+            names.add(argument.name)
+            if not argument.kwarg_only:
+                positions.append(index)
+    return tuple(positions), frozenset(names)
+
+
+def _as_scalar_tensor(value: Any, like: torch.Tensor | None) -> Any:
+    """``value`` as a 0-d tensor when it is a Python number, typed as the number would promote
+    with ``like`` (half precisions as float32, which 0-d tensors do not promote above)."""
+    if not isinstance(value, (bool, int, float, complex)):
+        return value
+    if like is None:
+        return torch.tensor(value)
+    dtype = torch.result_type(like, value)
+    dtype = {torch.float16: torch.float32, torch.bfloat16: torch.float32}.get(dtype, dtype)
+    return torch.tensor(value, dtype=dtype, device=like.device)
+
+
+def _has_complex(args: tuple[Any, ...]) -> bool:
+    for arg in args:
+        if isinstance(arg, torch.Tensor):
+            if arg.is_complex():
+                return True
+        elif isinstance(arg, (list, tuple)) and any(
+            isinstance(item, torch.Tensor) and item.is_complex() for item in arg
+        ):
+            return True
+    return False
+
+
 def _make_kernel(
     entry: registration.Registration, native: Any, recorder: OpRecorder | None
 ) -> Callable[..., Any]:
     impl, condition, overload = entry.impl, entry.condition, entry.overload
+    positions, names = _tensor_parameters(entry)
+
+    def fall_through(keyset: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        like = next((arg for arg in args if isinstance(arg, torch.Tensor)), None)
+        if positions:
+            args = tuple(
+                _as_scalar_tensor(arg, like) if index in positions else arg
+                for index, arg in enumerate(args)
+            )
+        if kwargs and names:
+            kwargs = {
+                key: _as_scalar_tensor(value, like) if key in names else value
+                for key, value in kwargs.items()
+            }
+        return native.call_boxed(keyset, *args, **kwargs)
 
     def kernel(keyset: Any, *args: Any, **kwargs: Any) -> Any:
-        if _depth() or (condition is not None and not condition(*args, **kwargs)):
-            return native.call_boxed(keyset, *args, **kwargs)
+        if (
+            _depth()
+            or _has_complex(args)
+            or (condition is not None and not condition(*args, **kwargs))
+        ):
+            return fall_through(keyset, args, kwargs)
         if recorder is not None:
             recorder.record(overload)
         _STATE.depth = 1

@@ -128,6 +128,14 @@ _scatter_add = scatter_gather.fits_scatter_add
 _scatter_reduce = scatter_gather.fits_scatter_reduce
 
 
+def _no_bool(self: Any, other: Any = None, *args: Any, **kwargs: Any) -> bool:
+    """sub, neg and abs refuse bool operands in ATen: those calls go there for its error."""
+    return not any(
+        isinstance(x, bool) or (isinstance(x, torch.Tensor) and x.dtype == torch.bool)
+        for x in (self, other)
+    )
+
+
 def _float32_target(self: Any, *args: Any, **kwargs: Any) -> bool:
     return self.dtype == torch.float32
 
@@ -141,8 +149,8 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     *_entries(arithmetic.add, "add.Tensor", "add.Scalar"),
     *_entries(arithmetic.add_, "add_.Tensor", "add_.Scalar"),
     Registration("add.out", arithmetic.add_out),
-    *_entries(arithmetic.sub, "sub.Tensor", "sub.Scalar"),
-    *_entries(arithmetic.sub_, "sub_.Tensor", "sub_.Scalar"),
+    *_entries(arithmetic.sub, "sub.Tensor", "sub.Scalar", condition=_no_bool),
+    *_entries(arithmetic.sub_, "sub_.Tensor", "sub_.Scalar", condition=_no_bool),
     *_entries(arithmetic.mul, "mul.Tensor", "mul.Scalar"),
     *_entries(arithmetic.mul_, "mul_.Tensor", "mul_.Scalar"),
     Registration("mul.out", arithmetic.mul_out),
@@ -158,8 +166,8 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("maximum", arithmetic.maximum),
     Registration("minimum", arithmetic.minimum),
     # Unary math.
-    *_pointwise("abs", unary_math.ABS),
-    *_pointwise("neg", unary_math.NEG),
+    *_pointwise("abs", unary_math.ABS, condition=_no_bool),
+    *_pointwise("neg", unary_math.NEG, condition=_no_bool),
     *_pointwise("floor", unary_math.FLOOR, condition=_floating),
     *_pointwise("ceil", unary_math.CEIL, condition=_floating),
     *_pointwise("exp", unary_math.EXP),

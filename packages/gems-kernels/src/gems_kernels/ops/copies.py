@@ -38,6 +38,8 @@ def fill_(self: torch.Tensor, value: Any) -> torch.Tensor:
         if value.dim() != 0:
             raise RuntimeError(f"value: fill_ expects a 0-d tensor, got {value.dim()}-D")
         return _copy(value, out0=self)
+    if self.is_floating_point() and not isinstance(value, float):
+        value = float(value)  # an int scalar stored to bfloat16 comes out 0 in Triton's interpreter
     return _fill(self, value, out0=self)
 
 
