@@ -16,6 +16,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+# The device machine gets a bare checkout: the package is imported from the source tree.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
 import competitors
 import torch
 from cases import core_cases, fused_cases
