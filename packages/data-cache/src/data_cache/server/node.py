@@ -77,7 +77,14 @@ class NodeServer(CacheServer):
         key = (request.dataset, request.partition)
         with self._lock:
             previous = self._held.get(key)
-            self._held[key] = _Held(request.generation, table, nbytes)
+            newer = previous is not None and previous.generation > request.generation
+            if not newer:
+                self._held[key] = _Held(request.generation, table, nbytes)
+        if newer:  # a late copy of an older generation: keep the newer one
+            self.budget.release(nbytes)
+            raise StaleTicketError(
+                f"{what}: node {self.location} holds a newer generation than {request.generation}"
+            )
         if previous is not None:
             self.budget.release(previous.nbytes)
 
