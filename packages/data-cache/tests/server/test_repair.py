@@ -104,13 +104,13 @@ class Cluster:
     def stop(self, index: int) -> None:
         self.nodes[index].shutdown()
 
-    def restart(self, index: int) -> None:
+    def restart(self, index: int, memory_limit: int = 1 << 30) -> None:
         """Stop node ``index`` and start a fresh, empty one on the same port."""
         port = self.nodes[index].port
         self.stop(index)
         self.nodes[index] = None  # type: ignore[call-overload]
         gc.collect()  # the old server lets go of its port once collected
-        self.nodes[index] = NodeServer(port=port)
+        self.nodes[index] = NodeServer(port=port, memory_limit=memory_limit)
 
     def close(self) -> None:
         self.head.shutdown()
@@ -165,6 +165,21 @@ def test_a_node_that_stays_down_is_retried_with_back_off_and_reads_fail_over(
     assert 0 < node["retry_in"] <= 8 * INTERVAL
     assert (status["ready"], status["repair"]["complete"]) == (False, False)  # type: ignore[index]
     assert torch.equal(read_ids(cluster.head.location), torch.arange(ROWS))
+
+
+def test_a_copy_over_the_restarted_nodes_budget_is_refused_and_retried_with_back_off(
+    cluster: Cluster, wait_until: WaitUntil
+) -> None:
+    location = cluster.nodes[0].location
+    cluster.restart(0, memory_limit=ROWS * 4)  # room for one partition (500 int64 rows)
+    wait_until(
+        lambda: cluster.head.status()["repair"]["nodes"][location]["failures"] >= 2,  # type: ignore[index]
+        "the head retried the copy that does not fit",
+    )
+    repair = cluster.head.status()["repair"]
+    assert "memory budget" in repair["nodes"][location]["error"]  # type: ignore[index]
+    assert cluster.nodes[0].budget.usage().used == ROWS * 4
+    assert [part["partition"] for part in repair["missing"]] == [1]  # type: ignore[index]
 
 
 def test_a_partition_without_a_surviving_copy_is_reported_lost() -> None:

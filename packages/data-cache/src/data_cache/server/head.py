@@ -133,6 +133,7 @@ class HeadServer(CacheServer):
         self._repair_interval = repair_interval
         self._health = NodeHealth(self.nodes, repair_interval or DEFAULT_REPAIR_INTERVAL)
         self._rounds = 0
+        self._round_error: str | None = None
         self._stopping = threading.Event()
         super().__init__(host, port, security=security, advertise_host=advertise_host)
         self._repairer: threading.Thread | None = None
@@ -310,7 +311,11 @@ class HeadServer(CacheServer):
     def _repair_loop(self) -> None:
         assert self._repair_interval is not None
         while not self._stopping.wait(self._repair_interval):
-            self.reconcile()
+            try:
+                self.reconcile()
+                self._round_error = None
+            except Exception as error:  # a bug must not end the rounds; status shows it
+                self._round_error = f"{type(error).__name__}: {error}"
 
     def _placed(self) -> list[Placed]:
         with self._lock:
@@ -387,6 +392,7 @@ class HeadServer(CacheServer):
             "rounds": rounds,
             "repaired": sum(int(node["repaired"]) for node in nodes_health.values()),  # type: ignore[call-overload]
             "complete": len(held) == len(self.nodes) and not missing,
+            "error": self._round_error,
             "missing": [repair.describe() for repair in missing],
             "nodes": nodes_health,
         }
