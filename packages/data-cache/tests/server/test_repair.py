@@ -94,10 +94,14 @@ def test_a_repair_interval_must_be_positive(interval: float) -> None:
 class Cluster:
     """Nodes and a head in this process; a node can be stopped and started again empty."""
 
-    def __init__(self, num_nodes: int, replicas: int) -> None:
+    def __init__(
+        self, num_nodes: int, replicas: int, repair_interval: float | None = INTERVAL
+    ) -> None:
         self.nodes = [NodeServer() for _ in range(num_nodes)]
         self.head = HeadServer(
-            [node.location for node in self.nodes], replicas=replicas, repair_interval=INTERVAL
+            [node.location for node in self.nodes],
+            replicas=replicas,
+            repair_interval=repair_interval,
         )
         self.head.load_table("d", pa.table({"id": np.arange(ROWS)}))
 
@@ -127,8 +131,9 @@ def cluster() -> Iterator[Cluster]:
         cluster.close()
 
 
-def read_ids(endpoint: str) -> torch.Tensor:
-    return torch.cat([batch["id"] for batch in CacheDataset(endpoint, "d", batch_rows=128)])
+def read_ids(endpoint: str, **options: object) -> torch.Tensor:
+    dataset = CacheDataset(endpoint, "d", batch_rows=128, **options)  # type: ignore[arg-type]
+    return torch.cat([batch["id"] for batch in dataset])
 
 
 def test_a_restarted_node_gets_its_partitions_back_and_serves_them_alone(
@@ -193,5 +198,15 @@ def test_a_partition_without_a_surviving_copy_is_reported_lost() -> None:
         assert repair["missing"] == [  # type: ignore[index]
             {"dataset": "d", "generation": 1, "partition": 0, "location": location, "sources": []}
         ]
+    finally:
+        cluster.close()
+
+
+def test_before_repair_a_filtered_read_counts_and_reads_on_the_replica() -> None:
+    cluster = Cluster(2, replicas=2, repair_interval=None)
+    try:
+        cluster.restart(0)  # empty, and nothing repairs it
+        ids = read_ids(cluster.head.location, filter="id % 3 = 0")
+        assert torch.equal(ids, torch.arange(0, ROWS, 3))
     finally:
         cluster.close()

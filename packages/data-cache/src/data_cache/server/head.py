@@ -549,7 +549,8 @@ class HeadServer(CacheServer):
             try:
                 return self._node_action(location, kind, body)
             except CacheError as error:
-                if not isinstance(error, _NodeUnreachableError):
+                # A node that restarted empty lacks the partition until repaired: ask a replica.
+                if not isinstance(error, (_NodeUnreachableError, DatasetNotFoundError)):
                     raise
                 errors.append(str(error))
         raise unavailable("; ".join(errors), self._retry_after)
