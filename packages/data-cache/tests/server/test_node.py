@@ -185,3 +185,13 @@ def test_a_late_put_of_an_older_generation_keeps_the_newer_one(node: NodeServer)
     (held,) = node.status()["partitions"]  # type: ignore[misc]
     assert (held["generation"], held["rows"]) == (3, 6)
     assert node.status()["memory"]["used"] == 48
+
+
+def test_a_put_that_ends_short_of_its_rows_is_refused_and_holds_nothing(node: NodeServer) -> None:
+    table = pa.table({"x": np.arange(3)})
+    request = PutRequest("d", 1, 0, table.nbytes, rows=5)
+    client = flight.FlightClient(node.location)
+    writer, _ = client.do_put(flight.FlightDescriptor.for_command(request.to_bytes()), table.schema)
+    with pytest.raises(flight.FlightServerError, match="ended after 3 of 5 rows"), writer:
+        writer.write_table(table)
+    assert (node.status()["partitions"], node.status()["memory"]["used"]) == ([], 0)

@@ -222,7 +222,7 @@ class HeadServer(CacheServer):
         sizes = [piece.nbytes for piece in pieces]
         self._check_budgets(name, placement, sizes)
         for index, (piece, locations) in enumerate(zip(pieces, placement, strict=True)):
-            request = PutRequest(name, generation, index, sizes[index])
+            request = PutRequest(name, generation, index, sizes[index], piece.num_rows)
             for location in locations:
                 self._push(location, request, piece)
         dataset = _Dataset(
@@ -330,8 +330,9 @@ class HeadServer(CacheServer):
 
     def _copy(self, repair: Repair) -> int:
         """Stream the partition from the first source that serves it into the target, batch by
-        batch (the head holds one batch at a time). Returns 1, or 0 if the dataset changed
-        generation meanwhile; raises CacheError naming every source's failure."""
+        batch (the head never holds it whole; the target refuses a cut-off stream by its row
+        count). Returns 1, or 0 if the dataset changed generation meanwhile; raises CacheError
+        naming every source's failure."""
         with self._placing:
             with self._lock:
                 current = self._datasets.get(repair.dataset)
@@ -360,7 +361,9 @@ class HeadServer(CacheServer):
             phase=0,
             batch_rows=_COPY_BATCH_ROWS,
         )
-        put = PutRequest(repair.dataset, repair.generation, repair.partition, repair.nbytes)
+        put = PutRequest(
+            repair.dataset, repair.generation, repair.partition, repair.nbytes, repair.rows
+        )
         options = self._connect.call_options(COPY_TIMEOUT)
         reader = self._clients[source].do_get(flight.Ticket(ticket.to_bytes()), options)
         writer, _ = self._clients[repair.target].do_put(
@@ -390,7 +393,7 @@ class HeadServer(CacheServer):
         return {
             "interval": self._repair_interval,
             "rounds": rounds,
-            "repaired": sum(int(node["repaired"]) for node in nodes_health.values()),  # type: ignore[call-overload]
+            "repaired": self._health.repaired(),
             "complete": len(held) == len(self.nodes) and not missing,
             "error": self._round_error,
             "missing": [repair.describe() for repair in missing],

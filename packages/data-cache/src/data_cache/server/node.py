@@ -12,7 +12,12 @@ import pyarrow.flight as flight
 
 from data_cache import query
 from data_cache.batching import cut_batches, skip_rows
-from data_cache.errors import DatasetNotFoundError, StaleTicketError, unavailable
+from data_cache.errors import (
+    DatasetNotFoundError,
+    InvalidArgumentError,
+    StaleTicketError,
+    unavailable,
+)
 from data_cache.server.base import CacheServer, ServerSecurity, json_result, translate_errors
 from data_cache.server.budget import MemoryBudget, StreamCap
 from data_cache.server.metrics import Metrics
@@ -68,6 +73,10 @@ class NodeServer(CacheServer):
         nbytes = request.nbytes
         try:
             table = reader.read_all().combine_chunks()
+            if request.rows is not None and table.num_rows != request.rows:
+                raise InvalidArgumentError(
+                    f"{what}: the stream ended after {table.num_rows} of {request.rows} rows"
+                )
             if table.nbytes > nbytes:  # the sender understated the size: take the rest too
                 self.budget.reserve(table.nbytes - nbytes, what)
                 nbytes = table.nbytes

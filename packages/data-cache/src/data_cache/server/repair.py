@@ -137,6 +137,11 @@ class NodeHealth:
             health.failures, health.retry_at, health.error = 0, 0.0, None
             health.repaired += repaired
 
+    def repaired(self) -> int:
+        """Partitions copied back onto any node so far."""
+        with self._lock:
+            return sum(health.repaired for health in self._nodes.values())
+
     def snapshot(self) -> dict[str, dict[str, object]]:
         """Per location: failures, seconds until the next try, last error, partitions repaired."""
         with self._lock:
