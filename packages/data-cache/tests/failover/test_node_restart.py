@@ -17,7 +17,7 @@ import pytest
 import torch
 from data_cache import CacheDataset
 
-ROWS = 50_000
+ROWS = 500_000  # 4 MB: more than gRPC buffers, so the early read is still live
 
 
 def head_status(endpoint: str) -> dict[str, Any]:
@@ -52,6 +52,9 @@ def test_a_restarted_node_process_is_repaired_and_serves_without_its_partner(
         ]
     )
     wait_until(lambda: head_status(head.endpoint)["ready"], "the head has placed the data")
+    dataset = CacheDataset(head.endpoint, "rows", batch_rows=4096)
+    early = iter(dataset)  # a read in flight across the restart, the repair and the partner's loss
+    ids = [next(early)["id"]]
 
     nodes[0].kill()
     restarted = child_process(["node", "--port", str(urlsplit(location).port)])
@@ -65,7 +68,7 @@ def test_a_restarted_node_process_is_repaired_and_serves_without_its_partner(
     assert all(len(node["partitions"]) == 2 for node in status["nodes"])
 
     nodes[1].kill()  # the restarted node's replica partner: every row must come from it now
-    dataset = CacheDataset(head.endpoint, "rows", batch_rows=4096)
+    assert torch.equal(torch.cat([*ids, *(batch["id"] for batch in early)]), torch.arange(ROWS))
     assert torch.equal(torch.cat([batch["id"] for batch in dataset]), torch.arange(ROWS))
     status = head_status(head.endpoint)  # the head keeps answering with a node down
     (down,) = [node for node in status["nodes"] if node["location"] == nodes[1].endpoint]
