@@ -113,7 +113,7 @@ class Cluster:
         port = self.nodes[index].port
         self.stop(index)
         self.nodes[index] = None  # type: ignore[call-overload]
-        gc.collect()  # the old server lets go of its port once collected
+        gc.collect()  # let go of the old server before binding its port again
         self.nodes[index] = NodeServer(port=port, memory_limit=memory_limit)
 
     def close(self) -> None:
