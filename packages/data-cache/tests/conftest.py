@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -20,6 +21,8 @@ from data_cache import LocalCache
 
 START_TIMEOUT = 120.0
 """Seconds a child cache may take to print its endpoint (it imports torch and pyarrow)."""
+WAIT_DEADLINE = 30.0
+"""Seconds ``wait_until`` waits for a condition before failing the test."""
 
 
 def make_table(rows: int, width: int = 4) -> pa.Table:
@@ -88,6 +91,21 @@ def push_table(endpoint: str, name: str, table: pa.Table) -> None:
             writer.write_table(table)
     finally:
         client.close()
+
+
+def wait_for(condition: Callable[[], bool], what: str) -> None:
+    """Return once ``condition()`` holds; fail after ``WAIT_DEADLINE`` s naming ``what``."""
+    deadline = time.monotonic() + WAIT_DEADLINE
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {WAIT_DEADLINE:g} s waiting until {what}")
+        time.sleep(0.01)  # polling with a deadline
+
+
+@pytest.fixture(scope="session")
+def wait_until() -> Callable[[Callable[[], bool], str], None]:
+    """``wait_for``, for tests."""
+    return wait_for
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from data_cache.cli import main
 
@@ -44,3 +45,16 @@ def test_tls_options_go_together(tmp_path: Path) -> None:
     certificate.write_text("x")
     result = CliRunner().invoke(main, ["node", "--tls-cert", str(certificate)])
     assert result.exit_code == 2 and "--tls-cert and --tls-key go together" in result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["serve", "x.parquet"], id="serve"),
+        pytest.param(["head", "x.parquet", "--node", "grpc://127.0.0.1:1"], id="head"),
+    ],
+)
+def test_a_negative_repair_interval_is_refused_naming_the_option(command: list[str]) -> None:
+    result = CliRunner().invoke(main, [*command, "--repair-interval", "-1"])
+    assert result.exit_code == 2
+    assert "--repair-interval" in result.output and "-1" in result.output

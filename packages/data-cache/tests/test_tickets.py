@@ -18,6 +18,12 @@ def test_documents_round_trip() -> None:
     request = ReadRequest("d", 1, 2, None, "x > 1", 8)
     assert ReadRequest.from_bytes(request.to_bytes()) == request
     assert PutRequest.from_bytes(PutRequest("d", 1, 0, 5).to_bytes()).nbytes == 5
+    assert PutRequest.from_bytes(PutRequest("d", 1, 0, 5, rows=7).to_bytes()).rows == 7
+
+
+def test_a_put_request_refuses_a_negative_row_count() -> None:
+    with pytest.raises(InvalidArgumentError, match="rows: expected an integer >= 0, got -1"):
+        PutRequest("d", 1, 0, 5, rows=-1)
 
 
 @pytest.mark.parametrize(

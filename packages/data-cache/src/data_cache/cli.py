@@ -17,7 +17,7 @@ from data_cache.connection import ConnectOptions
 from data_cache.errors import CacheError
 from data_cache.filters import Filter
 from data_cache.server.base import ServerSecurity
-from data_cache.server.head import HeadServer
+from data_cache.server.head import DEFAULT_REPAIR_INTERVAL, HeadServer
 from data_cache.server.local import LocalCache
 from data_cache.server.node import DEFAULT_MEMORY_LIMIT, NodeServer
 
@@ -41,6 +41,13 @@ _memory = click.option(
     help="Bytes of data each node may hold.",
 )
 _streams = click.option("--max-streams", type=int, default=64, show_default=True)
+_repair = click.option(
+    "--repair-interval",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_REPAIR_INTERVAL,
+    show_default=True,
+    help="Seconds between checks that every node holds its partitions (0: never repair).",
+)
 _source = [
     click.argument("paths", nargs=-1, required=True),
     click.option("--name", default=None, help="Dataset name (default: the first path's stem)."),
@@ -69,6 +76,7 @@ def main() -> None:
 @click.option("--replicas", type=int, default=1, show_default=True)
 @_memory
 @_streams
+@_repair
 @_advertise
 @_tls_cert
 @_tls_key
@@ -84,6 +92,7 @@ def serve(
     replicas: int,
     memory_limit: int,
     max_streams: int,
+    repair_interval: float,
     advertise_host: str | None,
     tls_cert: str | None,
     tls_key: str | None,
@@ -105,6 +114,7 @@ def serve(
             security=security,
             advertise_host=advertise_host,
             tls_root_certs=security.certificate,
+            repair_interval=repair_interval or None,
         ) as cache,
     ):
         _load(cache.head, paths, name, columns, row_filter, source_format)
@@ -118,6 +128,7 @@ def serve(
 @_port
 @click.option("--replicas", type=int, default=1, show_default=True)
 @click.option("--wait-for-nodes", type=float, default=120.0, show_default=True, help="Seconds.")
+@_repair
 @_advertise
 @_tls_cert
 @_tls_key
@@ -132,6 +143,7 @@ def head(
     port: int,
     replicas: int,
     wait_for_nodes: float,
+    repair_interval: float,
     advertise_host: str | None,
     tls_cert: str | None,
     tls_key: str | None,
@@ -150,6 +162,7 @@ def head(
             connect=connect,
             advertise_host=advertise_host,
             expect=[name or _stem(paths[0])],
+            repair_interval=repair_interval or None,
         ) as server,
     ):
         server.wait_for_nodes(wait_for_nodes)

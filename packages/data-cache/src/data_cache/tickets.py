@@ -130,17 +130,21 @@ class Ticket(_Document):
 
 @dataclass(frozen=True)
 class PutRequest(_Document):
-    """A partition the head pushes into a node: dataset, generation, index and its size."""
+    """A partition the head pushes into a node: dataset, generation, index and its size; with
+    ``rows``, the node refuses a stream that ends with another row count (a cut-off copy)."""
 
     dataset: str
     generation: int
     partition: int
     nbytes: int
+    rows: int | None = None
 
     def __post_init__(self) -> None:
         _check_name("dataset", self.dataset)
         for name in ("generation", "partition", "nbytes"):
             _check_int(name, getattr(self, name), 0)
+        if self.rows is not None:
+            _check_int("rows", self.rows, 0)
 
 
 def action_body(body: bytes, required: Sequence[str] = ()) -> Mapping[str, Any]:

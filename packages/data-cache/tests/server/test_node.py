@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 
 import numpy as np
@@ -13,8 +12,6 @@ import pytest
 from data_cache import MemoryBudgetExceededError, NodeServer, StaleTicketError
 from data_cache.errors import from_flight_error, retry_after
 from data_cache.tickets import PutRequest, Ticket
-
-DEADLINE = 30.0
 
 
 def put(node: NodeServer, table: pa.Table, generation: int = 1, partition: int = 0) -> None:
@@ -38,14 +35,6 @@ def ticket(stop: int, *, start: int = 0, batch_rows: int = 4, **fields: object) 
         **fields,
     )  # type: ignore[arg-type]
     return flight.Ticket(document.to_bytes())
-
-
-def wait_until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting until {what}")
-        time.sleep(0.01)  # polling with a deadline
 
 
 @pytest.fixture
@@ -122,7 +111,7 @@ def test_a_newer_generation_replaces_the_partition_and_stale_tickets_are_refused
 
 
 def test_streams_over_the_cap_are_refused_as_unavailable_with_a_retry_hint(
-    node: NodeServer,
+    node: NodeServer, wait_until: Callable[[Callable[[], bool], str], None]
 ) -> None:
     put(node, pa.table({"x": np.arange(4_000_000)}))
     client = flight.FlightClient(node.location)
@@ -185,3 +174,24 @@ def test_status_reports_memory_streams_metrics_and_partitions(node: NodeServer) 
     assert status["partitions"] == [
         {"dataset": "d", "partition": 0, "generation": 1, "rows": 10, "bytes": 80}
     ]
+
+
+def test_a_late_put_of_an_older_generation_keeps_the_newer_one(node: NodeServer) -> None:
+    put(node, pa.table({"x": np.arange(6)}), generation=3)
+    with pytest.raises(flight.FlightServerError) as caught:
+        put(node, pa.table({"x": np.arange(2)}), generation=2)
+    assert isinstance(from_flight_error(caught.value), StaleTicketError)
+    assert "newer generation than 2" in str(caught.value)
+    (held,) = node.status()["partitions"]  # type: ignore[misc]
+    assert (held["generation"], held["rows"]) == (3, 6)
+    assert node.status()["memory"]["used"] == 48
+
+
+def test_a_put_that_ends_short_of_its_rows_is_refused_and_holds_nothing(node: NodeServer) -> None:
+    table = pa.table({"x": np.arange(3)})
+    request = PutRequest("d", 1, 0, table.nbytes, rows=5)
+    client = flight.FlightClient(node.location)
+    writer, _ = client.do_put(flight.FlightDescriptor.for_command(request.to_bytes()), table.schema)
+    with pytest.raises(flight.FlightServerError, match="ended after 3 of 5 rows"), writer:
+        writer.write_table(table)
+    assert (node.status()["partitions"], node.status()["memory"]["used"]) == ([], 0)

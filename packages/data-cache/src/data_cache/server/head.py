@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 import pyarrow as pa
 import pyarrow.flight as flight
@@ -26,9 +26,18 @@ from data_cache.errors import (
 from data_cache.filters import Filter
 from data_cache.partitions import RowRange, overlapping, split_rows
 from data_cache.server.base import CacheServer, ServerSecurity, json_result, translate_errors
+from data_cache.server.repair import NodeHealth, Placed, Repair, holdings, plan_repairs
 from data_cache.tickets import PutRequest, ReadRequest, Ticket, action_body
 
-__all__ = ["HeadServer", "plan_endpoints"]
+__all__ = ["DEFAULT_REPAIR_INTERVAL", "HeadServer", "plan_endpoints"]
+
+DEFAULT_REPAIR_INTERVAL: Final = 2.0
+"""Seconds between the head's placement repair rounds unless told otherwise."""
+STATUS_TIMEOUT: Final = 5.0
+"""Seconds a node may take to answer ``status`` during a repair round."""
+COPY_TIMEOUT: Final = 600.0
+"""Seconds the copy of one partition from a replica onto a node may take."""
+_COPY_BATCH_ROWS: Final = 65536
 
 
 @dataclass(frozen=True)
@@ -77,7 +86,12 @@ def plan_endpoints(
 class HeadServer(CacheServer):
     """Knows the datasets and where their partitions live. Each partition goes to ``replicas``
     consecutive nodes, so a reader can fail over when one of them dies. The head is ready once
-    no load is running and every dataset named in ``expect`` is loaded."""
+    no load is running and every dataset named in ``expect`` is loaded.
+
+    Every ``repair_interval`` seconds (None: never) a background round (``reconcile``) asks each
+    node what it holds and copies each partition a node should hold but lacks (it restarted
+    empty) from a replica that holds it; a node that does not answer is asked again with
+    back-off. ``status()["repair"]`` reports it."""
 
     def __init__(
         self,
@@ -91,6 +105,7 @@ class HeadServer(CacheServer):
         connect: ConnectOptions | None = None,
         advertise_host: str | None = None,
         expect: Sequence[str] = (),
+        repair_interval: float | None = DEFAULT_REPAIR_INTERVAL,
     ) -> None:
         if not nodes:
             raise InvalidArgumentError("nodes: expected at least one node location")
@@ -108,7 +123,32 @@ class HeadServer(CacheServer):
         self._expected = set(expect)
         self._generations = itertools.count(1)
         self._lock = threading.Lock()
+        # Held while the placement table changes (commit, drop) and while a partition is copied,
+        # so that a copy never lands a generation the head has just replaced or dropped.
+        self._placing = threading.Lock()
+        if repair_interval is not None and not repair_interval > 0:
+            raise InvalidArgumentError(
+                f"repair_interval: expected seconds > 0 (or None: no repair), got {repair_interval}"
+            )
+        self._repair_interval = repair_interval
+        self._health = NodeHealth(self.nodes, repair_interval or DEFAULT_REPAIR_INTERVAL)
+        self._rounds = 0
+        self._round_error: str | None = None
+        self._stopping = threading.Event()
         super().__init__(host, port, security=security, advertise_host=advertise_host)
+        self._repairer: threading.Thread | None = None
+        if repair_interval is not None:
+            self._repairer = threading.Thread(
+                target=self._repair_loop, name="data-cache-repair", daemon=True
+            )
+            self._repairer.start()
+
+    def shutdown(self) -> None:
+        """Stop the repair rounds, then the server."""
+        self._stopping.set()
+        if self._repairer is not None:
+            self._repairer.join(timeout=STATUS_TIMEOUT)
+        super().shutdown()
 
     # Loading -----------------------------------------------------------------------------
 
@@ -139,11 +179,12 @@ class HeadServer(CacheServer):
 
     def drop(self, name: str) -> None:
         """Forget dataset ``name`` here and on every node."""
-        with self._lock:
-            if self._datasets.pop(name, None) is None:
-                raise DatasetNotFoundError(f"dataset {name!r} is not loaded")
-        for location in self.nodes:
-            self._node_action(location, "drop", {"dataset": name})
+        with self._placing:
+            with self._lock:
+                if self._datasets.pop(name, None) is None:
+                    raise DatasetNotFoundError(f"dataset {name!r} is not loaded")
+            for location in self.nodes:
+                self._node_action(location, "drop", {"dataset": name})
 
     def wait_for_nodes(self, timeout: float) -> None:
         """Return once every node answers ``status``; raise CacheError after ``timeout`` s."""
@@ -181,17 +222,18 @@ class HeadServer(CacheServer):
         sizes = [piece.nbytes for piece in pieces]
         self._check_budgets(name, placement, sizes)
         for index, (piece, locations) in enumerate(zip(pieces, placement, strict=True)):
-            request = PutRequest(name, generation, index, sizes[index])
+            request = PutRequest(name, generation, index, sizes[index], piece.num_rows)
             for location in locations:
                 self._push(location, request, piece)
         dataset = _Dataset(
             name, generation, table.schema, tuple(ranges), tuple(placement), sum(sizes)
         )
-        with self._lock:
-            self._datasets[name] = dataset
-            self._expected.discard(name)
-        for location in self.nodes:
-            self._node_action(location, "drop", {"dataset": name, "below": generation})
+        with self._placing:
+            with self._lock:
+                self._datasets[name] = dataset
+                self._expected.discard(name)
+            for location in self.nodes:
+                self._node_action(location, "drop", {"dataset": name, "below": generation})
         return self._describe(dataset)
 
     def _check_budgets(
@@ -233,6 +275,130 @@ class HeadServer(CacheServer):
             raise _node_error(location, error) from error
         document: dict[str, Any] = json.loads(results[0].body.to_pybytes())
         return document
+
+    # Repair ------------------------------------------------------------------------------
+
+    def reconcile(self) -> int:
+        """One repair round: ask every node not backing off what it holds, and copy each
+        partition a node should hold but lacks from a replica that holds it. Returns how many
+        partitions were copied. Level-triggered and idempotent: a round with nothing missing
+        copies nothing; a failing node is recorded (with back-off), never raised."""
+        held = {}
+        for location in self.nodes:
+            if not self._health.due(location):
+                continue
+            try:
+                status = self._node_action(location, "status", {}, timeout=STATUS_TIMEOUT)
+            except CacheError as error:
+                self._node_failed(location, error)
+                continue
+            held[location] = holdings(status)
+        copied = {location: 0 for location in held}
+        for repair in plan_repairs(self._placed(), held):
+            if repair.target not in copied or not repair.sources:
+                continue  # failed earlier in this round, or lost: status lists it
+            try:
+                copied[repair.target] += self._copy(repair)
+            except CacheError as error:
+                self._node_failed(repair.target, error)
+                del copied[repair.target]
+        for location, count in copied.items():
+            self._health.succeeded(location, count)
+        with self._lock:
+            self._rounds += 1
+        return sum(copied.values())
+
+    def _repair_loop(self) -> None:
+        assert self._repair_interval is not None
+        while not self._stopping.wait(self._repair_interval):
+            try:
+                self.reconcile()
+                self._round_error = None
+            except Exception as error:  # a bug must not end the rounds; status shows it
+                self._round_error = f"{type(error).__name__}: {error}"
+
+    def _placed(self) -> list[Placed]:
+        with self._lock:
+            datasets = list(self._datasets.values())
+        return [
+            Placed(dataset.name, dataset.generation, index, len(part), locations)
+            for dataset in datasets
+            for index, (part, locations) in enumerate(
+                zip(dataset.ranges, dataset.locations, strict=True)
+            )
+        ]
+
+    def _copy(self, repair: Repair) -> int:
+        """Stream the partition from the first source that serves it into the target, batch by
+        batch (the head never holds it whole; the target refuses a cut-off stream by its row
+        count). Returns 1, or 0 if the dataset changed generation meanwhile; raises CacheError
+        naming every source's failure."""
+        with self._placing:
+            with self._lock:
+                current = self._datasets.get(repair.dataset)
+            if current is None or current.generation != repair.generation:
+                return 0
+            errors = []
+            for source in repair.sources:
+                try:
+                    self._stream_partition(source, repair)
+                    return 1
+                except pa.ArrowException as error:
+                    errors.append(f"from {source}: {error}")
+        raise CacheError(
+            f"dataset {repair.dataset!r} partition {repair.partition}: could not copy it onto "
+            f"{repair.target}: " + "; ".join(errors)
+        )
+
+    def _stream_partition(self, source: str, repair: Repair) -> None:
+        ticket = Ticket(
+            dataset=repair.dataset,
+            generation=repair.generation,
+            partition=repair.partition,
+            base=0,
+            start=0,
+            stop=repair.rows,
+            phase=0,
+            batch_rows=_COPY_BATCH_ROWS,
+        )
+        put = PutRequest(
+            repair.dataset, repair.generation, repair.partition, repair.nbytes, repair.rows
+        )
+        options = self._connect.call_options(COPY_TIMEOUT)
+        reader = self._clients[source].do_get(flight.Ticket(ticket.to_bytes()), options)
+        writer, _ = self._clients[repair.target].do_put(
+            flight.FlightDescriptor.for_command(put.to_bytes()), reader.schema, options
+        )
+        with writer:
+            while True:
+                try:
+                    chunk = reader.read_chunk()
+                except StopIteration:
+                    return
+                writer.write_batch(chunk.data)
+
+    def _node_failed(self, location: str, error: CacheError) -> None:
+        """Record the failure; a node that did not answer gets a fresh client, so that a node
+        restarted at the same address is not hidden behind gRPC's reconnect back-off."""
+        self._health.failed(location, str(error))
+        if isinstance(error, _NodeUnreachableError):
+            self._clients[location] = self._connect.client(location)
+
+    def _repair_status(self, nodes: Sequence[dict[str, Any]]) -> dict[str, object]:
+        held = {node["location"]: holdings(node) for node in nodes if "error" not in node}
+        missing = plan_repairs(self._placed(), held)
+        with self._lock:
+            rounds = self._rounds
+        nodes_health = self._health.snapshot()
+        return {
+            "interval": self._repair_interval,
+            "rounds": rounds,
+            "repaired": self._health.repaired(),
+            "complete": len(held) == len(self.nodes) and not missing,
+            "error": self._round_error,
+            "missing": [repair.describe() for repair in missing],
+            "nodes": nodes_health,
+        }
 
     # Flight surface ----------------------------------------------------------------------
 
@@ -316,14 +482,16 @@ class HeadServer(CacheServer):
         ]
 
     def status(self) -> dict[str, object]:
-        """Readiness, datasets and every node's status, as a JSON-ready dict."""
+        """Readiness, datasets, every node's status and the placement repair (``missing``:
+        partitions an answering node lacks now; ``complete``: every node answers and holds all
+        it should), as a JSON-ready dict."""
         with self._lock:
             datasets = [self._describe(dataset) for _, dataset in sorted(self._datasets.items())]
             loading = sorted(self._loading | self._expected)
         nodes = []
         for location in self.nodes:
             try:
-                nodes.append(self._node_action(location, "status", {}, timeout=5.0))
+                nodes.append(self._node_action(location, "status", {}, timeout=STATUS_TIMEOUT))
             except CacheError as error:
                 nodes.append({"location": location, "error": str(error)})
         reachable = all("error" not in node for node in nodes)
@@ -334,6 +502,7 @@ class HeadServer(CacheServer):
             "loading": loading,
             "datasets": datasets,
             "nodes": nodes,
+            "repair": self._repair_status(nodes),
         }
 
     def _describe(self, dataset: _Dataset) -> dict[str, object]:
@@ -383,7 +552,8 @@ class HeadServer(CacheServer):
             try:
                 return self._node_action(location, kind, body)
             except CacheError as error:
-                if not isinstance(error, _NodeUnreachableError):
+                # A node that restarted empty lacks the partition until repaired: ask a replica.
+                if not isinstance(error, (_NodeUnreachableError, DatasetNotFoundError)):
                     raise
                 errors.append(str(error))
         raise unavailable("; ".join(errors), self._retry_after)

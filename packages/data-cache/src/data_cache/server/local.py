@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from data_cache.connection import ConnectOptions
 from data_cache.errors import InvalidArgumentError
 from data_cache.server.base import ServerSecurity
-from data_cache.server.head import HeadServer
+from data_cache.server.head import DEFAULT_REPAIR_INTERVAL, HeadServer
 from data_cache.server.node import DEFAULT_MEMORY_LIMIT, NodeServer
 
 __all__ = ["LocalCache"]
@@ -29,6 +29,7 @@ class LocalCache:
         security: ServerSecurity | None = None,
         tls_root_certs: bytes | None = None,
         advertise_host: str | None = None,
+        repair_interval: float | None = DEFAULT_REPAIR_INTERVAL,
     ) -> None:
         security = security or ServerSecurity()
         if num_nodes < 1:
@@ -54,6 +55,7 @@ class LocalCache:
                 security=security,
                 advertise_host=advertise_host,
                 connect=ConnectOptions(token=security.token, tls_root_certs=tls_root_certs),
+                repair_interval=repair_interval,
             )
         except BaseException:
             self._close_nodes()

@@ -12,7 +12,12 @@ import pyarrow.flight as flight
 
 from data_cache import query
 from data_cache.batching import cut_batches, skip_rows
-from data_cache.errors import DatasetNotFoundError, StaleTicketError, unavailable
+from data_cache.errors import (
+    DatasetNotFoundError,
+    InvalidArgumentError,
+    StaleTicketError,
+    unavailable,
+)
 from data_cache.server.base import CacheServer, ServerSecurity, json_result, translate_errors
 from data_cache.server.budget import MemoryBudget, StreamCap
 from data_cache.server.metrics import Metrics
@@ -68,6 +73,10 @@ class NodeServer(CacheServer):
         nbytes = request.nbytes
         try:
             table = reader.read_all().combine_chunks()
+            if request.rows is not None and table.num_rows != request.rows:
+                raise InvalidArgumentError(
+                    f"{what}: the stream ended after {table.num_rows} of {request.rows} rows"
+                )
             if table.nbytes > nbytes:  # the sender understated the size: take the rest too
                 self.budget.reserve(table.nbytes - nbytes, what)
                 nbytes = table.nbytes
@@ -77,7 +86,14 @@ class NodeServer(CacheServer):
         key = (request.dataset, request.partition)
         with self._lock:
             previous = self._held.get(key)
-            self._held[key] = _Held(request.generation, table, nbytes)
+            newer = previous is not None and previous.generation > request.generation
+            if not newer:
+                self._held[key] = _Held(request.generation, table, nbytes)
+        if newer:  # a late copy of an older generation: keep the newer one
+            self.budget.release(nbytes)
+            raise StaleTicketError(
+                f"{what}: node {self.location} holds a newer generation than {request.generation}"
+            )
         if previous is not None:
             self.budget.release(previous.nbytes)
 
