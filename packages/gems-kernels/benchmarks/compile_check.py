@@ -1,0 +1,441 @@
+"""Compile every kernel specialization the package launches for an H200 (sm_90), with no GPU.
+
+    python packages/gems-kernels/benchmarks/compile_check.py              # smoke cases + tests
+    python packages/gems-kernels/benchmarks/compile_check.py --workload bench --only softmax
+
+Two phases:
+
+1. Recording, in a child process under ``TRITON_INTERPRET=1``: the benchmark smoke cases
+   (``cases.core_cases(True)`` and ``fused_cases(True)``, ATen ops through ``use_gems``) and/or the
+   package's test suite run with a hook on ``InterpretedFunction.run`` that records each launch's
+   specialization the way ``JITFunction.run`` would compute it for a CUDA target: each argument's
+   Triton type (``*bf16`` for a bfloat16 tensor, ``i32``/``i64`` for ints, ``fp32`` for floats),
+   the divisibility-by-16 attribute and equal-to-1 constants (Triton's own
+   ``native_specialize_impl`` with the CUDA backend), the constexpr values, num_warps and
+   num_stages. While recording, the op modules see the vendor as ``nvidia`` so they pick the GPU
+   launch settings (``backends/tuning.py``, attention and matmul blocks, no bfloat16 upcast);
+   dispatch and test inputs stay on the CPU backend. Matrix-product tuning launches every
+   candidate once (Triton's ``do_bench`` runs the launch once instead of timing it) so every
+   configuration a GPU could pick is recorded; tuning results go to a temporary cache.
+2. Compiling, in a pool of two processes without ``TRITON_INTERPRET`` (so ``@triton.jit`` gives
+   real ``JITFunction`` objects): ``triton.compile(ASTSource(...), target=GPUTarget("cuda", 90,
+   32))`` down to cubin with the ptxas bundled in Triton's wheel. Prints one row per kernel:
+   specializations, compiled, failed and the first line of the first error. Exits 1 on any
+   failure.
+
+Results under the interpreter are not compared (the GPU settings are not what the interpreter
+is tested with); a workload step that raises is reported and makes the exit status non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import concurrent.futures
+import contextlib
+import dataclasses
+import importlib
+import importlib.util
+import inspect
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+BENCHMARKS = Path(__file__).resolve().parent
+PACKAGE = BENCHMARKS.parent
+# Options a launch passes next to the kernel's arguments; the rest are compile options we keep.
+_LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
+_DEFAULT_OPTIONS = {"num_warps": 4, "num_stages": 3}
+SM90 = ("cuda", 90, 32)
+
+
+@dataclasses.dataclass(frozen=True)
+class KernelRef:
+    """Where a kernel's Python function lives: a module attribute, or a generated pointwise
+    module (``path``) whose ``_scalar_fn`` global is the element function ``scalar``."""
+
+    module: str
+    qualname: str
+    path: str = ""
+    scalar: KernelRef | None = None
+
+    @property
+    def label(self) -> str:
+        if self.scalar is not None:
+            return f"pointwise[{self.scalar.qualname}]"
+        return f"{self.module.removeprefix('gems_kernels.')}.{self.qualname}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Specialization:
+    """One compiled variant of a kernel, as ``JITFunction.run`` would key it on a CUDA GPU."""
+
+    kernel: KernelRef
+    signature: tuple[tuple[str, str], ...]  # (parameter, Triton type or "constexpr")
+    constexprs: tuple[tuple[str, Any], ...]  # (parameter, encoded value)
+    attrs: tuple[tuple[str, str], ...]  # (parameter, "D" = divisible by 16)
+    options: tuple[tuple[str, int], ...]  # num_warps, num_stages, ...
+
+
+def kernel_ref(fn: Callable[..., Any]) -> KernelRef:
+    """The reference of a Python kernel function (an interpreted kernel's ``.fn``)."""
+    module = fn.__module__
+    if module.startswith("gems_kernels_generated_"):
+        scalar = fn.__globals__["_scalar_fn"]
+        return KernelRef(module, fn.__qualname__, fn.__code__.co_filename,
+                         kernel_ref(getattr(scalar, "fn", scalar)))  # fmt: skip
+    return KernelRef(module, fn.__qualname__)
+
+
+def _encode(value: Any) -> Any:
+    """A constexpr value, hashable: numbers, strings and None as is; dtypes and kernels as
+    ``("dtype", name)`` and ``("fn", KernelRef)``."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if type(value).__name__ == "constexpr":
+        return _encode(value.value)
+    if hasattr(value, "primitive_bitwidth"):  # a triton.language dtype
+        return ("dtype", value.name)
+    fn = getattr(value, "fn", value)
+    if callable(fn) and hasattr(fn, "__qualname__"):
+        return ("fn", kernel_ref(fn))
+    raise TypeError(f"constexpr value {value!r}: expected a number, str, None, dtype or kernel")
+
+
+def specialize(interpreted: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Specialization:
+    """The CUDA specialization of one launch of ``interpreted`` (an ``InterpretedFunction``)."""
+    from triton._C.libtriton import native_specialize_impl  # type: ignore[import-untyped]
+    from triton.runtime.jit import _normalize_ty  # type: ignore[import-untyped]
+
+    kwargs = dict(kwargs)
+    options = {name: kwargs.pop(name) for name in _LAUNCH_OPTIONS if name in kwargs}
+    options = {**_DEFAULT_OPTIONS, **{k: v for k, v in options.items() if v is not None}}
+    fn = interpreted.fn
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    annotations = {k: _normalize_ty(v) for k, v in inspect.get_annotations(fn).items()}
+    unspecialized = set(interpreted.kwargs.get("do_not_specialize") or ())
+    unaligned = set(interpreted.kwargs.get("do_not_specialize_on_alignment") or ())
+    backend = _cuda_backend()
+    signature, constexprs, attrs = [], [], []
+    for index, (name, value) in enumerate(bound.arguments.items()):
+        annotation = annotations.get(name)
+        if annotation == "constexpr":
+            signature.append((name, "constexpr"))
+            constexprs.append((name, _encode(value)))
+            continue
+        kind, attr = native_specialize_impl(
+            backend, value, False,
+            not ({index, name} & unspecialized), not ({index, name} & unaligned),
+        )  # fmt: skip
+        if annotation and kind != "constexpr":
+            # An annotated parameter keeps its type; floats and bools are not specialised.
+            kind, attr = annotation, None if annotation[:2] in ("fp", "bf", "u1") else attr
+        signature.append((name, kind))
+        if kind == "constexpr":  # ints equal to 1 and None become constants
+            constexprs.append((name, _encode(value)))
+        elif attr:
+            attrs.append((name, attr))
+    return Specialization(kernel_ref(fn), tuple(signature), tuple(constexprs), tuple(attrs),
+                          tuple(sorted(options.items())))  # fmt: skip
+
+
+_BACKEND: list[Any] = []
+
+
+def _cuda_backend() -> Any:
+    """Triton's CUDA backend for sm_90 (no driver needed)."""
+    if not _BACKEND:
+        from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped]
+        from triton.compiler import make_backend  # type: ignore[import-untyped]
+
+        _BACKEND.append(make_backend(GPUTarget(*SM90)))
+    return _BACKEND[0]
+
+
+class Recorder:
+    """Counts the specializations of every interpreted kernel launch while installed."""
+
+    def __init__(self) -> None:
+        self.launches: collections.Counter[Specialization] = collections.Counter()
+
+    @contextlib.contextmanager
+    def installed(self) -> Iterator[Recorder]:
+        """Hook ``InterpretedFunction.run`` (every ``kernel[grid](...)`` under the interpreter)."""
+        from triton.runtime.interpreter import InterpretedFunction  # type: ignore[import-untyped]
+
+        original = InterpretedFunction.run
+        recorder = self
+
+        def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
+            if not warmup:
+                recorder.launches[specialize(self, args, kwargs)] += 1
+            return original(self, *args, grid=grid, warmup=warmup, **kwargs)
+
+        InterpretedFunction.run = run
+        try:
+            yield self
+        finally:
+            InterpretedFunction.run = original
+
+
+@contextlib.contextmanager
+def gpu_settings(vendor: str = "nvidia") -> Iterator[None]:
+    """The op modules pick ``vendor``'s launch settings; dispatch stays on the CPU backend.
+
+    Matrix-product tuning launches each candidate once (``do_bench`` runs it instead of timing
+    it) under a device name of the emulated vendor.
+    """
+    import gems_kernels  # noqa: F401  (imports every op module)
+    import torch
+    import triton.testing  # type: ignore[import-untyped]
+    from gems_kernels.backends import VENDORS
+
+    emulated = dataclasses.replace(VENDORS["cpu"], name=vendor)
+    patched = [
+        module for name, module in list(sys.modules.items())
+        if name.startswith(("gems_kernels.ops", "gems_kernels.fused", "gems_kernels.pointwise"))
+        and hasattr(module, "current_vendor")
+    ]  # fmt: skip
+    saved = [(module, module.current_vendor) for module in patched]
+    saved_bench, saved_name = triton.testing.do_bench, torch.cuda.get_device_name
+    for module in patched:
+        module.current_vendor = lambda: emulated
+    triton.testing.do_bench = lambda fn, *args, **kwargs: (fn(), 1.0)[1]
+    torch.cuda.get_device_name = lambda *args: f"{vendor} (emulated)"
+    try:
+        yield
+    finally:
+        for module, original in saved:
+            module.current_vendor = original
+        triton.testing.do_bench, torch.cuda.get_device_name = saved_bench, saved_name
+
+
+def run_bench_cases(only: Sequence[str]) -> list[str]:
+    """Run the smoke cases' gems calls once each; a line per case that raised."""
+    sys.path.insert(0, str(BENCHMARKS))
+    import gems_kernels
+    from cases import core_cases, fused_cases
+
+    problems = []
+    for case in [*core_cases(True), *fused_cases(True)]:
+        if only and case.op not in only:
+            continue
+        inputs = case.make_inputs(case.shape, case.dtype)
+        context = (gems_kernels.use_gems(include=case.overloads) if case.gems is None
+                   else contextlib.nullcontext())  # fmt: skip
+        try:
+            with context:
+                (case.gems or case.aten)(*inputs)
+        except Exception as error:  # report every failing case, keep recording the others
+            problems.append(f"case {case.op} {case.dtype}: {_first_line(error)}")
+    return problems
+
+
+def run_tests(pytest_args: Sequence[str]) -> list[str]:
+    """Run the package's tests in this process; a line if any failed (they are tested on CPU
+    settings, so failures under GPU settings do not stop the recording)."""
+    import pytest
+
+    config = PACKAGE.parents[1] / "pytest.ini"
+    code = pytest.main(["-q", "-p", "no:cacheprovider", "-c", str(config),
+                        "--rootdir", str(config.parent),
+                        *(pytest_args or [str(PACKAGE / "tests")])])  # fmt: skip
+    return [] if code == 0 else [f"tests under GPU settings: pytest exit status {int(code)}"]
+
+
+def record(workloads: Sequence[str], only: Sequence[str], pytest_args: Sequence[str],
+           vendor: str) -> tuple[list[Specialization], list[str]]:  # fmt: skip
+    """Run the workloads under the interpreter with the recorder installed."""
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        raise RuntimeError("record: TRITON_INTERPRET=1 must be set before triton is imported")
+    recorder = Recorder()
+    problems: list[str] = []
+    with recorder.installed(), gpu_settings(vendor):
+        if "bench" in workloads:
+            problems += run_bench_cases(only)
+        if "tests" in workloads:
+            problems += run_tests(pytest_args)
+    return list(recorder.launches), problems
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    lines = [line for line in text.splitlines() if line.strip()]
+    # Triton's compile errors start with the source location; the message is the last line.
+    return f"{type(error).__name__}: {lines[-1] if lines else text}"[:200]
+
+
+def _to_json(spec: Specialization) -> dict[str, Any]:
+    return dataclasses.asdict(spec)
+
+
+def _ref_from_json(data: dict[str, Any]) -> KernelRef:
+    scalar = data.get("scalar")
+    return KernelRef(data["module"], data["qualname"], data.get("path", ""),
+                     _ref_from_json(scalar) if scalar else None)  # fmt: skip
+
+
+def _from_json(data: dict[str, Any]) -> Specialization:
+    def pairs(items: list[list[Any]]) -> tuple[tuple[Any, ...], ...]:
+        return tuple((k, _constant_from_json(v)) for k, v in items)
+
+    return Specialization(_ref_from_json(data["kernel"]), pairs(data["signature"]),
+                          pairs(data["constexprs"]), pairs(data["attrs"]),
+                          pairs(data["options"]))  # fmt: skip
+
+
+def _constant_from_json(value: Any) -> Any:
+    if isinstance(value, list):  # an encoded dtype or kernel
+        tag, payload = value
+        return (tag, _ref_from_json(payload) if tag == "fn" else payload)
+    return value
+
+
+def resolve(ref: KernelRef) -> Any:
+    """The ``JITFunction`` ``ref`` names, imported in this (non-interpreting) process."""
+    if ref.scalar is not None:
+        spec = importlib.util.spec_from_file_location(ref.module, ref.path)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load generated kernel {ref.path}")
+        module = importlib.util.module_from_spec(spec)
+        module.__dict__["_scalar_fn"] = resolve(ref.scalar)
+        spec.loader.exec_module(module)
+        return getattr(module, ref.qualname)
+    value: Any = importlib.import_module(ref.module)
+    for part in ref.qualname.split("."):
+        value = getattr(value, part)
+    return getattr(value, "scalar_fn", value)  # a @pointwise_dynamic op's element function
+
+
+def _decode(value: Any) -> Any:
+    """A constexpr value for ``ASTSource`` from its encoding."""
+    if isinstance(value, tuple):
+        tag, payload = value
+        if tag == "dtype":
+            import triton.language as tl  # type: ignore[import-untyped]
+
+            return tl.dtype(payload)
+        return resolve(payload)
+    return value
+
+
+def compile_one(spec: Specialization) -> str:
+    """Compile ``spec`` for sm_90 down to cubin; "" when it compiled, else the first error line."""
+    import triton  # type: ignore[import-untyped]
+    from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped]
+    from triton.compiler import ASTSource  # type: ignore[import-untyped]
+
+    try:
+        fn = resolve(spec.kernel)
+        constexprs = {name: _decode(value) for name, value in spec.constexprs}
+        attrs = {(fn.arg_names.index(name),): _cuda_backend().parse_attr(attr)
+                 for name, attr in spec.attrs}  # fmt: skip
+        compiled = triton.compile(ASTSource(fn, dict(spec.signature), constexprs, attrs),
+                                  target=GPUTarget(*SM90), options=dict(spec.options))  # fmt: skip
+        if not compiled.asm.get("cubin"):
+            return "no cubin produced"
+    except Exception as error:  # every failure is reported, not just the first
+        return _first_line(error)
+    return ""
+
+
+def _worker_init() -> None:
+    sys.path.insert(0, str(PACKAGE / "src"))
+
+
+def compile_all(specs: Sequence[Specialization], workers: int) -> list[str]:
+    """Compile each of ``specs`` in ``workers`` fresh processes (no ``TRITON_INTERPRET``)."""
+    if os.environ.get("TRITON_INTERPRET"):
+        raise RuntimeError("compile_all: TRITON_INTERPRET must not be set (kernels would be "
+                           "interpreted functions, which triton.compile cannot build)")  # fmt: skip
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(workers, context, _worker_init) as pool:
+        return list(pool.map(compile_one, specs, chunksize=1))
+
+
+def summary(specs: Sequence[Specialization], errors: Sequence[str]) -> list[tuple[str, ...]]:
+    """Rows (kernel, specializations, compiled, failed, first error) sorted by kernel."""
+    rows: dict[str, list[Any]] = {}
+    for spec, error in zip(specs, errors, strict=True):
+        row = rows.setdefault(spec.kernel.label, [0, 0, 0, ""])
+        row[0] += 1
+        row[1 if not error else 2] += 1
+        row[3] = row[3] or error
+    return [(name, *map(str, row[:3]), row[3]) for name, row in sorted(rows.items())]
+
+
+def _print_table(rows: Sequence[tuple[str, ...]]) -> None:
+    header = ("kernel", "specs", "ok", "failed", "first error")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    for row in [header, *rows]:
+        print("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)),
+              row[4], sep="  ")  # fmt: skip
+
+
+def _record_in_child(args: argparse.Namespace, path: Path) -> list[str]:
+    env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": os.pathsep.join(
+        [str(PACKAGE / "src"), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    env.setdefault("GEMS_CACHE_DIR", str(path.parent / "gems_cache"))
+    command = [sys.executable, __file__, "--record-to", str(path), "--vendor", args.vendor,
+               "--workload", *args.workload, *(["--only", *args.only] if args.only else []),
+               *(["--pytest-args", *args.pytest_args] if args.pytest_args else [])]  # fmt: skip
+    result = subprocess.run(command, env=env, check=False)
+    if result.returncode != 0 or not path.exists():
+        raise RuntimeError(f"recording failed with exit status {result.returncode}")
+    return json.loads(path.read_text())["problems"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--workload", nargs="+", choices=("bench", "tests"),
+                        default=["bench", "tests"])  # fmt: skip
+    parser.add_argument("--only", nargs="+", default=[],
+                        help="kernels whose label contains one of these (and, for the bench "
+                             "workload, only cases of these op names)")  # fmt: skip
+    parser.add_argument("--limit", type=int, default=0, help="compile at most N specializations")
+    parser.add_argument("--workers", type=int, default=2, choices=(1, 2))
+    parser.add_argument("--vendor", default="nvidia", help="launch settings to record")
+    parser.add_argument("--pytest-args", nargs="+", default=[])
+    parser.add_argument("--record-to", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+
+    if args.record_to:  # the recording child
+        specs, problems = record(args.workload, args.only, args.pytest_args, args.vendor)
+        args.record_to.write_text(json.dumps(
+            {"specs": [_to_json(s) for s in specs], "problems": problems}))  # fmt: skip
+        return 0
+
+    started = time.monotonic()
+    os.environ.pop("TRITON_INTERPRET", None)
+    with tempfile.TemporaryDirectory(prefix="gems_compile_check_") as scratch:
+        path = Path(scratch) / "specs.json"
+        problems = _record_in_child(args, path)
+        specs = [_from_json(s) for s in json.loads(path.read_text())["specs"]]
+        recorded = time.monotonic() - started
+        if args.only:
+            specs = [s for s in specs if any(o in s.kernel.label for o in args.only)]
+        if args.limit:
+            specs = specs[: args.limit]
+        os.environ.setdefault("TRITON_CACHE_DIR", str(Path(scratch) / "triton_cache"))
+        errors = compile_all(specs, args.workers)
+    rows = summary(specs, errors)
+    _print_table(rows)
+    failed = sum(1 for e in errors if e)
+    print(f"\n{len(rows)} kernels, {len(specs)} specializations for sm_90: "
+          f"{len(specs) - failed} compiled, {failed} failed; recording {recorded:.0f} s, "
+          f"total {time.monotonic() - started:.0f} s")  # fmt: skip
+    for problem in problems:
+        print(f"workload: {problem}")
+    return 1 if failed or problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
