@@ -54,17 +54,25 @@ PACKAGE = BENCHMARKS.parent
 _LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _DEFAULT_OPTIONS = {"num_warps": 4, "num_stages": 3}
 SM90 = ("cuda", 90, 32)
+# Shared memory one block may use on sm_90 (227 KiB; the H100/H200 opt-in maximum).
+SM90_SHARED_BYTES = 232448
 
 
 @dataclasses.dataclass(frozen=True)
 class KernelRef:
     """Where a kernel's Python function lives: a module attribute, or a generated pointwise
-    module (``path``) whose ``_scalar_fn`` global is the element function ``scalar``."""
+    module (its ``source``, kept because the cache dir it was written to may be gone by the time
+    it compiles) whose ``_scalar_fn`` global is the element function ``scalar``."""
 
     module: str
     qualname: str
-    path: str = ""
+    source: str = ""
     scalar: KernelRef | None = None
+
+    @property
+    def in_package(self) -> bool:
+        """Whether the kernel (for generated ones, the element function) is gems_kernels'."""
+        return (self.scalar or self).module.startswith("gems_kernels.")
 
     @property
     def label(self) -> str:
@@ -84,14 +92,22 @@ class Specialization:
     options: tuple[tuple[str, int], ...]  # num_warps, num_stages, ...
 
 
+_REFS: dict[Callable[..., Any], KernelRef] = {}
+
+
 def kernel_ref(fn: Callable[..., Any]) -> KernelRef:
     """The reference of a Python kernel function (an interpreted kernel's ``.fn``)."""
-    module = fn.__module__
-    if module.startswith("gems_kernels_generated_"):
-        scalar = fn.__globals__["_scalar_fn"]
-        return KernelRef(module, fn.__qualname__, fn.__code__.co_filename,
-                         kernel_ref(getattr(scalar, "fn", scalar)))  # fmt: skip
-    return KernelRef(module, fn.__qualname__)
+    ref = _REFS.get(fn)
+    if ref is None:
+        module = fn.__module__
+        if module.startswith("gems_kernels_generated_"):
+            scalar = fn.__globals__["_scalar_fn"]
+            ref = KernelRef(module, fn.__qualname__, Path(fn.__code__.co_filename).read_text(),
+                            kernel_ref(getattr(scalar, "fn", scalar)))  # fmt: skip
+        else:
+            ref = KernelRef(module, fn.__qualname__)
+        _REFS[fn] = ref
+    return ref
 
 
 def _encode(value: Any) -> Any:
@@ -240,30 +256,65 @@ def run_bench_cases(only: Sequence[str]) -> list[str]:
 
 
 def run_tests(pytest_args: Sequence[str]) -> list[str]:
-    """Run the package's tests in this process; a line if any failed (they are tested on CPU
-    settings, so failures under GPU settings do not stop the recording)."""
+    """Run the package's tests in this process; a note if any failed. They are written for the
+    CPU settings: under the GPU ones the bfloat16 ``tl.dot`` tests fail (the interpreter
+    multiplies bfloat16 tiles wrongly, which the CPU settings avoid by upcasting), so failures
+    are reported but do not fail the sweep."""
     import pytest
 
     config = PACKAGE.parents[1] / "pytest.ini"
+    own = PACKAGE / "tests" / "benchmarks" / "test_compile_check.py"  # it installs the hook itself
     code = pytest.main(["-q", "-p", "no:cacheprovider", "-c", str(config),
-                        "--rootdir", str(config.parent),
+                        "--rootdir", str(config.parent), f"--ignore={own}",
                         *(pytest_args or [str(PACKAGE / "tests")])])  # fmt: skip
-    return [] if code == 0 else [f"tests under GPU settings: pytest exit status {int(code)}"]
+    if code == 0:
+        return []
+    return [f"tests under GPU settings: pytest exit status {int(code)} (see its summary above)"]
 
 
-def record(workloads: Sequence[str], only: Sequence[str], pytest_args: Sequence[str],
-           vendor: str) -> tuple[list[Specialization], list[str]]:  # fmt: skip
-    """Run the workloads under the interpreter with the recorder installed."""
+def record(
+    workloads: Sequence[str], only: Sequence[str], pytest_args: Sequence[str], vendor: str
+) -> tuple[list[Specialization], list[str], list[str]]:
+    """Run the workloads under the interpreter with the recorder installed: the package's
+    specializations (the tests' own kernels are left out), the cases that raised, and notes."""
     if os.environ.get("TRITON_INTERPRET") != "1":
         raise RuntimeError("record: TRITON_INTERPRET=1 must be set before triton is imported")
     recorder = Recorder()
     problems: list[str] = []
+    notes: list[str] = []
     with recorder.installed(), gpu_settings(vendor):
         if "bench" in workloads:
             problems += run_bench_cases(only)
         if "tests" in workloads:
-            problems += run_tests(pytest_args)
-    return list(recorder.launches), problems
+            notes += run_tests(pytest_args)
+    specs = [s for s in recorder.launches if s.kernel.in_package]
+    missed = never_launched(specs)
+    if missed and not only:
+        notes.append(f"never launched by the workloads, so not compiled: {', '.join(missed)}")
+    return specs, problems, notes
+
+
+def never_launched(specs: Sequence[Specialization]) -> list[str]:
+    """Labels of the package's kernels that no spec covers: ``@pointwise_dynamic`` operators
+    and ``@triton.jit`` functions that read ``tl.program_id`` (device helpers do not)."""
+    from gems_kernels.pointwise.dynamic import PointwiseOp
+    from triton.runtime.interpreter import InterpretedFunction  # type: ignore[import-untyped]
+
+    launched = {s.kernel.scalar or s.kernel for s in specs}
+    candidates = {}
+    for name, module in list(sys.modules.items()):
+        if not name.startswith("gems_kernels."):
+            continue
+        for value in vars(module).values():
+            if isinstance(value, PointwiseOp):
+                ref = kernel_ref(value.scalar_fn.fn)
+                candidates[ref] = f"pointwise[{ref.qualname}]"
+            elif isinstance(value, InterpretedFunction) and "tl.program_id" in inspect.getsource(
+                value.fn
+            ):
+                ref = kernel_ref(value.fn)
+                candidates[ref] = ref.label
+    return sorted(label for ref, label in candidates.items() if ref not in launched)
 
 
 def _first_line(error: BaseException) -> str:
@@ -279,7 +330,7 @@ def _to_json(spec: Specialization) -> dict[str, Any]:
 
 def _ref_from_json(data: dict[str, Any]) -> KernelRef:
     scalar = data.get("scalar")
-    return KernelRef(data["module"], data["qualname"], data.get("path", ""),
+    return KernelRef(data["module"], data["qualname"], data.get("source", ""),
                      _ref_from_json(scalar) if scalar else None)  # fmt: skip
 
 
@@ -302,9 +353,14 @@ def _constant_from_json(value: Any) -> Any:
 def resolve(ref: KernelRef) -> Any:
     """The ``JITFunction`` ``ref`` names, imported in this (non-interpreting) process."""
     if ref.scalar is not None:
-        spec = importlib.util.spec_from_file_location(ref.module, ref.path)
+        # Triton reads a kernel's source through its file, so the generated one gets a file.
+        path = _GENERATED[0] / str(os.getpid()) / f"{ref.module}.py"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(ref.source)
+        spec = importlib.util.spec_from_file_location(ref.module, path)
         if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load generated kernel {ref.path}")
+            raise ImportError(f"cannot load generated kernel {ref.module}")
         module = importlib.util.module_from_spec(spec)
         module.__dict__["_scalar_fn"] = resolve(ref.scalar)
         spec.loader.exec_module(module)
@@ -327,8 +383,9 @@ def _decode(value: Any) -> Any:
     return value
 
 
-def compile_one(spec: Specialization) -> str:
-    """Compile ``spec`` for sm_90 down to cubin; "" when it compiled, else the first error line."""
+def compile_one(spec: Specialization) -> tuple[str, int]:
+    """Compile ``spec`` for sm_90 down to cubin: ("", shared memory bytes) when it compiled and
+    fits sm_90's shared memory, else (the first error line, bytes or 0)."""
     import triton  # type: ignore[import-untyped]
     from triton.backends.compiler import GPUTarget  # type: ignore[import-untyped]
     from triton.compiler import ASTSource  # type: ignore[import-untyped]
@@ -340,47 +397,65 @@ def compile_one(spec: Specialization) -> str:
                  for name, attr in spec.attrs}  # fmt: skip
         compiled = triton.compile(ASTSource(fn, dict(spec.signature), constexprs, attrs),
                                   target=GPUTarget(*SM90), options=dict(spec.options))  # fmt: skip
-        if not compiled.asm.get("cubin"):
-            return "no cubin produced"
     except Exception as error:  # every failure is reported, not just the first
-        return _first_line(error)
-    return ""
+        return _first_line(error), 0
+    shared = int(compiled.metadata.shared)
+    if not compiled.asm.get("cubin"):
+        return "no cubin produced", shared
+    if shared > SM90_SHARED_BYTES:
+        # Triton checks this only when loading the kernel on a device (OutOfResources).
+        return f"shared memory {shared} bytes > sm_90's {SM90_SHARED_BYTES}", shared
+    return "", shared
 
 
-def _worker_init() -> None:
+# Where a compiling process writes generated kernels' sources (one folder per process).
+_GENERATED: list[Path] = [Path(tempfile.gettempdir())]
+
+
+def _worker_init(scratch: Path) -> None:
     sys.path.insert(0, str(PACKAGE / "src"))
+    _GENERATED[0] = scratch
 
 
-def compile_all(specs: Sequence[Specialization], workers: int) -> list[str]:
-    """Compile each of ``specs`` in ``workers`` fresh processes (no ``TRITON_INTERPRET``)."""
+def compile_all(
+    specs: Sequence[Specialization], workers: int, scratch: Path
+) -> list[tuple[str, int]]:
+    """Compile each of ``specs`` in ``workers`` fresh processes (no ``TRITON_INTERPRET``),
+    generated kernels' sources written under ``scratch``."""
     if os.environ.get("TRITON_INTERPRET"):
         raise RuntimeError("compile_all: TRITON_INTERPRET must not be set (kernels would be "
                            "interpreted functions, which triton.compile cannot build)")  # fmt: skip
     context = multiprocessing.get_context("spawn")
-    with concurrent.futures.ProcessPoolExecutor(workers, context, _worker_init) as pool:
+    with concurrent.futures.ProcessPoolExecutor(workers, context, _worker_init,
+                                                (scratch,)) as pool:  # fmt: skip
         return list(pool.map(compile_one, specs, chunksize=1))
 
 
-def summary(specs: Sequence[Specialization], errors: Sequence[str]) -> list[tuple[str, ...]]:
-    """Rows (kernel, specializations, compiled, failed, first error) sorted by kernel."""
+def summary(
+    specs: Sequence[Specialization], outcomes: Sequence[tuple[str, int]]
+) -> list[tuple[str, ...]]:
+    """Rows (kernel, specializations, compiled, failed, most shared memory in KiB, first error)
+    sorted by kernel."""
     rows: dict[str, list[Any]] = {}
-    for spec, error in zip(specs, errors, strict=True):
-        row = rows.setdefault(spec.kernel.label, [0, 0, 0, ""])
+    for spec, (error, shared) in zip(specs, outcomes, strict=True):
+        row = rows.setdefault(spec.kernel.label, [0, 0, 0, 0, ""])
         row[0] += 1
         row[1 if not error else 2] += 1
-        row[3] = row[3] or error
-    return [(name, *map(str, row[:3]), row[3]) for name, row in sorted(rows.items())]
+        row[3] = max(row[3], shared)
+        row[4] = row[4] or error
+    return [(name, *map(str, row[:3]), f"{row[3] / 1024:.1f}", row[4])
+            for name, row in sorted(rows.items())]  # fmt: skip
 
 
 def _print_table(rows: Sequence[tuple[str, ...]]) -> None:
-    header = ("kernel", "specs", "ok", "failed", "first error")
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(4)]
+    header = ("kernel", "specs", "ok", "failed", "smem KiB", "first error")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(5)]
     for row in [header, *rows]:
-        print("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths, strict=True)),
-              row[4], sep="  ")  # fmt: skip
+        print("  ".join(cell.ljust(w) for cell, w in zip(row[:5], widths, strict=True)),
+              row[5], sep="  ")  # fmt: skip
 
 
-def _record_in_child(args: argparse.Namespace, path: Path) -> list[str]:
+def _record_in_child(args: argparse.Namespace, path: Path) -> dict[str, Any]:
     env = {**os.environ, "TRITON_INTERPRET": "1", "PYTHONPATH": os.pathsep.join(
         [str(PACKAGE / "src"), os.environ.get("PYTHONPATH", "")])}  # fmt: skip
     env.setdefault("GEMS_CACHE_DIR", str(path.parent / "gems_cache"))
@@ -390,7 +465,8 @@ def _record_in_child(args: argparse.Namespace, path: Path) -> list[str]:
     result = subprocess.run(command, env=env, check=False)
     if result.returncode != 0 or not path.exists():
         raise RuntimeError(f"recording failed with exit status {result.returncode}")
-    return json.loads(path.read_text())["problems"]
+    recorded: dict[str, Any] = json.loads(path.read_text())
+    return recorded
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -408,33 +484,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.record_to:  # the recording child
-        specs, problems = record(args.workload, args.only, args.pytest_args, args.vendor)
-        args.record_to.write_text(json.dumps(
-            {"specs": [_to_json(s) for s in specs], "problems": problems}))  # fmt: skip
+        specs, problems, notes = record(args.workload, args.only, args.pytest_args, args.vendor)
+        recorded = {"specs": [_to_json(s) for s in specs], "problems": problems, "notes": notes}
+        args.record_to.write_text(json.dumps(recorded))
         return 0
 
     started = time.monotonic()
     os.environ.pop("TRITON_INTERPRET", None)
     with tempfile.TemporaryDirectory(prefix="gems_compile_check_") as scratch:
         path = Path(scratch) / "specs.json"
-        problems = _record_in_child(args, path)
-        specs = [_from_json(s) for s in json.loads(path.read_text())["specs"]]
-        recorded = time.monotonic() - started
+        recorded = _record_in_child(args, path)
+        specs = [_from_json(s) for s in recorded["specs"]]
+        recording_s = time.monotonic() - started
         if args.only:
             specs = [s for s in specs if any(o in s.kernel.label for o in args.only)]
         if args.limit:
             specs = specs[: args.limit]
         os.environ.setdefault("TRITON_CACHE_DIR", str(Path(scratch) / "triton_cache"))
-        errors = compile_all(specs, args.workers)
-    rows = summary(specs, errors)
+        outcomes = compile_all(specs, args.workers, Path(scratch) / "generated")
+    rows = summary(specs, outcomes)
     _print_table(rows)
-    failed = sum(1 for e in errors if e)
+    failed = sum(1 for error, _ in outcomes if error)
     print(f"\n{len(rows)} kernels, {len(specs)} specializations for sm_90: "
-          f"{len(specs) - failed} compiled, {failed} failed; recording {recorded:.0f} s, "
+          f"{len(specs) - failed} compiled, {failed} failed; recording {recording_s:.0f} s, "
           f"total {time.monotonic() - started:.0f} s")  # fmt: skip
-    for problem in problems:
+    for note in recorded["notes"]:
+        print(f"note: {note}")
+    for problem in recorded["problems"]:
         print(f"workload: {problem}")
-    return 1 if failed or problems else 0
+    return 1 if failed or recorded["problems"] else 0
 
 
 if __name__ == "__main__":
