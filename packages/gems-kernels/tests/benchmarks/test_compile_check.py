@@ -134,3 +134,19 @@ def test_smoke_kernels_compile_for_sm90(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
     assert "0 failed" in result.stdout
     assert "ops.matmul._matmul_kernel" in result.stdout
+
+
+def test_never_launched_lists_kernels_not_device_helpers(bench: SimpleNamespace) -> None:
+    missed = bench.compile_check.never_launched([])
+    assert "ops.softmax._softmax_forward_kernel" in missed
+    assert "pointwise[_silu]" in missed
+    assert not any("row_max_and_sum_exp" in label for label in missed)  # a device helper
+
+
+def test_summary_counts_failures_and_shared_memory(bench: SimpleNamespace) -> None:
+    check = bench.compile_check
+    kernel = check.KernelRef("gems_kernels.ops.softmax", "_softmax_forward_kernel")
+    specs = [check.Specialization(kernel, (), (("BLOCK", b),), (), ()) for b in (1, 2, 3)]
+    rows = check.summary(specs, [("", 1024), ("CompilationError: bad", 0), ("", 4096)])
+    assert rows == [("ops.softmax._softmax_forward_kernel", "3", "2", "1", "4.0",
+                     "CompilationError: bad")]  # fmt: skip
