@@ -132,23 +132,40 @@ def _encode(value: Any) -> Any:
     raise TypeError(f"constexpr value {value!r}: expected a number, str, None, dtype or kernel")
 
 
+def _bind(
+    interpreted: Any, args: Sequence[Any], kwargs: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """A launch's arguments by parameter name (defaults applied) and its launch options."""
+    kwargs = dict(kwargs)
+    options = {name: kwargs.pop(name) for name in _LAUNCH_OPTIONS if name in kwargs}
+    options = {**_DEFAULT_OPTIONS, **{k: v for k, v in options.items() if v is not None}}
+    bound = inspect.signature(interpreted.fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return dict(bound.arguments), options
+
+
+def grid_problem(interpreted: Any, args: Sequence[Any], kwargs: dict[str, Any], grid: Any) -> str:
+    """Why CUDA would refuse this launch's grid (x < 2^31, y and z <= 65535), or ""."""
+    size = tuple(grid(_bind(interpreted, args, kwargs)[0]) if callable(grid) else grid)
+    x, y, z = (*size, 1, 1)[:3]
+    if x < 2**31 and y <= 65535 and z <= 65535:
+        return ""
+    return f"{kernel_ref(interpreted.fn).label}: grid {(x, y, z)} over CUDA's limits"
+
+
 def specialize(interpreted: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Specialization:
     """The CUDA specialization of one launch of ``interpreted`` (an ``InterpretedFunction``)."""
     from triton._C.libtriton import native_specialize_impl  # type: ignore[import-untyped]
     from triton.runtime.jit import _normalize_ty  # type: ignore[import-untyped]
 
-    kwargs = dict(kwargs)
-    options = {name: kwargs.pop(name) for name in _LAUNCH_OPTIONS if name in kwargs}
-    options = {**_DEFAULT_OPTIONS, **{k: v for k, v in options.items() if v is not None}}
+    arguments, options = _bind(interpreted, args, kwargs)
     fn = interpreted.fn
-    bound = inspect.signature(fn).bind(*args, **kwargs)
-    bound.apply_defaults()
     annotations = {k: _normalize_ty(v) for k, v in inspect.get_annotations(fn).items()}
     unspecialized = set(interpreted.kwargs.get("do_not_specialize") or ())
     unaligned = set(interpreted.kwargs.get("do_not_specialize_on_alignment") or ())
     backend = _cuda_backend()
     signature, constexprs, attrs = [], [], []
-    for index, (name, value) in enumerate(bound.arguments.items()):
+    for index, (name, value) in enumerate(arguments.items()):
         annotation = annotations.get(name)
         if annotation == "constexpr":
             signature.append((name, "constexpr"))
@@ -190,6 +207,7 @@ class Recorder:
     def __init__(self, execute: bool = True) -> None:
         self.launches: collections.Counter[Specialization] = collections.Counter()
         self.execute = execute
+        self.grid_problems: set[str] = set()
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[Recorder]:
@@ -202,6 +220,9 @@ class Recorder:
         def run(self: Any, *args: Any, grid: Any, warmup: bool, **kwargs: Any) -> Any:
             if not warmup:
                 recorder.launches[specialize(self, args, kwargs)] += 1
+                problem = grid_problem(self, args, kwargs, grid)
+                if problem:
+                    recorder.grid_problems.add(problem)
                 if not recorder.execute:
                     return None
             return original(self, *args, grid=grid, warmup=warmup, **kwargs)
@@ -305,6 +326,7 @@ def record(
             recorder.execute = False
             problems += run_bench_cases(only, smoke=False)
             recorder.execute = True
+    problems += sorted(recorder.grid_problems)
     specs = [s for s in recorder.launches if s.kernel.in_package]
     missed = never_launched(specs)
     if missed and not only:

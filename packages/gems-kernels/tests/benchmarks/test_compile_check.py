@@ -150,3 +150,17 @@ def test_summary_counts_failures_and_shared_memory(bench: SimpleNamespace) -> No
     rows = check.summary(specs, [("", 1024), ("CompilationError: bad", 0), ("", 4096)])
     assert rows == [("ops.softmax._softmax_forward_kernel", "3", "2", "1", "4.0",
                      "CompilationError: bad")]  # fmt: skip
+
+
+def test_dry_recording_runs_nothing_and_flags_grids_cuda_refuses(bench: SimpleNamespace) -> None:
+    recorder = bench.compile_check.Recorder(execute=False)
+    src, dst = torch.ones(64), torch.zeros(64)
+    with recorder.installed():
+        _scaled_copy[(1, 70000)](src, dst, 64, 2.0, True, BLOCK=64)
+        _scaled_copy[lambda meta: (triton.cdiv(meta["n"], meta["BLOCK"]),)](
+            src, dst, 64, 2.0, True, BLOCK=64
+        )
+    assert not dst.any()  # not executed
+    assert sum(recorder.launches.values()) == 2
+    (problem,) = recorder.grid_problems
+    assert "_scaled_copy: grid (1, 70000, 1) over CUDA's limits" in problem
