@@ -1,7 +1,7 @@
 """Compile every kernel specialization the package launches for an H200 (sm_90), with no GPU.
 
     python packages/gems-kernels/benchmarks/compile_check.py            # every workload
-    python packages/gems-kernels/benchmarks/compile_check.py --workload bench --only softmax
+    python packages/gems-kernels/benchmarks/compile_check.py --workload bench --cases softmax
 
 Two phases:
 
@@ -266,9 +266,9 @@ def gpu_settings(vendor: str = "nvidia") -> Iterator[None]:
         triton.testing.do_bench, torch.cuda.get_device_name = saved_bench, saved_name
 
 
-def run_bench_cases(only: Sequence[str], smoke: bool) -> list[str]:
-    """Run the benchmark cases' gems calls once each (``smoke``: at the tiny shapes, else at
-    the standard GPU shapes); a line per case that raised."""
+def run_bench_cases(ops: Sequence[str], smoke: bool) -> list[str]:
+    """Run the benchmark cases' gems calls once each (those of ``ops`` if given; ``smoke``: at
+    the tiny shapes, else at the standard GPU shapes); a line per case that raised."""
     if str(BENCHMARKS) not in sys.path:
         sys.path.insert(0, str(BENCHMARKS))
     import gems_kernels
@@ -276,7 +276,7 @@ def run_bench_cases(only: Sequence[str], smoke: bool) -> list[str]:
 
     problems = []
     for case in [*core_cases(smoke), *fused_cases(smoke)]:
-        if only and case.op not in only:
+        if ops and case.op not in ops:
             continue
         inputs = case.make_inputs(case.shape, case.dtype)
         context = (gems_kernels.use_gems(include=case.overloads) if case.gems is None
@@ -307,7 +307,7 @@ def run_tests(pytest_args: Sequence[str]) -> list[str]:
 
 
 def record(
-    workloads: Sequence[str], only: Sequence[str], pytest_args: Sequence[str], vendor: str
+    workloads: Sequence[str], cases: Sequence[str], pytest_args: Sequence[str], vendor: str
 ) -> tuple[list[Specialization], list[str], list[str]]:
     """Run the workloads under the interpreter with the recorder installed: the package's
     specializations (the tests' own kernels are left out), the cases that raised, and notes."""
@@ -318,18 +318,18 @@ def record(
     notes: list[str] = []
     with recorder.installed(), gpu_settings(vendor):
         if "bench" in workloads:
-            problems += run_bench_cases(only, smoke=True)
+            problems += run_bench_cases(cases, smoke=True)
         if "tests" in workloads:
             notes += run_tests(pytest_args)
         if "bench-full" in workloads:
             # The interpreter would take hours at these shapes: record only (no kernel runs).
             recorder.execute = False
-            problems += run_bench_cases(only, smoke=False)
+            problems += run_bench_cases(cases, smoke=False)
             recorder.execute = True
     problems += sorted(recorder.grid_problems)
     specs = [s for s in recorder.launches if s.kernel.in_package]
     missed = never_launched(specs)
-    if missed and not only:
+    if missed and not cases:
         notes.append(f"never launched by the workloads, so not compiled: {', '.join(missed)}")
     return specs, problems, notes
 
@@ -501,7 +501,7 @@ def _record_in_child(args: argparse.Namespace, path: Path) -> dict[str, Any]:
     # A fresh cache: a stored matmul tuning choice would skip launching the other candidates.
     env["GEMS_CACHE_DIR"] = str(path.parent / "gems_cache")
     command = [sys.executable, __file__, "--record-to", str(path), "--vendor", args.vendor,
-               "--workload", *args.workload, *(["--only", *args.only] if args.only else []),
+               "--workload", *args.workload, *(["--cases", *args.cases] if args.cases else []),
                *(["--pytest-args", *args.pytest_args] if args.pytest_args else [])]  # fmt: skip
     result = subprocess.run(command, env=env, check=False)
     if result.returncode != 0 or not path.exists():
@@ -517,8 +517,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="bench: smoke cases; tests: the package's tests; bench-full: "
                              "the cases at GPU shapes, launches recorded but not run")  # fmt: skip
     parser.add_argument("--only", nargs="+", default=[],
-                        help="kernels whose label contains one of these (and, for the bench "
-                             "workload, only cases of these op names)")  # fmt: skip
+                        help="compile only kernels whose label contains one of these")  # fmt: skip
+    parser.add_argument("--cases", nargs="+", default=[],
+                        help="run only the benchmark cases of these ops")  # fmt: skip
     parser.add_argument("--limit", type=int, default=0, help="compile at most N specializations")
     parser.add_argument("--workers", type=int, default=2, choices=(1, 2))
     parser.add_argument("--vendor", default="nvidia", help="launch settings to record")
@@ -527,7 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     if args.record_to:  # the recording child
-        specs, problems, notes = record(args.workload, args.only, args.pytest_args, args.vendor)
+        specs, problems, notes = record(args.workload, args.cases, args.pytest_args, args.vendor)
         output = {"specs": [_to_json(s) for s in specs], "problems": problems, "notes": notes}
         args.record_to.write_text(json.dumps(output))
         return 0

@@ -128,7 +128,7 @@ def test_smoke_kernels_compile_for_sm90(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["TRITON_CACHE_DIR"] = str(tmp_path)
     result = subprocess.run(
-        [sys.executable, str(script), "--workload", "bench", "--only", "softmax", "mm", "add"],
+        [sys.executable, str(script), "--workload", "bench", "--cases", "softmax", "mm", "add"],
         env=env, capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
