@@ -523,7 +523,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=0, help="compile at most N specializations")
     parser.add_argument("--workers", type=int, default=2, choices=(1, 2))
     parser.add_argument("--vendor", default="nvidia", help="launch settings to record")
-    parser.add_argument("--pytest-args", nargs="+", default=[])
+    parser.add_argument("--pytest-args", nargs="+", default=[],
+                        help="test paths for the tests workload")  # fmt: skip
     parser.add_argument("--record-to", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
