@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import gems_kernels
 import pytest
 import torch
 import torch.nn.functional as F
@@ -72,3 +73,10 @@ def test_autograd_uses_the_backward_kernels() -> None:
         return result
 
     accuracy.check_op(gradient, x, overloads=["gelu_backward", "tanh_backward"])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_silu_backward_called_directly(dtype: torch.dtype) -> None:
+    """``gems_kernels.ops.silu_backward`` is exposed but not in the registration table."""
+    grad, x = accuracy.make_tensor((3, 5), dtype), accuracy.make_tensor((3, 5), dtype)
+    accuracy.check_fused(gems_kernels.ops.silu_backward, aten.silu_backward, grad, x)

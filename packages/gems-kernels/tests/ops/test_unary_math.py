@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import gems_kernels
 import pytest
 import torch
 from gems_kernels import accuracy
@@ -54,3 +55,9 @@ def test_special_values() -> None:
     accuracy.check_op(torch.isinf, x, overloads=["isinf"])
     accuracy.check_op(torch.exp, x, overloads=["exp"])
     accuracy.check_op(torch.tanh, x[1:], overloads=["tanh"])
+
+
+def test_isfinite_called_directly() -> None:
+    """``gems_kernels.ops.isfinite`` is exposed but not in the registration table."""
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.0])
+    accuracy.check_fused(gems_kernels.ops.isfinite, torch.isfinite, x)
