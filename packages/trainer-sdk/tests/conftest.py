@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable, Iterator
+from http.server import HTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +19,24 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 def upstream_dir() -> Path:
     """Kubeflow Trainer / JobSet reference files ($TRAINER_UPSTREAM_DIR or ../shared/upstream)."""
     return Path(os.environ.get("TRAINER_UPSTREAM_DIR", REPO_ROOT / ".." / "shared" / "upstream"))
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[HTTPServer], str]]:
+    """``serve(server)`` runs an HTTP server in a thread until the test ends; its base URL."""
+    running: list[tuple[HTTPServer, threading.Thread]] = []
+
+    def start(server: HTTPServer) -> str:
+        thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+        thread.start()
+        running.append((server, thread))
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    for server, thread in running:
+        server.shutdown()
+        thread.join(timeout=5)
+        server.server_close()
 
 
 @pytest.fixture

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -84,21 +83,19 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
 
 
 @pytest.fixture
-def endpoint(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, clock: Clock) -> Iterator[Endpoint]:
+def endpoint(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    clock: Clock,
+    serve: Callable[[HTTPServer], str],
+) -> Endpoint:
     server = Endpoint()
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
     token = tmp_path / "token"
     token.write_text("sa-token\n")
     monkeypatch.delenv(STATUS_FILE_ENV, raising=False)
-    monkeypatch.setenv(SERVER_URL_ENV, f"http://127.0.0.1:{server.server_address[1]}/status")
+    monkeypatch.setenv(SERVER_URL_ENV, f"{serve(server)}/status")
     monkeypatch.setenv(SERVER_TOKEN_ENV, str(token))
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        thread.join(timeout=5)
-        server.server_close()
+    return server
 
 
 def test_in_a_cluster_it_posts_to_the_status_endpoint_with_the_token(endpoint: Endpoint) -> None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ class Fixture:
 
 
 @pytest.fixture
-def http_fixture() -> Iterator[Fixture]:
+def http_fixture(serve: Callable[[HTTPServer], str]) -> Fixture:
     state = Fixture()
 
     class Handler(BaseHTTPRequestHandler):
@@ -38,13 +37,5 @@ def http_fixture() -> Iterator[Fixture]:
         def log_message(self, *args: Any) -> None:
             """Quiet."""
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    try:
-        yield state
-    finally:
-        server.shutdown()
-        thread.join(timeout=5)
-        server.server_close()
+    state.url = serve(ThreadingHTTPServer(("127.0.0.1", 0), Handler))
+    return state
