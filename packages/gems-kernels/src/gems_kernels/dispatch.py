@@ -51,6 +51,10 @@ def _tensor_parameters(entry: registration.Registration) -> tuple[tuple[int, ...
     return tuple(positions), frozenset(names)
 
 
+# 0-d tensors do not promote within a category: half-precision numbers stay exact as float32.
+_SCALAR_DTYPES = {torch.float16: torch.float32, torch.bfloat16: torch.float32}
+
+
 def _as_scalar_tensor(value: Any, like: torch.Tensor | None) -> Any:
     """``value`` as a 0-d tensor when it is a Python number, typed as the number would promote
     with ``like`` (half precisions as float32, which 0-d tensors do not promote above)."""
@@ -59,7 +63,7 @@ def _as_scalar_tensor(value: Any, like: torch.Tensor | None) -> Any:
     if like is None:
         return torch.tensor(value)
     dtype = torch.result_type(like, value)
-    dtype = {torch.float16: torch.float32, torch.bfloat16: torch.float32}.get(dtype, dtype)
+    dtype = _SCALAR_DTYPES.get(dtype, dtype)
     return torch.tensor(value, dtype=dtype, device=like.device)
 
 
