@@ -5,9 +5,11 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import tomllib
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 import release
@@ -15,6 +17,9 @@ import release
 ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = release.read_projects(ROOT)
 VERSION = release.read_version(ROOT)
+# What only the operator (and the SDK's Kubernetes backend, behind an extra) needs.
+OPERATOR_STACK = {"kopf", "aiohttp", "prometheus-client", "kubernetes"}
+OPERATOR_MODULES = ["kopf", "aiohttp", "prometheus_client", "kubernetes"]
 
 
 def requirement_names(name: str) -> set[str]:
@@ -22,15 +27,24 @@ def requirement_names(name: str) -> set[str]:
     return {canonicalize_name(requirement.name) for requirement in PROJECTS[name].requirements}
 
 
+def install_requirement_names(name: str) -> set[str]:
+    """Canonical names of what `pip install name` pulls in directly (no extras)."""
+    pyproject = tomllib.loads((PROJECTS[name].directory / "pyproject.toml").read_text())
+    return {
+        canonicalize_name(Requirement(line).name) for line in pyproject["project"]["dependencies"]
+    }
+
+
 def test_the_packages_are_there() -> None:
     # The six libraries, and data-cache's dependency-free objects for the controller.
     assert sorted(PROJECTS) == [
-        "data-cache",
         "data-cache-manifests",
         "gems-kernels",
         "mpi-runtime",
         "trainer-api",
         "trainer-controller",
+        "trainer-data-cache",
+        "trainer-runtime",
         "trainer-sdk",
     ]
 
@@ -54,9 +68,16 @@ def test_trainer_sdk_closure_does_not_pull_in_triton() -> None:
 
 def test_trainer_controller_closure_does_not_pull_in_torch() -> None:
     closure = release.dependency_closure(PROJECTS, ["trainer-controller"])
-    assert "data-cache" not in closure
+    assert "trainer-data-cache" not in closure
     pulled = {name: requirement_names(name) for name in closure}
     assert {name: needs for name, needs in pulled.items() if "torch" in needs} == {}
+
+
+def test_trainer_sdk_closure_leaves_the_operator_stack_out() -> None:
+    closure = release.dependency_closure(PROJECTS, ["trainer-sdk"])
+    assert "trainer-controller" not in closure
+    pulled = set().union(*(install_requirement_names(name) for name in closure))
+    assert pulled.isdisjoint(OPERATOR_STACK)
 
 
 def test_data_cache_manifests_has_no_dependencies() -> None:
@@ -91,13 +112,23 @@ def import_with_blocked(module: str, blocked: list[str]) -> subprocess.Completed
     [
         pytest.param(
             "gems_kernels",
-            ["trainer_api", "trainer_controller", "trainer_sdk", "data_cache", "mpi_runtime"],
+            ["trainer_api", "trainer_controller", "trainer_sdk", "trainer_data_cache", "mpi_runtime"],
             id="gems-kernels-without-other-packages",
         ),
         pytest.param("trainer_sdk", ["triton", "gems_kernels"], id="trainer-sdk-without-triton"),
         pytest.param(
+            "trainer_sdk",
+            ["trainer_controller", *OPERATOR_MODULES],
+            id="trainer-sdk-without-the-operator-stack",
+        ),
+        pytest.param(
+            "trainer_runtime",
+            ["torch", "triton", "trainer_controller", "trainer_sdk", *OPERATOR_MODULES],
+            id="trainer-runtime-without-torch-or-the-operator-stack",
+        ),
+        pytest.param(
             "trainer_controller",
-            ["torch", "triton", "data_cache", "gems_kernels"],
+            ["torch", "triton", "trainer_data_cache", "gems_kernels"],
             id="trainer-controller-without-torch",
         ),
         pytest.param(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from trainer_controller.runtime.plugins import trainer_status
+from trainer_runtime.plugins import trainer_status
 from trainer_sdk import progress
 
 UPSTREAM = {

@@ -8,9 +8,10 @@ import pytest
 PACKAGES = (
     "trainer_api",
     "trainer_controller",
+    "trainer_runtime",
     "trainer_sdk",
     "gems_kernels",
-    "data_cache",
+    "trainer_data_cache",
     "data_cache_manifests",
     "mpi_runtime",
 )

@@ -23,7 +23,7 @@ ROWS = 101  # odd, so the ranks' shares differ
 TRAIN = """
 import json
 import torch.distributed as dist
-from data_cache import CacheDataset
+from trainer_data_cache import CacheDataset
 
 dist.init_process_group("gloo")
 dataset = CacheDataset.from_env(batch_rows=8)

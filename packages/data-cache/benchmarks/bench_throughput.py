@@ -27,9 +27,9 @@ import pyarrow as pa
 import pyarrow.flight as flight
 import pyarrow.parquet as pq
 import torch
-from data_cache import CacheDataset, ConnectOptions
-from data_cache.client.tensors import to_tensors
-from data_cache.tickets import ReadRequest
+from trainer_data_cache import CacheDataset, ConnectOptions
+from trainer_data_cache.client.tensors import to_tensors
+from trainer_data_cache.tickets import ReadRequest
 from torch.utils.data import DataLoader, IterableDataset
 
 VECTOR = 16
@@ -99,7 +99,7 @@ def main() -> None:
         path = Path(tmp) / "bench.parquet"
         pq.write_table(make_table(args.rows), path)
         server = subprocess.Popen(
-            [sys.executable, "-m", "data_cache", "serve", str(path), "--nodes", "2"],
+            [sys.executable, "-m", "trainer_data_cache", "serve", str(path), "--nodes", "2"],
             stdout=subprocess.PIPE,
             text=True,
         )

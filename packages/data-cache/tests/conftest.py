@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 import pyarrow.parquet as pq
 import pytest
-from data_cache import LocalCache
+from trainer_data_cache import LocalCache
 
 START_TIMEOUT = 120.0
 """Seconds a child cache may take to print its endpoint (it imports torch and pyarrow)."""
@@ -42,11 +42,11 @@ def make_table(rows: int, width: int = 4) -> pa.Table:
 
 
 class ChildProcess:
-    """A ``python -m data_cache ...`` child whose first output line is its endpoint."""
+    """A ``python -m trainer_data_cache ...`` child whose first output line is its endpoint."""
 
     def __init__(self, args: Sequence[str], env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "data_cache", *args],
+            [sys.executable, "-m", "trainer_data_cache", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -122,7 +122,7 @@ def push() -> Callable[[str, str, pa.Table], None]:
 
 @pytest.fixture
 def child_process() -> Iterator[Callable[..., ChildProcess]]:
-    """Start ``python -m data_cache ARGS`` children; each is stopped after the test."""
+    """Start ``python -m trainer_data_cache ARGS`` children; each is stopped after the test."""
     children: list[ChildProcess] = []
 
     def start(args: Sequence[str]) -> ChildProcess:

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.flight as flight
 import torch
-from data_cache import CacheDataset, LocalCache, forks
+from trainer_data_cache import CacheDataset, LocalCache, forks
 from torch.utils.data import DataLoader
 
 BATCH = 16

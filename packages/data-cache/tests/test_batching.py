@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from data_cache.batching import cut_batches, skip_rows
+from trainer_data_cache.batching import cut_batches, skip_rows
 
 
 def stream(start: int, sizes: list[int]) -> list[pa.RecordBatch]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from data_cache.cli import main
+from trainer_data_cache.cli import main
 
 
 def test_serve_prints_the_endpoint_first_and_the_probe_sees_it_ready(remote_cache: str) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import datafusion
 import pyarrow as pa
 import pytest
-from data_cache import InvalidFilterError
-from data_cache.filters import apply_filter, check_filter_shape
+from trainer_data_cache import InvalidFilterError
+from trainer_data_cache.filters import apply_filter, check_filter_shape
 
 TABLE = pa.table({"n": [1, 2, 3, 4, None], "word": ["a", "b", "c", "d", "e"]})
 

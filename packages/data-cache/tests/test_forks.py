@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
-from data_cache import ConnectOptions, forks
+from trainer_data_cache import ConnectOptions, forks
 
 SCRIPT = Path(__file__).with_name("forked_loader.py")
 ROWS = 1001

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from data_cache import (
+from trainer_data_cache import (
     DATASET_ENV,
     ENDPOINT_ENV,
     CacheDataset,
@@ -13,7 +13,7 @@ from data_cache import (
     serve_args,
     trainer_env,
 )
-from data_cache.cli import main
+from trainer_data_cache.cli import main
 
 IMAGE = "repo/data-cache:0.1.0"
 

@@ -11,8 +11,8 @@ import pyarrow.csv as pcsv
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
-from data_cache import InvalidArgumentError, SchemaMismatchError, SourceError, UnknownColumnError
-from data_cache.sources import read_table, resolve_source
+from trainer_data_cache import InvalidArgumentError, SchemaMismatchError, SourceError, UnknownColumnError
+from trainer_data_cache.sources import read_table, resolve_source
 
 TABLE = pa.table({"id": np.arange(10, dtype=np.int64), "score": np.arange(10, dtype=np.float64)})
 

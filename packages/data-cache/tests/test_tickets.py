@@ -6,9 +6,9 @@ import itertools
 import json
 
 import pytest
-from data_cache import InvalidArgumentError
-from data_cache.partitions import RowRange, split_rows
-from data_cache.tickets import PutRequest, ReadRequest, Ticket
+from trainer_data_cache import InvalidArgumentError
+from trainer_data_cache.partitions import RowRange, split_rows
+from trainer_data_cache.tickets import PutRequest, ReadRequest, Ticket
 
 
 def test_documents_round_trip() -> None:

@@ -20,7 +20,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from trainer_controller import builtin_runtimes
+from trainer_runtime import builtin_runtimes
 from trainer_controller.testing import TRAINER_TYPES, ApiServer
 
 CONFIG = """\

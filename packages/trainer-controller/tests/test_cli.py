@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 from click.testing import CliRunner
-from controller_cases import make_job, make_runtime, replicated_job
+from runtime_cases import make_job, make_runtime, replicated_job
 from trainer_controller.cli import cli
 
 

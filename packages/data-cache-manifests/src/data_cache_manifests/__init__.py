@@ -1,8 +1,8 @@
 """The Kubernetes objects that run a data-cache for one TrainJob, and the trainer's env.
 
 Pure functions over plain dicts, with no dependencies: the controller imports this package to
-build a job's cache without importing ``data_cache`` (whose ``CacheDataset`` imports torch).
-``data_cache`` re-exports the same names.
+build a job's cache without importing ``trainer_data_cache`` (whose ``CacheDataset`` imports torch).
+``trainer_data_cache`` re-exports the same names.
 """
 
 from data_cache_manifests.objects import (

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 import pyarrow as pa
 import pytest
 import torch
-from data_cache import (
+from trainer_data_cache import (
     CacheDataset,
     DatasetNotFoundError,
     InvalidArgumentError,
@@ -23,7 +23,7 @@ from torch.utils.data import DataLoader
 # DataLoader workers start from a forkserver, not by forking this process: other tests run Flight
 # servers and clients in it, so workers forked from it may refuse to read (UnsafeForkError, see
 # test_forks.py). The forkserver is a fresh process that has never opened a connection.
-multiprocessing.set_forkserver_preload(["torch", "data_cache"])
+multiprocessing.set_forkserver_preload(["torch", "trainer_data_cache"])
 WORKERS_CONTEXT = multiprocessing.get_context("forkserver")
 
 Push = Callable[[str, str, pa.Table], None]

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from data_cache import Consumer, InvalidArgumentError, plan_batches
-from data_cache.client.sharding import merge_ranges
-from data_cache.partitions import RowRange
+from trainer_data_cache import Consumer, InvalidArgumentError, plan_batches
+from trainer_data_cache.client.sharding import merge_ranges
+from trainer_data_cache.partitions import RowRange
 
 
 def rows_by_rank(

@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
-from data_cache import (
+from trainer_data_cache import (
     DatasetNotFoundError,
     HeadServer,
     InvalidArgumentError,
@@ -17,9 +17,9 @@ from data_cache import (
     RetryPolicy,
     StreamFailedError,
 )
-from data_cache.client.streams import StreamReader
-from data_cache.connection import ConnectOptions
-from data_cache.tickets import PutRequest, Ticket
+from trainer_data_cache.client.streams import StreamReader
+from trainer_data_cache.connection import ConnectOptions
+from trainer_data_cache.tickets import PutRequest, Ticket
 
 ROWS = 1000
 

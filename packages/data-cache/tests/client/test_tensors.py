@@ -8,8 +8,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import torch
-from data_cache import InvalidArgumentError, NullValueError
-from data_cache.client.tensors import check_tensor_schema, to_tensors
+from trainer_data_cache import InvalidArgumentError, NullValueError
+from trainer_data_cache.client.tensors import check_tensor_schema, to_tensors
 
 
 def test_primitive_columns_share_the_arrow_buffer_even_when_sliced() -> None:

@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 import torch
 from click.testing import CliRunner
-from data_cache import CacheDataset
-from data_cache.cli import main
+from trainer_data_cache import CacheDataset
+from trainer_data_cache.cli import main
 
 ROWS = 2_000_000  # 32 MB: far more than gRPC buffers, so the stream is live when the node dies
 

@@ -15,7 +15,7 @@ import pyarrow.flight as flight
 import pyarrow.parquet as pq
 import pytest
 import torch
-from data_cache import CacheDataset
+from trainer_data_cache import CacheDataset
 
 ROWS = 500_000  # 4 MB: more than gRPC buffers, so the early read is still live
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 
 import pytest
-from data_cache import InvalidArgumentError, MemoryBudgetExceededError
-from data_cache.server.budget import MemoryBudget, StreamCap
+from trainer_data_cache import InvalidArgumentError, MemoryBudgetExceededError
+from trainer_data_cache.server.budget import MemoryBudget, StreamCap
 
 
 def test_reservations_fit_until_the_limit_and_report_the_numbers() -> None:

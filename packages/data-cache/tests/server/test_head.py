@@ -16,16 +16,16 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from data_cache import (
+from trainer_data_cache import (
     CacheDataset,
     HeadServer,
     LocalCache,
     MemoryBudgetExceededError,
     ServerSecurity,
 )
-from data_cache.errors import from_flight_error, retry_after
-from data_cache.server.head import plan_endpoints
-from data_cache.tickets import ReadRequest, Ticket
+from trainer_data_cache.errors import from_flight_error, retry_after
+from trainer_data_cache.server.head import plan_endpoints
+from trainer_data_cache.tickets import ReadRequest, Ticket
 
 
 def info(endpoint: str, **request: object) -> flight.FlightInfo:

@@ -9,9 +9,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
-from data_cache import MemoryBudgetExceededError, NodeServer, StaleTicketError
-from data_cache.errors import from_flight_error, retry_after
-from data_cache.tickets import PutRequest, Ticket
+from trainer_data_cache import MemoryBudgetExceededError, NodeServer, StaleTicketError
+from trainer_data_cache.errors import from_flight_error, retry_after
+from trainer_data_cache.tickets import PutRequest, Ticket
 
 
 def put(node: NodeServer, table: pa.Table, generation: int = 1, partition: int = 0) -> None:

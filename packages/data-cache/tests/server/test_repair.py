@@ -10,8 +10,8 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import torch
-from data_cache import CacheDataset, HeadServer, InvalidArgumentError, NodeServer
-from data_cache.server.repair import NodeHealth, Placed, Repair, holdings, plan_repairs
+from trainer_data_cache import CacheDataset, HeadServer, InvalidArgumentError, NodeServer
+from trainer_data_cache.server.repair import NodeHealth, Placed, Repair, holdings, plan_repairs
 
 ROWS = 1000
 INTERVAL = 0.05

@@ -17,7 +17,7 @@ from typing import Any, Final
 import pytest
 import trainer_api
 import yaml
-from trainer_controller import builtin_runtimes
+from trainer_runtime import builtin_runtimes
 from trainer_controller.operator import load_config
 from trainer_controller.operator.webhooks import WEBHOOK_PATHS
 
@@ -174,7 +174,7 @@ def test_overlay_ships_the_crds(objects: list[dict[str, Any]]) -> None:
 
 
 def test_runtime_kustomization_lists_every_runtime_file() -> None:
-    folder = PACKAGE / "src" / "trainer_controller" / "runtimes"
+    folder = PACKAGE.parent / "trainer-runtime" / "src" / "trainer_runtime" / "runtimes"
     listed = yaml.safe_load((folder / "Kustomization").read_text())["resources"]
     assert listed == sorted(path.name for path in folder.glob("*.yaml"))
 

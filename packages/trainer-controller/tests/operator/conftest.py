@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from trainer_controller import builtin_runtimes
+from trainer_runtime import builtin_runtimes
 from trainer_controller.operator import Operator, OperatorConfig, load_credentials
 from trainer_controller.testing import TRAINER_TYPES, ApiServer, ResourceType
 

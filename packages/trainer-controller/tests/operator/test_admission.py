@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from trainer_controller import builtin_runtimes
+from trainer_runtime import builtin_runtimes
 from trainer_controller.operator import admission
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

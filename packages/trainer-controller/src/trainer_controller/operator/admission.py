@@ -2,7 +2,7 @@
 
 Validation uses ``trainer_api.validate`` on the defaulted object (as the API server would after
 its own defaulting), with the old object on update and, for a TrainJob, its runtime, whose
-plugins add their own rules (``trainer_controller.validate``). The mutating
+plugins add their own rules (``trainer_runtime.validate``). The mutating
 decision stamps ``spec.runtimePatches[].time`` on patches that are new or changed.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import trainer_api
 
-from trainer_controller import validate as runtime_validate
+from trainer_runtime import validate as runtime_validate
 
 __all__ = [
     "ADMISSION_API_VERSION",

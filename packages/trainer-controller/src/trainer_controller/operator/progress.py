@@ -25,7 +25,7 @@ from aiohttp import web
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.ratelimit import KeyedLimiter, TokenBucket
-from trainer_controller.runtime.plugins.trainer_status import token_audience
+from trainer_runtime.plugins.trainer_status import token_audience
 
 __all__ = [
     "MAX_BODY_BYTES",

@@ -34,14 +34,14 @@ def train_function() -> None:
 @pytest.fixture(scope="module")
 def server() -> Iterator[Any]:
     """One stand-in for the module (loading the CRDs is slow); each test gets its own namespace."""
-    import trainer_controller
+    import trainer_runtime
 
     with testing.ApiServer() as running:
         for path in sorted(CRDS.glob("trainer.kubeflow.org_*.yaml")):
             crd = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
             for rtype in testing.types_from_crd(crd):
                 running.call(running.store.register, rtype)
-        runtime = trainer_controller.builtin_runtimes()["torch-distributed"].to_dict()
+        runtime = trainer_runtime.builtin_runtimes()["torch-distributed"].to_dict()
         status, body = running.request(
             "POST", "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes", runtime
         )

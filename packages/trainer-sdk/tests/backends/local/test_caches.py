@@ -20,7 +20,7 @@ OBJECTS = cache_manifests("rows", "default", "data-cache:0.1.0", "/data/rows.par
 
 def test_a_plan_with_cache_statefulsets_serves_them_in_one_process() -> None:
     assert serve_command("py", OBJECTS) == [
-        "py", "-m", "data_cache", "serve", "/data/rows.parquet", "--name", "data",
+        "py", "-m", "trainer_data_cache", "serve", "/data/rows.parquet", "--name", "data",
         "--nodes", "2", "--replicas", "1",
     ]  # fmt: skip
     assert serve_command("py", [{"kind": "ConfigMap", "metadata": {"name": "x"}}]) is None

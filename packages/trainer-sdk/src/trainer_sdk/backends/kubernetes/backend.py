@@ -84,8 +84,14 @@ class KubernetesBackend(RuntimeBackend):
     """TrainJobs in a cluster running the Kubeflow Trainer controller or this project's."""
 
     def __init__(self, config: KubernetesBackendConfig | None = None) -> None:
-        from kubernetes import client
-        from kubernetes import config as kube_config
+        try:
+            from kubernetes import client
+            from kubernetes import config as kube_config
+        except ImportError as error:
+            raise ImportError(
+                "the Kubernetes backend needs the kubernetes client: "
+                "pip install 'trainer-sdk[kubernetes]' (the local backend needs nothing more)"
+            ) from error
 
         self.config = config or KubernetesBackendConfig()
         if self.config.client_configuration is not None:

@@ -1,6 +1,6 @@
 """The local backend's use of the runtime framework: the same ``build`` the operator calls.
 
-Everything crossing into ``trainer_api`` and ``trainer_controller`` is here, as manifest dicts in
+Everything crossing into ``trainer_api`` and ``trainer_runtime`` is here, as manifest dicts in
 and out, so that the rest of the backend deals in plain documents.
 """
 
@@ -21,10 +21,10 @@ def _to_doc(obj: Any) -> dict[str, Any]:
 
 def builtin_runtime_manifests() -> dict[str, dict[str, Any]]:
     """The built-in ClusterTrainingRuntimes, by name, as manifests."""
-    import trainer_controller  # type: ignore[import-untyped]  # no py.typed yet
+    import trainer_runtime
 
     return {
-        name: _to_doc(runtime) for name, runtime in trainer_controller.builtin_runtimes().items()
+        name: _to_doc(runtime) for name, runtime in trainer_runtime.builtin_runtimes().items()
     }
 
 
@@ -54,7 +54,7 @@ def plan_trainjob(
     trainjob: Mapping[str, Any], runtime: Mapping[str, Any], now: datetime
 ) -> Planned:
     """Validate the TrainJob against its runtime and build the objects that run it."""
-    import trainer_controller  # type: ignore[import-untyped]  # no py.typed yet
+    import trainer_runtime
 
     job = _parse(trainjob, "TrainJob")
     runtime_obj = _parse(runtime, str(runtime.get("kind", "runtime")))
@@ -70,13 +70,13 @@ def plan_trainjob(
         )
     try:  # as the API server would (runtimes labelled webhook-validation: disabled skip the
         # job-against-runtime rules, as upstream's cache runtime is)
-        trainer_controller.admit(job, runtime_obj)
-    except trainer_controller.InvalidTrainJobError as error:
+        trainer_runtime.admit(job, runtime_obj)
+    except trainer_runtime.InvalidTrainJobError as error:
         raise InvalidTrainJobError([str(item) for item in error.errors]) from None
-    errors = trainer_controller.validate(job, runtime_obj)
+    errors = trainer_runtime.validate(job, runtime_obj)
     if errors:
         raise InvalidTrainJobError([str(error) for error in errors])
-    plan = trainer_controller.build(job, runtime_obj, trainer_controller.Observed(), now)
+    plan = trainer_runtime.build(job, runtime_obj, trainer_runtime.Observed(), now)
     status = _to_doc(plan.status) if plan.status is not None else {}
     for condition in status.get("conditions") or []:
         if condition.get("reason") == "JobsBuildFailed" or (
@@ -96,15 +96,15 @@ def trainjob_status(
 ) -> dict[str, Any] | None:
     """The TrainJob status ``build`` derives from the observed JobSet (None: unchanged)."""
     import trainer_api
-    import trainer_controller  # type: ignore[import-untyped]  # no py.typed yet
+    import trainer_runtime
 
     job_doc = dict(trainjob)
     if previous:
         job_doc["status"] = dict(previous)
-    plan = trainer_controller.build(
+    plan = trainer_runtime.build(
         trainer_api.parse(job_doc),
         trainer_api.parse(dict(runtime)),
-        trainer_controller.Observed(jobset=dict(jobset), objects=tuple(others)),
+        trainer_runtime.Observed(jobset=dict(jobset), objects=tuple(others)),
         now,
     )
     return None if plan.status is None else _to_doc(plan.status)

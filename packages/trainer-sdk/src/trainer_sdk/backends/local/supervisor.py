@@ -34,7 +34,7 @@ _SHIMS = {
     "python": 'exec "{python}" "$@"',
     "python3": 'exec "{python}" "$@"',
     "torchrun": 'exec "{python}" -m torch.distributed.run "$@"',
-    "data-cache": 'exec "{python}" -m data_cache "$@"',
+    "data-cache": 'exec "{python}" -m trainer_data_cache "$@"',
     "mpi-launch": 'exec "{python}" -c "import sys; from mpi_runtime.launches import main; '
     'sys.exit(main())" "$@"',
     "mpi-worker": 'exec "{python}" -c "from mpi_runtime.workers import main; main()" "$@"',

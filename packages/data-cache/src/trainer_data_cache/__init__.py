@@ -1,0 +1,71 @@
+"""An Arrow Flight + DataFusion in-memory cache that streams record batches to training ranks.
+
+Serve data with ``LocalCache`` (or ``data-cache serve PATH``) and read it in training with
+``CacheDataset``; every rank and DataLoader worker gets its own disjoint, complete share.
+"""
+
+from data_cache_manifests import (
+    DATASET_ENV,
+    ENDPOINT_ENV,
+    ManifestArgumentError,
+    cache_endpoint,
+    cache_manifests,
+    serve_args,
+    trainer_env,
+)
+
+from trainer_data_cache.client.dataset import CacheDataset
+from trainer_data_cache.client.sharding import Consumer, plan_batches
+from trainer_data_cache.client.streams import RetryPolicy
+from trainer_data_cache.connection import ConnectOptions
+from trainer_data_cache.errors import (
+    CacheError,
+    DatasetNotFoundError,
+    InvalidArgumentError,
+    InvalidFilterError,
+    InvalidStateError,
+    MemoryBudgetExceededError,
+    NullValueError,
+    SchemaMismatchError,
+    SourceError,
+    StaleTicketError,
+    StreamFailedError,
+    UnknownColumnError,
+    UnsafeForkError,
+)
+from trainer_data_cache.server.base import ServerSecurity
+from trainer_data_cache.server.head import HeadServer
+from trainer_data_cache.server.local import LocalCache
+from trainer_data_cache.server.node import NodeServer
+
+__all__ = [
+    "DATASET_ENV",
+    "ENDPOINT_ENV",
+    "CacheDataset",
+    "CacheError",
+    "ConnectOptions",
+    "Consumer",
+    "DatasetNotFoundError",
+    "HeadServer",
+    "InvalidArgumentError",
+    "InvalidFilterError",
+    "InvalidStateError",
+    "LocalCache",
+    "ManifestArgumentError",
+    "MemoryBudgetExceededError",
+    "NodeServer",
+    "NullValueError",
+    "RetryPolicy",
+    "SchemaMismatchError",
+    "ServerSecurity",
+    "SourceError",
+    "StaleTicketError",
+    "StreamFailedError",
+    "UnknownColumnError",
+    "UnsafeForkError",
+    "cache_endpoint",
+    "cache_manifests",
+    "plan_batches",
+    "serve_args",
+    "trainer_env",
+]

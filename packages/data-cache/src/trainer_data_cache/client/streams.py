@@ -1,0 +1,180 @@
+"""Reading one ticket to its end despite broken streams: resume, back off, fail over, give up."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+import pyarrow.flight as flight
+
+from trainer_data_cache import forks
+from trainer_data_cache.connection import ConnectOptions
+from trainer_data_cache.errors import (
+    DatasetNotFoundError,
+    InvalidArgumentError,
+    StreamFailedError,
+    from_flight_error,
+    retry_after,
+)
+from trainer_data_cache.tickets import Ticket
+
+__all__ = ["RetryPolicy", "StreamReader"]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try: ``attempts_per_location`` tries on a location (back-off doubling from
+    ``backoff`` up to ``max_backoff`` s) before the next one; give up after ``timeout`` s."""
+
+    attempts_per_location: int = 3
+    backoff: float = 0.05
+    max_backoff: float = 2.0
+    timeout: float = 60.0
+
+    def __post_init__(self) -> None:
+        if self.attempts_per_location < 1:
+            raise InvalidArgumentError("retry.attempts_per_location: expected at least 1")
+        if self.backoff < 0 or self.max_backoff < self.backoff:
+            raise InvalidArgumentError("retry: expected 0 <= backoff <= max_backoff")
+        if self.timeout <= 0:
+            raise InvalidArgumentError(f"retry.timeout: expected seconds > 0, got {self.timeout}")
+
+
+class StreamReader:
+    """Reads tickets from node locations, one Flight client per location, created on first use
+    (so, in a DataLoader worker, after the fork)."""
+
+    def __init__(
+        self,
+        connect: ConnectOptions,
+        retry: RetryPolicy,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self._connect = connect
+        self._retry = retry
+        self._clock = clock
+        self._sleep = sleep
+        self._clients: dict[str, flight.FlightClient] = {}
+        self.retries = 0
+
+    def client(self, location: str) -> flight.FlightClient:
+        """The client for ``location``, made once."""
+        if location not in self._clients:
+            self._clients[location] = self._connect.client(location)
+        return self._clients[location]
+
+    def flight_info(self, location: str, descriptor: flight.FlightDescriptor) -> flight.FlightInfo:
+        """``get_flight_info`` at the head, retried while the head is unreachable or still
+        loading (Unavailable), up to the overall timeout; a refusal is raised at once."""
+        deadline = self._clock() + self._retry.timeout
+        failures = 0
+        while True:
+            try:
+                return self.client(location).get_flight_info(
+                    descriptor, self._connect.call_options(self._retry.timeout)
+                )
+            except (flight.FlightError, OSError) as error:
+                _raise_refusal(error)
+                failures += 1
+                self._wait(
+                    error, failures, deadline, f"could not ask {location} where the rows are"
+                )
+
+    def read(self, ticket: Ticket, locations: Sequence[str]) -> Iterator[pa.RecordBatch]:
+        """Every row of ``ticket`` exactly once, in order.
+
+        A broken stream is reopened from the first row not yet yielded, on the same location
+        with back-off, then on the next location; a location that does not hold the partition is
+        skipped; any other refusal (bad ticket, bad filter) is raised at once; after the overall
+        timeout StreamFailedError says what failed.
+        """
+        if not locations:
+            raise InvalidArgumentError(f"ticket for {ticket.dataset!r} has no locations")
+        deadline = self._clock() + self._retry.timeout
+        position, index, failures = ticket.start, 0, 0
+        missing: set[str] = set()  # locations that answered they do not hold the partition
+        while position < ticket.stop:
+            location = locations[index]
+            try:
+                for batch in self._stream(location, ticket.resumed(position)):
+                    position += batch.num_rows
+                    failures = 0
+                    yield batch
+                if position < ticket.stop:
+                    raise _Incomplete(f"stream ended at row {position} of {ticket.stop}")
+                return
+            except (flight.FlightError, OSError, _Incomplete) as error:
+                if isinstance(_typed(error), DatasetNotFoundError):
+                    # A restarted node holds nothing; its replica may still hold the rows.
+                    missing.add(location)
+                    if missing.issuperset(locations):
+                        _raise_refusal(error)
+                    index, failures = (index + 1) % len(locations), 0
+                    continue
+                _raise_refusal(error)
+                failures += 1
+                self._wait(
+                    error,
+                    failures,
+                    deadline,
+                    f"dataset {ticket.dataset!r}: could not read rows {position}..{ticket.stop} "
+                    f"from {list(locations)}",
+                )
+                if failures >= self._retry.attempts_per_location and len(locations) > 1:
+                    index, failures = (index + 1) % len(locations), 0
+                    self._drop(location)
+
+    def _wait(self, error: Exception, failures: int, deadline: float, what: str) -> None:
+        """Sleep before the next attempt (the server's retry hint, else doubling back-off), or
+        raise StreamFailedError if that would pass the deadline."""
+        self.retries += 1
+        hint = retry_after(error) if isinstance(error, flight.FlightError) else None
+        if hint is None:
+            hint = min(self._retry.max_backoff, self._retry.backoff * 2 ** (failures - 1))
+        if self._clock() + hint > deadline:
+            raise StreamFailedError(
+                f"{what} within {self._retry.timeout:g} s; last error: {error}"
+            ) from error
+        self._sleep(hint)
+
+    def _stream(self, location: str, ticket: Ticket) -> Iterator[pa.RecordBatch]:
+        reader = self.client(location).do_get(
+            flight.Ticket(ticket.to_bytes()), self._connect.call_options()
+        )
+        while True:
+            try:
+                chunk = reader.read_chunk()
+            except StopIteration:
+                return
+            yield chunk.data
+
+    def _drop(self, location: str) -> None:
+        client = self._clients.pop(location, None)
+        if client is not None:
+            forks.close(client)
+
+    def close(self) -> None:
+        """Close every client."""
+        for location in list(self._clients):
+            self._drop(location)
+
+
+class _Incomplete(Exception):
+    """A stream ended before its last row."""
+
+
+def _typed(error: Exception) -> Exception | None:
+    return from_flight_error(error) if isinstance(error, flight.FlightError) else None
+
+
+def _raise_refusal(error: Exception) -> None:
+    """Raise ``error`` (as its typed form) unless it is a failure worth retrying."""
+    typed = _typed(error)
+    if typed is not None:
+        raise typed from error
+    if isinstance(error, (flight.FlightUnauthenticatedError, flight.FlightUnauthorizedError)):
+        raise error

@@ -1,0 +1,93 @@
+"""Arrow columns to torch tensors: without copies where the memory layout allows it."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import torch
+
+from trainer_data_cache.errors import InvalidArgumentError, NullValueError
+
+__all__ = ["check_tensor_schema", "to_tensors"]
+
+
+def check_tensor_schema(schema: pa.Schema) -> None:
+    """Raise InvalidArgumentError naming every column that cannot become a tensor."""
+    bad = [f"{field.name} ({field.type})" for field in schema if not _is_tensor_type(field.type)]
+    if bad:
+        raise InvalidArgumentError(
+            f"columns: {', '.join(bad)} cannot become tensors; select numeric, boolean, temporal "
+            "or fixed-size-list columns with columns=[...]"
+        )
+
+
+def to_tensors(
+    batch: pa.RecordBatch, fill_values: Mapping[str, object] | None = None
+) -> dict[str, torch.Tensor]:
+    """One tensor per column. Numeric columns without nulls share the Arrow buffers; fixed-size
+    lists become 2-D (or deeper) tensors; booleans are unpacked (a copy). A column with nulls
+    raises NullValueError unless ``fill_values`` gives it a value."""
+    fills = fill_values or {}
+    return {
+        name: _tensor(name, column, fills)
+        for name, column in zip(batch.schema.names, batch.columns, strict=True)
+    }
+
+
+def _tensor(name: str, column: pa.Array, fills: Mapping[str, object]) -> torch.Tensor:
+    if _has_nulls(column):
+        if name not in fills:
+            raise NullValueError(
+                f"column {name!r}: {column.null_count or 'some'} null value(s) in a batch; pass "
+                f"fill_values={{{name!r}: ...}} to replace them"
+            )
+        column = _filled(column, fills[name])
+    shape = [len(column)]
+    while pa.types.is_fixed_size_list(column.type):
+        shape.append(column.type.list_size)
+        column = column.flatten()
+    if pa.types.is_temporal(column.type):
+        column = column.view(pa.int64() if column.type.bit_width == 64 else pa.int32())
+    if pa.types.is_boolean(column.type):
+        values = column.to_numpy(zero_copy_only=False)
+    else:
+        values = column.to_numpy(zero_copy_only=True)
+    with warnings.catch_warnings():
+        # The Arrow buffer belongs to this batch alone; torch warns because numpy marks it
+        # read-only.
+        warnings.simplefilter("ignore", UserWarning)
+        tensor = torch.from_numpy(values)
+    return tensor.reshape(shape) if len(shape) > 1 else tensor
+
+
+def _has_nulls(column: pa.Array) -> bool:
+    while True:
+        if column.null_count:
+            return True
+        if not pa.types.is_fixed_size_list(column.type):
+            return False
+        column = column.flatten()
+
+
+def _filled(column: pa.Array, value: object) -> pa.Array:
+    if not pa.types.is_fixed_size_list(column.type):
+        return pc.fill_null(column, pa.scalar(value, type=column.type))
+    if column.null_count:
+        raise NullValueError("a null fixed-size-list row cannot be filled; only its items can")
+    return pa.FixedSizeListArray.from_arrays(
+        _filled(column.flatten(), value), column.type.list_size
+    )
+
+
+def _is_tensor_type(data_type: pa.DataType) -> bool:
+    while pa.types.is_fixed_size_list(data_type):
+        data_type = data_type.value_type
+    return (
+        pa.types.is_integer(data_type)
+        or pa.types.is_floating(data_type)
+        or pa.types.is_boolean(data_type)
+        or (pa.types.is_temporal(data_type) and not pa.types.is_interval(data_type))
+    )

@@ -1,0 +1,84 @@
+"""A head and N nodes in one process, for a laptop, a test or ``data-cache serve``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from trainer_data_cache.connection import ConnectOptions
+from trainer_data_cache.errors import InvalidArgumentError
+from trainer_data_cache.server.base import ServerSecurity
+from trainer_data_cache.server.head import DEFAULT_REPAIR_INTERVAL, HeadServer
+from trainer_data_cache.server.node import DEFAULT_MEMORY_LIMIT, NodeServer
+
+__all__ = ["LocalCache"]
+
+
+class LocalCache:
+    """Starts ``num_nodes`` nodes on free ports and a head on ``host:port``; ``endpoint`` is the
+    head's location. Use as a context manager, or call ``close``."""
+
+    def __init__(
+        self,
+        num_nodes: int = 1,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        replicas: int = 1,
+        memory_limit: int = DEFAULT_MEMORY_LIMIT,
+        max_streams: int = 64,
+        security: ServerSecurity | None = None,
+        tls_root_certs: bytes | None = None,
+        advertise_host: str | None = None,
+        repair_interval: float | None = DEFAULT_REPAIR_INTERVAL,
+    ) -> None:
+        security = security or ServerSecurity()
+        if num_nodes < 1:
+            raise InvalidArgumentError(f"num_nodes: expected at least 1, got {num_nodes}")
+        self.nodes: list[NodeServer] = []
+        try:
+            for _ in range(num_nodes):
+                self.nodes.append(
+                    NodeServer(
+                        host,
+                        0,
+                        memory_limit=memory_limit,
+                        max_streams=max_streams,
+                        security=security,
+                        advertise_host=advertise_host,
+                    )
+                )
+            self.head = HeadServer(
+                [node.location for node in self.nodes],
+                host,
+                port,
+                replicas=replicas,
+                security=security,
+                advertise_host=advertise_host,
+                connect=ConnectOptions(token=security.token, tls_root_certs=tls_root_certs),
+                repair_interval=repair_interval,
+            )
+        except BaseException:
+            self._close_nodes()
+            raise
+
+    @property
+    def endpoint(self) -> str:
+        return self.head.location
+
+    def load(self, name: str, paths: Sequence[str] | str, **options: object) -> dict[str, object]:
+        """Load a source as dataset ``name`` (see ``HeadServer.load``)."""
+        return self.head.load(name, paths, **options)  # type: ignore[arg-type]
+
+    def close(self) -> None:
+        self.head.shutdown()
+        self._close_nodes()
+
+    def _close_nodes(self) -> None:
+        for node in self.nodes:
+            node.shutdown()
+
+    def __enter__(self) -> LocalCache:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,1 +1,0 @@
-"""The runtime framework: TrainJob + runtime + observed objects -> Plan (pure)."""

@@ -1,1 +1,0 @@
-"""One module per plugin; ``trainer_controller.runtime.registry`` lists them in order."""

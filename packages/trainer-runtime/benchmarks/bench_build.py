@@ -1,0 +1,102 @@
+"""How long ``build`` takes as a job grows from 1 to 10,000 nodes.
+
+Two runtimes: torch-distributed (the JobSet does not grow with the node count) and
+deepspeed-distributed with a Coscheduling PodGroup (the MPI hostfile has one line per node).
+Each figure is the best of repeated calls (at least 5, at least 0.2 s), which is the least
+disturbed by other processes on a shared machine. Baseline, in the same run: ``json.dumps``
+of the objects built, the least a driver does with a Plan before sending it. Prints a Markdown
+table; exits non-zero if 1,000 MPI nodes take 50 ms or more, or if the time per node at 10,000
+nodes is over twice that at 1,000 (not linear).
+
+    python packages/trainer-controller/benchmarks/bench_build.py
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from mpi_runtime import SSHKeyPair
+from trainer_runtime import Observed, Settings, build, builtin_runtimes
+
+NODES = (1, 100, 1_000, 10_000)
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+SETTINGS = Settings(ssh_keypair=lambda: SSHKeyPair(private_key="k\n", public_key="p\n"))
+BUDGET_MS_AT_1000 = 50.0
+
+
+def _job(runtime: str, nodes: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "bench", "namespace": "default", "uid": "u"},
+        "spec": {
+            "runtimeRef": {"name": runtime},
+            "trainer": {
+                "numNodes": nodes,
+                "command": ["python3", "train.py"],
+                "env": [{"name": "EPOCHS", "value": "3"}],
+                "resourcesPerNode": {"requests": {"cpu": "4", "memory": "16Gi"}},
+            },
+        },
+    }
+
+
+def _runtime(name: str, gang: bool) -> dict[str, Any]:
+    runtime = builtin_runtimes()[name].to_dict()
+    if gang:
+        runtime["spec"]["podGroupPolicy"] = {"coscheduling": {"scheduleTimeoutSeconds": 60}}
+    return runtime
+
+
+def _best_ms(call: Callable[[], Any], min_seconds: float = 0.2, min_runs: int = 5) -> float:
+    call()  # warm-up: caches, first-call imports
+    times: list[float] = []
+    started = time.perf_counter()
+    while len(times) < min_runs or time.perf_counter() - started < min_seconds:
+        begin = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - begin)
+    return min(times) * 1000
+
+
+def main() -> int:
+    torch = _runtime("torch-distributed", gang=False)
+    mpi = _runtime("deepspeed-distributed", gang=True)
+    rows = []
+    for nodes in NODES:
+        torch_job, mpi_job = _job("torch-distributed", nodes), _job("deepspeed-distributed", nodes)
+        objects = build(mpi_job, mpi, Observed(), NOW, settings=SETTINGS).apply
+        torch_ms = _best_ms(
+            functools.partial(build, torch_job, torch, Observed(), NOW, settings=SETTINGS)
+        )
+        mpi_ms = _best_ms(
+            functools.partial(build, mpi_job, mpi, Observed(), NOW, settings=SETTINGS)
+        )
+        dump_ms = _best_ms(functools.partial(json.dumps, objects))
+        rows.append((nodes, torch_ms, mpi_ms, dump_ms, mpi_ms * 1000 / nodes))
+    print(
+        "| nodes | torch build (ms) | MPI + PodGroup build (ms) "
+        "| baseline: json.dumps of MPI objects (ms) | MPI µs per node |"
+    )
+    print("|---:|---:|---:|---:|---:|")
+    for nodes, torch_ms, mpi_ms, dump_ms, per_node in rows:
+        print(f"| {nodes:,} | {torch_ms:.2f} | {mpi_ms:.2f} | {dump_ms:.2f} | {per_node:.1f} |")
+    at = {nodes: mpi_ms for nodes, _, mpi_ms, _, _ in rows}
+    failures = []
+    if at[1_000] >= BUDGET_MS_AT_1000:
+        failures.append(f"1,000 nodes took {at[1_000]:.1f} ms (budget {BUDGET_MS_AT_1000:.0f} ms)")
+    if at[10_000] / 10_000 > 2 * at[1_000] / 1_000:
+        failures.append("time per node at 10,000 nodes is over twice that at 1,000: not linear")
+    for failure in failures:
+        print(f"FAIL: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""The runtime framework that turns a TrainJob into a JobSet: pure, typed, with no I/O.
+
+``build(job, runtime, observed, now) -> Plan`` is the core both drivers call (the operator in
+``trainer-controller`` and the SDK's local backend); ``render`` gives the objects for one job;
+``admit`` and ``validate`` give the runtime-aware field errors (for the admission webhook and the
+local backend alike); ``builtin_runtimes`` are the ClusterTrainingRuntimes shipped here.
+"""
+
+from trainer_runtime.builtin import builtin_runtimes
+from trainer_runtime.curve import CurveKeyPair
+from trainer_runtime.errors import (
+    BuildError,
+    InvalidTrainJobError,
+    RuntimeFrameworkError,
+)
+from trainer_runtime.info import PodSet, RuntimeInfo
+from trainer_runtime.lifecycle import build, is_finished
+from trainer_runtime.plan import ObjectRef, Observed, Plan
+from trainer_runtime.registry import PLUGINS
+from trainer_runtime.rendering import admit, render, validate
+from trainer_runtime.settings import Settings, StatusServer
+
+__all__ = [
+    "PLUGINS",
+    "BuildError",
+    "CurveKeyPair",
+    "InvalidTrainJobError",
+    "ObjectRef",
+    "Observed",
+    "Plan",
+    "PodSet",
+    "RuntimeFrameworkError",
+    "RuntimeInfo",
+    "Settings",
+    "StatusServer",
+    "admit",
+    "build",
+    "builtin_runtimes",
+    "is_finished",
+    "render",
+    "validate",
+]

@@ -1,0 +1,154 @@
+"""Extension points of the runtime framework and the loops that run them.
+
+Each extension point is a small Protocol; a plugin implements only the ones it needs and returns
+early when the runtime's policy is not its own. ``build`` runs the phases in this order:
+
+1. ``validate``                  every plugin's field errors are gathered, then raised together
+2. ``enforce_ml_policy``         node counts, framework env, ports, MPI volumes
+3. ``enforce_pod_group_policy``  pod-group labels and annotations for the scheduler
+4. ``enforce_pod_spec``          last changes to pod templates (progress-reporting env, volumes)
+5. ``pre_build``                 decisions that need the observed objects (e.g. reuse an SSH key)
+6. ``build``                     the objects to apply, in plugin order
+
+Within a phase, plugins run in the order of the tuple they are given (see ``registry.PLUGINS``);
+nothing depends on dict or import order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from trainer_runtime.errors import InvalidTrainJobError
+from trainer_runtime.info import RuntimeInfo
+
+if TYPE_CHECKING:
+    from trainer_runtime.plan import Observed
+
+__all__ = [
+    "Builds",
+    "DerivesStatus",
+    "EnforcesMLPolicy",
+    "EnforcesPodGroupPolicy",
+    "EnforcesPodSpec",
+    "Plugin",
+    "PreBuilds",
+    "Validates",
+    "field_errors",
+    "plugins_for",
+    "run_build",
+    "run_enforce",
+    "run_status",
+    "run_validate",
+]
+
+Job = Mapping[str, Any]
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    """Every plugin has a name, used in messages and in the registry test."""
+
+    name: str
+
+
+@runtime_checkable
+class Validates(Protocol):
+    def validate(self, info: RuntimeInfo, job: Job) -> list[Any]:
+        """FieldErrors for ``job`` against this runtime (empty when valid)."""
+
+
+@runtime_checkable
+class EnforcesMLPolicy(Protocol):
+    def enforce_ml_policy(self, info: RuntimeInfo, job: Job) -> None:
+        """Apply the ML policy (node counts, env, ports) to ``info``."""
+
+
+@runtime_checkable
+class EnforcesPodGroupPolicy(Protocol):
+    def enforce_pod_group_policy(self, info: RuntimeInfo, job: Job) -> None:
+        """Apply the pod-group policy (scheduler labels, annotations) to ``info``."""
+
+
+@runtime_checkable
+class EnforcesPodSpec(Protocol):
+    def enforce_pod_spec(self, info: RuntimeInfo, job: Job) -> None:
+        """Last changes to the pod templates of ``info``."""
+
+
+@runtime_checkable
+class PreBuilds(Protocol):
+    def pre_build(self, info: RuntimeInfo, job: Job, observed: Observed) -> None:
+        """Decide, from what exists, what the build will need."""
+
+
+@runtime_checkable
+class Builds(Protocol):
+    def build(self, info: RuntimeInfo, job: Job, observed: Observed) -> list[dict[str, Any]]:
+        """Manifests (camelCase dicts) that must exist for ``job``."""
+
+
+@runtime_checkable
+class DerivesStatus(Protocol):
+    def derive_status(
+        self, job: Job, observed: Observed, status: dict[str, Any], now: datetime
+    ) -> None:
+        """Update the TrainJob status dict from the observed objects."""
+
+
+ENFORCE_PHASES: tuple[tuple[type, str], ...] = (
+    (EnforcesMLPolicy, "enforce_ml_policy"),
+    (EnforcesPodGroupPolicy, "enforce_pod_group_policy"),
+    (EnforcesPodSpec, "enforce_pod_spec"),
+)
+
+
+def plugins_for(point: Any, plugins: Sequence[object]) -> list[Any]:
+    """The plugins implementing ``point`` (a runtime-checkable Protocol), in registry order.
+
+    (``point`` is typed Any: mypy refuses a Protocol where ``type[P]`` is expected.)
+    """
+    return [plugin for plugin in plugins if isinstance(plugin, point)]
+
+
+def field_errors(info: RuntimeInfo, job: Job, plugins: Sequence[object]) -> list[Any]:
+    """Every plugin's FieldErrors for ``job``, in plugin order."""
+    return [
+        error for plugin in plugins_for(Validates, plugins) for error in plugin.validate(info, job)
+    ]
+
+
+def run_validate(info: RuntimeInfo, job: Job, plugins: Sequence[object]) -> None:
+    """Raise InvalidTrainJobError with every plugin's field errors, if there are any."""
+    errors = field_errors(info, job, plugins)
+    if errors:
+        raise InvalidTrainJobError(errors)
+
+
+def run_enforce(info: RuntimeInfo, job: Job, plugins: Sequence[object]) -> None:
+    """Run the enforce phases in order (ML policy, pod-group policy, pod spec)."""
+    for point, method in ENFORCE_PHASES:
+        for plugin in plugins_for(point, plugins):
+            getattr(plugin, method)(info, job)
+
+
+def run_build(
+    info: RuntimeInfo, job: Job, observed: Observed, plugins: Sequence[object]
+) -> list[dict[str, Any]]:
+    """Run pre-build then build; the objects come back in plugin order."""
+    for plugin in plugins_for(PreBuilds, plugins):
+        plugin.pre_build(info, job, observed)
+    return [
+        manifest
+        for plugin in plugins_for(Builds, plugins)
+        for manifest in plugin.build(info, job, observed)
+    ]
+
+
+def run_status(
+    job: Job, observed: Observed, status: dict[str, Any], now: datetime, plugins: Sequence[object]
+) -> None:
+    """Let each status plugin update ``status`` from the observed objects."""
+    for plugin in plugins_for(DerivesStatus, plugins):
+        plugin.derive_status(job, observed, status, now)

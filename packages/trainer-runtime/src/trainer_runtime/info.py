@@ -1,0 +1,244 @@
+"""The runtime-info model: what one TrainJob's runtime looks like before the plugins run.
+
+`runtime_info` takes the TrainJob and its runtime (both as camelCase manifest dicts), applies
+the TrainJob's runtimePatches to the runtime spec as strategic merges in list order, puts the
+TrainJob's trainer and initializer settings into their containers, and describes the result as
+pod sets (one per replicated job). Plugins then mutate the info; the JobSet plugin renders it.
+
+Pod sets reference the replicated-job dicts inside ``RuntimeInfo.spec``: changing a pod set's
+container changes the JobSet that will be rendered.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from trainer_api import Quantity
+
+from trainer_runtime import constants, podspecs, resources
+from trainer_runtime.errors import BuildError
+from trainer_runtime.settings import Settings
+from trainer_runtime.strategic_merge import strategic_merge
+
+__all__ = ["ANCESTORS", "PodSet", "RuntimeInfo", "Scheduler", "runtime_info"]
+
+# Steps a TrainJob field describes; each runs as one Job (replicas: 1), as upstream requires.
+ANCESTORS: Final = (
+    constants.DATASET_INITIALIZER,
+    constants.MODEL_INITIALIZER,
+    constants.ANCESTOR_TRAINER,
+)
+
+
+@dataclass
+class PodSet:
+    """One replicated job: ``replicas`` Jobs of ``count`` pods each (initializer and trainer
+    steps always have one Job)."""
+
+    name: str
+    ancestor: str | None
+    replicas: int
+    count: int
+    job: dict[str, Any] = field(repr=False)
+
+    @property
+    def pod_spec(self) -> dict[str, Any]:
+        """The pod spec of this replicated job (mutable)."""
+        template = (
+            self.job.setdefault("template", {}).setdefault("spec", {}).setdefault("template", {})
+        )
+        pod_spec: dict[str, Any] = template.setdefault("spec", {})
+        return pod_spec
+
+    @property
+    def containers(self) -> list[dict[str, Any]]:
+        """The pod's containers (mutable)."""
+        containers: list[dict[str, Any]] = self.pod_spec.setdefault("containers", [])
+        return containers
+
+    @property
+    def volumes(self) -> list[dict[str, Any]]:
+        """The pod's volumes (mutable)."""
+        volumes: list[dict[str, Any]] = self.pod_spec.setdefault("volumes", [])
+        return volumes
+
+    def requests(self) -> dict[str, Quantity]:
+        """What one pod requests (containers summed, see ``resources.pod_requests``)."""
+        return resources.pod_requests(self.pod_spec)
+
+    def container(self, name: str) -> dict[str, Any] | None:
+        """The container called ``name``, or None."""
+        return next((c for c in self.containers if c.get("name") == name), None)
+
+    def endpoints(self, job_name: str, subdomain: str) -> Iterator[str]:
+        """Pod host names in rank order.
+
+        ``<job>-<replicatedJob>-<jobIndex>-<podIndex>.<subdomain>``
+        """
+        for job_index in range(self.replicas):
+            for pod_index in range(self.count):
+                yield f"{job_name}-{self.name}-{job_index}-{pod_index}.{subdomain}"
+
+
+@dataclass
+class Scheduler:
+    """Labels and annotations every pod template gets (pod-group membership)."""
+
+    pod_labels: dict[str, str] = field(default_factory=dict)
+    pod_annotations: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class RuntimeInfo:
+    """A TrainJob's runtime after patches and TrainJob settings, as the plugins see it."""
+
+    job_name: str
+    namespace: str | None
+    runtime_kind: str
+    runtime_name: str
+    ml_policy: dict[str, Any]
+    pod_group_policy: dict[str, Any] | None
+    metadata: dict[str, Any]
+    spec: dict[str, Any]
+    runtime_spec: Mapping[str, Any] = field(repr=False)
+    pod_sets: list[PodSet] = field(default_factory=list)
+    scheduler: Scheduler = field(default_factory=Scheduler)
+    settings: Settings = field(default_factory=Settings, repr=False)
+
+    @property
+    def subdomain(self) -> str:
+        """The headless service name pods resolve each other through."""
+        return str((self.spec.get("network") or {}).get("subdomain") or self.job_name)
+
+    def pod_set(self, name: str) -> PodSet | None:
+        """The pod set called ``name``, or None."""
+        return next((ps for ps in self.pod_sets if ps.name == name), None)
+
+    def pod_set_by_ancestor(self, ancestor: str) -> PodSet | None:
+        """The first pod set labelled with ``ancestor``, or None."""
+        return next((ps for ps in self.pod_sets if ps.ancestor == ancestor), None)
+
+    def trainer_pod_set(self) -> PodSet | None:
+        """The pod set labelled as the trainer step, or None."""
+        return self.pod_set_by_ancestor(constants.ANCESTOR_TRAINER)
+
+    def trainer_container(self) -> dict[str, Any] | None:
+        """The ``node`` container of the trainer pod set, or None."""
+        trainer = self.trainer_pod_set()
+        return trainer.container(constants.NODE) if trainer else None
+
+    def remove_pod_set(self, pod_set: PodSet) -> None:
+        """Drop a replicated job and every dependency on it."""
+        self.pod_sets.remove(pod_set)
+        jobs = self.spec["replicatedJobs"]
+        jobs[:] = [job for job in jobs if job is not pod_set.job]
+        for job in jobs:
+            if "dependsOn" in job:
+                job["dependsOn"] = [
+                    dep for dep in job["dependsOn"] if dep.get("name") != pod_set.name
+                ]
+                if not job["dependsOn"]:
+                    del job["dependsOn"]
+
+
+def runtime_info(
+    job: Mapping[str, Any], runtime: Mapping[str, Any], settings: Settings | None = None
+) -> RuntimeInfo:
+    """Describe ``runtime`` patched and filled in for ``job`` (both camelCase dicts; unchanged).
+
+    The trainer pod set starts with the runtime's ``mlPolicy.numNodes``; the ML-policy plugins
+    apply the TrainJob's ``numNodes`` and env, so that their own env follows the user's.
+    """
+    runtime_spec: dict[str, Any] = copy.deepcopy(dict(runtime.get("spec") or {}))
+    job_spec = job.get("spec") or {}
+    for index, patch in enumerate(job_spec.get("runtimePatches") or ()):
+        patch_spec = patch.get("trainingRuntimeSpec")
+        if patch_spec is None:
+            continue
+        if not isinstance(patch_spec, Mapping):
+            raise BuildError(
+                f"spec.runtimePatches[{index}].trainingRuntimeSpec: expected an object"
+            )
+        runtime_spec = strategic_merge(runtime_spec, patch_spec)
+    template = runtime_spec.get("template") or {}
+    spec = copy.deepcopy(template.get("spec") or {})
+    if not spec.get("replicatedJobs"):
+        raise BuildError(
+            f"{runtime.get('kind')} {(runtime.get('metadata') or {}).get('name')!r}: "
+            "spec.template.spec.replicatedJobs must list at least one replicated job"
+        )
+    ml_policy = copy.deepcopy(runtime_spec.get("mlPolicy") or {})
+    metadata = job.get("metadata") or {}
+    info = RuntimeInfo(
+        job_name=str(metadata.get("name") or ""),
+        namespace=metadata.get("namespace"),
+        runtime_kind=str(runtime.get("kind") or ""),
+        runtime_name=str((runtime.get("metadata") or {}).get("name") or ""),
+        ml_policy=ml_policy,
+        pod_group_policy=copy.deepcopy(runtime_spec.get("podGroupPolicy")),
+        metadata=copy.deepcopy(template.get("metadata") or {}),
+        spec=spec,
+        runtime_spec=copy.deepcopy(template.get("spec") or {}),
+        settings=settings or Settings(),
+    )
+    trainer = job_spec.get("trainer") or {}
+    num_nodes = int(ml_policy.get("numNodes") or 1)
+    for replicated_job in spec["replicatedJobs"]:
+        labels = ((replicated_job.get("template") or {}).get("metadata") or {}).get("labels") or {}
+        ancestor = labels.get(constants.LABEL_ANCESTOR)
+        job_spec_of_template = (replicated_job.get("template") or {}).get("spec") or {}
+        count = (
+            num_nodes
+            if ancestor == constants.ANCESTOR_TRAINER
+            else int(job_spec_of_template.get("parallelism") or 1)
+        )
+        info.pod_sets.append(
+            PodSet(
+                name=str(replicated_job.get("name")),
+                ancestor=ancestor,
+                replicas=1 if ancestor in ANCESTORS else int(replicated_job.get("replicas", 1)),
+                count=count,
+                job=replicated_job,
+            )
+        )
+    _apply_trainer(info, trainer)
+    _apply_initializers(info, job_spec.get("initializer") or {})
+    return info
+
+
+def _apply_trainer(info: RuntimeInfo, trainer: Mapping[str, Any]) -> None:
+    container = info.trainer_container()
+    if container is None:
+        return
+    for key in ("image", "command", "args"):
+        if trainer.get(key) is not None:
+            container[key] = copy.deepcopy(trainer[key])
+    node_resources = trainer.get("resourcesPerNode")
+    if node_resources:
+        container["resources"] = strategic_merge(container.get("resources") or {}, node_resources)
+
+
+def _apply_initializers(info: RuntimeInfo, initializer: Mapping[str, Any]) -> None:
+    for step in (constants.DATASET_INITIALIZER, constants.MODEL_INITIALIZER):
+        settings = initializer.get("dataset" if step == constants.DATASET_INITIALIZER else "model")
+        pod_set = info.pod_set_by_ancestor(step)
+        if pod_set is None:
+            continue
+        container = pod_set.container(step)
+        if container is None or not settings:
+            continue
+        if settings.get("storageUri") is not None:
+            podspecs.upsert_env(
+                container,
+                [podspecs.value_env(constants.INITIALIZER_ENV_STORAGE_URI, settings["storageUri"])],
+            )
+        podspecs.upsert_env(container, settings.get("env") or ())
+        secret = (settings.get("secretRef") or {}).get("name")
+        if secret:
+            env_from = container.setdefault("envFrom", [])
+            source = {"secretRef": {"name": secret}}
+            if source not in env_from:
+                env_from.append(source)

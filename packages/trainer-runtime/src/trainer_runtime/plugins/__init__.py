@@ -1,0 +1,1 @@
+"""One module per plugin; ``trainer_runtime.registry`` lists them in order."""

@@ -1,0 +1,239 @@
+"""MPI: launcher and worker pods that reach each other over SSH, with a hostfile.
+
+Node counts: ``numNodes`` counts every pod that runs ranks. With ``runLauncherAsNode`` the
+launcher is one of them, so the ``node`` job gets ``numNodes - 1`` pods and, for ``numNodes: 1``,
+is dropped with the launcher's dependency on it: the launcher runs alone (upstream keeps a
+needless extra worker there).
+
+Objects: the SSH Secret ``<job>-mpi-ssh-auth`` (ECDSA P-521 key from the injected generator,
+immutable, built only while absent from the observed objects, so never regenerated) and the
+hostfile ConfigMap ``<job>-mpi-hostfile``. The hostfile lists the launcher first when it runs
+ranks, then the workers by pod index; its format and the launcher env per implementation
+(Open MPI 4 and 5, Intel MPI, MPICH) come from ``mpi_runtime``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, Final
+
+import mpi_runtime
+from trainer_api import FieldError
+
+from trainer_runtime import constants, manifests, podspecs, resources
+from trainer_runtime.errors import BuildError
+from trainer_runtime.info import PodSet, RuntimeInfo
+from trainer_runtime.plan import Observed
+from trainer_runtime.plugins._policies import (
+    apply_trainer_env,
+    reserved_env_errors,
+    trainer_spec,
+)
+
+__all__ = ["MPI", "hostfile_config_map_name", "ssh_secret_name"]
+
+SSH_AUTH_VOLUME: Final = "mpi-ssh-auth"
+SSH_AUTH_SECRET_SUFFIX: Final = "-mpi-ssh-auth"
+HOSTFILE_VOLUME: Final = "mpi-hostfile"
+HOSTFILE_CONFIG_MAP_SUFFIX: Final = "-mpi-hostfile"
+HOSTFILE_DIR: Final = "/etc/mpi"
+HOSTFILE_NAME: Final = "hostfile"
+HOSTFILE_MODE: Final = 0o444
+SECRET_TYPE_SSH_AUTH: Final = "kubernetes.io/ssh-auth"
+DEFAULTS: Final[Mapping[str, Any]] = {
+    "numProcPerNode": 1,
+    "mpiImplementation": "OpenMPI",
+    "sshAuthMountPath": "/root/.ssh",
+    "runLauncherAsNode": False,
+}
+
+
+def ssh_secret_name(job_name: str) -> str:
+    """Name of the job's SSH Secret."""
+    return job_name + SSH_AUTH_SECRET_SUFFIX
+
+
+def hostfile_config_map_name(job_name: str) -> str:
+    """Name of the job's hostfile ConfigMap."""
+    return job_name + HOSTFILE_CONFIG_MAP_SUFFIX
+
+
+@contextmanager
+def _as_build_error(what: str) -> Iterator[None]:
+    """Turn mpi_runtime's argument errors into a BuildError naming what was being made."""
+    try:
+        yield
+    except mpi_runtime.MPIRuntimeError as error:
+        raise BuildError(f"{what}: {error}") from error
+
+
+def _policy(info: RuntimeInfo) -> dict[str, Any] | None:
+    source = info.ml_policy.get("mpi")
+    if source is None:
+        return None
+    return {**DEFAULTS, **{key: value for key, value in source.items() if value not in (None, "")}}
+
+
+class MPI:
+    """Applies ``mlPolicy.mpi`` and builds the SSH Secret and hostfile ConfigMap."""
+
+    name = "MPI"
+
+    def validate(self, info: RuntimeInfo, job: Mapping[str, Any]) -> list[FieldError]:
+        """Known implementation, pod sets present, no reserved launcher env in the trainer env."""
+        policy = _policy(info)
+        if policy is None:
+            return []
+        try:
+            implementation = mpi_runtime.parse_implementation(policy["mpiImplementation"])
+        except mpi_runtime.InvalidArgumentError as error:
+            return [FieldError("spec.mlPolicy.mpi.mpiImplementation", str(error))]
+        errors = reserved_env_errors(job, mpi_runtime.reserved_env_names(implementation), "MPI")
+        if info.pod_set(constants.LAUNCHER) is None:
+            errors.append(
+                FieldError(
+                    "spec.runtimeRef.name",
+                    f"{info.runtime_kind} {info.runtime_name!r} has an MPI policy "
+                    "but no 'launcher' replicated job",
+                )
+            )
+        num_nodes = int(trainer_spec(job).get("numNodes") or info.ml_policy.get("numNodes") or 1)
+        if (
+            num_nodes > 1
+            and not policy["runLauncherAsNode"]
+            and info.pod_set(constants.NODE) is None
+        ):
+            errors.append(
+                FieldError(
+                    "spec.trainer.numNodes",
+                    "must be 1: the runtime has no 'node' replicated job for workers",
+                )
+            )
+        return errors
+
+    def enforce_ml_policy(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+        """Pod counts, slots, SSH and hostfile volumes, launcher env."""
+        policy = _policy(info)
+        if policy is None:
+            return
+        trainer = trainer_spec(job)
+        num_nodes = int(trainer.get("numNodes") or info.ml_policy.get("numNodes") or 1)
+        launcher = info.pod_set(constants.LAUNCHER)
+        node = info.pod_set(constants.NODE)
+        if launcher is not None:
+            launcher.count = 1
+        if node is not None:
+            node.count = num_nodes - 1 if policy["runLauncherAsNode"] else num_nodes
+            if node.count < 1:
+                info.remove_pod_set(node)
+        apply_trainer_env(info, job)
+        policy["numProcPerNode"] = self._slots(info, policy, trainer)
+        info.ml_policy["mpi"] = policy
+        for pod_set in (ps for ps in (node, launcher) if ps is not None and ps in info.pod_sets):
+            self._mount(info, pod_set, policy, is_launcher=pod_set is launcher)
+
+    @staticmethod
+    def _slots(info: RuntimeInfo, policy: Mapping[str, Any], trainer: Mapping[str, Any]) -> int:
+        if trainer.get("numProcPerNode") is not None:
+            return int(trainer["numProcPerNode"])
+        slots = int(policy["numProcPerNode"])
+        container = info.trainer_container()
+        gpus = resources.gpu_count(container.get("resources")) if container else 0
+        return gpus if slots == 1 and gpus > 1 else slots
+
+    @staticmethod
+    def _mount(
+        info: RuntimeInfo, pod_set: PodSet, policy: Mapping[str, Any], *, is_launcher: bool
+    ) -> None:
+        podspecs.upsert_volume(
+            pod_set.pod_spec,
+            {
+                "name": SSH_AUTH_VOLUME,
+                "secret": {
+                    "secretName": ssh_secret_name(info.job_name),
+                    "items": [
+                        {"key": key, "path": path} for key, path in mpi_runtime.SSH_AUTH_FILES
+                    ],
+                    "defaultMode": mpi_runtime.SSH_AUTH_FILE_MODE,
+                },
+            },
+        )
+        if is_launcher:
+            podspecs.upsert_volume(
+                pod_set.pod_spec,
+                {
+                    "name": HOSTFILE_VOLUME,
+                    "configMap": {
+                        "name": hostfile_config_map_name(info.job_name),
+                        "items": [
+                            {"key": HOSTFILE_NAME, "path": HOSTFILE_NAME, "mode": HOSTFILE_MODE}
+                        ],
+                    },
+                },
+            )
+        for container in pod_set.containers:
+            if container.get("name") not in (constants.NODE, constants.LAUNCHER):
+                continue
+            podspecs.upsert_volume_mount(
+                container, {"name": SSH_AUTH_VOLUME, "mountPath": policy["sshAuthMountPath"]}
+            )
+            if is_launcher:
+                podspecs.upsert_volume_mount(
+                    container, {"name": HOSTFILE_VOLUME, "mountPath": HOSTFILE_DIR}
+                )
+                with _as_build_error("MPI launcher env"):
+                    env = mpi_runtime.launcher_env(
+                        policy["mpiImplementation"],
+                        f"{HOSTFILE_DIR}/{HOSTFILE_NAME}",
+                        int(policy["numProcPerNode"]),
+                    )
+                podspecs.upsert_env(
+                    container, [podspecs.value_env(name, value) for name, value in env.items()]
+                )
+
+    def build(
+        self, info: RuntimeInfo, job: Mapping[str, Any], observed: Observed
+    ) -> list[dict[str, Any]]:
+        """The SSH Secret (only while it does not exist) and the hostfile ConfigMap."""
+        policy = info.ml_policy.get("mpi")
+        if policy is None:
+            return []
+        objects: list[dict[str, Any]] = []
+        secret_name = ssh_secret_name(info.job_name)
+        if observed.find("Secret", secret_name) is None:
+            objects.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    "metadata": manifests.owned_metadata(job, secret_name),
+                    "type": SECRET_TYPE_SSH_AUTH,
+                    "immutable": True,
+                    "stringData": mpi_runtime.ssh_secret_data(info.settings.ssh_keypair()),
+                }
+            )
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": manifests.owned_metadata(job, hostfile_config_map_name(info.job_name)),
+                "data": {HOSTFILE_NAME: self.hostfile(info)},
+            }
+        )
+        return objects
+
+    @staticmethod
+    def hostfile(info: RuntimeInfo) -> str:
+        """The hostfile text: the launcher first when it runs ranks, then the workers."""
+        policy = info.ml_policy["mpi"]
+        hosts: list[str] = []
+        launcher = info.pod_set(constants.LAUNCHER)
+        if policy["runLauncherAsNode"] and launcher is not None:
+            hosts += launcher.endpoints(info.job_name, info.subdomain)
+        node = info.pod_set(constants.NODE)
+        if node is not None:
+            hosts += node.endpoints(info.job_name, info.subdomain)
+        with _as_build_error("MPI hostfile"):
+            return mpi_runtime.hostfile(
+                hosts, int(policy["numProcPerNode"]), policy["mpiImplementation"]
+            )

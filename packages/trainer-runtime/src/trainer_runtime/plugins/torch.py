@@ -1,0 +1,154 @@
+"""Torch: torchrun's ``PET_*`` env, the rendezvous port, and torchtune command lines.
+
+Env order on the trainer container (upstream's): the user's ``spec.trainer.env``, then
+``PET_NNODES``, ``PET_NPROC_PER_NODE``, ``PET_NODE_RANK`` (the Job completion index),
+``PET_MASTER_ADDR`` (``<job>-node-0-0.<subdomain>``) and ``PET_MASTER_PORT`` (29500). torchtune
+jobs get the rendezvous endpoint in their command instead of the master address and port.
+
+numProcPerNode: the TrainJob's value, else the runtime's, else ``auto``. ``auto`` stays ``auto``
+when the node has a GPU (torchrun then starts one process per GPU); otherwise it becomes the
+node's CPU limit or request rounded up, and 1 when neither is set. ``cpu`` resolves the same way
+regardless of GPUs; an integer and ``gpu`` are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from trainer_api import FieldError
+
+from trainer_runtime import constants, podspecs, resources
+from trainer_runtime.info import RuntimeInfo
+from trainer_runtime.plugins import _torchtune
+from trainer_runtime.plugins._policies import (
+    apply_trainer_env,
+    apply_trainer_node_count,
+    reserved_env_errors,
+    trainer_spec,
+)
+
+__all__ = ["RESERVED_ENV_NAMES", "Torch", "resolve_num_proc_per_node"]
+
+PET_NNODES: Final = "PET_NNODES"
+PET_NPROC_PER_NODE: Final = "PET_NPROC_PER_NODE"
+PET_NODE_RANK: Final = "PET_NODE_RANK"
+PET_MASTER_ADDR: Final = "PET_MASTER_ADDR"
+PET_MASTER_PORT: Final = "PET_MASTER_PORT"
+RESERVED_ENV_NAMES: Final = (
+    PET_NNODES,
+    PET_NPROC_PER_NODE,
+    PET_NODE_RANK,
+    PET_MASTER_ADDR,
+    PET_MASTER_PORT,
+)
+NUM_PROC_PER_NODE_WORDS: Final = ("auto", "cpu", "gpu")
+
+
+def resolve_num_proc_per_node(requested: Any, node_resources: Mapping[str, Any] | None) -> str:
+    """The ``PET_NPROC_PER_NODE`` value for ``requested`` on a node with ``node_resources``."""
+    value = "auto" if requested is None else str(requested)
+    if value == "auto" and resources.has_gpu(node_resources):
+        return "auto"
+    if value in ("auto", "cpu"):
+        return str(resources.cpu_count(node_resources) or 1)
+    return value
+
+
+class Torch:
+    """Applies ``mlPolicy.torch``."""
+
+    name = "Torch"
+
+    def validate(self, info: RuntimeInfo, job: Mapping[str, Any]) -> list[FieldError]:
+        """Reserved ``PET_*`` env, numProcPerNode values, torchtune rules."""
+        policy = info.ml_policy.get("torch")
+        if policy is None:
+            return []
+        trainer = trainer_spec(job)
+        errors = reserved_env_errors(job, RESERVED_ENV_NAMES, "torch")
+        requested = trainer.get("numProcPerNode")
+        if (
+            isinstance(requested, str)
+            and requested not in NUM_PROC_PER_NODE_WORDS
+            and not requested.isdigit()
+        ):
+            errors.append(
+                FieldError(
+                    "spec.trainer.numProcPerNode",
+                    f"must be an integer or one of {list(NUM_PROC_PER_NODE_WORDS)}, "
+                    f"got {requested!r}",
+                )
+            )
+        elif _torchtune.is_torchtune(trainer):
+            nproc = self._num_proc_per_node(info, policy, trainer)
+            errors += _torchtune.validate(
+                info.runtime_name, trainer, nproc, resources.gpu_count(self._node_resources(info))
+            )
+        return errors
+
+    def enforce_ml_policy(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+        """Node count, user env then ``PET_*`` env, port 29500, envInjection targets."""
+        policy = info.ml_policy.get("torch")
+        if policy is None:
+            return
+        num_nodes = apply_trainer_node_count(info, job)
+        container = apply_trainer_env(info, job)
+        if container is None:
+            return
+        trainer = trainer_spec(job)
+        nproc = self._num_proc_per_node(info, policy, trainer)
+        env = [
+            podspecs.value_env(PET_NNODES, str(num_nodes)),
+            podspecs.value_env(PET_NPROC_PER_NODE, nproc),
+            podspecs.field_ref_env(PET_NODE_RANK, constants.JOB_COMPLETION_INDEX_FIELD_PATH),
+        ]
+        if _torchtune.is_torchtune(trainer):
+            container["command"] = _torchtune.command(
+                info.job_name,
+                info.runtime_name,
+                self._runtime_command(info),
+                num_nodes,
+                nproc,
+                resources.gpu_count(container.get("resources")),
+                list(trainer.get("args") or ()),
+            )
+        else:
+            env += [
+                podspecs.value_env(
+                    PET_MASTER_ADDR, f"{info.job_name}-{constants.NODE}-0-0.{info.subdomain}"
+                ),
+                podspecs.value_env(PET_MASTER_PORT, str(constants.CONTAINER_TRAINER_PORT)),
+            ]
+        podspecs.upsert_env(container, env)
+        podspecs.upsert_port(container, constants.CONTAINER_TRAINER_PORT)
+        for target in (policy.get("envInjection") or {}).get("targets") or ():
+            pod_set = info.pod_set(target.get("jobName", ""))
+            for name in target.get("containerNames") or ():
+                extra = pod_set.container(name) if pod_set else None
+                if extra is not None and extra is not container:
+                    podspecs.upsert_env(extra, env)
+
+    @staticmethod
+    def _node_resources(info: RuntimeInfo) -> Mapping[str, Any] | None:
+        container = info.trainer_container()
+        return container.get("resources") if container else None
+
+    def _num_proc_per_node(
+        self, info: RuntimeInfo, policy: Mapping[str, Any], trainer: Mapping[str, Any]
+    ) -> str:
+        requested = trainer.get("numProcPerNode", policy.get("numProcPerNode"))
+        return resolve_num_proc_per_node(requested, self._node_resources(info))
+
+    @staticmethod
+    def _runtime_command(info: RuntimeInfo) -> list[str]:
+        for job in info.runtime_spec.get("replicatedJobs") or ():
+            labels = ((job.get("template") or {}).get("metadata") or {}).get("labels") or {}
+            if labels.get(constants.LABEL_ANCESTOR) != constants.ANCESTOR_TRAINER:
+                continue
+            for container in (
+                ((job.get("template") or {}).get("spec") or {}).get("template") or {}
+            ).get("spec", {}).get("containers") or ():
+                if container.get("name") == constants.NODE:
+                    return list(container.get("command") or ())
+        return []

@@ -1,0 +1,40 @@
+"""What a driver injects into ``build``: randomness and the cluster's own endpoints."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from mpi_runtime import SSHKeyPair, generate_ssh_keypair
+
+from trainer_runtime.curve import CurveKeyPair, generate_curve_keypair
+
+__all__ = ["Settings", "StatusServer"]
+
+
+@dataclass(frozen=True)
+class StatusServer:
+    """Where trainers report progress: the controller's HTTPS endpoint and its CA certificate.
+
+    ``url``: base URL such as ``https://trainer-controller.trainer-system.svc:10443``.
+    ``ca_cert``: the PEM CA bundle trainers verify the server with.
+    """
+
+    url: str
+    ca_cert: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Injected into ``build``; the defaults suit a real cluster.
+
+    ``ssh_keypair``: called once per MPI job, only when its SSH Secret does not exist yet
+    (tests pass a function returning a fixed key, so builds are deterministic).
+    ``curve_keypair``: likewise for the CURVE certificate of a Flux job's brokers, called only
+    when its Secret does not exist yet.
+    ``status_server``: when set, trainers get the progress-reporting env and volumes.
+    """
+
+    ssh_keypair: Callable[[], SSHKeyPair] = generate_ssh_keypair
+    curve_keypair: Callable[[], CurveKeyPair] = generate_curve_keypair
+    status_server: StatusServer | None = None

@@ -1,0 +1,6 @@
+"""Makes ``runtime_cases`` (shared test builders) importable from every test module."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -1,0 +1,211 @@
+"""Torch plugin: PET_* env in upstream's order, numProcPerNode resolution, torchtune commands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from runtime_cases import (
+    COMPLETION_INDEX,
+    container_of,
+    env_of,
+    field_errors,
+    make_job,
+    make_runtime,
+    rendered_jobset,
+    replicated_job,
+    runtime_doc,
+)
+from trainer_runtime.plugins.torch import resolve_num_proc_per_node
+
+
+def test_torch_sets_pet_env_after_user_env() -> None:
+    job = make_job(numNodes=3, env=[{"name": "USER_VAR", "value": "x"}])
+    node = container_of(rendered_jobset(job, runtime_doc("torch-distributed")), "node")
+    assert list(env_of(node).items()) == [
+        ("USER_VAR", "x"),
+        ("PET_NNODES", "3"),
+        ("PET_NPROC_PER_NODE", "1"),
+        ("PET_NODE_RANK", COMPLETION_INDEX),
+        ("PET_MASTER_ADDR", "alpha-node-0-0.alpha"),
+        ("PET_MASTER_PORT", "29500"),
+    ]
+    assert node["ports"] == [{"containerPort": 29500}]
+
+
+@pytest.mark.parametrize(
+    ("requested", "resources", "expected"),
+    [
+        pytest.param(None, None, "1", id="no-resources-one-process"),
+        pytest.param(None, {"limits": {"nvidia.com/gpu": "4"}}, "auto", id="gpu-stays-auto"),
+        pytest.param(
+            "auto",
+            {"requests": {"amd.com/gpu": "1", "cpu": "8"}},
+            "auto",
+            id="any-gpu-resource-stays-auto",
+        ),
+        pytest.param(None, {"limits": {"cpu": "3500m"}}, "4", id="cpu-limit-rounded-up"),
+        pytest.param(None, {"requests": {"cpu": "2"}}, "2", id="cpu-request-when-no-limit"),
+        pytest.param(
+            None, {"limits": {"cpu": "3"}, "requests": {"cpu": "2"}}, "3", id="limit-before-request"
+        ),
+        pytest.param(None, {"limits": {"cpu": "100m"}}, "1", id="at-least-one"),
+        pytest.param(
+            "cpu", {"limits": {"nvidia.com/gpu": "2", "cpu": "6"}}, "6", id="cpu-ignores-gpu"
+        ),
+        pytest.param("gpu", {"limits": {"cpu": "6"}}, "gpu", id="gpu-kept"),
+        pytest.param(8, {"limits": {"cpu": "2"}}, "8", id="integer-kept"),
+    ],
+)
+def test_resolve_num_proc_per_node(requested: Any, resources: Any, expected: str) -> None:
+    assert resolve_num_proc_per_node(requested, resources) == expected
+
+
+def test_num_proc_per_node_from_resources_per_node() -> None:
+    job = make_job(numNodes=2, resourcesPerNode={"limits": {"cpu": "4"}})
+    node = container_of(rendered_jobset(job, runtime_doc("torch-distributed")), "node")
+    assert env_of(node)["PET_NPROC_PER_NODE"] == "4"
+
+
+def test_env_injection_targets_get_pet_env() -> None:
+    runtime = make_runtime(
+        {
+            "torch": {
+                "envInjection": {"targets": [{"jobName": "node", "containerNames": ["sidecar"]}]}
+            }
+        },
+        [replicated_job("node", "trainer")],
+    )
+    runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"][
+        "spec"
+    ]["containers"].append({"name": "sidecar", "image": "s"})
+    jobset = rendered_jobset(make_job(runtime="custom", numNodes=2), runtime)
+    sidecar = env_of(container_of(jobset, "node", "sidecar"))
+    assert list(sidecar) == [
+        "PET_NNODES",
+        "PET_NPROC_PER_NODE",
+        "PET_NODE_RANK",
+        "PET_MASTER_ADDR",
+        "PET_MASTER_PORT",
+    ]
+    assert sidecar["PET_NNODES"] == "2"
+
+
+def test_reserved_env_is_rejected_with_its_index() -> None:
+    job = make_job(env=[{"name": "OK", "value": "1"}, {"name": "PET_NNODES", "value": "9"}])
+    assert field_errors(job, runtime_doc("torch-distributed")) == [
+        "spec.trainer.env[1].name: PET_NNODES is reserved for the torch runtime"
+    ]
+
+
+TORCHTUNE = "torchtune-llama3.2-1b"
+OVERRIDES = [
+    "output_dir=/workspace/output",
+    "tokenizer.path=/workspace/model/original/tokenizer.model",
+    "checkpointer.checkpoint_dir=/workspace/model",
+]
+
+
+@pytest.mark.parametrize(
+    ("runtime", "trainer", "expected_tail"),
+    [
+        pytest.param(
+            TORCHTUNE,
+            {},
+            [
+                "--rdzv_endpoint=alpha-node-0-0.alpha:29500",
+                "full_finetune_distributed",
+                "--config",
+                "llama3_2/1B_full",
+            ],
+            id="two-gpus-full-distributed",
+        ),
+        pytest.param(
+            TORCHTUNE,
+            {"resourcesPerNode": {"limits": {"nvidia.com/gpu": "1"}}},
+            ["full_finetune_single_device", "--config", "llama3_2/1B_full_single_device"],
+            id="one-gpu-single-device",
+        ),
+        pytest.param(
+            TORCHTUNE,
+            {"args": ["model.lora_attn_modules=[q_proj,v_proj]"]},
+            [
+                "--rdzv_endpoint=alpha-node-0-0.alpha:29500",
+                "lora_finetune_distributed",
+                "--config",
+                "llama3_2/1B_lora",
+            ],
+            id="lora-distributed",
+        ),
+        pytest.param(
+            TORCHTUNE,
+            {
+                "resourcesPerNode": {"limits": {"nvidia.com/gpu": "1"}},
+                "args": ["model.quantize_base=True"],
+            },
+            ["lora_finetune_single_device", "--config", "llama3_2/1B_qlora_single_device"],
+            id="qlora-single-device",
+        ),
+        pytest.param(
+            "torchtune-qwen2.5-1.5b",
+            {
+                "resourcesPerNode": {"limits": {"nvidia.com/gpu": "1"}},
+                "args": ["model.lora_attn_modules=[q_proj]"],
+            },
+            ["lora_finetune_single_device", "--config", "qwen2_5/1.5B_lora_single_device"],
+            id="qwen-lora-single-device",
+        ),
+    ],
+)
+def test_torchtune_command_synthesis(
+    runtime: str, trainer: dict[str, Any], expected_tail: list[str]
+) -> None:
+    job = make_job(runtime=runtime, command=["tune", "run"], **trainer)
+    node = container_of(rendered_jobset(job, runtime_doc(runtime)), "node")
+    overrides = [
+        arg
+        for arg in node["command"]
+        if arg.split("=")[0] in {o.split("=")[0] for o in [*OVERRIDES, "tokenizer.merges_file=x"]}
+    ]
+    assert node["command"][:2] == ["tune", "run"]
+    assert node["command"][2 : 2 + len(expected_tail)] == expected_tail
+    assert node["command"][2 + len(expected_tail) :] == overrides
+    assert "PET_MASTER_ADDR" not in env_of(node)
+    assert env_of(node)["PET_NNODES"] == "1"
+
+
+def test_torchtune_keeps_runtime_overrides() -> None:
+    job = make_job(runtime=TORCHTUNE, command=["tune", "run"])
+    node = container_of(rendered_jobset(job, runtime_doc(TORCHTUNE)), "node")
+    assert node["command"][-3:] == OVERRIDES
+
+
+@pytest.mark.parametrize(
+    ("runtime", "trainer", "expected"),
+    [
+        pytest.param(
+            TORCHTUNE,
+            {"numNodes": 2},
+            ["spec.trainer.numNodes: must be 1 for the llama3_2/1B model"],
+            id="multi-node-small-model",
+        ),
+        pytest.param(
+            TORCHTUNE,
+            {"args": ["output_dir=/tmp"]},
+            ["spec.trainer.args[0]: must not set 'output_dir': the runtime manages it"],
+            id="immutable-config",
+        ),
+        pytest.param(
+            "torchtune-qwen2.5-1.5b",
+            {
+                "resourcesPerNode": {"limits": {"nvidia.com/gpu": "1"}},
+                "args": ["model.quantize_base=True"],
+            },
+            ["spec.runtimeRef.name: QLoRA is not supported for the qwen2_5/1.5B model"],
+            id="qlora-qwen",
+        ),
+    ],
+)
+def test_torchtune_validation(runtime: str, trainer: dict[str, Any], expected: list[str]) -> None:
+    job = make_job(runtime=runtime, command=["tune", "run"], **trainer)
+    assert field_errors(job, runtime_doc(runtime)) == expected

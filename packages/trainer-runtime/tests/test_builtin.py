@@ -1,0 +1,69 @@
+"""The built-in runtimes: parse, names, and equivalence with upstream's (images renamed)."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import pytest
+from runtime_cases import load_yaml, upstream_dir
+from trainer_runtime import builtin_runtimes
+
+EXPECTED_NAMES = [
+    "deepspeed-distributed",
+    "jax-distributed",
+    "mlx-distributed",
+    "torch-distributed",
+    "torch-distributed-with-cache",
+    "torchtune-llama3.2-1b",
+    "torchtune-llama3.2-3b",
+    "torchtune-qwen2.5-1.5b",
+    "xgboost-distributed",
+]
+# Upstream image and account names -> this project's.
+RENAMES = {
+    "ghcr.io/kubeflow/trainer/": "ghcr.io/trainer-platform/",
+    "kubeflow-trainer-cache-initializer": "trainer-cache-initializer",
+}
+
+
+def _renamed(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _renamed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_renamed(item) for item in value]
+    if isinstance(value, str):
+        for old, new in RENAMES.items():
+            value = value.replace(old, new)
+    return value
+
+
+def test_builtin_runtime_names() -> None:
+    assert sorted(builtin_runtimes()) == EXPECTED_NAMES
+
+
+def test_builtin_runtimes_use_no_upstream_project_images() -> None:
+    for name, runtime in builtin_runtimes().items():
+        assert "ghcr.io/kubeflow" not in str(runtime.to_dict()), name
+
+
+@functools.cache
+def _upstream_runtimes() -> dict[str, dict[str, Any]]:
+    root = upstream_dir()
+    if root is None:
+        return {}
+    folder = root / "kubeflow-trainer" / "manifests" / "base" / "runtimes"
+    docs = [doc for path in sorted(folder.rglob("*.yaml")) for doc in load_yaml(path)]
+    return {
+        doc["metadata"]["name"]: doc for doc in docs if doc.get("kind") == "ClusterTrainingRuntime"
+    }
+
+
+@pytest.mark.skipif(
+    upstream_dir() is None, reason="upstream reference data not found (set TRAINER_UPSTREAM_DIR)"
+)
+@pytest.mark.parametrize("name", EXPECTED_NAMES)
+def test_builtin_runtime_equals_upstream_with_project_images(name: str) -> None:
+    upstream = _upstream_runtimes()
+    assert name in upstream, f"upstream has no runtime {name}"
+    assert builtin_runtimes()[name].to_dict() == _renamed(upstream[name])
