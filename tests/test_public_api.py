@@ -14,6 +14,7 @@ PACKAGES = (
     "trainer_data_cache",
     "data_cache_manifests",
     "mpi_runtime",
+    "kube_standin",
 )
 
 

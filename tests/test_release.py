@@ -305,6 +305,16 @@ def test_bump_rewrites_version_and_every_sibling_pin(tmp_path: Path) -> None:
     assert (root / "packages/trainer-api/pyproject.toml").read_text() == pyproject("trainer-api")
 
 
+def test_read_projects_leaves_out_a_private_package(tmp_path: Path) -> None:
+    private = pyproject("kube-standin").replace(
+        "[project]\n", f"[project]\nclassifiers = [{release.PRIVATE_CLASSIFIER!r}]\n"
+    )
+    root = make_repo(
+        tmp_path, "0.1.0", {"trainer-api": pyproject("trainer-api"), "kube-standin": private}
+    )
+    assert sorted(release.read_projects(root)) == ["trainer-api"]
+
+
 def test_bump_to_an_older_version_changes_nothing(tmp_path: Path) -> None:
     root = make_repo(tmp_path, "0.3.0", {"trainer-api": pyproject("trainer-api")})
     with pytest.raises(release.ReleaseError, match=r"greater than the current version 0\.3\.0"):

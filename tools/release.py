@@ -63,6 +63,10 @@ class ReleaseError(Exception):
     """A release cannot go on: bad arguments, a failed build, or failed checks."""
 
 
+# The classifier that package indexes refuse to accept: marks a package as never published.
+PRIVATE_CLASSIFIER: Final = "Private :: Do Not Upload"
+
+
 @dataclass(frozen=True)
 class Project:
     """What the release needs to know about one package's pyproject.toml."""
@@ -242,10 +246,14 @@ def isolated_environment(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def read_projects(root: Path) -> dict[str, Project]:
-    """Every package under root/packages, by canonical name."""
+    """Every published package under root/packages, by canonical name (a package classified
+    ``Private :: Do Not Upload``, such as the test-support kube-standin, is not released)."""
     projects = {}
     for pyproject in sorted(root.glob("packages/*/pyproject.toml")):
-        project = parse_project(tomllib.loads(pyproject.read_text()), pyproject.parent)
+        parsed = tomllib.loads(pyproject.read_text())
+        if PRIVATE_CLASSIFIER in parsed.get("project", {}).get("classifiers", []):
+            continue
+        project = parse_project(parsed, pyproject.parent)
         projects[project.name] = project
     if not projects:
         raise ReleaseError(f"no packages/*/pyproject.toml under {root}")

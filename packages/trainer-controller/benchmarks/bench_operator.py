@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer_runtime import builtin_runtimes
-from trainer_controller.testing import TRAINER_TYPES, ApiServer
+from kube_standin import TRAINER_TYPES, ApiServer
 
 CONFIG = """\
 concurrency: {workers}

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import pytest
 from trainer_controller.operator import Operator, OperatorConfig, load_credentials
-from trainer_controller.testing import TRAINER_TYPES, ApiServer
+from kube_standin import TRAINER_TYPES, ApiServer
 
 MANIFESTS: Final = Path(__file__).resolve().parents[2] / "manifests"
 OVERLAY: Final = MANIFESTS / "overlays" / "standalone"

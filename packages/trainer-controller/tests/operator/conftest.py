@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import pytest
 from trainer_runtime import builtin_runtimes
 from trainer_controller.operator import Operator, OperatorConfig, load_credentials
-from trainer_controller.testing import TRAINER_TYPES, ApiServer, ResourceType
+from kube_standin import TRAINER_TYPES, ApiServer, ResourceType
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from trainer_controller.operator.webhooks import WEBHOOK_PATHS
 from trainer_runtime.plugins.trainer_status import token_audience
-from trainer_controller.testing import TokenIdentity
+from kube_standin import TokenIdentity
 
 pytestmark = pytest.mark.e2e
 

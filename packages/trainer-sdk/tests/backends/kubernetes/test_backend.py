@@ -20,7 +20,7 @@ from trainer_sdk import (
 from trainer_sdk.backends.kubernetes.backend import pod_view
 
 testing = pytest.importorskip(
-    "trainer_controller.testing", reason="needs trainer-controller[testing]"
+    "kube_standin", reason="needs kube-standin"
 )
 REPO_ROOT = Path(__file__).resolve().parents[5]
 CRDS = REPO_ROOT / "packages" / "trainer-api" / "manifests" / "crds"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from trainer_controller.testing import patches, resources, selectors
+from kube_standin import patches, resources, selectors
 
 __all__ = ["ApiError", "Store", "WatchEvent"]
 

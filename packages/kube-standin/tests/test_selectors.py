@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from trainer_controller.testing import selectors
+from kube_standin import selectors
 
 OBJ = {"metadata": {"name": "n", "namespace": "ns", "labels": {"app": "x", "tier": "web"}}}
 

@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 import yaml
 from aiohttp import web
 
-from trainer_controller.testing import resources, selectors
-from trainer_controller.testing.store import ApiError, Store
+from kube_standin import resources, selectors
+from kube_standin.store import ApiError, Store
 
 __all__ = ["ApiServer", "TokenIdentity"]
 

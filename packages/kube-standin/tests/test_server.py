@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from kubernetes import client, config, watch
-from trainer_controller.testing import ApiServer, TokenIdentity
+from kube_standin import ApiServer, TokenIdentity
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 WIDGETS = "/apis/example.com/v1/namespaces/default/widgets"  # registered by conftest

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from trainer_controller.testing import ApiServer
+from kube_standin import ApiServer
 
 WIDGETS_CRD = {
     "apiVersion": "apiextensions.k8s.io/v1",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from trainer_controller.testing import patches
+from kube_standin import patches
 
 
 @pytest.mark.parametrize(
