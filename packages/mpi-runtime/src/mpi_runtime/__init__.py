@@ -17,6 +17,7 @@ from mpi_runtime.launcher_envs import (
     launcher_env,
     reserved_env_names,
 )
+from mpi_runtime.launcher_lines import to_mpi_launch
 from mpi_runtime.launches import (
     START_TIMEOUT_ENV,
     START_TIMEOUT_S,
@@ -97,6 +98,7 @@ __all__ = [
     "ssh_client_config",
     "ssh_secret_data",
     "sshd_config",
+    "to_mpi_launch",
     "wait_for_hosts",
     "with_mpi4py",
     "write_ssh_auth",

@@ -11,7 +11,8 @@ A JobSet is an MPI JobSet when its ``launcher`` mounts an SSH-auth Secret of the
   (one free port per job, so jobs run side by side);
 - the launcher's ``mpirun [options] CMD`` (or ``mpi-launch [options] -- CMD``, or
   ``deepspeed --launcher openmpi|mpich|impi [options] SCRIPT``: the mpirun line DeepSpeed's
-  runner would build, binding and mapping options dropped) runs as
+  runner would build, binding and mapping options dropped; ``mpi_runtime.to_mpi_launch``
+  translates it) runs as
   ``mpi-launch --loopback --rank-env --ssh-port P --ssh-dir D [options] -- CMD``: it waits for the
   workers' sshd, pins MPI to ``lo`` (``btl self,tcp``), gives every rank RANK, WORLD_SIZE,
   LOCAL_RANK, MASTER_ADDR and MASTER_PORT (the job's port), and forwards the pod's env (PATH
@@ -35,7 +36,6 @@ from __future__ import annotations
 
 import base64
 import re
-import shlex
 import shutil
 import socket
 import sys
@@ -43,6 +43,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
+
+import mpi_runtime
 
 from trainer_sdk import constants
 from trainer_sdk.backends.local import pods as pod_plan
@@ -55,7 +57,6 @@ __all__ = [
     "free_ssh_port",
     "host_addresses",
     "is_mpi_jobset",
-    "launcher_command",
     "localize_mpi_pods",
     "map_hosts",
     "prepare_mpi_pods",
@@ -66,7 +67,7 @@ __all__ = [
 SSH_AUTH_SECRET_TYPE: Final = "kubernetes.io/ssh-auth"
 LAUNCHER_HOST: Final = "localhost"
 FIRST_WORKER_ADDRESS: Final = 2  # 127.0.0.2: the first worker's loopback address
-WAIT_TIMEOUT_SECONDS: Final = 60
+WAIT_TIMEOUT_SECONDS: Final = 60  # how long mpi-launch waits for the workers' sshd
 DEFAULT_FILE_MODE: Final = 0o644
 # Env the ranks started over ssh need to run like the launcher's own: the interpreter shims,
 # the job's packages, unbuffered output and the progress file.
@@ -82,34 +83,6 @@ LOCAL_ENV: Final = (
 # Not forwarded: set per rank by mpi-launch, or by the pod, or read by mpirun alone.
 NOT_FORWARDED: Final = frozenset({"HOSTNAME", "MASTER_ADDR", "MASTER_PORT", "HOME"})
 MPI_ENV_PREFIXES: Final = ("OMPI_", "PRTE_", "PMIX_", "I_MPI_", "HYDRA_")
-_HOSTFILE_OPTIONS: Final = frozenset(
-    {"--hostfile", "-hostfile", "--machinefile", "-machinefile", "-f"}
-)
-_NP_OPTIONS: Final = frozenset({"-np", "--np", "-n", "-c"})
-_PASSED_FLAGS: Final = frozenset({"--oversubscribe", "-oversubscribe", "--tag-output"})
-_DROPPED_FLAGS: Final = frozenset(
-    {"--allow-run-as-root", "-allow-run-as-root", "--report-bindings", "-report-bindings"}
-)
-_BINDING_OPTIONS: Final = frozenset(
-    {"--bind-to", "-bind-to", "--map-by", "-map-by", "--rank-by", "-rank-by"}
-)
-# deepspeed's runner: options that take a value, its MPI launchers, and options that change
-# nothing on this machine (the job's MASTER_ADDR/PORT and ssh port are the local backend's).
-_DEEPSPEED_VALUE_OPTIONS: Final = frozenset(
-    {
-        "-H", "--hostfile", "--launcher", "--launcher_args", "--master_addr", "--master_port",
-        "--ssh_port", "--log_level", "-i", "--include", "-e", "--exclude", "--num_nodes",
-        "--num_gpus", "--num_accelerators", "--node_rank", "--enable_each_rank_log",
-        "--autotuning", "--bind_core_list", "--venv_script",
-    }
-)  # fmt: skip
-_DEEPSPEED_MPI_LAUNCHERS: Final = frozenset({"openmpi", "mpich", "impi"})
-_DEEPSPEED_IGNORED: Final = frozenset(
-    {
-        "--master_addr", "--master_port", "--ssh_port", "--no_ssh_check", "--force_multi",
-        "--no_local_rank", "--log_level", "-q", "--quiet",
-    }
-)  # fmt: skip
 # Python programs run through mpi4py; ``-m mpi4py`` itself (mpi-launch's wrapping) is left alone.
 _RANK_PYTHON: Final = """#!/bin/sh
 if [ "$1" = -m ] && [ "$2" = mpi4py ]; then exec "{python}" "$@"; fi
@@ -194,120 +167,6 @@ def _forwarded_env(env: Mapping[str, str], base_env: Mapping[str, str]) -> list[
     return names
 
 
-def _mpirun_options(
-    args: Sequence[str], where: str, offset: int = 0
-) -> tuple[list[str], dict[str, str], int]:
-    """Leading mpirun options of ``args`` as mpi-launch options and env; where the program starts.
-
-    ``offset`` is the index of ``args[0]`` in the command, for error paths."""
-    options: list[str] = []
-    env: dict[str, str] = {}
-    index = 0
-    while index < len(args) and args[index].startswith("-") and args[index] != "--":
-        option = args[index]
-        value = args[index + 1] if index + 1 < len(args) else ""
-        if option in _HOSTFILE_OPTIONS:
-            options += ["--hostfile", value]
-        elif option in _NP_OPTIONS:
-            options += ["--np", value]
-        elif option == "-x":
-            name, has_value, assigned = value.partition("=")
-            if has_value:
-                env[name] = assigned
-            options += ["-x", name]
-        elif option in ("--mca", "-mca") and index + 2 < len(args):
-            env[f"OMPI_MCA_{value}"] = args[index + 2]
-            index += 1
-        elif option in _BINDING_OPTIONS:
-            pass  # ranks share this machine's cores: binding and mapping policies do not apply
-        elif option in _PASSED_FLAGS:
-            options.append("--tag-output" if option == "--tag-output" else "--oversubscribe")
-            index -= 1
-        elif option in _DROPPED_FLAGS:
-            index -= 1
-        else:
-            raise pod_plan.UnsupportedPodError(
-                f"{where}[{offset + index}]: mpirun option {option!r} is not translated for the "
-                "local backend (known: --hostfile, -np, -x, --mca, --bind-to, --map-by, "
-                "--rank-by, --oversubscribe, --tag-output, --report-bindings)"
-            )
-        index += 2
-    if index < len(args) and args[index] == "--":
-        index += 1
-    return options, env, index
-
-
-def _deepspeed_program(args: Sequence[str], where: str) -> tuple[list[str], list[str], list[str]]:
-    """``deepspeed [options] SCRIPT ARGS`` (its MPI launchers) as (mpirun options, hostfile
-    options, program): what DeepSpeed's own runner would hand to mpirun."""
-    hostfile: list[str] = []
-    launcher, launcher_args = "pdsh", ""  # deepspeed's defaults
-    python = ["python"]
-    index = 0
-    while index < len(args) and args[index].startswith("-"):
-        option, _, inline = args[index].partition("=")
-        takes_value = option in _DEEPSPEED_VALUE_OPTIONS
-        value = inline or (args[index + 1] if takes_value and index + 1 < len(args) else "")
-        if option in ("-H", "--hostfile"):
-            hostfile = ["--hostfile", value]
-        elif option == "--launcher":
-            launcher = value
-        elif option == "--launcher_args":
-            launcher_args = value
-        elif option == "--module":
-            python = ["python", "-m"]
-        elif option == "--no_python":
-            python = []
-        elif option not in _DEEPSPEED_IGNORED:
-            raise pod_plan.UnsupportedPodError(
-                f"{where}[{index + 1}]: deepspeed option {option!r} is not translated for the "
-                "local backend (known: --hostfile, --launcher, --launcher_args, --module, "
-                "--no_python, and ones that change nothing here: "
-                f"{', '.join(sorted(_DEEPSPEED_IGNORED))})"
-            )
-        index += 2 if takes_value and not inline else 1
-    if launcher.lower() not in _DEEPSPEED_MPI_LAUNCHERS:
-        raise pod_plan.UnsupportedPodError(
-            f"{where}: deepspeed --launcher {launcher!r} is not an MPI launcher; the local "
-            f"backend runs {', '.join(sorted(_DEEPSPEED_MPI_LAUNCHERS))}"
-        )
-    if index >= len(args):
-        raise pod_plan.UnsupportedPodError(f"{where}: deepspeed has no script to run")
-    return shlex.split(launcher_args), hostfile, [*python, *args[index:]]
-
-
-def launcher_command(
-    command: Sequence[str], where: str, local_options: Sequence[str]
-) -> tuple[list[str], dict[str, str]]:
-    """``mpirun [options] CMD``, ``deepspeed [options] SCRIPT`` or ``mpi-launch [options] -- CMD``
-    as an ``mpi-launch`` argv with ``local_options``, and env the translated options set
-    (``-x NAME=VALUE``, ``--mca``)."""
-    program = Path(command[0]).name if command else ""
-    launch = ["mpi-launch", "--wait-timeout", str(WAIT_TIMEOUT_SECONDS)]
-    if program == "mpi-launch":
-        rest = list(command[1:])
-        split = rest.index("--") if "--" in rest else len(rest)
-        return [*launch, *rest[:split], *local_options, "--", *rest[split + 1 :]], {}
-    if program == "deepspeed":
-        launcher_args, hostfile, target = _deepspeed_program(command[1:], where)
-        options, env, used = _mpirun_options(launcher_args, f"{where} --launcher_args")
-        if used < len(launcher_args):
-            raise pod_plan.UnsupportedPodError(
-                f"{where} --launcher_args: expected mpirun options only, got "
-                f"{launcher_args[used]!r}"
-            )
-        return [*launch, *hostfile, *options, *local_options, "--", *target], env
-    if program != "mpirun":
-        raise pod_plan.UnsupportedPodError(
-            f"{where}: the local backend runs an MPI launcher whose command starts with mpirun, "
-            f"deepspeed or mpi-launch, got {command[0] if command else 'no command'!r}"
-        )
-    options, env, used = _mpirun_options(command[1:], where, offset=1)
-    if 1 + used >= len(command):
-        raise pod_plan.UnsupportedPodError(f"{where}: mpirun has no program to run")
-    return [*launch, *options, *local_options, "--", *command[1 + used :]], env
-
-
 def localize_mpi_pods(
     plan: PodPlan,
     jobset: Mapping[str, Any],
@@ -358,7 +217,12 @@ def localize_mpi_pods(
                 ]
                 for name in _forwarded_env(env, base_env):
                     local_options += ["-x", name]
-                command, option_env = launcher_command(command, where, local_options)
+                try:
+                    command, option_env = mpi_runtime.to_mpi_launch(
+                        command, where, [*local_options], wait_timeout=WAIT_TIMEOUT_SECONDS
+                    )
+                except mpi_runtime.InvalidArgumentError as error:
+                    raise pod_plan.UnsupportedPodError(str(error)) from None
                 env.update(option_env)
             elif job["name"] == constants.NODE:
                 command = [
