@@ -112,7 +112,14 @@ def import_with_blocked(module: str, blocked: list[str]) -> subprocess.Completed
     [
         pytest.param(
             "gems_kernels",
-            ["trainer_api", "trainer_controller", "trainer_sdk", "trainer_data_cache", "mpi_runtime"],
+            [
+                "trainer_api",
+                "trainer_runtime",
+                "trainer_controller",
+                "trainer_sdk",
+                "trainer_data_cache",
+                "mpi_runtime",
+            ],
             id="gems-kernels-without-other-packages",
         ),
         pytest.param("trainer_sdk", ["triton", "gems_kernels"], id="trainer-sdk-without-triton"),

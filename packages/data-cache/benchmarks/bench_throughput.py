@@ -27,10 +27,10 @@ import pyarrow as pa
 import pyarrow.flight as flight
 import pyarrow.parquet as pq
 import torch
+from torch.utils.data import DataLoader, IterableDataset
 from trainer_data_cache import CacheDataset, ConnectOptions
 from trainer_data_cache.client.tensors import to_tensors
 from trainer_data_cache.tickets import ReadRequest
-from torch.utils.data import DataLoader, IterableDataset
 
 VECTOR = 16
 

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client, config, watch
 from kube_standin import ApiServer, TokenIdentity
+from kubernetes import client, config, watch
 
 CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
 WIDGETS = "/apis/example.com/v1/namespaces/default/widgets"  # registered by conftest

@@ -20,8 +20,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from trainer_runtime import builtin_runtimes
 from kube_standin import TRAINER_TYPES, ApiServer
+from trainer_runtime import builtin_runtimes
 
 CONFIG = """\
 concurrency: {workers}

@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 from runtime_cases import make_job, runtime_doc
 from trainer_api import FieldError
-from trainer_runtime import InvalidTrainJobError, Observed, render
-from trainer_runtime import framework
+from trainer_runtime import InvalidTrainJobError, Observed, framework, render
 from trainer_runtime.info import RuntimeInfo, runtime_info
 
 

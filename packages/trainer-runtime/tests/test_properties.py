@@ -6,6 +6,8 @@ import copy
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from runtime_cases import (
     FIXED_SETTINGS,
     NOW,
@@ -17,8 +19,6 @@ from runtime_cases import (
     runtime_doc,
     upstream_dir,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from trainer_runtime import Observed, build
 
 RUNTIMES = [

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from trainer_runtime import PLUGINS
-from trainer_runtime import framework
+from trainer_runtime import PLUGINS, framework
 
 
 @pytest.mark.parametrize(

@@ -124,7 +124,8 @@ class StreamFailedError(CacheError, ConnectionError):
 
 class UnsafeForkError(CacheError, RuntimeError):
     """This process was forked while Flight connections were open, so gRPC cannot work in it;
-    the message names what was open and how to start workers instead (see ``trainer_data_cache.forks``).
+    the message names what was open and how to start workers instead (see
+    ``trainer_data_cache.forks``).
     """
 
     code = "unsafe-fork"

@@ -14,12 +14,12 @@ from typing import Any, NoReturn, TypeAlias
 import click
 import trainer_api
 from trainer_api import ClusterTrainingRuntime, TrainingRuntime, TrainJob
-
 from trainer_runtime.builtin import builtin_runtimes
-from trainer_controller.operator import run
 from trainer_runtime.errors import BuildError
 from trainer_runtime.rendering import admit, render
 from trainer_runtime.yaml_stream import dump_stream
+
+from trainer_controller.operator import run
 
 __all__ = ["cli", "find_runtime"]
 

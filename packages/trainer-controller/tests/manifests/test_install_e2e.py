@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
-from trainer_controller.operator import Operator, OperatorConfig, load_credentials
 from kube_standin import TRAINER_TYPES, ApiServer
+from trainer_controller.operator import Operator, OperatorConfig, load_credentials
 
 MANIFESTS: Final = Path(__file__).resolve().parents[2] / "manifests"
 OVERLAY: Final = MANIFESTS / "overlays" / "standalone"

@@ -17,9 +17,9 @@ from typing import Any, Final
 import pytest
 import trainer_api
 import yaml
-from trainer_runtime import builtin_runtimes
 from trainer_controller.operator import load_config
 from trainer_controller.operator.webhooks import WEBHOOK_PATHS
+from trainer_runtime import builtin_runtimes
 
 PACKAGE: Final = Path(__file__).resolve().parents[2]
 MANIFESTS: Final = PACKAGE / "manifests"

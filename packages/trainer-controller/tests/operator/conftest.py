@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from trainer_runtime import builtin_runtimes
-from trainer_controller.operator import Operator, OperatorConfig, load_credentials
 from kube_standin import TRAINER_TYPES, ApiServer, ResourceType
+from trainer_controller.operator import Operator, OperatorConfig, load_credentials
+from trainer_runtime import builtin_runtimes
 
 T = TypeVar("T")
 

@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from trainer_runtime import builtin_runtimes
 from trainer_controller.operator import admission
+from trainer_runtime import builtin_runtimes
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
 

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kube_standin import TokenIdentity
 from trainer_controller.operator.webhooks import WEBHOOK_PATHS
 from trainer_runtime.plugins.trainer_status import token_audience
-from kube_standin import TokenIdentity
 
 pytestmark = pytest.mark.e2e
 

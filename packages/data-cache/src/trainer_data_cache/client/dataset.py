@@ -42,9 +42,9 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
     """Batches of a cached dataset as dicts of column name to tensor.
 
     Every (rank, DataLoader worker) reads a disjoint share and together they read every row once
-    (see ``trainer_data_cache.client.sharding``). Rank and world size come from the arguments, else from
-    torch.distributed when initialised, else from ``RANK`` / ``WORLD_SIZE``; they are resolved
-    here, in the parent process. Flight clients live only while an iteration runs (they are
+    (see ``trainer_data_cache.client.sharding``). Rank and world size come from the arguments,
+    else from torch.distributed when initialised, else from ``RANK`` / ``WORLD_SIZE``; they are
+    resolved here, in the parent process. Flight clients live only while an iteration runs (they are
     closed when it ends, is closed or is dropped), so DataLoader workers (fork or spawn) each
     make their own, and a worker forked after a read in the parent works; one forked while a
     read is open raises ``UnsafeForkError`` (see ``trainer_data_cache.forks``) instead of hanging.

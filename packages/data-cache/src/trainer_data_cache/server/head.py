@@ -25,7 +25,12 @@ from trainer_data_cache.errors import (
 )
 from trainer_data_cache.filters import Filter
 from trainer_data_cache.partitions import RowRange, overlapping, split_rows
-from trainer_data_cache.server.base import CacheServer, ServerSecurity, json_result, translate_errors
+from trainer_data_cache.server.base import (
+    CacheServer,
+    ServerSecurity,
+    json_result,
+    translate_errors,
+)
 from trainer_data_cache.server.repair import NodeHealth, Placed, Repair, holdings, plan_repairs
 from trainer_data_cache.tickets import PutRequest, ReadRequest, Ticket, action_body
 

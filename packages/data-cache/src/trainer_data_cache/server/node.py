@@ -18,7 +18,12 @@ from trainer_data_cache.errors import (
     StaleTicketError,
     unavailable,
 )
-from trainer_data_cache.server.base import CacheServer, ServerSecurity, json_result, translate_errors
+from trainer_data_cache.server.base import (
+    CacheServer,
+    ServerSecurity,
+    json_result,
+    translate_errors,
+)
 from trainer_data_cache.server.budget import MemoryBudget, StreamCap
 from trainer_data_cache.server.metrics import Metrics
 from trainer_data_cache.tickets import PutRequest, Ticket, action_body

@@ -15,7 +15,6 @@ from datetime import datetime, timezone
 from typing import Any, Final
 
 import trainer_api
-
 from trainer_runtime import validate as runtime_validate
 
 __all__ = [

@@ -21,11 +21,11 @@ from typing import Any, Final
 
 import trainer_api
 from aiohttp import web
+from trainer_runtime.plugins.trainer_status import token_audience
 
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.ratelimit import KeyedLimiter, TokenBucket
-from trainer_runtime.plugins.trainer_status import token_audience
 
 __all__ = [
     "MAX_BODY_BYTES",

@@ -14,8 +14,8 @@ from datetime import datetime, timezone
 from typing import Any, Final
 
 from mpi_runtime import SSHKeyPair  # type: ignore[import-untyped]
-
 from trainer_runtime import Observed, Plan, Settings, build
+
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
 from trainer_controller.operator.events import EventRecorder
 from trainer_controller.operator.informer import CachedReader

@@ -18,8 +18,8 @@ from collections.abc import Awaitable
 from typing import Any
 
 import kopf
-
 from trainer_runtime import Settings, StatusServer
+
 from trainer_controller.operator import certificates, watching
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient
 from trainer_controller.operator.config import OperatorConfig
