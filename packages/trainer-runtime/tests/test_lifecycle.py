@@ -7,7 +7,15 @@ from typing import Any
 
 import pytest
 from runtime_cases import FIXED_SETTINGS, NOW, by_kind, make_job, runtime_doc
-from trainer_runtime import ObjectRef, Observed, Plan, build, render
+from trainer_runtime import (
+    BuildError,
+    InvalidTrainJobError,
+    ObjectRef,
+    Observed,
+    Plan,
+    build,
+    render,
+)
 from trainer_runtime.conditions import format_time
 
 TORCH = "torch-distributed"
@@ -260,6 +268,8 @@ def test_missing_runtime_without_snapshot_is_a_build_error_condition() -> None:
         "JobsBuildFailed",
     )
     assert condition["message"].startswith("ClusterTrainingRuntime 'torch-distributed' not found")
+    assert isinstance(plan.error, BuildError)
+    assert not isinstance(plan.error, InvalidTrainJobError)
 
 
 def test_validation_error_becomes_a_condition_with_field_paths() -> None:
@@ -271,6 +281,14 @@ def test_validation_error_becomes_a_condition_with_field_paths() -> None:
         condition["message"]
         == "spec.trainer.env[0].name: PET_NNODES is reserved for the torch runtime"
     )
+    assert isinstance(plan.error, InvalidTrainJobError)
+    assert [(error.field, error.message) for error in plan.error.errors] == [
+        ("spec.trainer.env[0].name", "PET_NNODES is reserved for the torch runtime")
+    ]
+
+
+def test_a_built_plan_carries_no_error() -> None:
+    assert _build(make_job()).error is None
 
 
 def test_mpi_secret_created_once() -> None:

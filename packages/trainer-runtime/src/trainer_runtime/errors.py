@@ -11,7 +11,8 @@ RuntimeFrameworkError
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+
+from trainer_api import FieldError
 
 __all__ = ["BuildError", "InvalidTrainJobError", "RuntimeFrameworkError"]
 
@@ -27,6 +28,6 @@ class BuildError(RuntimeFrameworkError):
 class InvalidTrainJobError(BuildError):
     """The TrainJob does not fit its runtime; ``errors`` holds one FieldError per problem."""
 
-    def __init__(self, errors: Sequence[Any]) -> None:
+    def __init__(self, errors: Sequence[FieldError]) -> None:
         super().__init__("\n".join(str(error) for error in errors))
-        self.errors = tuple(errors)
+        self.errors: tuple[FieldError, ...] = tuple(errors)

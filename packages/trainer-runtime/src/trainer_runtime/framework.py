@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from trainer_api import FieldError
+
 from trainer_runtime.errors import InvalidTrainJobError
 from trainer_runtime.info import RuntimeInfo
 
@@ -55,7 +57,7 @@ class Plugin(Protocol):
 
 @runtime_checkable
 class Validates(Protocol):
-    def validate(self, info: RuntimeInfo, job: Job) -> list[Any]:
+    def validate(self, info: RuntimeInfo, job: Job) -> list[FieldError]:
         """FieldErrors for ``job`` against this runtime (empty when valid)."""
 
 
@@ -112,7 +114,7 @@ def plugins_for(point: Any, plugins: Sequence[object]) -> list[Any]:
     return [plugin for plugin in plugins if isinstance(plugin, point)]
 
 
-def field_errors(info: RuntimeInfo, job: Job, plugins: Sequence[object]) -> list[Any]:
+def field_errors(info: RuntimeInfo, job: Job, plugins: Sequence[object]) -> list[FieldError]:
     """Every plugin's FieldErrors for ``job``, in plugin order."""
     return [
         error for plugin in plugins_for(Validates, plugins) for error in plugin.validate(info, job)

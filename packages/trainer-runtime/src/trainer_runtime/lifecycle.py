@@ -108,10 +108,12 @@ def build(
 
     jobset_suspended = bool((jobset or {}).get("spec", {}).get("suspend"))
     apply: tuple[dict[str, Any], ...] = ()
+    build_error: BuildError | None = None
     if jobset is None or jobset_suspended or suspended:
         try:
             apply = _objects(job_doc, runtime, observed, settings, plugins)
         except BuildError as error:
+            build_error = error
             set_condition(
                 found, conditions.CREATED, False, conditions.REASON_BUILD_FAILED, str(error), now
             )
@@ -124,7 +126,12 @@ def build(
                 conditions.MESSAGE_JOBS_CREATED,
                 now,
             )
-    return Plan(apply=apply, status=_changed(old_status, status), requeue_after=requeue_after)
+    return Plan(
+        apply=apply,
+        status=_changed(old_status, status),
+        requeue_after=requeue_after,
+        error=build_error,
+    )
 
 
 def _set_suspension(found: list[dict[str, Any]], suspended: bool, now: datetime) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from trainer_runtime.errors import BuildError
 from trainer_runtime.manifests import to_doc
 
 __all__ = ["ObjectRef", "Observed", "Plan"]
@@ -56,9 +57,13 @@ class Plan:
     ``delete``: objects to delete (the JobSet of a job past its deadline).
     ``status``: the TrainJob status to write (trainer_api TrainJobStatus), None to write nothing.
     ``requeue_after``: when to call ``build`` again even if nothing changes (deadline checks).
+    ``error``: why the objects could not be built (the ``Created=False/JobsBuildFailed``
+    condition of ``status`` says the same in words); an ``InvalidTrainJobError`` keeps its field
+    errors, for drivers that report them to a user (the SDK's local backend).
     """
 
     apply: tuple[dict[str, Any], ...] = ()
     delete: tuple[ObjectRef, ...] = ()
     status: Any = None
     requeue_after: timedelta | None = None
+    error: BuildError | None = None

@@ -10,6 +10,10 @@ TrainerError
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from trainer_api import FieldError
 
 __all__ = [
     "InvalidTrainJobError",
@@ -56,8 +60,9 @@ class JobFailedError(TrainerError, RuntimeError):
 
 
 class InvalidTrainJobError(TrainerError, ValueError):
-    """Bad input: each problem names its field."""
+    """Bad input: ``errors`` holds one ``trainer_api.FieldError`` (the field path, as in the
+    manifest, and what is wrong) per problem, as the runtime framework reported them."""
 
-    def __init__(self, errors: Sequence[str]) -> None:
-        super().__init__("\n".join(errors))
-        self.errors = tuple(errors)
+    def __init__(self, errors: Sequence[FieldError]) -> None:
+        super().__init__("\n".join(str(error) for error in errors))
+        self.errors: tuple[FieldError, ...] = tuple(errors)

@@ -34,8 +34,31 @@ def test_flux_job_is_refused_naming_the_policy_and_leaves_no_job(tmp_path: Path)
     }
     with pytest.raises(InvalidTrainJobError) as raised:
         backend.submit(job, flux_runtime())
-    assert raised.value.errors == (
+    assert [str(error) for error in raised.value.errors] == [
         "spec.runtimeRef.name: ClusterTrainingRuntime 'flux-distributed' uses mlPolicy.flux, "
         "which the local backend cannot run; submit the TrainJob to a Kubernetes cluster",
-    )
+    ]
+    assert raised.value.errors[0].field == "spec.runtimeRef.name"
     assert not (tmp_path / "jobs" / "lammps").exists()
+
+
+def test_runtime_field_errors_reach_the_user_as_field_errors(tmp_path: Path) -> None:
+    backend = LocalBackend(LocalBackendConfig(root=tmp_path / "jobs"))
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "reserved"},
+        "spec": {
+            "runtimeRef": {"name": "torch-distributed"},
+            "trainer": {
+                "command": ["python", "-c", "pass"],
+                "env": [{"name": "PET_NNODES", "value": "1"}],
+            },
+        },
+    }
+    with pytest.raises(InvalidTrainJobError) as raised:
+        backend.submit(job)
+    (error,) = raised.value.errors
+    assert error.field == "spec.trainer.env[0].name"
+    assert error.message.startswith("PET_NNODES is reserved")
+    assert not (tmp_path / "jobs" / "reserved").exists()

@@ -14,6 +14,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from trainer_api import FieldError
+
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
 from trainer_sdk.backends.local import mpi
@@ -105,7 +107,7 @@ class LocalBackend(RuntimeBackend):
         job_dir = JobDir(self.root, name)
         if job_dir.path.exists():
             raise InvalidTrainJobError(
-                [f"metadata.name: TrainJob {name!r} already exists in {self.root}"]
+                [FieldError("metadata.name", f"TrainJob {name!r} already exists in {self.root}")]
             )
         if runtime_manifest is None:
             runtime_name = (manifest.get("spec", {}).get("runtimeRef") or {}).get("name", "")

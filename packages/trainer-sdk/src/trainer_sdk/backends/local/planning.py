@@ -47,13 +47,16 @@ def _parse(document: Mapping[str, Any], what: str) -> Any:
     try:
         return trainer_api.parse(dict(document))
     except trainer_api.ValidationError as error:
-        raise InvalidTrainJobError([f"{what}: {item}" for item in error.errors]) from None
+        raise InvalidTrainJobError(
+            [trainer_api.FieldError(item.field, f"{what}: {item.message}") for item in error.errors]
+        ) from None
 
 
 def plan_trainjob(
     trainjob: Mapping[str, Any], runtime: Mapping[str, Any], now: datetime
 ) -> Planned:
     """Validate the TrainJob against its runtime and build the objects that run it."""
+    import trainer_api
     import trainer_runtime
 
     job = _parse(trainjob, "TrainJob")
@@ -63,26 +66,26 @@ def plan_trainjob(
         # host name: nothing this backend runs.
         raise InvalidTrainJobError(
             [
-                f"spec.runtimeRef.name: {runtime_obj.kind} {runtime_obj.metadata.name!r} uses "
-                "mlPolicy.flux, which the local backend cannot run; submit the TrainJob to a "
-                "Kubernetes cluster"
+                trainer_api.FieldError(
+                    "spec.runtimeRef.name",
+                    f"{runtime_obj.kind} {runtime_obj.metadata.name!r} uses mlPolicy.flux, which "
+                    "the local backend cannot run; submit the TrainJob to a Kubernetes cluster",
+                )
             ]
         )
     try:  # as the API server would (runtimes labelled webhook-validation: disabled skip the
         # job-against-runtime rules, as upstream's cache runtime is)
         trainer_runtime.admit(job, runtime_obj)
     except trainer_runtime.InvalidTrainJobError as error:
-        raise InvalidTrainJobError([str(item) for item in error.errors]) from None
+        raise InvalidTrainJobError(error.errors) from None
     errors = trainer_runtime.validate(job, runtime_obj)
     if errors:
-        raise InvalidTrainJobError([str(error) for error in errors])
+        raise InvalidTrainJobError(errors)
     plan = trainer_runtime.build(job, runtime_obj, trainer_runtime.Observed(), now)
-    status = _to_doc(plan.status) if plan.status is not None else {}
-    for condition in status.get("conditions") or []:
-        if condition.get("reason") == "JobsBuildFailed" or (
-            condition.get("type") == "Failed" and condition.get("status") == "True"
-        ):
-            raise InvalidTrainJobError([str(condition.get("message"))])
+    if isinstance(plan.error, trainer_runtime.InvalidTrainJobError):
+        raise InvalidTrainJobError(plan.error.errors)
+    if plan.error is not None:
+        raise InvalidTrainJobError([trainer_api.FieldError("", str(plan.error))])
     return Planned([_to_doc(obj) for obj in plan.apply])
 
 
