@@ -76,8 +76,20 @@ def patches(*entries: dict[str, Any]) -> dict[str, Any]:
         pytest.param(
             patches({"manager": "kueue", "time": "2020-01-01T00:00:00Z"}),
             None,
+            [],
+            id="create-keeps-client-time",
+        ),
+        pytest.param(
+            patches({"manager": "kueue"}, {"manager": "acme.io/new", "time": "2020-01-01T00:00:00Z"}),
+            patches({"manager": "kueue", "time": "2025-01-01T00:00:00Z"}),
+            ["2025-01-01T00:00:00Z"],
+            id="update-new-patch-keeps-client-time",
+        ),
+        pytest.param(
+            patches({"manager": "kueue", "time": "2025-01-01T00:00:00Z", "trainingRuntimeSpec": {}}),
+            patches({"manager": "kueue", "time": "2025-01-01T00:00:00Z"}),
             ["2026-01-02T03:04:05Z"],
-            id="client-time-replaced",
+            id="changed-patch-restamped-despite-echoed-time",
         ),
         pytest.param(
             patches({"manager": "kueue"}),

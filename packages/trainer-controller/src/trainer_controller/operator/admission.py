@@ -3,7 +3,7 @@
 Validation uses ``trainer_api.validate`` on the defaulted object (as the API server would after
 its own defaulting), with the old object on update and, for a TrainJob, its runtime, whose
 plugins add their own rules (``trainer_runtime.validate``). The mutating
-decision stamps ``spec.runtimePatches[].time`` on patches that are new or changed.
+decision stamps ``spec.runtimePatches[].time`` on patches that are changed, or new without one.
 """
 
 from __future__ import annotations
@@ -126,9 +126,11 @@ def _without_time(patch: Mapping[str, Any]) -> dict[str, Any]:
 def runtime_patch_times(
     obj: Mapping[str, Any], old: Mapping[str, Any] | None, now: datetime
 ) -> list[dict[str, Any]]:
-    """JSON patch operations setting ``time`` on each runtime patch that is new or changed.
+    """JSON patch operations setting ``time`` on the runtime patches that need one, as upstream.
 
-    An unchanged patch (same manager, same content) keeps its stored time, whatever was sent.
+    A patch the stored object has (same manager) keeps its stored time while its content is
+    unchanged and gets ``now`` once changed; any other patch keeps the time the client set, and
+    gets ``now`` only without one.
     """
     patches = (obj.get("spec") or {}).get("runtimePatches") or []
     previous = {
@@ -139,10 +141,12 @@ def runtime_patch_times(
     operations = []
     for index, patch in enumerate(patches):
         before = previous.get(patch.get("manager"))
-        unchanged = before is not None and _without_time(before) == _without_time(patch)
-        wanted = (
-            before.get("time") if before is not None and unchanged and before.get("time") else stamp
-        )
+        if before is None:
+            wanted = patch.get("time") or stamp
+        elif _without_time(before) == _without_time(patch):
+            wanted = before.get("time") or stamp
+        else:
+            wanted = stamp
         if patch.get("time") != wanted:
             operations.append(
                 {"op": "add", "path": f"/spec/runtimePatches/{index}/time", "value": wanted}
