@@ -34,6 +34,7 @@ __all__ = [
     "MODEL_INITIALIZER",
     "NODE",
     "RUNTIME_KINDS",
+    "LEGACY_RUNTIME_SNAPSHOT_KEY",
     "RUNTIME_SNAPSHOT_KEY",
     "RUNTIME_SNAPSHOT_SUFFIX",
     "TRAINER_API_VERSION",
@@ -56,5 +57,8 @@ JOB_COMPLETION_INDEX_FIELD_PATH: Final = (
 INITIALIZER_ENV_STORAGE_URI: Final = "STORAGE_URI"
 
 RUNTIME_SNAPSHOT_SUFFIX: Final = "-runtime-snapshot"
-RUNTIME_SNAPSHOT_KEY: Final = "runtime.json"
+RUNTIME_SNAPSHOT_KEY: Final = "runtime"
+"""Upstream's data key: the runtime as YAML."""
+LEGACY_RUNTIME_SNAPSHOT_KEY: Final = "runtime.json"
+"""This project's earlier data key: the runtime as JSON (still read)."""
 LABEL_TRAINJOB_NAME: Final = "trainer.kubeflow.org/trainjob-name"
