@@ -69,7 +69,7 @@ def to_snapshot(job: Mapping[str, Any], runtime: Mapping[str, Any]) -> dict[str,
 
 
 def from_snapshot(config_map: Mapping[str, Any]) -> dict[str, Any]:
-    """The runtime manifest stored in a snapshot ConfigMap (upstream's format or our earlier one)."""
+    """The runtime manifest in a snapshot ConfigMap (upstream's format or our earlier one)."""
     name = (config_map.get("metadata") or {}).get("name")
     data = config_map.get("data") or {}
     key = next(

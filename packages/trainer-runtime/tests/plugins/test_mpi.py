@@ -287,15 +287,19 @@ def test_trainjob_num_proc_per_node_sets_slots() -> None:
         pytest.param(
             _launcher_as_node_runtime(replicated_job("node", "trainer")),
             {"numNodes": 2},
-            ["spec.trainer.numNodes: must be 1: ClusterTrainingRuntime 'custom' runs the launcher "
-             "as a node but has no 'launcher' replicated job"],
+            [
+                "spec.trainer.numNodes: must be 1: ClusterTrainingRuntime 'custom' runs the "
+                "launcher as a node but has no 'launcher' replicated job"
+            ],
             id="launcher-as-node-only-node-two-nodes",
         ),
         pytest.param(
             _launcher_as_node_runtime(replicated_job("launcher", "trainer")),
             {"numNodes": 3},
-            ["spec.trainer.numNodes: must be 1: ClusterTrainingRuntime 'custom' runs the launcher "
-             "as a node but has no 'node' replicated job"],
+            [
+                "spec.trainer.numNodes: must be 1: ClusterTrainingRuntime 'custom' runs the "
+                "launcher as a node but has no 'node' replicated job"
+            ],
             id="launcher-as-node-only-launcher-three-nodes",
         ),
         pytest.param(

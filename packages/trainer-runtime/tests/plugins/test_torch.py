@@ -82,7 +82,9 @@ def _with_injection(
 ) -> dict[str, Any]:
     """``runtime`` with envInjection ``targets`` and ``extra`` pod-spec lists on its node job."""
     runtime["spec"]["mlPolicy"].setdefault("torch", {})["envInjection"] = {"targets": targets}
-    node = next(r for r in runtime["spec"]["template"]["spec"]["replicatedJobs"] if r["name"] == "node")
+    node = next(
+        r for r in runtime["spec"]["template"]["spec"]["replicatedJobs"] if r["name"] == "node"
+    )
     pod_spec = node["template"]["spec"]["template"]["spec"]
     for key, items in extra.items():
         pod_spec.setdefault(key, []).extend(items)
@@ -159,7 +161,9 @@ def test_env_injection_in_torchtune_job_gets_master_address_and_port() -> None:
 def test_env_injection_target_missing_is_refused(
     targets: list[dict[str, Any]], expected: list[str]
 ) -> None:
-    runtime = _with_injection(make_runtime({"torch": {}}, [replicated_job("node", "trainer")]), targets)
+    runtime = _with_injection(
+        make_runtime({"torch": {}}, [replicated_job("node", "trainer")]), targets
+    )
     job = make_job(runtime="custom")
     assert field_errors(job, runtime) == expected
     with pytest.raises(InvalidTrainJobError) as raised:

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import trainer_api
 
+from trainer_runtime import deprecation_warnings, runtime_patch_errors
 from trainer_runtime import validate as runtime_validate
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "patched",
     "runtime_patch_times",
     "validation_errors",
+    "validation_warnings",
 ]
 
 ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
@@ -38,12 +40,17 @@ def _response(uid: str, body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def allowed(uid: str) -> dict[str, Any]:
-    return _response(uid, {"allowed": True})
+def allowed(uid: str, warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """Allowed; ``warnings`` go to the client (kubectl prints them) when there are any."""
+    return _response(uid, {"allowed": True, **({"warnings": list(warnings)} if warnings else {})})
 
 
 def denied(
-    uid: str, kind: str, name: str, errors: Sequence[trainer_api.FieldError]
+    uid: str,
+    kind: str,
+    name: str,
+    errors: Sequence[trainer_api.FieldError],
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A denial whose message names every field path, as the API server shows it to the user."""
     message = f'{kind}.trainer.kubeflow.org "{name}" is invalid: ' + "; ".join(
@@ -72,6 +79,7 @@ def denied(
                     ],
                 },
             },
+            **({"warnings": list(warnings)} if warnings else {}),
         },
     )
 
@@ -94,8 +102,13 @@ def validation_errors(
     obj: Mapping[str, Any],
     old: Mapping[str, Any] | None = None,
     runtime: Mapping[str, Any] | None = None,
+    jobset: Mapping[str, Any] | None = None,
 ) -> list[trainer_api.FieldError]:
-    """Every field error of ``obj`` (a TrainJob or runtime manifest); empty when it is valid."""
+    """Every field error of ``obj`` (a TrainJob or runtime manifest); empty when it is valid.
+
+    ``jobset``: the TrainJob's JobSet as it is, for an update that changes runtimePatches
+    (``trainer_runtime.admission.needs_jobset`` says when the caller should read it).
+    """
     try:
         typed = trainer_api.apply_defaults(trainer_api.parse(dict(obj), strict=True))
         typed_old = (
@@ -116,7 +129,14 @@ def validation_errors(
             for error in runtime_validate(typed, trainer_api.apply_defaults(typed_runtime))
             if error.field not in reported
         ]
+    if isinstance(typed, trainer_api.TrainJob):
+        errors += runtime_patch_errors(obj, old, jobset)
     return errors
+
+
+def validation_warnings(runtime: Mapping[str, Any] | None) -> list[str]:
+    """The admission warnings for a TrainJob referencing ``runtime`` (a deprecated runtime)."""
+    return deprecation_warnings(runtime) if runtime else []
 
 
 def _without_time(patch: Mapping[str, Any]) -> dict[str, Any]:

@@ -45,7 +45,9 @@ RESERVED_ENV_NAMES: Final = (
 )
 
 
-def resolve_num_proc_per_node(requested: int | None, node_resources: Mapping[str, Any] | None) -> str:
+def resolve_num_proc_per_node(
+    requested: int | None, node_resources: Mapping[str, Any] | None
+) -> str:
     """The ``PET_NPROC_PER_NODE`` value for ``requested`` on a node with ``node_resources``."""
     if requested is not None:
         return str(requested)
