@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ from trainer_sdk.backends.local import planning
 from trainer_sdk.backends.local.backend import LocalBackend
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 def flux_runtime() -> dict[str, Any]:
@@ -39,3 +42,32 @@ def test_flux_job_is_refused_naming_the_policy_and_leaves_no_job(tmp_path: Path)
         "which the local backend cannot run; submit the TrainJob to a Kubernetes cluster",
     )
     assert not (tmp_path / "jobs" / "lammps").exists()
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        pytest.param(
+            {"trainer.kubeflow.org/support": "deprecated"},
+            ['Warning: Referenced ClusterTrainingRuntime "torch-distributed" is deprecated'],
+            id="deprecated-runtime-warns",
+        ),
+        pytest.param({}, [], id="supported-runtime-silent"),
+    ],
+)
+def test_planning_logs_the_admission_warnings(
+    labels: dict[str, str], expected: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime = copy.deepcopy(planning.builtin_runtime_manifests()["torch-distributed"])
+    runtime["metadata"]["labels"] = labels
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "job", "namespace": "default"},
+        "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"command": ["true"]}},
+    }
+    with caplog.at_level("WARNING", logger=planning.__name__):
+        planning.plan_trainjob(job, runtime, NOW)
+    assert len(caplog.records) == len(expected)
+    for record, text in zip(caplog.records, expected, strict=True):
+        assert record.getMessage().startswith(text)
