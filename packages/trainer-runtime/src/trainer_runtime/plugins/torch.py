@@ -45,10 +45,9 @@ RESERVED_ENV_NAMES: Final = (
 )
 
 
-def resolve_num_proc_per_node(
-    requested: int | None, node_resources: Mapping[str, Any] | None
-) -> str:
-    """The ``PET_NPROC_PER_NODE`` value for ``requested`` on a node with ``node_resources``."""
+def resolve_num_proc_per_node(requested: object, node_resources: Mapping[str, Any] | None) -> str:
+    """The ``PET_NPROC_PER_NODE`` value for ``requested`` (the TrainJob's integer, which
+    ``trainer_api`` checks, or None) on a node with ``node_resources``."""
     if requested is not None:
         return str(requested)
     if resources.has_gpu(node_resources):
@@ -151,10 +150,7 @@ class Torch:
         return container.get("resources") if container else None
 
     def _num_proc_per_node(self, info: RuntimeInfo, trainer: Mapping[str, Any]) -> str:
-        requested = trainer.get("numProcPerNode")
-        return resolve_num_proc_per_node(
-            None if requested is None else int(requested), self._node_resources(info)
-        )
+        return resolve_num_proc_per_node(trainer.get("numProcPerNode"), self._node_resources(info))
 
     @staticmethod
     def _runtime_command(info: RuntimeInfo) -> list[str]:

@@ -71,3 +71,27 @@ def test_planning_logs_the_admission_warnings(
     assert len(caplog.records) == len(expected)
     for record, text in zip(caplog.records, expected, strict=True):
         assert record.getMessage().startswith(text)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param("auto", "Input should be a valid integer (got 'auto')", id="auto-as-upstream"),
+        pytest.param(0, "numProcPerNode must be greater than or equal to 1", id="zero"),
+    ],
+)
+def test_num_proc_per_node_rule_is_trainer_apis(value: object, message: str) -> None:
+    """The local backend refuses what the webhook refuses, with trainer_api's message."""
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "job", "namespace": "default"},
+        "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numProcPerNode": value}},
+    }
+    runtime = planning.builtin_runtime_manifests()["torch-distributed"]
+    with pytest.raises(InvalidTrainJobError) as raised:
+        planning.plan_trainjob(job, runtime, NOW)
+    assert [error for error in raised.value.errors if "numProcPerNode" in error] == [
+        error for error in raised.value.errors
+    ]
+    assert any(message in error for error in raised.value.errors)
