@@ -113,9 +113,15 @@ def test_probes_and_metrics(cluster) -> None:  # type: ignore[no-untyped-def]
     health = replica.operator.listeners["health"].port
     assert call(f"http://127.0.0.1:{health}/healthz") == (200, "ok")
     assert call(f"http://127.0.0.1:{health}/readyz") == (200, "ok")
-    status, text = call(f"http://127.0.0.1:{replica.operator.listeners['metrics'].port}/metrics")
-    assert status == 200
-    assert 'trainer_reconciles_total{result="success"}' in text
+    metrics = f"http://127.0.0.1:{replica.operator.listeners['metrics'].port}/metrics"
+
+    def counted() -> str | None:
+        """The metrics text once the reconcile is counted (just after the JobSet can appear)."""
+        status, text = call(metrics)
+        assert status == 200
+        return text if 'trainer_reconciles_total{result="success"}' in text else None
+
+    text = cluster.wait_for(counted, what="the reconcile counted in the metrics")
     assert "trainer_leader 1.0" in text
     assert 'trainer_api_writes_total{verb="apply"}' in text
 
