@@ -189,3 +189,18 @@ def test_deprecated_runtime_warns_in_allowed_and_denied_answers(
     assert admission.allowed("u", found)["response"].get("warnings", []) == found
     denial = admission.denied("u", "TrainJob", "job", [], found)["response"]
     assert denial.get("warnings", []) == found
+
+
+@pytest.mark.parametrize(
+    ("replicas", "fields"),
+    [
+        pytest.param(2, ["spec.template.spec.replicatedJobs[0].replicas"], id="trainer-replicas-2"),
+        pytest.param(1, [], id="trainer-replicas-1"),
+    ],
+)
+def test_runtime_webhook_refuses_a_trainer_job_with_more_than_one_replica(
+    replicas: int, fields: list[str]
+) -> None:
+    runtime = builtin_runtimes()["torch-distributed"].to_dict()
+    runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["replicas"] = replicas
+    assert [error.field for error in admission.validation_errors(runtime)] == fields
