@@ -30,11 +30,12 @@ def test_every_upstream_manifest_validates_except_the_multi_step_example(
         (
             "kubeflow-trainer/examples/yaml/05-multi-step.yaml",
             "TrainJob",
-            ["spec.initializer.dataset"],
+            ["spec.runtimeRef", "spec.initializer.dataset"],
         )
     ]
-    message = next(r for r in manifest_results if r.errors).errors[0].message
-    assert "'initializer' volume" in message
+    upstream, ours = next(r for r in manifest_results if r.errors).errors
+    assert upstream.message.startswith("must have volumeMount with name - initializer")
+    assert "'initializer' volume" in ours.message
     assert all(result.conforms for result in manifest_results)
 
 

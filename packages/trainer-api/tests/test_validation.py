@@ -319,7 +319,18 @@ def test_setting_an_unset_immutable_field_is_allowed_as_in_cel_transition_rules(
     assert validate(new, old=old) == []
 
 
-def test_runtime_patches_change_only_while_suspended() -> None:
+@pytest.mark.parametrize(
+    ("suspended_before", "suspended_after", "allowed"),
+    [
+        pytest.param(False, False, False, id="running-throughout-refused"),
+        pytest.param(True, True, True, id="suspended-throughout"),
+        pytest.param(False, True, True, id="suspended-in-the-same-update-as-kueue-does"),
+        pytest.param(True, False, True, id="resumed-in-the-same-update"),
+    ],
+)
+def test_runtime_patches_change_when_suspended_before_or_after(
+    suspended_before: bool, suspended_after: bool, allowed: bool
+) -> None:
     def with_patch(suspend: bool, account: str) -> Doc:
         runtime_patch = patch(
             {"name": "node", "template": {"metadata": {"labels": {"team": account}}}}
@@ -328,9 +339,11 @@ def test_runtime_patches_change_only_while_suspended() -> None:
             TRAIN_JOB, lambda d: spec(d).update(suspend=suspend, runtimePatches=[runtime_patch])
         )
 
-    running = validate(job_of(with_patch(False, "b")), old=job_of(with_patch(False, "a")))
-    assert [(e.field, "suspended" in e.message) for e in running] == [("spec.runtimePatches", True)]
-    assert validate(job_of(with_patch(True, "b")), old=job_of(with_patch(True, "a"))) == []
+    errors = validate(
+        job_of(with_patch(suspended_after, "b")), old=job_of(with_patch(suspended_before, "a"))
+    )
+    expected = [] if allowed else [("spec.runtimePatches", True)]
+    assert [(e.field, "suspended" in e.message) for e in errors] == expected
 
 
 def test_pod_level_patch_fields_are_immutable_per_manager_and_job() -> None:
@@ -344,24 +357,75 @@ def test_pod_level_patch_fields_are_immutable_per_manager_and_job() -> None:
     assert fields(errors) == [f"{PATCH_PATH}.template.spec.template.spec.serviceAccountName"]
 
 
-def test_initializer_needs_job_container_and_volume_mount_in_runtime() -> None:
-    job = job_of(
-        edited(TRAIN_JOB, lambda d: spec(d).update(initializer={"dataset": {}, "model": {}}))
-    )
-    errors = validate(job, runtime=runtime_of(RUNTIME))
-    assert [(e.field, "no model-initializer replicated job" in e.message) for e in errors] == [
-        ("spec.initializer.model", True)
-    ]
-    unmounted = edited(
-        RUNTIME,
-        lambda d: spec(d)["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"][
-            "spec"
-        ]["containers"][0].pop("volumeMounts"),
-    )
-    dataset_only = job_of(edited(TRAIN_JOB, lambda d: spec(d).update(initializer={"dataset": {}})))
-    errors = validate(dataset_only, runtime=runtime_of(unmounted))
-    assert fields(errors) == ["spec.initializer.dataset"]
-    assert "'initializer' volume" in errors[0].message
+def _dataset_container(doc: Doc) -> Doc:
+    container: Doc = spec(doc)["template"]["spec"]["replicatedJobs"][0]["template"]["spec"][
+        "template"
+    ]["spec"]["containers"][0]
+    return container
+
+
+@pytest.mark.parametrize(
+    ("initializer", "runtime_edit", "expected"),
+    [
+        pytest.param(
+            {"model": {}},
+            lambda d: None,
+            [
+                (
+                    "spec.runtimeRef",
+                    "must have model-initializer job when trainJob is configured with input "
+                    "modelConfig",
+                ),
+                (
+                    "spec.initializer.model",
+                    "runtime 'torch-distributed': has no model-initializer replicated job",
+                ),
+            ],
+            id="no-model-initializer-job",
+        ),
+        pytest.param(
+            {"dataset": {}},
+            lambda d: _dataset_container(d).update(name="other"),
+            [
+                (
+                    "spec.runtimeRef",
+                    "must have container with name - dataset-initializer in the "
+                    "dataset-initializer job",
+                ),
+                (
+                    "spec.initializer.dataset",
+                    "runtime 'torch-distributed': the dataset-initializer job has no "
+                    "'dataset-initializer' container",
+                ),
+            ],
+            id="no-dataset-initializer-container",
+        ),
+        pytest.param(
+            {"dataset": {}},
+            lambda d: _dataset_container(d).pop("volumeMounts"),
+            [
+                (
+                    "spec.runtimeRef",
+                    "must have volumeMount with name - initializer in container "
+                    "dataset-initializer of the dataset-initializer job",
+                ),
+                (
+                    "spec.initializer.dataset",
+                    "runtime 'torch-distributed': the 'dataset-initializer' container must "
+                    "mount the 'initializer' volume (volumeMounts)",
+                ),
+            ],
+            id="dataset-initializer-unmounted",
+        ),
+        pytest.param({"dataset": {}}, lambda d: None, [], id="dataset-initializer-ready"),
+    ],
+)
+def test_initializer_needs_job_container_and_volume_mount_in_runtime(
+    initializer: Doc, runtime_edit: Callable[[Doc], object], expected: list[tuple[str, str]]
+) -> None:
+    job = job_of(edited(TRAIN_JOB, lambda d: spec(d).update(initializer=initializer)))
+    errors = validate(job, runtime=runtime_of(edited(RUNTIME, runtime_edit)))
+    assert [(e.field, e.message) for e in errors] == expected
 
 
 @pytest.mark.parametrize(
@@ -400,6 +464,26 @@ def test_initializer_needs_job_container_and_volume_mount_in_runtime() -> None:
             "spec.template.spec.replicatedJobs[0].replicas",
             "replicas 1",
             id="initializer-replicas",
+        ),
+        pytest.param(
+            lambda d: spec(d)["template"]["spec"]["replicatedJobs"][1].update(replicas=2),
+            "spec.template.spec.replicatedJobs[1].replicas",
+            "the trainer replicated job must have replicas 1 (got 2)",
+            id="trainer-replicas",
+        ),
+        pytest.param(
+            lambda d: spec(d)["template"]["spec"]["replicatedJobs"][0].update(
+                replicas=3,
+                template={
+                    "metadata": {
+                        "labels": {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
+                    },
+                    "spec": {"template": {"spec": {"containers": [{"name": "node"}]}}},
+                },
+            ),
+            "spec.template.spec.replicatedJobs[0].replicas",
+            "the trainer replicated job must have replicas 1 (got 3)",
+            id="label-decides-the-trainer-over-the-name",
         ),
         pytest.param(
             lambda d: spec(d)["template"]["spec"]["replicatedJobs"][1]["template"]["spec"][

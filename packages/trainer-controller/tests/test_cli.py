@@ -42,6 +42,21 @@ def test_render_prefers_runtime_from_files(tmp_path: Path) -> None:
     )
 
 
+def test_render_prints_the_deprecated_runtime_warning_on_stderr(tmp_path: Path) -> None:
+    runtime = make_runtime({"torch": {}}, [replicated_job("node", "trainer")])
+    runtime["metadata"]["labels"] = {"trainer.kubeflow.org/support": "deprecated"}
+    files = [
+        _write(tmp_path, "job.yaml", make_job(runtime="custom")),
+        _write(tmp_path, "runtime.yaml", runtime),
+    ]
+    result = CliRunner().invoke(cli, ["render", *[arg for f in files for arg in ("-f", str(f))]])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.startswith(
+        "Warning: TrainJob 'alpha': Referenced ClusterTrainingRuntime \"custom\" is deprecated"
+    )
+    assert [d["kind"] for d in yaml.safe_load_all(result.stdout)] == ["ConfigMap", "JobSet"]
+
+
 def test_render_invalid_job_exits_non_zero_with_field_messages(tmp_path: Path) -> None:
     job = _write(tmp_path, "job.yaml", make_job(env=[{"name": "PET_NNODES", "value": "3"}]))
     result = CliRunner().invoke(cli, ["render", "-f", str(job)])

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
 import pytest
+import yaml
 from runtime_cases import FIXED_SETTINGS, NOW, by_kind, make_job, runtime_doc
 from trainer_runtime import (
     BuildError,
@@ -238,11 +241,25 @@ def test_deadline_clock_stops_while_suspended() -> None:
     assert "Failed" not in _conditions(plan)
 
 
-def test_snapshot_pins_the_runtime_after_the_first_build() -> None:
+def _as_earlier_json_snapshot(snapshot: dict[str, Any]) -> dict[str, Any]:
+    runtime = yaml.safe_load(snapshot["data"]["runtime"])
+    return {**snapshot, "data": {"runtime.json": json.dumps(runtime)}}
+
+
+@pytest.mark.parametrize(
+    "convert",
+    [
+        pytest.param(lambda snapshot: snapshot, id="upstream-format"),
+        pytest.param(_as_earlier_json_snapshot, id="earlier-json-format"),
+    ],
+)
+def test_snapshot_pins_the_runtime_after_the_first_build(
+    convert: Callable[[dict[str, Any]], dict[str, Any]],
+) -> None:
     job = make_job()
     job["spec"]["suspend"] = True
     original = runtime_doc(TORCH)
-    snapshot = _snapshot(job, original)
+    snapshot = convert(_snapshot(job, original))
     edited = runtime_doc(TORCH)
     edited["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
         "containers"

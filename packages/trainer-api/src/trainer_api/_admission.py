@@ -41,12 +41,16 @@ _TEMPLATE: Final = "spec.template.spec.replicatedJobs"
 
 
 def runtime_errors(runtime: Runtime) -> Iterator[FieldError]:
-    """Ancestor replicated jobs run once and hold their step's container."""
+    """Ancestor replicated jobs (the trainer included) run once and hold their step's container.
+
+    A job's step is its ancestor label when it has one, so a runtime that labels a job
+    explicitly is obeyed whatever the job's name.
+    """
     for index, job in enumerate(_replicated_jobs(runtime)):
         step = _step(job)
         if step is None:
             continue
-        if step != TRAINER_STEP and job.replicas is not None and job.replicas != 1:
+        if job.replicas is not None and job.replicas != 1:
             yield FieldError(
                 f"{_TEMPLATE}[{index}].replicas",
                 f"the {step} replicated job must have replicas 1 (got {job.replicas})",
@@ -63,9 +67,14 @@ def train_job_errors(
     job: TrainJob, old: TrainJob | None, runtime: Runtime | None
 ) -> Iterator[FieldError]:
     """Update rules, and with the runtime, the rules that span the TrainJob and its runtime."""
-    if old is not None and not old.spec.suspend and _patches(job) != _patches(old):
+    # Suspended before or after the update, as upstream: Kueue suspends and patches in one update.
+    # (Whether the JobSet still has active pods is for the webhook, which reads the JobSet.)
+    suspended = (old is not None and old.spec.suspend) or job.spec.suspend
+    if old is not None and not suspended and _patches(job) != _patches(old):
         yield FieldError(
-            "spec.runtimePatches", "may change only while the TrainJob is suspended (spec.suspend)"
+            "spec.runtimePatches",
+            "may change only when the TrainJob is suspended (spec.suspend) before or after "
+            "the update",
         )
     if runtime is None:
         return
@@ -141,26 +150,41 @@ def _patch_target_errors(job: TrainJob, runtime: Runtime) -> Iterator[FieldError
 def _initializer_errors(
     step: str, initializer: DatasetInitializer | ModelInitializer | None, runtime: Runtime
 ) -> Iterator[FieldError]:
+    """A runtime that cannot run the initializer: at ``spec.runtimeRef`` with upstream's
+    message, then at the initializer's own field with the runtime's name."""
     if initializer is None:
         return
-    field = f"spec.initializer.{'dataset' if step == DATASET_INITIALIZER else 'model'}"
-    name = runtime.metadata.name
+    problem = _initializer_problem(step, runtime)
+    if problem is not None:
+        upstream, ours = problem
+        kind = "dataset" if step == DATASET_INITIALIZER else "model"
+        yield FieldError("spec.runtimeRef", upstream)
+        yield FieldError(f"spec.initializer.{kind}", f"runtime {runtime.metadata.name!r}: {ours}")
+
+
+def _initializer_problem(step: str, runtime: Runtime) -> tuple[str, str] | None:
+    """(upstream's message, ours) for what ``runtime`` lacks to run ``step``; None if nothing."""
     jobs = [job for job in _replicated_jobs(runtime) if _step(job) == step]
     if not jobs:
-        yield FieldError(field, f"runtime {name!r} has no {step} replicated job")
-        return
+        config = "datasetConfig" if step == DATASET_INITIALIZER else "modelConfig"
+        return (
+            f"must have {step} job when trainJob is configured with input {config}",
+            f"has no {step} replicated job",
+        )
     pod = _pod_spec(jobs[0])
     containers = [c for c in pod.containers if c.name == step] if pod is not None else []
     if not containers:
-        yield FieldError(field, f"runtime {name!r}: the {step} job has no {step!r} container")
-        return
-    mounts = {mount.name for mount in containers[0].volume_mounts or []}
-    if INITIALIZER_VOLUME not in mounts:
-        yield FieldError(
-            field,
-            f"runtime {name!r}: the {step!r} container must mount the {INITIALIZER_VOLUME!r} "
-            "volume (volumeMounts)",
+        return (
+            f"must have container with name - {step} in the {step} job",
+            f"the {step} job has no {step!r} container",
         )
+    if INITIALIZER_VOLUME not in {mount.name for mount in containers[0].volume_mounts or []}:
+        return (
+            f"must have volumeMount with name - {INITIALIZER_VOLUME} in container {step} "
+            f"of the {step} job",
+            f"the {step!r} container must mount the {INITIALIZER_VOLUME!r} volume (volumeMounts)",
+        )
+    return None
 
 
 def _replicated_jobs(runtime: Runtime) -> list[ReplicatedJob]:

@@ -14,6 +14,7 @@ from typing import Any, NoReturn, TypeAlias
 import click
 import trainer_api
 from trainer_api import ClusterTrainingRuntime, TrainingRuntime, TrainJob
+from trainer_runtime.admission import deprecation_warnings
 from trainer_runtime.builtin import builtin_runtimes
 from trainer_runtime.errors import BuildError
 from trainer_runtime.rendering import admit, render
@@ -54,7 +55,10 @@ def find_runtime(job: TrainJob, given: Sequence[Runtime]) -> Runtime | None:
     help="YAML file with TrainJobs and (Cluster)TrainingRuntimes; repeat for more files.",
 )
 def render_command(filenames: tuple[Path, ...]) -> None:
-    """Print, as a YAML stream, the objects the controller would create for each TrainJob."""
+    """Print, as a YAML stream, the objects the controller would create for each TrainJob.
+
+    Admission warnings (a deprecated runtime) go to stderr.
+    """
     objects: list[object] = []
     for path in filenames:
         try:
@@ -85,6 +89,9 @@ def render_command(filenames: tuple[Path, ...]) -> None:
 
 
 def _render_job(job: TrainJob, runtime: Runtime) -> list[dict[str, Any]]:
+    """The job's objects; the admission warnings go to stderr first, as kubectl prints them."""
+    for warning in deprecation_warnings(runtime):
+        click.echo(f"Warning: TrainJob {job.metadata.name!r}: {warning}", err=True)
     try:
         return render(*admit(job, runtime))
     except BuildError as error:

@@ -76,8 +76,24 @@ def patches(*entries: dict[str, Any]) -> dict[str, Any]:
         pytest.param(
             patches({"manager": "kueue", "time": "2020-01-01T00:00:00Z"}),
             None,
+            [],
+            id="create-keeps-client-time",
+        ),
+        pytest.param(
+            patches(
+                {"manager": "kueue"}, {"manager": "acme.io/new", "time": "2020-01-01T00:00:00Z"}
+            ),
+            patches({"manager": "kueue", "time": "2025-01-01T00:00:00Z"}),
+            ["2025-01-01T00:00:00Z"],
+            id="update-new-patch-keeps-client-time",
+        ),
+        pytest.param(
+            patches(
+                {"manager": "kueue", "time": "2025-01-01T00:00:00Z", "trainingRuntimeSpec": {}}
+            ),
+            patches({"manager": "kueue", "time": "2025-01-01T00:00:00Z"}),
             ["2026-01-02T03:04:05Z"],
-            id="client-time-replaced",
+            id="changed-patch-restamped-despite-echoed-time",
         ),
         pytest.param(
             patches({"manager": "kueue"}),
@@ -122,3 +138,69 @@ def test_trainjob_is_checked_against_its_runtime_once_per_field() -> None:
     )
     assert [error.field for error in errors] == ["spec.trainer.env[0].name"]
     assert "PET_NNODES" in errors[0].message
+
+
+def test_missing_env_injection_target_is_refused_at_runtime_ref() -> None:
+    runtime = builtin_runtimes()["torch-distributed"].to_dict()
+    runtime["spec"]["mlPolicy"]["torch"] = {
+        "envInjection": {"targets": [{"jobName": "node", "containerNames": ["preflight"]}]}
+    }
+    errors = admission.validation_errors(trainjob(), runtime=runtime)
+    assert [str(error) for error in errors] == [
+        'spec.runtimeRef: envInjection target podSet "node" container "preflight" not found '
+        "in runtime template"
+    ]
+
+
+def test_active_jobset_refuses_a_runtime_patch_change() -> None:
+    def suspended(team: str) -> dict[str, Any]:
+        return trainjob(
+            suspend=True,
+            runtimePatches=[
+                {
+                    "manager": "kueue.x-k8s.io/manager",
+                    "trainingRuntimeSpec": {"template": {"metadata": {"labels": {"team": team}}}},
+                }
+            ],
+        )
+
+    jobset = {"status": {"replicatedJobsStatus": [{"name": "node", "active": 1}]}}
+    errors = admission.validation_errors(suspended("b"), suspended("a"), jobset=jobset)
+    assert [error.field for error in errors] == ["spec.runtimePatches"]
+    assert "'node' is still active" in errors[0].message
+    assert admission.validation_errors(suspended("b"), suspended("a")) == []
+
+
+@pytest.mark.parametrize(
+    ("labels", "warnings"),
+    [
+        pytest.param({"trainer.kubeflow.org/support": "deprecated"}, 1, id="deprecated"),
+        pytest.param({"trainer.kubeflow.org/support": "stable"}, 0, id="other-support-value"),
+        pytest.param(None, 0, id="no-labels"),
+    ],
+)
+def test_deprecated_runtime_warns_in_allowed_and_denied_answers(
+    labels: dict[str, str] | None, warnings: int
+) -> None:
+    runtime = builtin_runtimes()["torch-distributed"].to_dict()
+    runtime["metadata"]["labels"] = labels
+    found = admission.validation_warnings(runtime)
+    assert len(found) == warnings
+    assert admission.allowed("u", found)["response"].get("warnings", []) == found
+    denial = admission.denied("u", "TrainJob", "job", [], found)["response"]
+    assert denial.get("warnings", []) == found
+
+
+@pytest.mark.parametrize(
+    ("replicas", "fields"),
+    [
+        pytest.param(2, ["spec.template.spec.replicatedJobs[0].replicas"], id="trainer-replicas-2"),
+        pytest.param(1, [], id="trainer-replicas-1"),
+    ],
+)
+def test_runtime_webhook_refuses_a_trainer_job_with_more_than_one_replica(
+    replicas: int, fields: list[str]
+) -> None:
+    runtime = builtin_runtimes()["torch-distributed"].to_dict()
+    runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["replicas"] = replicas
+    assert [error.field for error in admission.validation_errors(runtime)] == fields

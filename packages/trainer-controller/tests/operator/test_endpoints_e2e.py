@@ -113,9 +113,15 @@ def test_probes_and_metrics(cluster) -> None:  # type: ignore[no-untyped-def]
     health = replica.operator.listeners["health"].port
     assert call(f"http://127.0.0.1:{health}/healthz") == (200, "ok")
     assert call(f"http://127.0.0.1:{health}/readyz") == (200, "ok")
-    status, text = call(f"http://127.0.0.1:{replica.operator.listeners['metrics'].port}/metrics")
-    assert status == 200
-    assert 'trainer_reconciles_total{result="success"}' in text
+    metrics = f"http://127.0.0.1:{replica.operator.listeners['metrics'].port}/metrics"
+
+    def counted() -> str | None:
+        """The metrics text once the reconcile is counted (just after the JobSet can appear)."""
+        status, text = call(metrics)
+        assert status == 200
+        return text if 'trainer_reconciles_total{result="success"}' in text else None
+
+    text = cluster.wait_for(counted, what="the reconcile counted in the metrics")
     assert "trainer_leader 1.0" in text
     assert 'trainer_api_writes_total{verb="apply"}' in text
 
@@ -281,3 +287,83 @@ def test_creation_failure_is_recorded_as_an_event(cluster_without_jobset_crd) ->
     event = cluster.wait_for(warning, what="a CreationFailed event")
     assert event["type"] == "Warning" and event["involvedObject"]["uid"] == job["metadata"]["uid"]
     assert "JobSet" in event["message"]
+
+
+def suspended_with_patch(name: str, team: str) -> dict[str, Any]:
+    job = trainjob(name)
+    job["spec"]["suspend"] = True
+    job["spec"]["runtimePatches"] = [
+        {
+            "manager": "kueue.x-k8s.io/manager",
+            "trainingRuntimeSpec": {
+                "template": {"metadata": {"labels": {"team": team}}},
+            },
+        }
+    ]
+    return job
+
+
+@pytest.mark.parametrize(
+    ("active", "allowed"),
+    [
+        pytest.param(2, False, id="jobset-still-active-refused"),
+        pytest.param(0, True, id="jobset-inactive-allowed"),
+    ],
+)
+def test_runtime_patch_change_reads_the_jobset(
+    cluster, secured, active: int, allowed: bool
+) -> None:  # type: ignore[no-untyped-def]
+    replica, context = secured
+    cluster.create(
+        cluster.jobsets,
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": {"name": "queued", "namespace": "default"},
+            "spec": {"suspend": True, "replicatedJobs": []},
+        },
+    )
+    status, body = cluster.server.request(
+        "PATCH",
+        f"{cluster.jobsets}/queued/status",
+        {"status": {"replicatedJobsStatus": [{"name": "node", "active": active, "ready": 0}]}},
+        "application/merge-patch+json",
+    )
+    assert status == 200, body
+    base = f"https://127.0.0.1:{replica.operator.listeners['webhooks'].port}"
+    _, answer = call(
+        base + WEBHOOK_PATHS["validate-trainjob"],
+        review(suspended_with_patch("queued", "b"), old=suspended_with_patch("queued", "a")),
+        context=context,
+    )
+    assert answer["response"]["allowed"] is allowed
+    if not allowed:
+        assert "replicated job 'node' is still active" in answer["response"]["status"]["message"]
+
+
+def test_deprecated_runtime_is_allowed_with_a_warning(cluster, secured) -> None:  # type: ignore[no-untyped-def]
+    replica, context = secured
+    runtime = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "ClusterTrainingRuntime",
+        "metadata": {"name": "old-torch", "labels": {"trainer.kubeflow.org/support": "deprecated"}},
+        "spec": cluster.get(
+            "/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/torch-distributed"
+        )["spec"],
+    }
+    cluster.create("/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes", runtime)
+    job = trainjob("uses-old")
+    job["spec"]["runtimeRef"]["name"] = "old-torch"
+    base = f"https://127.0.0.1:{replica.operator.listeners['webhooks'].port}"
+    _, answer = call(base + WEBHOOK_PATHS["validate-trainjob"], review(job), context=context)
+    assert answer["response"]["allowed"] is True
+    assert answer["response"]["warnings"] == [
+        'Referenced ClusterTrainingRuntime "old-torch" is deprecated and will be removed in a '
+        "future release of Kubeflow Trainer. See runtime deprecation policy: "
+        "https://trainer.kubeflow.org/en/latest/operator-guides/runtime.html"
+        "#runtime-deprecation-policy"
+    ]
+    _, answer = call(
+        base + WEBHOOK_PATHS["validate-trainjob"], review(trainjob("current")), context=context
+    )
+    assert "warnings" not in answer["response"]

@@ -3,9 +3,12 @@
 ``build(job, runtime, observed, now) -> Plan`` is the core both drivers call (the operator in
 ``trainer-controller`` and the SDK's local backend); ``render`` gives the objects for one job;
 ``admit`` and ``validate`` give the runtime-aware field errors (for the admission webhook and the
-local backend alike); ``builtin_runtimes`` are the ClusterTrainingRuntimes shipped here.
+local backend alike), ``deprecation_warnings`` and ``runtime_patch_errors`` the checks that need
+runtime labels or the live JobSet; ``builtin_runtimes`` are the ClusterTrainingRuntimes shipped
+here.
 """
 
+from trainer_runtime.admission import deprecation_warnings, runtime_patch_errors
 from trainer_runtime.builtin import builtin_runtimes
 from trainer_runtime.curve import CurveKeyPair
 from trainer_runtime.errors import (
@@ -36,7 +39,9 @@ __all__ = [
     "admit",
     "build",
     "builtin_runtimes",
+    "deprecation_warnings",
     "is_finished",
     "render",
+    "runtime_patch_errors",
     "validate",
 ]

@@ -31,6 +31,7 @@ __all__ = [
     "LABEL_ANCESTOR",
     "LABEL_TRAINJOB_NAME",
     "LAUNCHER",
+    "LEGACY_RUNTIME_SNAPSHOT_KEY",
     "MODEL_INITIALIZER",
     "NODE",
     "RUNTIME_KINDS",
@@ -56,5 +57,8 @@ JOB_COMPLETION_INDEX_FIELD_PATH: Final = (
 INITIALIZER_ENV_STORAGE_URI: Final = "STORAGE_URI"
 
 RUNTIME_SNAPSHOT_SUFFIX: Final = "-runtime-snapshot"
-RUNTIME_SNAPSHOT_KEY: Final = "runtime.json"
+RUNTIME_SNAPSHOT_KEY: Final = "runtime"
+"""Upstream's data key: the runtime as YAML."""
+LEGACY_RUNTIME_SNAPSHOT_KEY: Final = "runtime.json"
+"""This project's earlier data key: the runtime as JSON (still read)."""
 LABEL_TRAINJOB_NAME: Final = "trainer.kubeflow.org/trainjob-name"

@@ -73,6 +73,13 @@ class PodSet:
         """The container called ``name``, or None."""
         return next((c for c in self.containers if c.get("name") == name), None)
 
+    def container_or_init_container(self, name: str) -> dict[str, Any] | None:
+        """The container called ``name``, else the init container called ``name``, or None."""
+        init_containers = self.pod_spec.get("initContainers") or ()
+        return self.container(name) or next(
+            (c for c in init_containers if c.get("name") == name), None
+        )
+
     def endpoints(self, job_name: str, subdomain: str) -> Iterator[str]:
         """Pod host names in rank order.
 

@@ -54,11 +54,12 @@ def has_gpu(resources: Mapping[str, Any] | None) -> bool:
 
 
 def cpu_count(resources: Mapping[str, Any] | None) -> int | None:
-    """CPUs per node rounded up (at least 1): the CPU limit, else the request; None if neither."""
+    """CPUs per node rounded up (at least 1): the CPU request, else the limit (upstream's order);
+    None if neither is set (or only a zero request)."""
     resources = resources or {}
-    for kind in ("limits", "requests"):
+    for kind in ("requests", "limits"):
         cpu = (resources.get(kind) or {}).get("cpu")
-        if cpu is not None:
+        if cpu is not None and quantity(cpu).value() != 0:
             return max(1, quantity(cpu).value())
     return None
 

@@ -1,21 +1,36 @@
 """The runtime snapshot: a copy of the runtime a TrainJob was first built from.
 
-Stored as JSON in the immutable ConfigMap ``<job>-runtime-snapshot`` owned by the TrainJob
-(key ``runtime.json``); every later
-build reads the runtime from it, so editing or deleting the runtime never changes a job that
+Stored in the immutable ConfigMap ``<job>-runtime-snapshot`` owned by the TrainJob, in upstream's
+format: the runtime as YAML under the data key ``runtime``. So a cluster can move between
+upstream's controller and this one with TrainJobs running: each reads the other's snapshots.
+Snapshots this project wrote earlier (JSON under ``runtime.json``) still read. Every later build
+reads the runtime from the snapshot, so editing or deleting the runtime never changes a job that
 already exists.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
+
+import yaml
 
 from trainer_runtime import constants, manifests
 from trainer_runtime.errors import BuildError
 
 __all__ = ["from_snapshot", "snapshot_name", "to_snapshot"]
+
+_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """Safe loader that keeps timestamps as the strings the Kubernetes API uses."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
 
 
 def snapshot_name(job_name: str) -> str:
@@ -45,28 +60,36 @@ def to_snapshot(job: Mapping[str, Any], runtime: Mapping[str, Any]) -> dict[str,
             job, snapshot_name(job_name), {constants.LABEL_TRAINJOB_NAME: job_name}
         ),
         "immutable": True,
-        "data": {constants.RUNTIME_SNAPSHOT_KEY: json.dumps(document, indent=2) + "\n"},
+        "data": {
+            constants.RUNTIME_SNAPSHOT_KEY: yaml.dump(
+                document, Dumper=_DUMPER, sort_keys=True, default_flow_style=False
+            )
+        },
     }
 
 
 def from_snapshot(config_map: Mapping[str, Any]) -> dict[str, Any]:
-    """The runtime manifest stored in a snapshot ConfigMap."""
+    """The runtime manifest in a snapshot ConfigMap (upstream's format or our earlier one)."""
     name = (config_map.get("metadata") or {}).get("name")
-    text = (config_map.get("data") or {}).get(constants.RUNTIME_SNAPSHOT_KEY)
-    if not isinstance(text, str):
+    data = config_map.get("data") or {}
+    key = next(
+        (
+            key
+            for key in (constants.RUNTIME_SNAPSHOT_KEY, constants.LEGACY_RUNTIME_SNAPSHOT_KEY)
+            if isinstance(data.get(key), str)
+        ),
+        None,
+    )
+    if key is None:
         raise BuildError(
             f"ConfigMap {name!r}: data.{constants.RUNTIME_SNAPSHOT_KEY} is missing; "
             "delete the TrainJob and create it again"
         )
     try:
-        document = json.loads(text)
-    except ValueError as error:
-        raise BuildError(
-            f"ConfigMap {name!r}: data.{constants.RUNTIME_SNAPSHOT_KEY} is not JSON: {error}"
-        ) from None
+        # JSON is YAML: one loader reads both formats.
+        document = yaml.load(data[key], Loader=_Loader)
+    except yaml.YAMLError as error:
+        raise BuildError(f"ConfigMap {name!r}: data.{key} is not YAML: {error}") from None
     if not isinstance(document, dict) or document.get("kind") not in constants.RUNTIME_KINDS:
-        raise BuildError(
-            f"ConfigMap {name!r}: data.{constants.RUNTIME_SNAPSHOT_KEY} "
-            "does not hold a training runtime"
-        )
+        raise BuildError(f"ConfigMap {name!r}: data.{key} does not hold a training runtime")
     return document

@@ -36,6 +36,10 @@ def _mpi_runtime(
     )
 
 
+def _launcher_as_node_runtime(*jobs: dict[str, Any]) -> dict[str, Any]:
+    return make_runtime({"mpi": {"runLauncherAsNode": True}}, list(jobs))
+
+
 def _objects(
     job: dict[str, Any], runtime: dict[str, Any], observed: Observed | None = None
 ) -> list[dict[str, Any]]:
@@ -143,11 +147,11 @@ def test_volumes_and_mounts_with_file_modes() -> None:
         "secret": {
             "secretName": "alpha-mpi-ssh-auth",
             "items": [
-                {"key": "ssh-privatekey", "path": "id_rsa"},
-                {"key": "ssh-publickey", "path": "id_rsa.pub"},
-                {"key": "ssh-publickey", "path": "authorized_keys"},
+                {"key": "ssh-privatekey", "path": "id_rsa", "mode": 0o640},
+                {"key": "ssh-publickey", "path": "id_rsa.pub", "mode": 0o644},
+                {"key": "ssh-publickey", "path": "authorized_keys", "mode": 0o644},
             ],
-            "defaultMode": 0o600,
+            "defaultMode": 0o400,
         },
     }
     hostfile_volume = {
@@ -274,6 +278,36 @@ def test_trainjob_num_proc_per_node_sets_slots() -> None:
             ["spec.mlPolicy.mpi.mpiImplementation: "],
             id="unknown-implementation",
         ),
+        pytest.param(
+            _launcher_as_node_runtime(replicated_job("node", "trainer")),
+            {"numNodes": 1},
+            [],
+            id="launcher-as-node-only-node-one-node",
+        ),
+        pytest.param(
+            _launcher_as_node_runtime(replicated_job("node", "trainer")),
+            {"numNodes": 2},
+            [
+                "spec.trainer.numNodes: must be 1: ClusterTrainingRuntime 'custom' runs the "
+                "launcher as a node but has no 'launcher' replicated job"
+            ],
+            id="launcher-as-node-only-node-two-nodes",
+        ),
+        pytest.param(
+            _launcher_as_node_runtime(replicated_job("launcher", "trainer")),
+            {"numNodes": 3},
+            [
+                "spec.trainer.numNodes: must be 1: ClusterTrainingRuntime 'custom' runs the "
+                "launcher as a node but has no 'node' replicated job"
+            ],
+            id="launcher-as-node-only-launcher-three-nodes",
+        ),
+        pytest.param(
+            _launcher_as_node_runtime(replicated_job("launcher", "trainer")),
+            {"numNodes": 1},
+            [],
+            id="launcher-as-node-only-launcher-one-node",
+        ),
     ],
 )
 def test_mpi_validation(
@@ -283,6 +317,18 @@ def test_mpi_validation(
     assert len(errors) == len(expected)
     for error, start in zip(errors, expected, strict=True):
         assert error.startswith(start)
+
+
+def test_launcher_as_node_with_only_a_node_job_runs_that_node() -> None:
+    objects = _objects(
+        make_job(runtime="custom", numNodes=1),
+        _launcher_as_node_runtime(replicated_job("node", "trainer")),
+    )
+    assert _replicated(by_kind(objects, "JobSet")[0]) == {"node": (1, 1)}
+    hostfile = next(
+        o for o in by_kind(objects, "ConfigMap") if o["metadata"]["name"] == "alpha-mpi-hostfile"
+    )
+    assert hostfile["data"]["hostfile"] == "alpha-node-0-0.alpha slots=1\n"
 
 
 def test_mpi_runtime_argument_errors_become_build_errors() -> None:

@@ -16,6 +16,7 @@ from runtime_cases import (
     replicated_job,
     runtime_doc,
 )
+from trainer_runtime import InvalidTrainJobError
 from trainer_runtime.plugins.torch import resolve_num_proc_per_node
 
 
@@ -39,7 +40,7 @@ def test_torch_sets_pet_env_after_user_env() -> None:
         pytest.param(None, None, "1", id="no-resources-one-process"),
         pytest.param(None, {"limits": {"nvidia.com/gpu": "4"}}, "auto", id="gpu-stays-auto"),
         pytest.param(
-            "auto",
+            None,
             {"requests": {"amd.com/gpu": "1", "cpu": "8"}},
             "auto",
             id="any-gpu-resource-stays-auto",
@@ -47,17 +48,17 @@ def test_torch_sets_pet_env_after_user_env() -> None:
         pytest.param(None, {"limits": {"cpu": "3500m"}}, "4", id="cpu-limit-rounded-up"),
         pytest.param(None, {"requests": {"cpu": "2"}}, "2", id="cpu-request-when-no-limit"),
         pytest.param(
-            None, {"limits": {"cpu": "3"}, "requests": {"cpu": "2"}}, "3", id="limit-before-request"
+            None, {"limits": {"cpu": "3"}, "requests": {"cpu": "2"}}, "2", id="request-before-limit"
+        ),
+        pytest.param(
+            None, {"limits": {"cpu": "3"}, "requests": {"cpu": "0"}}, "3", id="zero-request-limit"
         ),
         pytest.param(None, {"limits": {"cpu": "100m"}}, "1", id="at-least-one"),
-        pytest.param(
-            "cpu", {"limits": {"nvidia.com/gpu": "2", "cpu": "6"}}, "6", id="cpu-ignores-gpu"
-        ),
-        pytest.param("gpu", {"limits": {"cpu": "6"}}, "gpu", id="gpu-kept"),
+        pytest.param(8, {"limits": {"nvidia.com/gpu": "2"}}, "8", id="integer-kept-with-gpu"),
         pytest.param(8, {"limits": {"cpu": "2"}}, "8", id="integer-kept"),
     ],
 )
-def test_resolve_num_proc_per_node(requested: Any, resources: Any, expected: str) -> None:
+def test_resolve_num_proc_per_node(requested: int | None, resources: Any, expected: str) -> None:
     assert resolve_num_proc_per_node(requested, resources) == expected
 
 
@@ -67,28 +68,107 @@ def test_num_proc_per_node_from_resources_per_node() -> None:
     assert env_of(node)["PET_NPROC_PER_NODE"] == "4"
 
 
-def test_env_injection_targets_get_pet_env() -> None:
-    runtime = make_runtime(
-        {
-            "torch": {
-                "envInjection": {"targets": [{"jobName": "node", "containerNames": ["sidecar"]}]}
-            }
-        },
-        [replicated_job("node", "trainer")],
+PET_NAMES = [
+    "PET_NNODES",
+    "PET_NPROC_PER_NODE",
+    "PET_NODE_RANK",
+    "PET_MASTER_ADDR",
+    "PET_MASTER_PORT",
+]
+
+
+def _with_injection(
+    runtime: dict[str, Any], targets: list[dict[str, Any]], **extra: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """``runtime`` with envInjection ``targets`` and ``extra`` pod-spec lists on its node job."""
+    runtime["spec"]["mlPolicy"].setdefault("torch", {})["envInjection"] = {"targets": targets}
+    node = next(
+        r for r in runtime["spec"]["template"]["spec"]["replicatedJobs"] if r["name"] == "node"
     )
-    runtime["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"][
-        "spec"
-    ]["containers"].append({"name": "sidecar", "image": "s"})
+    pod_spec = node["template"]["spec"]["template"]["spec"]
+    for key, items in extra.items():
+        pod_spec.setdefault(key, []).extend(items)
+    return runtime
+
+
+def _custom_torch_runtime(**extra: list[dict[str, Any]]) -> dict[str, Any]:
+    return _with_injection(
+        make_runtime({"torch": {}}, [replicated_job("node", "trainer")]),
+        [{"jobName": "node", "containerNames": ["helper"]}],
+        **extra,
+    )
+
+
+def _pod_spec_of(jobset: dict[str, Any], job: str) -> dict[str, Any]:
+    replicated = next(r for r in jobset["spec"]["replicatedJobs"] if r["name"] == job)
+    pod_spec: dict[str, Any] = replicated["template"]["spec"]["template"]["spec"]
+    return pod_spec
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        pytest.param("containers", id="sidecar-container"),
+        pytest.param("initContainers", id="init-container"),
+    ],
+)
+def test_env_injection_targets_get_pet_env(where: str) -> None:
+    runtime = _custom_torch_runtime(**{where: [{"name": "helper", "image": "s"}]})
     jobset = rendered_jobset(make_job(runtime="custom", numNodes=2), runtime)
-    sidecar = env_of(container_of(jobset, "node", "sidecar"))
-    assert list(sidecar) == [
-        "PET_NNODES",
-        "PET_NPROC_PER_NODE",
-        "PET_NODE_RANK",
-        "PET_MASTER_ADDR",
-        "PET_MASTER_PORT",
-    ]
-    assert sidecar["PET_NNODES"] == "2"
+    (helper,) = [c for c in _pod_spec_of(jobset, "node")[where] if c["name"] == "helper"]
+    assert list(env_of(helper)) == PET_NAMES
+    assert env_of(helper)["PET_NNODES"] == "2"
+    assert env_of(helper)["PET_MASTER_ADDR"] == "alpha-node-0-0.alpha"
+
+
+def test_env_injection_in_torchtune_job_gets_master_address_and_port() -> None:
+    runtime = _with_injection(
+        runtime_doc(TORCHTUNE),
+        [{"jobName": "node", "containerNames": ["preflight"]}],
+        initContainers=[{"name": "preflight", "image": "busybox"}],
+    )
+    job = make_job(runtime=TORCHTUNE, command=["tune", "run"])
+    jobset = rendered_jobset(job, runtime)
+    (preflight,) = _pod_spec_of(jobset, "node")["initContainers"]
+    assert list(env_of(preflight)) == PET_NAMES
+    assert env_of(preflight)["PET_MASTER_PORT"] == "29500"
+    assert "PET_MASTER_ADDR" not in env_of(container_of(jobset, "node"))
+
+
+@pytest.mark.parametrize(
+    ("targets", "expected"),
+    [
+        pytest.param(
+            [{"jobName": "node", "containerNames": ["missing"]}],
+            [
+                'spec.runtimeRef: envInjection target podSet "node" container "missing" '
+                "not found in runtime template"
+            ],
+            id="missing-container",
+        ),
+        pytest.param(
+            [{"jobName": "nowhere", "containerNames": ["a", "b"]}],
+            [
+                'spec.runtimeRef: envInjection target podSet "nowhere" container "a" '
+                "not found in runtime template",
+                'spec.runtimeRef: envInjection target podSet "nowhere" container "b" '
+                "not found in runtime template",
+            ],
+            id="missing-job-each-container",
+        ),
+    ],
+)
+def test_env_injection_target_missing_is_refused(
+    targets: list[dict[str, Any]], expected: list[str]
+) -> None:
+    runtime = _with_injection(
+        make_runtime({"torch": {}}, [replicated_job("node", "trainer")]), targets
+    )
+    job = make_job(runtime="custom")
+    assert field_errors(job, runtime) == expected
+    with pytest.raises(InvalidTrainJobError) as raised:
+        rendered_jobset(job, runtime)
+    assert [str(error) for error in raised.value.errors] == expected
 
 
 def test_reserved_env_is_rejected_with_its_index() -> None:
@@ -203,6 +283,27 @@ def test_torchtune_keeps_runtime_overrides() -> None:
             },
             ["spec.runtimeRef.name: QLoRA is not supported for the qwen2_5/1.5B model"],
             id="qlora-qwen",
+        ),
+        pytest.param(
+            TORCHTUNE,
+            {"numProcPerNode": 2, "args": ["model.quantize_base=True"]},
+            [
+                "spec.trainer.numProcPerNode: must be 1 (or unset) for the llama3_2/1B model "
+                "with QLoRA",
+                "spec.trainer.resourcesPerNode: must have a GPU resource of 1 for the "
+                "llama3_2/1B model with QLoRA",
+            ],
+            id="qlora-distributed-small-model-both-fields",
+        ),
+        pytest.param(
+            "torchtune-llama3.2-3b",
+            {"numNodes": 2, "args": ["model.quantize_base=True"]},
+            [
+                "spec.trainer.numNodes: must be 1 for the llama3_2/3B model",
+                "spec.trainer.numNodes: must be 1 for LoRA fine-tuning: torchtune has no "
+                "multi-node LoRA recipe",
+            ],
+            id="qlora-multi-node",
         ),
     ],
 )

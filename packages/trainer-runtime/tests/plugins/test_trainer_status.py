@@ -53,7 +53,7 @@ def test_status_server_env_volume_and_config_map() -> None:
     sources = volume["projected"]["sources"]
     assert (
         sources[0]["serviceAccountToken"]["audience"]
-        == "trainer.kubeflow.org/namespaces/default/trainjobs/alpha"
+        == "trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs/alpha/status"
     )
     assert sources[1]["configMap"]["name"] == "alpha-tls-config"
     tls = next(

@@ -3,7 +3,7 @@
 Validation uses ``trainer_api.validate`` on the defaulted object (as the API server would after
 its own defaulting), with the old object on update and, for a TrainJob, its runtime, whose
 plugins add their own rules (``trainer_runtime.validate``). The mutating
-decision stamps ``spec.runtimePatches[].time`` on patches that are new or changed.
+decision stamps ``spec.runtimePatches[].time`` on patches that are changed, or new without one.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import Any, Final
 
 import trainer_api
+from trainer_runtime import deprecation_warnings, runtime_patch_errors
 from trainer_runtime import validate as runtime_validate
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "patched",
     "runtime_patch_times",
     "validation_errors",
+    "validation_warnings",
 ]
 
 ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
@@ -37,12 +39,17 @@ def _response(uid: str, body: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def allowed(uid: str) -> dict[str, Any]:
-    return _response(uid, {"allowed": True})
+def allowed(uid: str, warnings: Sequence[str] = ()) -> dict[str, Any]:
+    """Allowed; ``warnings`` go to the client (kubectl prints them) when there are any."""
+    return _response(uid, {"allowed": True, **({"warnings": list(warnings)} if warnings else {})})
 
 
 def denied(
-    uid: str, kind: str, name: str, errors: Sequence[trainer_api.FieldError]
+    uid: str,
+    kind: str,
+    name: str,
+    errors: Sequence[trainer_api.FieldError],
+    warnings: Sequence[str] = (),
 ) -> dict[str, Any]:
     """A denial whose message names every field path, as the API server shows it to the user."""
     message = f'{kind}.trainer.kubeflow.org "{name}" is invalid: ' + "; ".join(
@@ -71,6 +78,7 @@ def denied(
                     ],
                 },
             },
+            **({"warnings": list(warnings)} if warnings else {}),
         },
     )
 
@@ -93,8 +101,13 @@ def validation_errors(
     obj: Mapping[str, Any],
     old: Mapping[str, Any] | None = None,
     runtime: Mapping[str, Any] | None = None,
+    jobset: Mapping[str, Any] | None = None,
 ) -> list[trainer_api.FieldError]:
-    """Every field error of ``obj`` (a TrainJob or runtime manifest); empty when it is valid."""
+    """Every field error of ``obj`` (a TrainJob or runtime manifest); empty when it is valid.
+
+    ``jobset``: the TrainJob's JobSet as it is, for an update that changes runtimePatches
+    (``trainer_runtime.admission.needs_jobset`` says when the caller should read it).
+    """
     try:
         typed = trainer_api.apply_defaults(trainer_api.parse(dict(obj), strict=True))
         typed_old = (
@@ -115,7 +128,14 @@ def validation_errors(
             for error in runtime_validate(typed, trainer_api.apply_defaults(typed_runtime))
             if error.field not in reported
         ]
+    if isinstance(typed, trainer_api.TrainJob):
+        errors += runtime_patch_errors(obj, old, jobset)
     return errors
+
+
+def validation_warnings(runtime: Mapping[str, Any] | None) -> list[str]:
+    """The admission warnings for a TrainJob referencing ``runtime`` (a deprecated runtime)."""
+    return deprecation_warnings(runtime) if runtime else []
 
 
 def _without_time(patch: Mapping[str, Any]) -> dict[str, Any]:
@@ -125,9 +145,11 @@ def _without_time(patch: Mapping[str, Any]) -> dict[str, Any]:
 def runtime_patch_times(
     obj: Mapping[str, Any], old: Mapping[str, Any] | None, now: datetime
 ) -> list[dict[str, Any]]:
-    """JSON patch operations setting ``time`` on each runtime patch that is new or changed.
+    """JSON patch operations setting ``time`` on the runtime patches that need one, as upstream.
 
-    An unchanged patch (same manager, same content) keeps its stored time, whatever was sent.
+    A patch the stored object has (same manager) keeps its stored time while its content is
+    unchanged and gets ``now`` once changed; any other patch keeps the time the client set, and
+    gets ``now`` only without one.
     """
     patches = (obj.get("spec") or {}).get("runtimePatches") or []
     previous = {
@@ -138,10 +160,12 @@ def runtime_patch_times(
     operations = []
     for index, patch in enumerate(patches):
         before = previous.get(patch.get("manager"))
-        unchanged = before is not None and _without_time(before) == _without_time(patch)
-        wanted = (
-            before.get("time") if before is not None and unchanged and before.get("time") else stamp
-        )
+        if before is None:
+            wanted = patch.get("time") or stamp
+        elif _without_time(before) == _without_time(patch):
+            wanted = before.get("time") or stamp
+        else:
+            wanted = stamp
         if patch.get("time") != wanted:
             operations.append(
                 {"op": "add", "path": f"/spec/runtimePatches/{index}/time", "value": wanted}

@@ -7,7 +7,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any, Final
 
+import trainer_api
 from aiohttp import web
+from trainer_runtime.admission import needs_jobset
 
 from trainer_controller.operator import admission
 from trainer_controller.operator.apiclient import KubeClient, resource_path
@@ -51,11 +53,24 @@ def webhook_routes(
             )
         )
 
+    async def jobset_of(job: Mapping[str, Any], namespace: str) -> dict[str, Any] | None:
+        name = (job.get("metadata") or {}).get("name")
+        if not name:
+            return None
+        return await client.get(
+            resource_path(trainer_api.JOBSET_API_VERSION, "JobSet", namespace, name)
+        )
+
     async def validate_trainjob(request: Mapping[str, Any]) -> dict[str, Any]:
         obj = request.get("object") or {}
-        runtime = await runtime_of(obj, request.get("namespace") or "")
+        old = request.get("oldObject")
+        namespace = request.get("namespace") or ""
+        runtime = await runtime_of(obj, namespace)
+        jobset = await jobset_of(obj, namespace) if needs_jobset(obj, old) else None
         return _verdict(
-            request, admission.validation_errors(obj, request.get("oldObject"), runtime)
+            request,
+            admission.validation_errors(obj, old, runtime, jobset),
+            admission.validation_warnings(runtime),
         )
 
     async def validate_runtime(request: Mapping[str, Any]) -> dict[str, Any]:
@@ -101,12 +116,18 @@ def webhook_routes(
     ]
 
 
-def _verdict(request: Mapping[str, Any], errors: list[Any]) -> dict[str, Any]:
+def _verdict(
+    request: Mapping[str, Any], errors: list[Any], warnings: list[str] | None = None
+) -> dict[str, Any]:
     uid = request.get("uid", "")
     if not errors:
-        return admission.allowed(uid)
+        return admission.allowed(uid, warnings or ())
     obj = request.get("object") or {}
     name = (obj.get("metadata") or {}).get("name") or request.get("name") or ""
     return admission.denied(
-        uid, obj.get("kind") or (request.get("kind") or {}).get("kind", ""), name, errors
+        uid,
+        obj.get("kind") or (request.get("kind") or {}).get("kind", ""),
+        name,
+        errors,
+        warnings or (),
     )

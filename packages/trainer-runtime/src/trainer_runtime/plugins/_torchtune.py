@@ -120,7 +120,7 @@ def validate(
     args = list(job_trainer.get("args") or ())
     if num_nodes > 1 and model not in MULTI_NODE_MODELS:
         errors.append(FieldError("spec.trainer.numNodes", f"must be 1 for the {model} model"))
-    if num_nodes > 1 and _uses_lora(args):
+    if num_nodes > 1 and (_uses_lora(args) or _uses_qlora(args)):
         errors.append(
             FieldError(
                 "spec.trainer.numNodes",
@@ -133,9 +133,16 @@ def validate(
             FieldError("spec.runtimeRef.name", f"QLoRA is not supported for the {model} model")
         )
     if config.endswith("_qlora") and model in ("llama3_2/1B", "llama3_2/3B"):
-        errors.append(
-            FieldError("spec.trainer.numProcPerNode", f"must be 1 for the {model} model with QLoRA")
-        )
+        errors += [
+            FieldError(
+                "spec.trainer.numProcPerNode",
+                f"must be 1 (or unset) for the {model} model with QLoRA",
+            ),
+            FieldError(
+                "spec.trainer.resourcesPerNode",
+                f"must have a GPU resource of 1 for the {model} model with QLoRA",
+            ),
+        ]
     for index, arg in enumerate(args):
         key = arg.split("=", 1)[0]
         if key in IMMUTABLE_CONFIGS:

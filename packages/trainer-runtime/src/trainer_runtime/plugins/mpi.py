@@ -3,7 +3,8 @@
 Node counts: ``numNodes`` counts every pod that runs ranks. With ``runLauncherAsNode`` the
 launcher is one of them, so the ``node`` job gets ``numNodes - 1`` pods and, for ``numNodes: 1``,
 is dropped with the launcher's dependency on it: the launcher runs alone (upstream keeps a
-needless extra worker there).
+needless extra worker there). A ``runLauncherAsNode`` runtime with only a ``node`` job runs one
+node; more than one node needs both jobs (refused at ``spec.trainer.numNodes``, as upstream).
 
 Objects: the SSH Secret ``<job>-mpi-ssh-auth`` (ECDSA P-521 key from the injected generator,
 immutable, built only while absent from the observed objects, so never regenerated) and the
@@ -40,6 +41,14 @@ HOSTFILE_CONFIG_MAP_SUFFIX: Final = "-mpi-hostfile"
 HOSTFILE_DIR: Final = "/etc/mpi"
 HOSTFILE_NAME: Final = "hostfile"
 HOSTFILE_MODE: Final = 0o444
+# The SSH Secret volume's modes, as upstream's: owner read-only by default, the private key 0640
+# and the public files 0644. ssh refuses a private key its own user can share, so for root
+# without fsGroup ``mpi-launch`` and its workers use a 0600 copy (``mpi_runtime.private_identity``).
+SSH_AUTH_DEFAULT_MODE: Final = 0o400
+SSH_AUTH_ITEM_MODES: Final[Mapping[str, int]] = {
+    mpi_runtime.SSH_SECRET_PRIVATE_KEY: 0o640,
+    mpi_runtime.SSH_SECRET_PUBLIC_KEY: 0o644,
+}
 SECRET_TYPE_SSH_AUTH: Final = "kubernetes.io/ssh-auth"
 DEFAULTS: Final[Mapping[str, Any]] = {
     "numProcPerNode": 1,
@@ -90,7 +99,20 @@ class MPI:
         except mpi_runtime.InvalidArgumentError as error:
             return [FieldError("spec.mlPolicy.mpi.mpiImplementation", str(error))]
         errors = reserved_env_errors(job, mpi_runtime.reserved_env_names(implementation), "MPI")
-        if info.pod_set(constants.LAUNCHER) is None:
+        launcher, node = info.pod_set(constants.LAUNCHER), info.pod_set(constants.NODE)
+        num_nodes = int(trainer_spec(job).get("numNodes") or info.ml_policy.get("numNodes") or 1)
+        if policy["runLauncherAsNode"]:
+            if num_nodes > 1 and (launcher is None or node is None):
+                missing = constants.NODE if node is None else constants.LAUNCHER
+                errors.append(
+                    FieldError(
+                        "spec.trainer.numNodes",
+                        f"must be 1: {info.runtime_kind} {info.runtime_name!r} runs the launcher "
+                        f"as a node but has no {missing!r} replicated job",
+                    )
+                )
+            return errors
+        if launcher is None:
             errors.append(
                 FieldError(
                     "spec.runtimeRef.name",
@@ -98,12 +120,7 @@ class MPI:
                     "but no 'launcher' replicated job",
                 )
             )
-        num_nodes = int(trainer_spec(job).get("numNodes") or info.ml_policy.get("numNodes") or 1)
-        if (
-            num_nodes > 1
-            and not policy["runLauncherAsNode"]
-            and info.pod_set(constants.NODE) is None
-        ):
+        if num_nodes > 1 and node is None:
             errors.append(
                 FieldError(
                     "spec.trainer.numNodes",
@@ -124,7 +141,8 @@ class MPI:
         if launcher is not None:
             launcher.count = 1
         if node is not None:
-            node.count = num_nodes - 1 if policy["runLauncherAsNode"] else num_nodes
+            launcher_runs_ranks = policy["runLauncherAsNode"] and launcher is not None
+            node.count = num_nodes - 1 if launcher_runs_ranks else num_nodes
             if node.count < 1:
                 info.remove_pod_set(node)
         apply_trainer_env(info, job)
@@ -153,9 +171,10 @@ class MPI:
                 "secret": {
                     "secretName": ssh_secret_name(info.job_name),
                     "items": [
-                        {"key": key, "path": path} for key, path in mpi_runtime.SSH_AUTH_FILES
+                        {"key": key, "path": path, "mode": SSH_AUTH_ITEM_MODES[key]}
+                        for key, path in mpi_runtime.SSH_AUTH_FILES
                     ],
-                    "defaultMode": mpi_runtime.SSH_AUTH_FILE_MODE,
+                    "defaultMode": SSH_AUTH_DEFAULT_MODE,
                 },
             },
         )

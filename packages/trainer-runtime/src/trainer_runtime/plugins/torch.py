@@ -5,10 +5,10 @@ Env order on the trainer container (upstream's): the user's ``spec.trainer.env``
 ``PET_MASTER_ADDR`` (``<job>-node-0-0.<subdomain>``) and ``PET_MASTER_PORT`` (29500). torchtune
 jobs get the rendezvous endpoint in their command instead of the master address and port.
 
-numProcPerNode: the TrainJob's value, else the runtime's, else ``auto``. ``auto`` stays ``auto``
-when the node has a GPU (torchrun then starts one process per GPU); otherwise it becomes the
-node's CPU limit or request rounded up, and 1 when neither is set. ``cpu`` resolves the same way
-regardless of GPUs; an integer and ``gpu`` are kept.
+numProcPerNode: the TrainJob's integer (``trainer_api`` refuses anything else, as upstream's CRD
+does: that rule lives there only), else ``auto``. ``auto`` stays ``auto`` when the node has a GPU
+(torchrun then starts one process per GPU); otherwise it becomes the node's CPU request, else its
+CPU limit, rounded up, and 1 when neither is set, as upstream.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any, Final
 from trainer_api import FieldError
 
 from trainer_runtime import constants, podspecs, resources
+from trainer_runtime.errors import BuildError
 from trainer_runtime.info import RuntimeInfo
 from trainer_runtime.plugins import _torchtune
 from trainer_runtime.plugins._policies import (
@@ -42,17 +43,37 @@ RESERVED_ENV_NAMES: Final = (
     PET_MASTER_ADDR,
     PET_MASTER_PORT,
 )
-NUM_PROC_PER_NODE_WORDS: Final = ("auto", "cpu", "gpu")
 
 
-def resolve_num_proc_per_node(requested: Any, node_resources: Mapping[str, Any] | None) -> str:
-    """The ``PET_NPROC_PER_NODE`` value for ``requested`` on a node with ``node_resources``."""
-    value = "auto" if requested is None else str(requested)
-    if value == "auto" and resources.has_gpu(node_resources):
+def resolve_num_proc_per_node(requested: object, node_resources: Mapping[str, Any] | None) -> str:
+    """The ``PET_NPROC_PER_NODE`` value for ``requested`` (the TrainJob's integer, which
+    ``trainer_api`` checks, or None) on a node with ``node_resources``."""
+    if requested is not None:
+        return str(requested)
+    if resources.has_gpu(node_resources):
         return "auto"
-    if value in ("auto", "cpu"):
-        return str(resources.cpu_count(node_resources) or 1)
-    return value
+    return str(resources.cpu_count(node_resources) or 1)
+
+
+def _injection_targets(policy: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(replicated job, container) pairs of ``envInjection``, in the order given."""
+    return [
+        (str(target.get("jobName", "")), str(name))
+        for target in (policy.get("envInjection") or {}).get("targets") or ()
+        for name in target.get("containerNames") or ()
+    ]
+
+
+def _injection_target(info: RuntimeInfo, job_name: str, name: str) -> dict[str, Any] | None:
+    """The container ``name`` of pod set ``job_name``: among containers, then init containers."""
+    pod_set = info.pod_set(job_name)
+    return pod_set.container_or_init_container(name) if pod_set is not None else None
+
+
+def _missing_target(job_name: str, name: str) -> str:
+    return (
+        f'envInjection target podSet "{job_name}" container "{name}" not found in runtime template'
+    )
 
 
 class Torch:
@@ -61,27 +82,19 @@ class Torch:
     name = "Torch"
 
     def validate(self, info: RuntimeInfo, job: Mapping[str, Any]) -> list[FieldError]:
-        """Reserved ``PET_*`` env, numProcPerNode values, torchtune rules."""
+        """envInjection targets present, reserved ``PET_*`` env, numProcPerNode, torchtune rules."""
         policy = info.ml_policy.get("torch")
         if policy is None:
             return []
         trainer = trainer_spec(job)
-        errors = reserved_env_errors(job, RESERVED_ENV_NAMES, "torch")
-        requested = trainer.get("numProcPerNode")
-        if (
-            isinstance(requested, str)
-            and requested not in NUM_PROC_PER_NODE_WORDS
-            and not requested.isdigit()
-        ):
-            errors.append(
-                FieldError(
-                    "spec.trainer.numProcPerNode",
-                    f"must be an integer or one of {list(NUM_PROC_PER_NODE_WORDS)}, "
-                    f"got {requested!r}",
-                )
-            )
-        elif _torchtune.is_torchtune(trainer):
-            nproc = self._num_proc_per_node(info, policy, trainer)
+        errors = [
+            FieldError("spec.runtimeRef", _missing_target(job_name, name))
+            for job_name, name in _injection_targets(policy)
+            if _injection_target(info, job_name, name) is None
+        ]
+        errors += reserved_env_errors(job, RESERVED_ENV_NAMES, "torch")
+        if _torchtune.is_torchtune(trainer):
+            nproc = self._num_proc_per_node(info, trainer)
             errors += _torchtune.validate(
                 info.runtime_name, trainer, nproc, resources.gpu_count(self._node_resources(info))
             )
@@ -94,51 +107,50 @@ class Torch:
             return
         num_nodes = apply_trainer_node_count(info, job)
         container = apply_trainer_env(info, job)
-        if container is None:
-            return
         trainer = trainer_spec(job)
-        nproc = self._num_proc_per_node(info, policy, trainer)
+        nproc = self._num_proc_per_node(info, trainer)
         env = [
             podspecs.value_env(PET_NNODES, str(num_nodes)),
             podspecs.value_env(PET_NPROC_PER_NODE, nproc),
             podspecs.field_ref_env(PET_NODE_RANK, constants.JOB_COMPLETION_INDEX_FIELD_PATH),
         ]
-        if _torchtune.is_torchtune(trainer):
-            container["command"] = _torchtune.command(
-                info.job_name,
-                info.runtime_name,
-                self._runtime_command(info),
-                num_nodes,
-                nproc,
-                resources.gpu_count(container.get("resources")),
-                list(trainer.get("args") or ()),
-            )
-        else:
-            env += [
-                podspecs.value_env(
-                    PET_MASTER_ADDR, f"{info.job_name}-{constants.NODE}-0-0.{info.subdomain}"
-                ),
-                podspecs.value_env(PET_MASTER_PORT, str(constants.CONTAINER_TRAINER_PORT)),
-            ]
-        podspecs.upsert_env(container, env)
-        podspecs.upsert_port(container, constants.CONTAINER_TRAINER_PORT)
-        for target in (policy.get("envInjection") or {}).get("targets") or ():
-            pod_set = info.pod_set(target.get("jobName", ""))
-            for name in target.get("containerNames") or ():
-                extra = pod_set.container(name) if pod_set else None
-                if extra is not None and extra is not container:
-                    podspecs.upsert_env(extra, env)
+        master_env = [
+            podspecs.value_env(
+                PET_MASTER_ADDR, f"{info.job_name}-{constants.NODE}-0-0.{info.subdomain}"
+            ),
+            podspecs.value_env(PET_MASTER_PORT, str(constants.CONTAINER_TRAINER_PORT)),
+        ]
+        if container is not None:
+            if _torchtune.is_torchtune(trainer):
+                container["command"] = _torchtune.command(
+                    info.job_name,
+                    info.runtime_name,
+                    self._runtime_command(info),
+                    num_nodes,
+                    nproc,
+                    resources.gpu_count(container.get("resources")),
+                    list(trainer.get("args") or ()),
+                )
+                podspecs.upsert_env(container, env)
+            else:
+                podspecs.upsert_env(container, env + master_env)
+            podspecs.upsert_port(container, constants.CONTAINER_TRAINER_PORT)
+        # Injected containers (sidecars, init containers doing preflight checks) always get the
+        # master address and port, also in a torchtune job, whose trainer uses --rdzv_endpoint.
+        for job_name, name in _injection_targets(policy):
+            target = _injection_target(info, job_name, name)
+            if target is None:
+                raise BuildError(f"spec.runtimeRef: {_missing_target(job_name, name)}")
+            if target is not container:
+                podspecs.upsert_env(target, env + master_env)
 
     @staticmethod
     def _node_resources(info: RuntimeInfo) -> Mapping[str, Any] | None:
         container = info.trainer_container()
         return container.get("resources") if container else None
 
-    def _num_proc_per_node(
-        self, info: RuntimeInfo, policy: Mapping[str, Any], trainer: Mapping[str, Any]
-    ) -> str:
-        requested = trainer.get("numProcPerNode", policy.get("numProcPerNode"))
-        return resolve_num_proc_per_node(requested, self._node_resources(info))
+    def _num_proc_per_node(self, info: RuntimeInfo, trainer: Mapping[str, Any]) -> str:
+        return resolve_num_proc_per_node(trainer.get("numProcPerNode"), self._node_resources(info))
 
     @staticmethod
     def _runtime_command(info: RuntimeInfo) -> list[str]:

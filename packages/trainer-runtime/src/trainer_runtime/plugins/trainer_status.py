@@ -35,8 +35,13 @@ def status_path(namespace: str | None, name: str) -> str:
 
 
 def token_audience(namespace: str | None, name: str) -> str:
-    """The audience of the projected token: valid for this job's status only."""
-    return f"{constants.TRAINER_GROUP}/namespaces/{namespace or 'default'}/trainjobs/{name}"
+    """The audience of the projected token: valid for this job's status only.
+
+    Upstream's (``trainer.kubeflow.org/v1alpha1/namespaces/NS/trainjobs/NAME/status``), so a
+    trainer built for upstream's status server works against ours and the other way round.
+    """
+    namespace = namespace or "default"
+    return f"{constants.TRAINER_API_VERSION}/namespaces/{namespace}/trainjobs/{name}/status"
 
 
 class TrainerStatus:

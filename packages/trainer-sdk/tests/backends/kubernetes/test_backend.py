@@ -17,11 +17,9 @@ from trainer_sdk import (
     TrainerClient,
     constants,
 )
-from trainer_sdk.backends.kubernetes.backend import pod_view
+from trainer_sdk.backends.kubernetes.backend import admission_warnings, pod_view
 
-testing = pytest.importorskip(
-    "kube_standin", reason="needs kube-standin"
-)
+testing = pytest.importorskip("kube_standin", reason="needs kube-standin")
 REPO_ROOT = Path(__file__).resolve().parents[5]
 CRDS = REPO_ROOT / "packages" / "trainer-api" / "manifests" / "crds"
 TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs"
@@ -181,3 +179,23 @@ def test_pod_view_counts_processes_per_node() -> None:
     )
     other = {"metadata": {"labels": {constants.JOBSET_RJOB_NAME_LABEL: "other"}}}
     assert pod_view(other, has_launcher=False) is None
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        pytest.param(None, [], id="no-header"),
+        pytest.param(
+            '299 - "Referenced ClusterTrainingRuntime \\"old\\" is deprecated, see policy"',
+            ['Referenced ClusterTrainingRuntime "old" is deprecated, see policy'],
+            id="quoted-text-with-comma",
+        ),
+        pytest.param(
+            '299 - "first", 299 - "second"', ["first", "second"], id="two-warnings-joined"
+        ),
+    ],
+)
+def test_admission_warnings_from_the_warning_header(
+    header: str | None, expected: list[str]
+) -> None:
+    assert admission_warnings(header) == expected

@@ -154,7 +154,7 @@ def test_volumes_hold_the_secret_with_its_modes_and_the_mapped_hostfile(tmp_path
         "localhost slots=1\n127.0.0.2 slots=1\n"
     )
     key = tmp_path / "mpi-ssh-auth" / "id_rsa"
-    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert stat.S_IMODE(key.stat().st_mode) == 0o640  # the volume item's mode, as upstream
     assert "PRIVATE KEY" in key.read_text()
     assert stat.S_IMODE((tmp_path / "mpi-hostfile" / "hostfile").stat().st_mode) == 0o444
 

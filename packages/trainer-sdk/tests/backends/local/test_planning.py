@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,8 @@ from trainer_sdk.backends.local import planning
 from trainer_sdk.backends.local.backend import LocalBackend
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 def flux_runtime() -> dict[str, Any]:
@@ -62,3 +65,54 @@ def test_runtime_field_errors_reach_the_user_as_field_errors(tmp_path: Path) -> 
     assert error.field == "spec.trainer.env[0].name"
     assert error.message.startswith("PET_NNODES is reserved")
     assert not (tmp_path / "jobs" / "reserved").exists()
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        pytest.param(
+            {"trainer.kubeflow.org/support": "deprecated"},
+            ['Warning: Referenced ClusterTrainingRuntime "torch-distributed" is deprecated'],
+            id="deprecated-runtime-warns",
+        ),
+        pytest.param({}, [], id="supported-runtime-silent"),
+    ],
+)
+def test_planning_logs_the_admission_warnings(
+    labels: dict[str, str], expected: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    runtime = copy.deepcopy(planning.builtin_runtime_manifests()["torch-distributed"])
+    runtime["metadata"]["labels"] = labels
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "job", "namespace": "default"},
+        "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"command": ["true"]}},
+    }
+    with caplog.at_level("WARNING", logger=planning.__name__):
+        planning.plan_trainjob(job, runtime, NOW)
+    assert len(caplog.records) == len(expected)
+    for record, text in zip(caplog.records, expected, strict=True):
+        assert record.getMessage().startswith(text)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        pytest.param("auto", "Input should be a valid integer (got 'auto')", id="auto-as-upstream"),
+        pytest.param(0, "numProcPerNode must be greater than or equal to 1", id="zero"),
+    ],
+)
+def test_num_proc_per_node_rule_is_trainer_apis(value: object, message: str) -> None:
+    """The local backend refuses what the webhook refuses, with trainer_api's message."""
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "job", "namespace": "default"},
+        "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"numProcPerNode": value}},
+    }
+    runtime = planning.builtin_runtime_manifests()["torch-distributed"]
+    with pytest.raises(InvalidTrainJobError) as raised:
+        planning.plan_trainjob(job, runtime, NOW)
+    assert {error.field for error in raised.value.errors} == {"spec.trainer.numProcPerNode"}
+    assert any(message in error.message for error in raised.value.errors)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,9 +19,11 @@ from trainer_sdk.options import Option
 from trainer_sdk.runtimes import container_devices, runtime_from_manifest
 from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
 
-__all__ = ["KubernetesBackend", "in_cluster", "kubeconfig_path", "pod_view"]
+__all__ = ["KubernetesBackend", "admission_warnings", "in_cluster", "kubeconfig_path", "pod_view"]
 
 _logger = logging.getLogger(__name__)
+# RFC 7234 warn-text in the API server's ``Warning: 299 - "text"`` headers (joined by ", ").
+_WARNING_TEXT = re.compile(r'299 [^ ]+ "((?:[^"\\]|\\.)*)"')
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
@@ -31,6 +34,11 @@ def kubeconfig_path() -> Path | None:
     candidates = [Path(part) for part in os.environ.get("KUBECONFIG", "").split(os.pathsep) if part]
     candidates.append(Path.home() / ".kube" / "config")
     return next((path for path in candidates if path.is_file()), None)
+
+
+def admission_warnings(header: str | None) -> list[str]:
+    """The texts of the API server's ``Warning`` header (admission webhook warnings)."""
+    return [re.sub(r"\\(.)", r"\1", text) for text in _WARNING_TEXT.findall(header or "")]
 
 
 def in_cluster() -> bool:
@@ -177,13 +185,15 @@ class KubernetesBackend(RuntimeBackend):
             )
         manifest.setdefault("metadata", {}).setdefault("name", generate_name())
         manifest["metadata"].setdefault("namespace", self.namespace)
-        self.custom.create_namespaced_custom_object(
+        _, _, headers = self.custom.create_namespaced_custom_object_with_http_info(
             constants.GROUP,
             constants.VERSION,
             manifest["metadata"]["namespace"],
             constants.TRAINJOB_PLURAL,
             manifest,
         )
+        for warning in admission_warnings((headers or {}).get("Warning")):
+            _logger.warning("Warning: %s", warning)  # as kubectl prints them
         return str(manifest["metadata"]["name"])
 
     def _trainjob(self, name: str) -> dict[str, Any]:

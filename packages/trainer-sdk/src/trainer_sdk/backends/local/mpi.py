@@ -3,7 +3,8 @@
 A JobSet is an MPI JobSet when its ``launcher`` mounts an SSH-auth Secret of the Plan. Then:
 
 - the Plan's Secrets and ConfigMaps are written into the volume directories that mount them
-  (``<job>/volumes/<volume>``), with the modes of the volume (the SSH keys 0600);
+  (``<job>/volumes/<volume>``), with the modes of the volume (the private key 0640, as
+  upstream; ssh and sshd get a 0600 copy from ``mpi_runtime.private_identity``);
 - every pod gets a loopback address: the launcher ``localhost`` (mpirun runs its ranks itself),
   the workers ``127.0.0.2``, ``127.0.0.3``, ... in pod order; the pod host names of the JobSet in
   the hostfile become those addresses, so rank ``r`` still runs on ``hosts[r // slots]``;

@@ -6,11 +6,14 @@ and out, so that the rest of the backend deals in plain documents.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from trainer_sdk.errors import InvalidTrainJobError
+
+_logger = logging.getLogger(__name__)
 
 __all__ = ["Planned", "builtin_runtime_manifests", "plan_trainjob", "trainjob_status"]
 
@@ -23,9 +26,7 @@ def builtin_runtime_manifests() -> dict[str, dict[str, Any]]:
     """The built-in ClusterTrainingRuntimes, by name, as manifests."""
     import trainer_runtime
 
-    return {
-        name: _to_doc(runtime) for name, runtime in trainer_runtime.builtin_runtimes().items()
-    }
+    return {name: _to_doc(runtime) for name, runtime in trainer_runtime.builtin_runtimes().items()}
 
 
 class Planned:
@@ -81,6 +82,8 @@ def plan_trainjob(
     errors = trainer_runtime.validate(job, runtime_obj)
     if errors:
         raise InvalidTrainJobError(errors)
+    for warning in trainer_runtime.deprecation_warnings(runtime_obj):
+        _logger.warning("Warning: %s", warning)  # what the cluster's admission webhook warns
     plan = trainer_runtime.build(job, runtime_obj, trainer_runtime.Observed(), now)
     if isinstance(plan.error, trainer_runtime.InvalidTrainJobError):
         raise InvalidTrainJobError(plan.error.errors)
