@@ -32,7 +32,8 @@ IntOrString = Annotated[int | str, WireFormat("int-or-string")]
 def field_type(info: FieldInfo) -> Any:
     """A field's annotation with the ``Annotated`` metadata pydantic moved aside put back."""
     if info.metadata:
-        return Annotated[(info.annotation, *info.metadata)]
+        parameters = (info.annotation, *info.metadata)  # Annotated[T, *meta] needs Python 3.11
+        return Annotated[parameters]
     return info.annotation
 
 

@@ -131,7 +131,7 @@ class KubeClient:
     async def get(self, path: str) -> dict[str, Any] | None:
         """The object, or None when it does not exist."""
         try:
-            return await self.request("GET", path)
+            return _as_object(await self.request("GET", path), "GET", path)
         except ApiStatusError as error:
             if error.code == 404:
                 return None
@@ -153,22 +153,24 @@ class KubeClient:
             metadata["name"],
             subresource,
         )
-        return await self.request(
+        applied = await self.request(
             "PATCH",
             path,
             manifest,
             "application/apply-patch+yaml",
             {"fieldManager": FIELD_MANAGER, "force": "true"},
         )
+        return _as_object(applied, "PATCH", path)
 
     async def merge_patch(self, path: str, patch: Mapping[str, Any]) -> dict[str, Any]:
-        return await self.request("PATCH", path, patch, "application/merge-patch+json")
+        patched = await self.request("PATCH", path, patch, "application/merge-patch+json")
+        return _as_object(patched, "PATCH", path)
 
     async def create(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        return await self.request("POST", path, body)
+        return _as_object(await self.request("POST", path, body), "POST", path)
 
     async def replace(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        return await self.request("PUT", path, body)
+        return _as_object(await self.request("PUT", path, body), "PUT", path)
 
     async def delete(self, path: str) -> None:
         try:
@@ -176,3 +178,13 @@ class KubeClient:
         except ApiStatusError as error:
             if error.code != 404:
                 raise
+
+
+def _as_object(payload: Any, method: str, path: str) -> dict[str, Any]:
+    """The JSON object the API server answered, or TypeError naming the request."""
+    if not isinstance(payload, dict):
+        raise TypeError(
+            f"{method} {path}: expected a JSON object from the API server, "
+            f"got {type(payload).__name__}"
+        )
+    return payload

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Final
 
-from mpi_runtime import SSHKeyPair  # type: ignore[import-untyped]
+from mpi_runtime import SSHKeyPair
 from trainer_runtime import Observed, Plan, Settings, build
 
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path

@@ -64,7 +64,7 @@ class WorkQueue(Generic[K]):
         """Queue ``key`` again after its next back-off delay (doubling per failure); the delay."""
         failures = self._failures.get(key, 0)
         self._failures[key] = failures + 1
-        delay = min(self._max, self._base * 2**failures)
+        delay = min(self._max, self._base * 2.0**failures)
         self.add_after(key, delay)
         return delay
 
