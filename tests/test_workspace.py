@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import re
 import tomllib
 from pathlib import Path
@@ -55,4 +56,22 @@ def test_default_environment_installs_every_package_and_sets_the_runtime_variabl
         "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
     }
     assert required.items() <= default["env-vars"].items()
-    assert ENVS["types"]["template"] == "default"
+
+
+def test_the_test_command_lints_and_strictly_type_checks_every_package() -> None:
+    scripts = ENVS["default"]["scripts"]
+    assert scripts["test"][:2] == ["mpi-wheels", "checks"]
+    assert "ruff check ." in scripts["checks"]
+    assert "mypy" in scripts["checks"]
+    mypy = configparser.ConfigParser()
+    mypy.read(ROOT / "mypy.ini")
+    assert mypy.getboolean("mypy", "strict")
+    assert mypy.getboolean("mypy", "warn_unused_ignores")
+    checked = sorted(ROOT.glob(mypy.get("mypy", "files")))
+    assert checked == sorted(ROOT.glob("packages/*/src"))
+    assert len(checked) == len(list(ROOT.glob("packages/*/pyproject.toml")))
+
+
+@pytest.mark.parametrize("package", sorted(ROOT.glob("packages/*/src/*/__init__.py")), ids=str)
+def test_every_package_ships_py_typed(package: Path) -> None:
+    assert (package.parent / "py.typed").is_file()
