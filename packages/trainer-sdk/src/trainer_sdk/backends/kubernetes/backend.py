@@ -135,28 +135,37 @@ class KubernetesBackend(RuntimeBackend):
         return list(cast(dict[str, Any], listed).get("items", []))
 
     # -- runtimes -------------------------------------------------------------------------------
+    def _runtime_index(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """Every runtime by (kind, name): namespaced TrainingRuntimes, then cluster ones."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for kind, plural, namespaced in (
+            (constants.TRAINING_RUNTIME_KIND, constants.TRAINING_RUNTIME_PLURAL, True),
+            (
+                constants.CLUSTER_TRAINING_RUNTIME_KIND,
+                constants.CLUSTER_TRAINING_RUNTIME_PLURAL,
+                False,
+            ),
+        ):
+            for item in self._items(plural, namespaced=namespaced):
+                found[(kind, item["metadata"]["name"])] = {**item, "kind": kind}
+        return found
+
     def _runtime_manifests(self) -> dict[str, dict[str, Any]]:
         """Namespaced TrainingRuntimes first: they shadow ClusterTrainingRuntimes of that name."""
         found: dict[str, dict[str, Any]] = {}
-        for item in self._items(constants.TRAINING_RUNTIME_PLURAL, namespaced=True):
-            found.setdefault(
-                item["metadata"]["name"], {**item, "kind": constants.TRAINING_RUNTIME_KIND}
-            )
-        for item in self._items(constants.CLUSTER_TRAINING_RUNTIME_PLURAL, namespaced=False):
-            found.setdefault(
-                item["metadata"]["name"], {**item, "kind": constants.CLUSTER_TRAINING_RUNTIME_KIND}
-            )
+        for (_, name), manifest in self._runtime_index().items():
+            found.setdefault(name, manifest)
         return found
 
     # -- jobs -----------------------------------------------------------------------------------
     def train(
         self,
-        runtime: types.Runtime | None = None,
+        runtime: str | types.Runtime | None = None,
         initializer: types.Initializer | None = None,
         trainer: AnyTrainer | None = None,
         options: Sequence[Option] | None = None,
     ) -> str:
-        runtime = runtime or self.get_runtime(constants.DEFAULT_TRAINING_RUNTIME)
+        runtime = self.resolve_runtime(runtime)
         manifest = build_trainjob_manifest(
             generate_name(),
             runtime,
@@ -209,11 +218,16 @@ class KubernetesBackend(RuntimeBackend):
         return [self.core.api_client.sanitize_for_serialization(pod) for pod in pods.items]
 
     def _view(
-        self, manifest: dict[str, Any], runtimes: dict[str, dict[str, Any]]
+        self, manifest: dict[str, Any], runtimes: dict[tuple[str, str], dict[str, Any]]
     ) -> types.TrainJob:
         name = manifest["metadata"]["name"]
-        runtime_name = (manifest.get("spec", {}).get("runtimeRef") or {}).get("name", "")
-        runtime_manifest = runtimes.get(runtime_name) or {"metadata": {"name": runtime_name}}
+        reference = manifest.get("spec", {}).get("runtimeRef") or {}
+        kind = reference.get("kind") or constants.CLUSTER_TRAINING_RUNTIME_KIND
+        runtime_name = reference.get("name", "")
+        runtime_manifest = runtimes.get((kind, runtime_name)) or {
+            "kind": kind,
+            "metadata": {"name": runtime_name},
+        }
         raw = self._pods(name)
         has_launcher = any(
             (pod["metadata"].get("labels") or {}).get(constants.JOBSET_RJOB_NAME_LABEL)
@@ -224,11 +238,11 @@ class KubernetesBackend(RuntimeBackend):
         return to_train_job(manifest, runtime_from_manifest(runtime_manifest), pods)
 
     def get_job(self, name: str) -> types.TrainJob:
-        return self._view(self._trainjob(name), self._runtime_manifests())
+        return self._view(self._trainjob(name), self._runtime_index())
 
     def list_jobs(self, runtime: types.Runtime | None = None) -> list[types.TrainJob]:
         listed = self._items(constants.TRAINJOB_PLURAL, namespaced=True)
-        runtimes = self._runtime_manifests()
+        runtimes = self._runtime_index()
         jobs = [
             self._view(item, runtimes)
             for item in listed
