@@ -2,5 +2,4 @@
 like upstream's module."""
 
 from trainer_sdk.types.types import *  # noqa: F403 - the package re-exports its module
-from trainer_sdk.types.types import TORCH_TUNE as TORCH_TUNE
 from trainer_sdk.types.types import __all__ as __all__

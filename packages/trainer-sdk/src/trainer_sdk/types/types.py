@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 from trainer_sdk import constants
 
 __all__ = [
+    "TORCH_TUNE",
     "BaseInitializer",
     "BuiltinTrainer",
     "CustomTrainer",

@@ -51,8 +51,8 @@ def _now() -> datetime:
 class LocalBackend(RuntimeBackend):
     """Jobs run on this machine and live on disk under ``config.root``."""
 
-    def __init__(self, config: LocalBackendConfig | None = None) -> None:
-        self.config = config or LocalBackendConfig()
+    def __init__(self, cfg: LocalBackendConfig | None = None) -> None:
+        self.config = cfg or LocalBackendConfig()
         self.root = Path(self.config.root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._supervisors: dict[str, subprocess.Popen[bytes]] = {}
@@ -215,9 +215,11 @@ class LocalBackend(RuntimeBackend):
             PodView(
                 pod["name"],
                 pod["step"],
-                # No process runs for a job that has ended: its pods were ended with it.
+                # Of a job that has ended, a pod still marked Running runs only if its processes do.
                 constants.POD_FAILED
-                if ended and pod["phase"] == constants.POD_RUNNING
+                if ended
+                and pod["phase"] == constants.POD_RUNNING
+                and not _group_alive(pod.get("pid"))
                 else pod["phase"],
                 pod.get("device", constants.UNKNOWN),
                 pod.get("device_count", constants.UNKNOWN),
@@ -318,6 +320,19 @@ class LocalBackend(RuntimeBackend):
                 process.wait(timeout=STOP_TIMEOUT_SECONDS)
             except subprocess.TimeoutExpired:
                 end_process_group(process.pid)
+
+
+def _group_alive(pid: int | None) -> bool:
+    """Whether the process group a pod leads still has a process."""
+    if not pid:
+        return False
+    try:
+        os.killpg(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _finished(job_dir: JobDir) -> bool:
