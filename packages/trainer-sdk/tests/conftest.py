@@ -62,7 +62,9 @@ def make_runtime(
         trainer_type=types.TrainerType.CUSTOM_TRAINER, framework="torch", image="pytorch/pytorch"
     )
     trainer.set_command(command)
-    return types.Runtime(name=name, trainer=trainer, kind=types.RuntimeKind.CLUSTER_TRAINING_RUNTIME)
+    return types.Runtime(
+        name=name, trainer=trainer, kind=types.RuntimeKind.CLUSTER_TRAINING_RUNTIME
+    )
 
 
 @pytest.fixture

@@ -3,7 +3,8 @@
 A torchrun node's log holds each rank's traceback, prefixed ``[rankN]: `` by torch, followed by
 torchrun's own ``ChildFailedError`` traceback and banner, whose "Root Cause" names the rank that
 failed first. The user's exception is the last line of that rank's traceback; a log without rank
-prefixes (plain ``python``, MPI ranks) gives the last traceback that is not torchrun's.
+prefixes (plain ``python``, MPI ranks) gives the last traceback that is not torchrun's. Without
+torchrun's banner, the rank whose lines came first is taken as the one that failed first.
 """
 
 from __future__ import annotations
@@ -66,14 +67,14 @@ def _summary(block: list[str], rank: int | None) -> FailureSummary:
 
 def summarize(lines: Sequence[str]) -> FailureSummary | None:
     """The user's exception in a failed step's log, or None when the log holds no traceback."""
-    by_rank: dict[int, list[str]] = {}
+    by_rank: dict[int, list[str]] = {}  # in the order each rank's first line appears
     for line in lines:
         if match := _RANK_PREFIX.match(line):
             by_rank.setdefault(int(match.group(1)), []).append(match.group(2))
     ranked = {rank: blocks[-1] for rank, own in by_rank.items() if (blocks := _tracebacks(own))}
     if ranked:
         root = _root_cause_rank(lines)
-        rank = root if root in ranked else min(ranked)
+        rank = root if root in ranked else next(iter(ranked))  # else the first to print one
         return _summary(ranked[rank], rank)
     own = [
         block

@@ -19,9 +19,7 @@ from trainer_sdk import (
 )
 from trainer_sdk.backends.kubernetes.backend import pod_view
 
-testing = pytest.importorskip(
-    "kube_standin", reason="needs kube-standin"
-)
+testing = pytest.importorskip("kube_standin", reason="needs kube-standin")
 REPO_ROOT = Path(__file__).resolve().parents[5]
 CRDS = REPO_ROOT / "packages" / "trainer-api" / "manifests" / "crds"
 TRAINJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs"

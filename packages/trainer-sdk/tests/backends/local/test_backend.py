@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -230,3 +231,27 @@ def test_jobs_outlive_the_script_that_submitted_them_until_deleted(tmp_path: Pat
     assert not is_gone(pid)
     later.delete_job("sleeper")
     assert is_gone(pid)
+
+
+def test_a_job_whose_supervisor_died_is_failed_and_shows_its_pods_real_state(
+    client: TrainerClient,
+) -> None:
+    name = client.train(
+        trainer=CustomTrainerContainer(image="i"),
+        options=[Name("orphaned"), TrainerCommand(["sleep", "120"])],
+    )
+    job_dir = JobDir(client.backend.root, name)  # type: ignore[attr-defined]
+    wait_until(lambda: all(pod.get("pid") for pod in read_json(job_dir.state)["pods"]), "the pod")
+    [pid] = [pod["pid"] for pod in read_json(job_dir.state)["pods"]]
+    supervisor = client.backend._supervisors[name]  # type: ignore[attr-defined]
+    supervisor.kill()
+    supervisor.wait(timeout=DEADLINE_SECONDS)
+    job = client.get_job(name)
+    assert job.status == constants.TRAINJOB_FAILED
+    assert job.message is not None and "supervisor.log" in job.message
+    assert [step.status for step in job.steps] == ["Running"], "its process still runs"
+    os.killpg(pid, signal.SIGKILL)
+    wait_until(lambda: is_gone(pid), "the pod's process group to go")
+    assert [step.status for step in client.get_job(name).steps] == ["Failed"]
+    assert list(client.get_job_logs(name, follow=True)) is not None  # follow ends too
+    client.delete_job(name)
