@@ -13,6 +13,7 @@ from trainer_sdk import (
     JobNotFoundError,
     KubernetesBackendConfig,
     Labels,
+    RuntimeKind,
     RuntimeNotFoundError,
     TrainerClient,
     constants,
@@ -179,3 +180,35 @@ def test_pod_view_counts_processes_per_node() -> None:
     )
     other = {"metadata": {"labels": {constants.JOBSET_RJOB_NAME_LABEL: "other"}}}
     assert pod_view(other, has_launcher=False) is None
+
+
+def test_train_takes_a_runtime_name_and_honours_a_training_runtime(
+    client: TrainerClient, server: Any, namespace: str
+) -> None:
+    import trainer_runtime
+
+    first = client.train(runtime="torch-distributed", trainer=CustomTrainer(func=train_function))
+    assert client.get_job(first).runtime.kind is RuntimeKind.CLUSTER_TRAINING_RUNTIME
+    namespaced = trainer_runtime.builtin_runtimes()["torch-distributed"].to_dict()
+    namespaced["kind"] = constants.TRAINING_RUNTIME_KIND
+    namespaced["metadata"]["namespace"] = namespace
+    path = f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainingruntimes"
+    status, body = server.request("POST", path, namespaced)
+    assert status == 201, body
+    shadowing = client.get_runtime("torch-distributed")
+    assert shadowing.kind is RuntimeKind.TRAINING_RUNTIME
+    second = client.train(runtime=shadowing, trainer=CustomTrainer(func=train_function))
+    status, stored = server.request("GET", f"{TRAINJOBS.format(namespace=namespace)}/{second}")
+    assert stored["spec"]["runtimeRef"]["kind"] == constants.TRAINING_RUNTIME_KIND
+    assert client.get_job(second).runtime.kind is RuntimeKind.TRAINING_RUNTIME
+    assert client.get_job(first).runtime.kind is RuntimeKind.CLUSTER_TRAINING_RUNTIME
+
+
+def test_wait_calls_the_callbacks_with_each_poll(client: TrainerClient) -> None:
+    name = client.train(trainer=CustomTrainer(func=train_function))
+    seen: list[str] = []
+    with pytest.raises(TimeoutError):
+        client.wait_for_job_status(
+            name, timeout=4, polling_interval=1, callbacks=[lambda job: seen.append(job.status)]
+        )
+    assert len(seen) >= 2 and set(seen) == {"Created"}, "one call per interval of the wait"
