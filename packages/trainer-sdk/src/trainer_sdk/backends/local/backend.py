@@ -109,7 +109,7 @@ class LocalBackend(RuntimeBackend):
         runtime_manifest = runtime
 
         metadata = manifest.setdefault("metadata", {})
-        name = metadata.setdefault("name", generate_name())
+        name = str(metadata.setdefault("name", generate_name()))
         job_dir = JobDir(self.root, name)
         if job_dir.path.exists():
             raise InvalidTrainJobError(
