@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
@@ -18,7 +19,7 @@ from trainer_sdk.options import Option
 from trainer_sdk.runtimes import container_devices, runtime_from_manifest
 from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
 
-__all__ = ["KubernetesBackend", "in_cluster", "kubeconfig_path", "pod_view"]
+__all__ = ["KubernetesBackend", "in_cluster", "kubeconfig_path", "pod_view", "print_packages"]
 
 _logger = logging.getLogger(__name__)
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
@@ -78,6 +79,22 @@ def pod_view(pod: dict[str, Any], has_launcher: bool) -> PodView | None:
             count = str(variable["value"])
     phase = (pod.get("status") or {}).get("phase") or constants.POD_PENDING
     return PodView(pod.get("metadata", {}).get("name", ""), step, phase, device, count)
+
+
+def print_packages() -> None:
+    """Run in the runtime's trainer image: its Python, its packages and, with GPUs, nvidia-smi."""
+    import shutil
+    import subprocess
+    import sys
+
+    print(f"Python: {sys.version}")
+    if shutil.which("pip"):
+        print(subprocess.run(["pip", "list"], capture_output=True, text=True).stdout)
+    else:
+        print("Unable to get installed packages: pip command not found")
+    if shutil.which("nvidia-smi"):
+        print("Available GPUs on the single training node")
+        print(subprocess.run(["nvidia-smi"], capture_output=True, text=True).stdout)
 
 
 class KubernetesBackend(RuntimeBackend):
@@ -156,6 +173,30 @@ class KubernetesBackend(RuntimeBackend):
         for (_, name), manifest in self._runtime_index().items():
             found.setdefault(name, manifest)
         return found
+
+    def get_runtime_packages(self, runtime: types.Runtime) -> None:
+        """Print the packages of the runtime's trainer image, as upstream: a one-node TrainJob
+        runs ``print_packages`` (MPI: ``mpirun -np 1``), its log is printed, the job deleted."""
+        if runtime.trainer.trainer_type == types.TrainerType.BUILTIN_TRAINER:
+            raise ValueError(
+                f"runtime: {runtime.name!r} takes a BuiltinTrainer, which cannot run a function"
+            )
+        probe = copy.deepcopy(runtime)
+        if probe.trainer.command[:1] == ("mpirun",):
+            probe.trainer.set_command(("mpirun", "-np", "1", *constants.DEFAULT_COMMAND))
+        name = self.train(
+            runtime=probe,
+            trainer=types.CustomTrainer(
+                func=print_packages,
+                num_nodes=1,
+                resources_per_node=None if probe.trainer.device == "gpu" else {"cpu": 1},
+            ),
+        )
+        try:
+            self.wait_for_job_status(name)
+            print("\n".join(self.get_job_logs(name)))
+        finally:
+            self.delete_job(name)
 
     # -- jobs -----------------------------------------------------------------------------------
     def train(
