@@ -57,12 +57,9 @@ class JobFailedError(TrainerError, RuntimeError):
         exception: str | None = None,
         rank: int | None = None,
     ) -> None:
-        where = ", ".join(
-            part
-            for part in (f"rank {rank}" if rank is not None else "", f"step {step}" if step else "")
-            if part
-        )
-        where = f" ({where})" if where else ""
+        places = [f"rank {rank}"] if rank is not None else []
+        places += [f"step {step}"] if step else []
+        where = f" ({', '.join(places)})" if places else ""
         tail = "".join(f"\n  | {line}" for line in last_lines)
         if exception:
             message = f"TrainJob {name!r} failed: {exception}{where}{tail}\n  job status: {reason}"
