@@ -503,9 +503,9 @@ def logs(context: click.Context, name: str, step: str, follow: bool) -> None:
         _fail(str(error), 1)
 
 
-def status_line(job: types.TrainJob, elapsed: float) -> str:
-    """One line on a job for logs and pipes: elapsed time, status, progress, step states."""
-    parts = [f"[{elapsed:5.0f}s] {job.name} {job.status}"]
+def _status_detail(job: types.TrainJob) -> str:
+    """Status, reported progress and metrics, and each step's state."""
+    parts = [job.status]
     reported = job.trainer_status
     if reported and reported.progress_percentage is not None:
         parts.append(f"{reported.progress_percentage}%")
@@ -514,6 +514,11 @@ def status_line(job: types.TrainJob, elapsed: float) -> str:
         steps = ", ".join(f"{step.name} {step.status or constants.UNKNOWN}" for step in job.steps)
         parts.append(f"| {steps}")
     return " ".join(parts)
+
+
+def status_line(job: types.TrainJob, elapsed: float) -> str:
+    """One line on a job for logs and pipes: elapsed time, status, progress, step states."""
+    return f"[{elapsed:5.0f}s] {job.name} {_status_detail(job)}"
 
 
 def _show_progress(client: TrainerClient, name: str, deadline: float) -> types.TrainJob:
@@ -540,8 +545,7 @@ def _show_progress(client: TrainerClient, name: str, deadline: float) -> types.T
             reported = job.trainer_status
             if reported and reported.progress_percentage is not None:
                 progress.update(task, completed=reported.progress_percentage)
-            line = status_line(job, time.monotonic() - start)
-            progress.update(task, detail=line.split(f"{job.name} ", 1)[-1])
+            progress.update(task, detail=_status_detail(job))
             now = time.monotonic()
             if job.status in finished or now >= deadline:
                 return job
