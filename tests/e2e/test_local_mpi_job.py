@@ -31,7 +31,7 @@ DEEPSPEED_WAIT_SECONDS = 600.0
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TrainerClient]:
     """A local client whose jobs live in this test's directory; its jobs end with it."""
-    trainer_client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs"))
+    trainer_client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
     yield trainer_client
     trainer_client.backend.close()  # type: ignore[attr-defined]
 

@@ -58,9 +58,13 @@ def make_runtime(
     command: tuple[str, ...] = constants.TORCH_COMMAND, name: str = "torch-distributed"
 ) -> types.Runtime:
     """A runtime whose trainer uses ``command`` as entrypoint."""
-    trainer = types.RuntimeTrainer(trainer_type=types.TrainerType.CUSTOM_TRAINER, framework="torch")
+    trainer = types.RuntimeTrainer(
+        trainer_type=types.TrainerType.CUSTOM_TRAINER, framework="torch", image="pytorch/pytorch"
+    )
     trainer.set_command(command)
-    return types.Runtime(name=name, trainer=trainer)
+    return types.Runtime(
+        name=name, trainer=trainer, kind=types.RuntimeKind.CLUSTER_TRAINING_RUNTIME
+    )
 
 
 @pytest.fixture

@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+import io
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from trainer_sdk.cli import cli
+from rich.console import Console
+from trainer_sdk import (
+    CustomTrainerContainer,
+    LocalBackendConfig,
+    Name,
+    TrainerClient,
+    TrainerCommand,
+    TrainerStatus,
+    TrainJob,
+    types,
+)
+from trainer_sdk import cli as cli_module
+from trainer_sdk.backends.local.jobdir import JobDir, read_json
+from trainer_sdk.cli import cli, status_line
+
+from .conftest import make_runtime
+
+DEADLINE_SECONDS = 120
 
 FAILING_JOB = """
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -54,7 +79,12 @@ def invoke(tmp_path: Path, *args: str) -> tuple[int, str, str]:
             ("run", "json:nope"), "module 'json' has no function 'nope'", id="no-function"
         ),
         pytest.param(("run", "no_such_module_x:f"), "cannot import module", id="no-module"),
-        pytest.param(("run", "train"), "expected FILE.py or module:function", id="bad-target"),
+        pytest.param(
+            ("run", "train"),
+            "expected FILE.py, FILE.py:function or module:function",
+            id="bad-target",
+        ),
+        pytest.param(("run", "nope.py:train"), "TARGET: no such file 'nope.py'", id="no-file-func"),
     ],
 )
 def test_bad_input_exits_2_with_a_clear_message(
@@ -123,3 +153,200 @@ def test_run_python_file_on_two_nodes(tmp_path: Path) -> None:
     code, _, _ = invoke(tmp_path, "delete", "file-job")
     assert code == 0
     assert invoke(tmp_path, "get", "file-job")[0] == 1
+
+
+def test_version_is_the_distributions(tmp_path: Path) -> None:
+    code, out, _ = invoke(tmp_path, "--version")
+    assert code == 0
+    assert out.strip() == f"trainer, version {importlib.metadata.version('trainer-sdk')}"
+
+
+@pytest.mark.parametrize(
+    ("source", "defined"),
+    [
+        pytest.param("def train():\n    pass\n", ["train"], id="one-function"),
+        pytest.param(
+            '"""Doc."""\nimport os\nLR = 0.1\ndef a():\n    pass\nasync def b():\n    pass\n',
+            ["a", "b"],
+            id="imports-constants-functions",
+        ),
+        pytest.param("def train():\n    pass\ntrain()\n", None, id="calls-it"),
+        pytest.param(
+            "def main():\n    pass\nif __name__ == '__main__':\n    main()\n", None, id="main-guard"
+        ),
+        pytest.param("def f():\n    return 1\nx = f()\n", None, id="assigns-a-call"),
+        pytest.param("print('hi')\n", None, id="no-functions"),
+    ],
+)
+def test_a_script_that_only_defines_functions_runs_nothing(
+    source: str, defined: list[str] | None
+) -> None:
+    assert cli_module._runs_nothing(source) == defined
+
+
+def test_running_a_file_that_runs_nothing_is_refused_naming_its_functions(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("import os\n\ndef prepare():\n    pass\n\ndef train():\n    pass\n")
+    code, _, err = invoke(tmp_path, "run", str(script))
+    assert code == 2
+    assert "defines prepare, train but runs nothing" in err
+    assert f"trainer run {script}:train" in err
+    assert not (tmp_path / "jobs").exists() or not any((tmp_path / "jobs").iterdir())
+
+
+def test_a_missing_function_in_a_file_is_refused(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text("def train():\n    pass\n")
+    code, _, err = invoke(tmp_path, "run", f"{script}:nope")
+    assert code == 2 and f"file '{script}' has no function 'nope'" in err
+
+
+def _job(name: str, runtime: str, status: str = "Running") -> TrainJob:
+    return TrainJob(
+        name=name,
+        runtime=make_runtime(name=runtime),
+        steps=[
+            types.Step(name="node-0", status="Running", pod_name=f"{name}-node-0-0-abcde"),
+            types.Step(name="node-1", status="Pending", pod_name=f"{name}-node-0-1-fghij"),
+        ],
+        num_nodes=2,
+        creation_timestamp=datetime(2026, 12, 1, 11, 35, 18, tzinfo=timezone.utc),
+        status=status,
+        trainer_status=TrainerStatus(progress_percentage=40, metrics={"loss": "0.25"}),
+    )
+
+
+LONG_NAME = "a-trainjob-with-a-rather-long-name-for-a-table"
+LONG_RUNTIME = "torch-distributed-with-cache-and-more"
+
+
+def column_text(rendered: str, column: int) -> str:
+    """A table column's cells joined across wrapped lines (body rows only)."""
+    rows = [line.split("│")[1:-1] for line in rendered.splitlines() if line.startswith("│")]
+    return "".join(row[column].strip() for row in rows)
+
+
+@pytest.mark.parametrize(
+    ("render", "names"),
+    [
+        pytest.param(
+            lambda: cli_module._jobs_table([_job(LONG_NAME, LONG_RUNTIME)]),
+            {0: LONG_NAME, 2: LONG_RUNTIME},
+            id="list",
+        ),
+        pytest.param(
+            lambda: cli_module._job_table(_job(LONG_NAME, LONG_RUNTIME)),
+            {0: "node-0node-1", 4: f"{LONG_NAME}-node-0-0-abcde{LONG_NAME}-node-0-1-fghij"},
+            id="get",
+        ),
+    ],
+)
+def test_tables_fit_80_columns_without_cutting_names(
+    monkeypatch: pytest.MonkeyPatch, render: object, names: dict[int, str]
+) -> None:
+    output = io.StringIO()
+    console = Console(file=output, width=80, color_system=None)
+    monkeypatch.setattr(cli_module, "_console", console)
+    console.print(render())  # type: ignore[operator]
+    rendered = output.getvalue()
+    assert max(len(line) for line in rendered.splitlines()) <= 80, rendered
+    assert "…" not in rendered
+    for column, name in names.items():
+        assert column_text(rendered, column) == name, rendered
+
+
+def test_runtimes_table_keeps_every_name_whole(tmp_path: Path) -> None:
+    code, out, _ = invoke(tmp_path, "runtimes")
+    assert code == 0
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "…" not in out and "torch-distributed-with-cache" in out
+
+
+def test_status_line_shows_elapsed_status_progress_and_steps() -> None:
+    assert status_line(_job("job-1", "torch-distributed"), 12.4) == (
+        "[   12s] job-1 Running 40% loss=0.25 | node-0 Running, node-1 Pending"
+    )
+
+
+@pytest.fixture
+def sleeping_job(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A local job that sleeps; ended when the test ends."""
+    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
+    client.train(
+        trainer=CustomTrainerContainer(image="i"),
+        options=[Name("sleeper"), TrainerCommand(["sleep", "120"])],
+    )
+    yield client
+    client.backend.close()  # type: ignore[attr-defined]
+
+
+@pytest.mark.e2e
+def test_wait_returns_after_its_timeout_with_status_lines(
+    tmp_path: Path, sleeping_job: TrainerClient
+) -> None:
+    started = time.monotonic()
+    code, _, err = invoke(tmp_path, "wait", "sleeper", "--timeout", "3")
+    elapsed = time.monotonic() - started
+    assert code == 124, err
+    assert 3 <= elapsed < 5, f"wait --timeout 3 took {elapsed:.1f}s"
+    lines = [line for line in err.splitlines() if line.startswith("[")]
+    assert lines and all(" sleeper " in line for line in lines), err
+    assert "still" in err.splitlines()[-1]
+
+
+@pytest.mark.e2e
+def test_run_a_function_of_a_file(tmp_path: Path) -> None:
+    script = tmp_path / "funcs.py"
+    script.write_text(
+        "def train():\n    import os\n    print('train on rank', os.environ['RANK'])\n\n"
+        "def other():\n    print('never')\n"
+    )
+    code, out, err = invoke(tmp_path, "run", f"{script}:train", "--name", "func-job")
+    assert code == 0, err
+    assert "train on rank 0" in out and "never" not in out
+
+
+@pytest.mark.e2e
+def test_ctrl_c_on_run_stops_the_job_and_exits_130_with_one_line(tmp_path: Path) -> None:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(SLEEPING_JOB)
+    root = tmp_path / "jobs"
+    command = [sys.executable, "-c", "from trainer_sdk.cli import main; main()"]
+    process = subprocess.Popen(
+        [*command, "--backend", "local", "--root", str(root), "run", "-f", str(manifest)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    state = JobDir(root, "interrupted").state
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while not (state.is_file() and all(pod.get("pid") for pod in read_json(state)["pods"])):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.05)
+    pids = [pod["pid"] for pod in read_json(state)["pods"]]
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=DEADLINE_SECONDS)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "Aborted" not in err
+    assert err.splitlines()[-1].startswith("TrainJob interrupted stopped (interrupted)")
+    assert len(err.splitlines()) == 2, err  # "created", then the one line
+    job = TrainerClient(LocalBackendConfig(root=root)).get_job("interrupted")
+    assert job.status == "Failed"
+    assert [step.status for step in job.steps] == ["Failed"]
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.killpg(pid, 0)
+
+
+SLEEPING_JOB = """
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: interrupted
+spec:
+  runtimeRef:
+    name: torch-distributed
+  trainer:
+    numNodes: 1
+    command: ["bash", "-c", "echo started; sleep 120"]
+"""

@@ -1,12 +1,14 @@
 """TrainerClient (Kubeflow Trainer SDK compatible), local and Kubernetes backends, trainer CLI."""
 
 from trainer_sdk import constants  # noqa: F401 - the constants module, as upstream exposes it
+from trainer_sdk.backends.kubernetes.utils import get_tpu_num_nodes
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.configs import (
     ContainerBackendConfig,
     KubernetesBackendConfig,
     LocalBackendConfig,
     LocalProcessBackendConfig,
+    TrainingRuntimeSource,
 )
 from trainer_sdk.constants import DATASET_PATH, MODEL_PATH
 from trainer_sdk.errors import (
@@ -114,6 +116,8 @@ __all__ = [
     "TrainerError",
     "TrainerStatus",
     "TrainerType",
+    "TrainingRuntimeSource",
     "TrainingRuntimeSpecPatch",
+    "get_tpu_num_nodes",
     "update_trainjob_status",
 ]

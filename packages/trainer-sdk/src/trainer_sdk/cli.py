@@ -2,49 +2,59 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import enum
 import importlib
+import importlib.util
 import json
+import re
+import signal
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 import yaml
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Column, Table
 
 from trainer_sdk import constants, types
-from trainer_sdk.client import TrainerClient
+from trainer_sdk.backends.local.backend import LocalBackend
+from trainer_sdk.client import TrainerClient, select_backend_config
 from trainer_sdk.configs import KubernetesBackendConfig, LocalBackendConfig
 from trainer_sdk.errors import JobFailedError, TrainerError
 from trainer_sdk.trainjobs import build_trainjob_manifest, command_for_code, generate_name
 
-__all__ = ["cli", "main"]
+__all__ = ["cli", "main", "status_line"]
 
 _console = Console()
 _errors = Console(stderr=True, soft_wrap=True)
 OUTPUTS = click.Choice(["table", "json", "yaml"])
 PROGRESS_INTERVAL_SECONDS = 0.5
+NAME_WRAP_WIDTH = 24  # a name column may wrap down to this width before columns are dropped
+STATUS_LINE_SECONDS = 5.0  # a non-TTY wait prints a status line this often
+INTERRUPTED_EXIT_CODE = 130
+TIMEOUT_EXIT_CODE = 124
+_FILE_FUNCTION = re.compile(r"^(?P<file>.+\.py):(?P<function>[A-Za-z_]\w*)$")
 
 
-def _client(context: click.Context) -> TrainerClient:
+def _client(context: click.Context, stop_on_exit: bool = False) -> TrainerClient:
+    """The client for ``--backend``; local jobs end with this command when ``stop_on_exit``."""
     backend = context.obj["backend"]
-    if backend == "local":
-        return TrainerClient(LocalBackendConfig(**context.obj["local"]))
+    local = {**context.obj["local"], **({"stop_on_exit": True} if stop_on_exit else {})}
+    if backend == "auto":
+        chosen = LocalBackendConfig if context.obj["local"] else type(select_backend_config())
+        backend = "kubernetes" if chosen is KubernetesBackendConfig else "local"
     if backend == "kubernetes":
         return TrainerClient(KubernetesBackendConfig())
-    return (
-        TrainerClient(LocalBackendConfig(**context.obj["local"]))
-        if context.obj["local"]
-        else TrainerClient()
-    )
+    return TrainerClient(LocalBackendConfig(**local))
 
 
 def _plain(value: Any) -> Any:
@@ -76,47 +86,86 @@ def _emit(value: Any, output: str, table: Callable[[], Table]) -> None:
         _console.print(table())
 
 
-def _name_column() -> Column:
-    """Names are what users copy: never cut short, wrapped if they must be."""
-    return Column("NAME", no_wrap=False, overflow="fold", min_width=12)
+def _column(header: str, *, name: bool = False) -> Column:
+    """A column that wraps instead of cutting: names (``name``) may fold anywhere, other values
+    only between words."""
+    return Column(header, overflow="fold" if name else "ellipsis", no_wrap=not name)
+
+
+def _needed_width(column: Column, cells: list[str]) -> int:
+    """The characters a column takes: its widest cell (a name column wraps at
+    ``NAME_WRAP_WIDTH``), its padding and its border."""
+    widest = max([len(str(column.header)), *map(len, cells)])
+    return (min(widest, NAME_WRAP_WIDTH) if column.overflow == "fold" else widest) + 3
+
+
+def _table(columns: list[Column], rows: list[list[str]], **options: Any) -> Table:
+    """A table of ``rows``; within the console's width (80 when not a terminal), columns are
+    dropped from the right (never a name column) until it fits, and names wrap."""
+    keep = list(range(len(columns)))
+    while True:
+        needed = 1 + sum(_needed_width(columns[i], [row[i] for row in rows]) for i in keep)
+        droppable = [i for i in keep if columns[i].overflow != "fold"]
+        if needed <= _console.width or len(droppable) <= 1:
+            break
+        keep.remove(droppable[-1])
+    table = Table(*(columns[i] for i in keep), **options)
+    for row in rows:
+        table.add_row(*(row[i] for i in keep))
+    return table
+
+
+def _created(value: datetime) -> str:
+    return value.astimezone().strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _jobs_table(jobs: list[types.TrainJob]) -> Table:
-    table = Table(_name_column(), "STATUS", "RUNTIME", "NODES", "PROGRESS", "CREATED")
+    rows = []
     for job in jobs:
         progress = job.trainer_status.progress_percentage if job.trainer_status else None
-        table.add_row(
-            job.name,
-            job.status,
-            job.runtime.name,
-            str(job.num_nodes),
-            "" if progress is None else f"{progress}%",
-            job.creation_timestamp.isoformat(),
+        rows.append(
+            [
+                job.name,
+                job.status,
+                job.runtime.name,
+                str(job.num_nodes),
+                "" if progress is None else f"{progress}%",
+                _created(job.creation_timestamp),
+            ]
         )
-    return table
+    columns = [
+        _column("NAME", name=True),
+        _column("STATUS"),
+        _column("RUNTIME", name=True),
+        _column("NODES"),
+        _column("PROGRESS"),
+        _column("CREATED"),
+    ]
+    return _table(columns, rows)
 
 
 def _job_table(job: types.TrainJob) -> Table:
-    table = Table(
-        "STEP",
-        "STATUS",
-        "POD",
-        "DEVICE",
-        "COUNT",
-        title=f"{job.name}: {job.status}",
-        caption=job.message,
-    )
-    for step in job.steps:
-        table.add_row(step.name, step.status or "", step.pod_name, step.device, step.device_count)
-    return table
+    rows = [
+        [step.name, step.status or "", step.device, step.device_count, step.pod_name]
+        for step in job.steps
+    ]
+    columns = [
+        _column("STEP", name=True),
+        _column("STATUS"),
+        _column("DEVICE"),
+        _column("COUNT"),
+        _column("POD", name=True),
+    ]
+    return _table(columns, rows, title=f"{job.name}: {job.status}", caption=job.message)
 
 
-def _fail(message: str, code: int = 2) -> None:
+def _fail(message: str, code: int = 2) -> NoReturn:
     _errors.print(f"[red]error:[/red] {message}", highlight=False)
     sys.exit(code)
 
 
 @click.group()
+@click.version_option(package_name="trainer-sdk", prog_name="trainer")
 @click.option(
     "--backend",
     type=click.Choice(["auto", "local", "kubernetes"]),
@@ -146,17 +195,67 @@ def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
     return env
 
 
-def _load_function(target: str) -> Callable[..., Any]:
-    module_name, _, function_name = target.partition(":")
-    sys.path.insert(0, str(Path.cwd()))
+def _import_file(path: Path) -> Any:
+    """The module in ``path``, imported (its top level runs here, as an import would)."""
+    if not path.is_file():
+        _fail(f"TARGET: no such file {str(path)!r}")
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    if spec is None or spec.loader is None:
+        _fail(f"TARGET: cannot import {str(path)!r}")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(path.resolve().parent))
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        _fail(f"TARGET: cannot import module {module_name!r}: {error}")
+        spec.loader.exec_module(module)
+    except Exception as error:  # the user's file: report whatever it raised
+        _fail(f"TARGET: importing {str(path)!r} raised {type(error).__name__}: {error}")
+    return module
+
+
+def _load_function(target: str) -> Callable[..., Any]:
+    """``module:function`` or ``FILE.py:function`` as the function itself."""
+    if match := _FILE_FUNCTION.match(target):
+        where, function_name = f"file {match['file']!r}", match["function"]
+        module = _import_file(Path(match["file"]))
+    else:
+        module_name, _, function_name = target.partition(":")
+        where = f"module {module_name!r}"
+        sys.path.insert(0, str(Path.cwd()))
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError as error:
+            _fail(f"TARGET: cannot import module {module_name!r}: {error}")
     function = getattr(module, function_name, None)
     if not callable(function):
-        _fail(f"TARGET: module {module_name!r} has no function {function_name!r}")
-    return function  # type: ignore[return-value]
+        _fail(f"TARGET: {where} has no function {function_name!r}")
+    return function  # type: ignore[no-any-return]  # callable() checked it
+
+
+def _runs_nothing(source: str) -> list[str] | None:
+    """The functions a script defines when its top level only defines things (so running it
+    would do nothing), else None."""
+    tree = ast.parse(source)
+    defined = [
+        node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    inert = (
+        ast.FunctionDef,
+        ast.AsyncFunctionDef,
+        ast.ClassDef,
+        ast.Import,
+        ast.ImportFrom,
+        ast.Pass,
+    )
+    for node in tree.body:
+        if isinstance(node, inert):
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue  # a docstring
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) and not any(
+            isinstance(child, ast.Call) for child in ast.walk(node)
+        ):
+            continue
+        return None
+    return defined or None
 
 
 def _manifest_from_file(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -210,7 +309,9 @@ def _follow_all(client: TrainerClient, name: str) -> None:
                 click.echo(f"[{step}] {line}" if len(steps) > 1 else line)
 
     threads = [
-        threading.Thread(target=follow, args=(step, client.get_job_logs(name, step, follow=True)))
+        threading.Thread(
+            target=follow, args=(step, client.get_job_logs(name, step, follow=True)), daemon=True
+        )
         for step in steps
     ]
     for thread in threads:
@@ -219,16 +320,38 @@ def _follow_all(client: TrainerClient, name: str) -> None:
         thread.join()
 
 
-def _outcome(client: TrainerClient, name: str, timeout: int) -> int:
+def _outcome(client: TrainerClient, name: str, timeout: float) -> int:
+    """Wait up to ``timeout`` seconds for the job's end; print it; 0 Complete, 1 Failed."""
     try:
         job = client.wait_for_job_status(
-            name, {constants.TRAINJOB_COMPLETE}, timeout=timeout, polling_interval=1
+            name,
+            {constants.TRAINJOB_COMPLETE},
+            timeout=timeout,  # type: ignore[arg-type]  # upstream annotates int; any number works
+            polling_interval=min(1, timeout / 2),  # type: ignore[arg-type]
         )
     except JobFailedError as error:
-        _errors.print(f"[red]{error}[/red]", highlight=False)
+        _errors.print(f"[red]{escape(str(error))}[/red]", highlight=False)
         return 1
     _errors.print(f"TrainJob {job.name}: [green]{job.status}[/green]", highlight=False)
     return 0
+
+
+def _interrupted(client: TrainerClient, name: str | None) -> NoReturn:
+    """Ctrl-C: stop the job (locally it is kept, Failed, with its logs), one line, exit 130."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this
+    try:
+        if name is None:
+            line = "interrupted before a TrainJob was created"
+        elif isinstance(client.backend, LocalBackend):
+            client.backend.close()  # ends the jobs of this command (stop_on_exit)
+            line = f"TrainJob {name} stopped (interrupted); `trainer logs {name}` shows its logs"
+        else:
+            client.delete_job(name)
+            line = f"TrainJob {name} deleted (interrupted)"
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    _errors.print(line, highlight=False)
+    sys.exit(INTERRUPTED_EXIT_CODE)
 
 
 @cli.command()
@@ -260,13 +383,42 @@ def run(
     detach: bool,
     timeout: int,
 ) -> None:
-    """Run TARGET (FILE.py or module:function) or -f TRAINJOB.yaml; exit with the job's outcome."""
+    """Run TARGET (FILE.py, FILE.py:function or module:function) or -f TRAINJOB.yaml; exit with
+    the job's outcome. Ctrl-C stops the job (exit 130); with --detach it runs on."""
     if (target is None) == (manifest_file is None):
-        _fail("give exactly one of TARGET (FILE.py or module:function) and -f TRAINJOB.yaml")
+        _fail(
+            "give exactly one of TARGET (FILE.py, FILE.py:function or module:function) "
+            "and -f TRAINJOB.yaml"
+        )
     env = _parse_env(env_pairs)
-    if detach:
-        context.obj["local"]["detach"] = True
-    client = _client(context)
+    client = _client(context, stop_on_exit=not detach)
+    job_name: str | None = None
+    try:
+        job_name = _submit(
+            client, target, manifest_file, nodes, procs_per_node, runtime_name, env, name
+        )
+        _errors.print(f"TrainJob {job_name} created", highlight=False)
+        if detach:
+            click.echo(job_name)
+            return
+        _follow_all(client, job_name)
+        code = _outcome(client, job_name, timeout)
+    except KeyboardInterrupt:
+        _interrupted(client, job_name)
+    sys.exit(code)
+
+
+def _submit(
+    client: TrainerClient,
+    target: str | None,
+    manifest_file: Path | None,
+    nodes: int | None,
+    procs_per_node: int | None,
+    runtime_name: str | None,
+    env: dict[str, str],
+    name: str | None,
+) -> str:
+    """Create the TrainJob ``run`` was asked for; exit 2 on bad input."""
     try:
         if manifest_file is not None:
             manifest, runtime_manifest = _manifest_from_file(manifest_file)
@@ -280,15 +432,9 @@ def run(
             manifest = _target_manifest(str(target), runtime, name, env)
             runtime_manifest = None
         _override(manifest, nodes, procs_per_node, env if manifest_file is not None else {})
-        job_name = client.submit(manifest, runtime_manifest)
+        return client.submit(manifest, runtime_manifest)
     except (TrainerError, ValueError, NotImplementedError) as error:
         _fail(str(error))
-    _errors.print(f"TrainJob {job_name} created", highlight=False)
-    if detach:
-        click.echo(job_name)
-        return
-    _follow_all(client, job_name)
-    sys.exit(_outcome(client, job_name, timeout))
 
 
 def _target_manifest(
@@ -299,14 +445,24 @@ def _target_manifest(
         path = Path(target)
         if not path.is_file():
             _fail(f"TARGET: no such file {target!r}")
+        source = path.read_text()
+        try:
+            defined = _runs_nothing(source)
+        except SyntaxError as error:
+            _fail(f"TARGET: {target} is not valid Python: {error}")
+        if defined:
+            _fail(
+                f"TARGET: {target} defines {', '.join(defined)} but runs nothing; "
+                f"run a function with `trainer run {target}:{defined[-1]}`, or call it in the file"
+            )
         manifest = build_trainjob_manifest(job_name, runtime)
         trainer = manifest["spec"].setdefault("trainer", {})
-        trainer["command"] = command_for_code(runtime, path.read_text(), path.name)
+        trainer["command"] = command_for_code(runtime, source, path.name)
         if env:
             trainer["env"] = [{"name": key, "value": value} for key, value in env.items()]
         return manifest
     if ":" not in target:
-        _fail(f"TARGET: expected FILE.py or module:function, got {target!r}")
+        _fail(f"TARGET: expected FILE.py, FILE.py:function or module:function, got {target!r}")
     trainer_spec = types.CustomTrainer(func=_load_function(target), env=env or None)
     return build_trainjob_manifest(job_name, runtime, trainer_spec)
 
@@ -347,25 +503,53 @@ def logs(context: click.Context, name: str, step: str, follow: bool) -> None:
         _fail(str(error), 1)
 
 
-def _show_progress(client: TrainerClient, name: str, timeout: int) -> None:
-    """A live bar of the job's reported progress until it finishes (or ``timeout`` passes)."""
+def _status_detail(job: types.TrainJob) -> str:
+    """Status, reported progress and metrics, and each step's state."""
+    parts = [job.status]
+    reported = job.trainer_status
+    if reported and reported.progress_percentage is not None:
+        parts.append(f"{reported.progress_percentage}%")
+        parts.extend(f"{key}={value}" for key, value in reported.metrics.items())
+    if job.steps:
+        steps = ", ".join(f"{step.name} {step.status or constants.UNKNOWN}" for step in job.steps)
+        parts.append(f"| {steps}")
+    return " ".join(parts)
+
+
+def status_line(job: types.TrainJob, elapsed: float) -> str:
+    """One line on a job for logs and pipes: elapsed time, status, progress, step states."""
+    return f"[{elapsed:5.0f}s] {job.name} {_status_detail(job)}"
+
+
+def _show_progress(client: TrainerClient, name: str, deadline: float) -> types.TrainJob:
+    """Until the job finishes or ``deadline`` (monotonic) passes: a live bar on a terminal, a
+    status line every ``STATUS_LINE_SECONDS`` elsewhere. The last job seen."""
     finished = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED)
-    deadline = time.monotonic() + timeout
+    start = time.monotonic()
+    if not _errors.is_terminal:
+        next_line = start
+        while True:
+            job = client.get_job(name)
+            now = time.monotonic()
+            if job.status in finished or now >= next_line or now >= deadline:
+                _errors.print(escape(status_line(job, now - start)), highlight=False)
+                next_line = now + STATUS_LINE_SECONDS
+            if job.status in finished or now >= deadline:
+                return job
+            time.sleep(min(PROGRESS_INTERVAL_SECONDS, max(deadline - now, 0)))
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"))
     with Progress(*columns, console=_errors, transient=True) as progress:
         task = progress.add_task(name, total=100, detail="")
-        while time.monotonic() < deadline:
+        while True:
             job = client.get_job(name)
             reported = job.trainer_status
-            detail = job.status
             if reported and reported.progress_percentage is not None:
                 progress.update(task, completed=reported.progress_percentage)
-                metrics = " ".join(f"{key}={value}" for key, value in reported.metrics.items())
-                detail = f"{job.status} {reported.progress_percentage}% {metrics}".strip()
-            progress.update(task, detail=detail)
-            if job.status in finished:
-                return
-            time.sleep(PROGRESS_INTERVAL_SECONDS)
+            progress.update(task, detail=_status_detail(job))
+            now = time.monotonic()
+            if job.status in finished or now >= deadline:
+                return job
+            time.sleep(min(PROGRESS_INTERVAL_SECONDS, max(deadline - now, 0)))
 
 
 @cli.command()
@@ -373,13 +557,16 @@ def _show_progress(client: TrainerClient, name: str, timeout: int) -> None:
 @click.option("--timeout", type=click.IntRange(min=1), default=600, show_default=True)
 @click.pass_context
 def wait(context: click.Context, name: str, timeout: int) -> None:
-    """Wait for NAME to finish and exit with its outcome."""
+    """Wait up to --timeout seconds for NAME to finish; exit with its outcome (124: timeout)."""
     client = _client(context)
+    deadline = time.monotonic() + timeout
     try:
-        _show_progress(client, name, timeout)
-        sys.exit(_outcome(client, name, timeout))
+        job = _show_progress(client, name, deadline)
+        if job.status not in (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED):
+            raise TimeoutError(f"timeout: TrainJob {name!r} is still {job.status} after {timeout}s")
+        sys.exit(_outcome(client, name, max(deadline - time.monotonic(), 1.0)))
     except TimeoutError as error:
-        _fail(str(error), 124)
+        _fail(str(error), TIMEOUT_EXIT_CODE)
     except TrainerError as error:
         _fail(str(error), 1)
 
@@ -404,18 +591,26 @@ def runtimes(context: click.Context, output: str) -> None:
     found = _client(context).list_runtimes()
 
     def table() -> Table:
-        rows = Table(_name_column(), "FRAMEWORK", "TRAINER", "NODES", "DEVICE", "COUNT")
-        for runtime in found:
-            trainer = runtime.trainer
-            rows.add_row(
+        columns = [
+            _column("NAME", name=True),
+            _column("FRAMEWORK"),
+            _column("TRAINER"),
+            _column("NODES"),
+            _column("DEVICE"),
+            _column("COUNT"),
+        ]
+        rows = [
+            [
                 runtime.name,
-                trainer.framework,
-                trainer.trainer_type.value,
-                str(trainer.num_nodes),
-                trainer.device,
-                trainer.device_count,
-            )
-        return rows
+                runtime.trainer.framework,
+                runtime.trainer.trainer_type.value,
+                str(runtime.trainer.num_nodes),
+                runtime.trainer.device,
+                runtime.trainer.device_count,
+            ]
+            for runtime in found
+        ]
+        return _table(columns, rows)
 
     _emit(found, output, table)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from trainer_sdk import constants, types
@@ -72,18 +72,20 @@ class TrainerClient:
         """The runtime called ``name``; RuntimeNotFoundError lists the others."""
         return self.backend.get_runtime(name=name)
 
-    def get_runtime_packages(self, runtime: types.Runtime) -> None:
-        """Print the Python packages available to the runtime's trainer."""
+    def get_runtime_packages(self, runtime: types.Runtime) -> list[str] | None:
+        """The runtime's packages: locally the list upstream's local backend returns (e.g.
+        ``["torch"]``), without listing the whole environment."""
         return self.backend.get_runtime_packages(runtime=runtime)
 
     def train(
         self,
-        runtime: types.Runtime | None = None,
+        runtime: str | types.Runtime | None = None,
         initializer: types.Initializer | None = None,
         trainer: AnyTrainer | None = None,
         options: Sequence[Option] | None = None,
     ) -> str:
-        """Create a TrainJob (runtime None: torch-distributed); returns its name."""
+        """Create a TrainJob on ``runtime`` (a name or a Runtime; None: torch-distributed);
+        returns its name."""
         return self.backend.train(
             runtime=runtime, initializer=initializer, trainer=trainer, options=options
         )
@@ -112,10 +114,17 @@ class TrainerClient:
         status: set[str] = {constants.TRAINJOB_COMPLETE},  # noqa: B006 - upstream's signature
         timeout: int = 600,
         polling_interval: int = 2,
+        callbacks: list[Callable[[types.TrainJob], None]] | None = None,
     ) -> types.TrainJob:
-        """Wait for one of ``status``; RuntimeError (JobFailedError) as soon as the job fails."""
+        """Wait for one of ``status``; RuntimeError (JobFailedError) as soon as the job fails.
+
+        ``callbacks`` each get the TrainJob after every polling interval, as upstream's do."""
         return self.backend.wait_for_job_status(
-            name=name, status=status, timeout=timeout, polling_interval=polling_interval
+            name=name,
+            status=status,
+            timeout=timeout,
+            polling_interval=polling_interval,
+            callbacks=callbacks,
         )
 
     def delete_job(self, name: str) -> None:

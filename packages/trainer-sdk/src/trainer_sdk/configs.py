@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "ContainerBackendConfig",
     "KubernetesBackendConfig",
     "LocalBackendConfig",
     "LocalProcessBackendConfig",
+    "TrainingRuntimeSource",
     "default_local_root",
 ]
 
@@ -39,21 +41,35 @@ class KubernetesBackendConfig(BaseModel):
 class LocalBackendConfig(BaseModel):
     """The local backend: jobs run as processes on this machine, their state kept under ``root``.
 
-    ``detach``: jobs keep running after the client exits (default: they are ended with it).
+    Jobs outlive the client that started them, as in a cluster; ``delete_job`` (``trainer
+    delete``) ends them. ``stop_on_exit=True`` ends this client's jobs when its process exits.
     ``cleanup_venv`` is accepted for compatibility; package directories are a shared cache here.
     """
 
-    root: Path = Field(default_factory=default_local_root)
-    detach: bool = False
     cleanup_venv: bool = True
+    root: Path = Field(default_factory=default_local_root)
+    stop_on_exit: bool = False
     python: str | None = None
 
 
 LocalProcessBackendConfig = LocalBackendConfig
 
 
+class TrainingRuntimeSource(BaseModel):
+    """Where upstream's container backend loads runtimes from (URL schemes, in priority order)."""
+
+    sources: list[str] = Field(default_factory=lambda: ["github://kubeflow/trainer"])
+
+
 class ContainerBackendConfig(BaseModel):
     """Upstream's Docker/Podman backend configuration: importable, but TrainerClient refuses it
     (NotImplementedError) — the local backend runs the same JobSet as processes instead."""
 
-    model_config = ConfigDict(extra="allow")
+    pull_policy: str = "IfNotPresent"
+    auto_remove: bool = True
+    container_host: str | None = None
+    container_runtime: Literal["docker", "podman"] | None = None
+    runtime_source: TrainingRuntimeSource = Field(default_factory=TrainingRuntimeSource)
+    dataset_initializer_image: str = "ghcr.io/kubeflow/trainer/dataset-initializer:latest"
+    model_initializer_image: str = "ghcr.io/kubeflow/trainer/model-initializer:latest"
+    initializer_timeout: int = 600

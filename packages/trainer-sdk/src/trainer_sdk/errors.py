@@ -1,8 +1,9 @@
 """Errors the SDK raises.
 
 TrainerError
-├── JobNotFoundError        (also RuntimeError: the upstream SDK raised RuntimeError)
-├── RuntimeNotFoundError    (also RuntimeError)
+├── JobNotFoundError        (also RuntimeError and ValueError: upstream's Kubernetes backend
+│                            raises RuntimeError, its local backends ValueError)
+├── RuntimeNotFoundError    (also RuntimeError and ValueError, likewise)
 ├── JobFailedError          (also RuntimeError: wait_for_job_status raised it)
 └── InvalidTrainJobError    (also ValueError: bad arguments or manifest; carries field errors)
 """
@@ -28,7 +29,7 @@ class TrainerError(Exception):
     """Base of every error the SDK raises on purpose."""
 
 
-class JobNotFoundError(TrainerError, RuntimeError):
+class JobNotFoundError(TrainerError, RuntimeError, ValueError):
     """No TrainJob of that name exists (the same type on every backend)."""
 
     def __init__(self, name: str, where: str) -> None:
@@ -36,7 +37,7 @@ class JobNotFoundError(TrainerError, RuntimeError):
         self.name = name
 
 
-class RuntimeNotFoundError(TrainerError, RuntimeError):
+class RuntimeNotFoundError(TrainerError, RuntimeError, ValueError):
     """No training runtime of that name exists."""
 
     def __init__(self, name: str, available: Sequence[str]) -> None:
@@ -46,17 +47,35 @@ class RuntimeNotFoundError(TrainerError, RuntimeError):
 
 
 class JobFailedError(TrainerError, RuntimeError):
-    """A TrainJob failed; the message holds the failing step's last log lines."""
+    """A TrainJob failed. The message leads with the user's own exception and the rank that raised
+    it when the failing step's log holds one (then its traceback), else the job's reason and the
+    step's last log lines."""
 
     def __init__(
-        self, name: str, reason: str, step: str | None = None, last_lines: Sequence[str] = ()
+        self,
+        name: str,
+        reason: str,
+        step: str | None = None,
+        last_lines: Sequence[str] = (),
+        *,
+        exception: str | None = None,
+        rank: int | None = None,
     ) -> None:
-        where = f" (step {step})" if step else ""
+        places = [f"rank {rank}"] if rank is not None else []
+        places += [f"step {step}"] if step else []
+        where = f" ({', '.join(places)})" if places else ""
         tail = "".join(f"\n  | {line}" for line in last_lines)
-        super().__init__(f"TrainJob {name!r} failed{where}: {reason}{tail}")
+        if exception:
+            message = f"TrainJob {name!r} failed: {exception}{where}{tail}\n  job status: {reason}"
+        else:
+            message = f"TrainJob {name!r} failed{where}: {reason}{tail}"
+        super().__init__(message)
         self.name = name
+        self.reason = reason
         self.step = step
         self.last_lines = tuple(last_lines)
+        self.exception = exception
+        self.rank = rank
 
 
 class InvalidTrainJobError(TrainerError, ValueError):

@@ -21,6 +21,8 @@ def container_devices(resources: Mapping[str, Any] | None) -> tuple[str, str] | 
     mig = [key for key in limits if key.startswith(constants.GPU_MIG_PREFIX)]
     if mig:
         return mig[0].split("/")[1], str(limits[mig[0]])
+    if constants.NPU_LABEL in limits:  # huawei.com/Ascend910: upstream calls the device "npu"
+        return "npu", str(limits[constants.NPU_LABEL])
     if constants.CPU_LABEL in limits:
         return constants.CPU_LABEL, str(limits[constants.CPU_LABEL])
     return None

@@ -186,7 +186,8 @@ def _torchtune_args(
     if config.loss:
         args.append(f"loss={config.loss.value}")
     if initializer and isinstance(initializer.dataset, types.HuggingFaceDatasetInitializer):
-        parts = urlparse(initializer.dataset.storage_uri).path.strip("/").split("/")
+        uri = _huggingface_uri(initializer.dataset.storage_uri)
+        parts = urlparse(uri).path.strip("/").split("/")
         relative = "/".join(parts[1:]) if len(parts) > 1 else "."
         key = "dataset.data_files" if relative != "." and "." in relative else "dataset.data_dir"
         args.append(f"{key}={os.path.join(constants.DATASET_PATH, relative)}")
@@ -251,6 +252,18 @@ def _optional_env(initializer: types.BaseInitializer, required: set[str]) -> lis
     return env
 
 
+def _huggingface_uri(storage_uri: str) -> str:
+    """``<user>/<repo>`` as ``hf://<user>/<repo>``: the TrainJob API takes URIs only."""
+    return storage_uri if "://" in storage_uri else f"hf://{storage_uri}"
+
+
+def _storage_uri(initializer: types.BaseInitializer) -> str:
+    hugging_face = (types.HuggingFaceDatasetInitializer, types.HuggingFaceModelInitializer)
+    if isinstance(initializer, hugging_face):
+        return _huggingface_uri(initializer.storage_uri)
+    return initializer.storage_uri
+
+
 def _initializer(initializer: types.Initializer) -> dict[str, Any]:
     spec: dict[str, Any] = {}
     if (dataset := initializer.dataset) is not None:
@@ -264,12 +277,12 @@ def _initializer(initializer: types.Initializer) -> dict[str, Any]:
             env = _optional_env(dataset, {"storage_uri"})
         else:
             raise ValueError(f"initializer.dataset: unsupported type {type(dataset).__name__}")
-        spec["dataset"] = {"storageUri": dataset.storage_uri, **({"env": env} if env else {})}
+        spec["dataset"] = {"storageUri": _storage_uri(dataset), **({"env": env} if env else {})}
     if (model := initializer.model) is not None:
         if not isinstance(model, (types.HuggingFaceModelInitializer, types.S3ModelInitializer)):
             raise ValueError(f"initializer.model: unsupported type {type(model).__name__}")
         env = _optional_env(model, {"storage_uri"})
-        spec["model"] = {"storageUri": model.storage_uri, **({"env": env} if env else {})}
+        spec["model"] = {"storageUri": _storage_uri(model), **({"env": env} if env else {})}
     return spec
 
 

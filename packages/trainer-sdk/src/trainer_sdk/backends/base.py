@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import abc
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from trainer_sdk import constants, types
+from trainer_sdk import constants, failures, types
 from trainer_sdk.errors import JobFailedError, RuntimeNotFoundError
 from trainer_sdk.options import Option
 from trainer_sdk.runtimes import runtime_from_manifest
@@ -20,7 +20,8 @@ AnyTrainer = types.CustomTrainer | types.CustomTrainerContainer | types.BuiltinT
 
 
 def check_wait_arguments(status: set[str], timeout: float, polling_interval: float) -> None:
-    """ValueError naming the argument when ``wait_for_job_status`` is called wrongly."""
+    """ValueError naming the argument when ``wait_for_job_status`` is called wrongly (upstream's
+    rules: positive ``timeout`` and ``polling_interval``, ``polling_interval < timeout``)."""
     if not isinstance(status, (set, frozenset, list, tuple)) or not status:
         raise ValueError(
             f"status: expected a non-empty set of {sorted(constants.TRAINJOB_STATUSES)}, "
@@ -30,14 +31,15 @@ def check_wait_arguments(status: set[str], timeout: float, polling_interval: flo
     if unknown:
         raise ValueError(f"status: {sorted(unknown)} not in {sorted(constants.TRAINJOB_STATUSES)}")
     if not isinstance(timeout, (int, float)) or timeout <= 0:
-        raise ValueError(f"timeout: expected a positive number of seconds, got {timeout!r}")
+        raise ValueError(f"Timeout must be a positive number, got timeout={timeout!r}")
     if not isinstance(polling_interval, (int, float)) or polling_interval <= 0:
         raise ValueError(
-            f"polling_interval: expected a positive number of seconds, got {polling_interval!r}"
+            f"Polling interval must be a positive number, got polling_interval={polling_interval!r}"
         )
-    if polling_interval > timeout:
+    if polling_interval >= timeout:
         raise ValueError(
-            f"polling_interval ({polling_interval}) must not be greater than timeout ({timeout})"
+            "Polling interval must be strictly less than timeout. "
+            f"Received polling_interval={polling_interval}, timeout={timeout}"
         )
 
 
@@ -62,10 +64,23 @@ class RuntimeBackend(abc.ABC):
             raise RuntimeNotFoundError(name, list(manifests))
         return runtime_from_manifest(manifests[name])
 
+    def resolve_runtime(self, runtime: str | types.Runtime | None) -> types.Runtime:
+        """``runtime`` as ``train`` takes it (a name, a Runtime, or None for the default)."""
+        if runtime is None:
+            return self.get_runtime(constants.DEFAULT_TRAINING_RUNTIME)
+        if isinstance(runtime, str):
+            return self.get_runtime(runtime)
+        if not isinstance(runtime, types.Runtime):
+            raise ValueError(
+                "runtime: expected a runtime name or a Runtime from list_runtimes() or "
+                f"get_runtime(), got {runtime!r}"
+            )
+        return runtime
+
     @abc.abstractmethod
     def train(
         self,
-        runtime: types.Runtime | None = None,
+        runtime: str | types.Runtime | None = None,
         initializer: types.Initializer | None = None,
         trainer: AnyTrainer | None = None,
         options: Sequence[Option] | None = None,
@@ -93,26 +108,57 @@ class RuntimeBackend(abc.ABC):
     @abc.abstractmethod
     def delete_job(self, name: str) -> None: ...
 
-    def get_runtime_packages(self, runtime: types.Runtime) -> None:
-        """Print the Python packages of the runtime's trainer environment."""
+    def get_runtime_packages(self, runtime: types.Runtime) -> list[str] | None:
+        """The runtime's Python packages (a list locally; printed by a cluster's job)."""
         raise NotImplementedError(
             f"{type(self).__name__} cannot list the packages of runtime {runtime.name!r}"
         )
+
+    def _clock(self) -> float:
+        """Seconds on a monotonic clock (tests replace it together with ``_pause``)."""
+        return time.monotonic()
 
     def _pause(self, name: str, seconds: float) -> None:
         """Wait up to ``seconds`` for the job to change (backends may return earlier)."""
         time.sleep(seconds)
 
-    def _failure_tail(self, job: types.TrainJob) -> tuple[str | None, list[str]]:
-        """The failing step and its last log lines."""
-        failed = [step for step in job.steps if step.status == constants.POD_FAILED]
+    def _failed_step(self, job: types.TrainJob) -> str | None:
+        """The step whose pod failed first (by its Failed event), else the first failed step."""
+        failed = {step.pod_name: step.name for step in job.steps if step.status == "Failed"}
         if not failed:
-            return None, []
+            return None
         try:
-            lines = list(self.get_job_logs(job.name, step=failed[0].name))
-        except (OSError, RuntimeError):
+            events = self.get_job_events(job.name)
+        except (NotImplementedError, OSError, RuntimeError):
+            events = []
+        first = [
+            failed[event.involved_object_name]
+            for event in sorted(events, key=lambda event: event.event_time)
+            if event.reason == "Failed" and event.involved_object_name in failed
+        ]
+        return first[0] if first else next(iter(failed.values()))
+
+    def _failure(self, job: types.TrainJob) -> JobFailedError:
+        """The error for a failed job: the user's exception and rank when the log shows them."""
+        reason = job.message or "the job failed"
+        step = self._failed_step(job)
+        if step is None:
+            return JobFailedError(job.name, reason)
+        try:
+            lines = list(self.get_job_logs(job.name, step=step))
+        except (OSError, RuntimeError, ValueError):
             lines = []
-        return failed[0].name, lines[-FAILURE_LOG_LINES:]
+        summary = failures.summarize(lines)
+        if summary is None:
+            return JobFailedError(job.name, reason, step, lines[-FAILURE_LOG_LINES:])
+        return JobFailedError(
+            job.name,
+            reason,
+            step,
+            summary.traceback,
+            exception=summary.exception,
+            rank=summary.rank,
+        )
 
     def wait_for_job_status(
         self,
@@ -120,21 +166,35 @@ class RuntimeBackend(abc.ABC):
         status: set[str] = {constants.TRAINJOB_COMPLETE},  # noqa: B006 - upstream's signature
         timeout: int = 600,
         polling_interval: int = 2,
+        callbacks: list[Callable[[types.TrainJob], None]] | None = None,
     ) -> types.TrainJob:
-        """Wait until the job reaches one of ``status``; RuntimeError as soon as it fails."""
+        """Wait until the job reaches one of ``status``; RuntimeError as soon as it fails.
+
+        Each callback gets the TrainJob once per ``polling_interval`` and once more with the job
+        that is returned or has failed, as upstream calls them."""
         check_wait_arguments(status, timeout, polling_interval)
-        deadline = time.monotonic() + timeout
+        start = self._clock()
+        deadline = start + timeout
+        next_callback = start
         while True:
             job = self.get_job(name)
+            now = self._clock()
+            ends = job.status in status or job.status == constants.TRAINJOB_FAILED
+            if callbacks and (ends or now >= next_callback):
+                for callback in callbacks:
+                    callback(job)
+                next_callback = max(next_callback + polling_interval, now)
             if job.status in status:
                 return job
             if job.status == constants.TRAINJOB_FAILED:
-                step, lines = self._failure_tail(job)
-                raise JobFailedError(name, job.message or "the job failed", step, lines)
-            remaining = deadline - time.monotonic()
+                raise self._failure(job)
+            remaining = deadline - self._clock()
             if remaining <= 0:
                 raise TimeoutError(
                     f"timeout waiting for TrainJob {name!r} to reach {sorted(status)}; "
                     f"it is {job.status}"
                 )
-            self._pause(name, min(polling_interval, remaining))
+            pause = min(polling_interval, remaining)
+            if callbacks:
+                pause = min(pause, max(next_callback - now, 0.0))
+            self._pause(name, pause)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from trainer_sdk import (
     JobNotFoundError,
     KubernetesBackendConfig,
     Labels,
+    RuntimeKind,
     RuntimeNotFoundError,
     TrainerClient,
     constants,
@@ -199,3 +201,97 @@ def test_admission_warnings_from_the_warning_header(
     header: str | None, expected: list[str]
 ) -> None:
     assert admission_warnings(header) == expected
+
+
+def test_train_takes_a_runtime_name_and_honours_a_training_runtime(
+    client: TrainerClient, server: Any, namespace: str
+) -> None:
+    import trainer_runtime
+
+    first = client.train(runtime="torch-distributed", trainer=CustomTrainer(func=train_function))
+    assert client.get_job(first).runtime.kind is RuntimeKind.CLUSTER_TRAINING_RUNTIME
+    namespaced = trainer_runtime.builtin_runtimes()["torch-distributed"].to_dict()
+    namespaced["kind"] = constants.TRAINING_RUNTIME_KIND
+    namespaced["metadata"]["namespace"] = namespace
+    path = f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainingruntimes"
+    status, body = server.request("POST", path, namespaced)
+    assert status == 201, body
+    shadowing = client.get_runtime("torch-distributed")
+    assert shadowing.kind is RuntimeKind.TRAINING_RUNTIME
+    second = client.train(runtime=shadowing, trainer=CustomTrainer(func=train_function))
+    status, stored = server.request("GET", f"{TRAINJOBS.format(namespace=namespace)}/{second}")
+    assert stored["spec"]["runtimeRef"]["kind"] == constants.TRAINING_RUNTIME_KIND
+    assert client.get_job(second).runtime.kind is RuntimeKind.TRAINING_RUNTIME
+    assert client.get_job(first).runtime.kind is RuntimeKind.CLUSTER_TRAINING_RUNTIME
+
+
+def test_wait_calls_the_callbacks_with_each_poll(client: TrainerClient) -> None:
+    name = client.train(trainer=CustomTrainer(func=train_function))
+    seen: list[str] = []
+    with pytest.raises(TimeoutError):
+        client.wait_for_job_status(
+            name, timeout=4, polling_interval=1, callbacks=[lambda job: seen.append(job.status)]
+        )
+    assert len(seen) >= 2 and set(seen) == {"Created"}, "one call per interval of the wait"
+
+
+def test_runtime_packages_are_printed_by_a_one_node_job_that_is_then_deleted(
+    client: TrainerClient,
+    server: Any,
+    namespace: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The stand-in has no controller or kubelet: a thread completes the job, and the pod's log
+    (the kubelet's part) is the one thing replaced."""
+    created: list[dict[str, Any]] = []
+    done = threading.Event()
+
+    def controller() -> None:
+        while not done.is_set():
+            _, listed = server.request("GET", TRAINJOBS.format(namespace=namespace))
+            for job in listed.get("items", []):
+                if job.get("status"):
+                    continue
+                created.append(job)
+                name = job["metadata"]["name"]
+                add_pod(server, namespace, name, 0, "Succeeded")
+                condition = {"type": "Complete", "status": "True", "reason": "JobSetCompleted"}
+                server.request(
+                    "PATCH",
+                    f"{TRAINJOBS.format(namespace=namespace)}/{name}/status",
+                    {
+                        "status": {
+                            "conditions": [
+                                {
+                                    **condition,
+                                    "message": "",
+                                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                                }
+                            ]
+                        }
+                    },
+                    "application/merge-patch+json",
+                )
+            done.wait(0.05)
+
+    def pod_log(pod: str, namespace: str, container: str, **_: Any) -> str:
+        return f"Python: 3.11.9\n{pod} {container} torch 2.7.1"
+
+    monkeypatch.setattr(client.backend.core, "read_namespaced_pod_log", pod_log)  # type: ignore[attr-defined]
+    thread = threading.Thread(target=controller)
+    thread.start()
+    try:
+        assert client.get_runtime_packages(client.get_runtime("torch-distributed")) is None
+    finally:
+        done.set()
+        thread.join(timeout=10)
+    [job] = created
+    trainer = job["spec"]["trainer"]
+    assert trainer["numNodes"] == 1
+    assert trainer["resourcesPerNode"] == {"limits": {"cpu": "1"}, "requests": {"cpu": "1"}}
+    assert "print_packages()" in trainer["command"][2]
+    name = job["metadata"]["name"]
+    assert capsys.readouterr().out == f"Python: 3.11.9\n{name}-node-0-0 node torch 2.7.1\n"
+    with pytest.raises(JobNotFoundError):
+        client.get_job(name)

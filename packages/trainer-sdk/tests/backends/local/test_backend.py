@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -48,7 +49,8 @@ def is_gone(pid: int) -> bool:
 
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TrainerClient]:
-    trainer_client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs"))
+    # stop_on_exit: a test that fails half-way leaves no job running behind it.
+    trainer_client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
     yield trainer_client
     trainer_client.backend.close()  # type: ignore[attr-defined]
 
@@ -123,6 +125,43 @@ def test_failure_raises_runtime_error_with_the_failing_steps_last_lines(
     assert "bad input" in raised.value.last_lines
     assert client.get_job(name).status == constants.TRAINJOB_FAILED
     assert "image ignored:1 recorded" in next(iter(client.get_job_logs(name, step="node-0")))
+    job_dir = JobDir(client.backend.root, name)  # type: ignore[attr-defined]
+    wait_until(lambda: read_json(job_dir.state).get("finished"), "the job to finish")
+    assert [(step.name, step.status) for step in client.get_job(name).steps] == [
+        ("node-0", "Failed"),
+        ("node-1", "Failed"),
+    ]
+
+
+def raises_on_rank_one(learning_rate: float) -> None:
+    import torch.distributed as dist
+
+    def check(value: float) -> None:
+        raise ValueError(f"bad learning rate {value}")
+
+    dist.init_process_group("gloo")
+    if dist.get_rank() == 1:
+        check(learning_rate)
+    dist.barrier()
+
+
+def test_a_failed_function_reports_its_own_exception_and_rank_first(
+    client: TrainerClient,
+) -> None:
+    name = client.train(
+        trainer=CustomTrainer(
+            func=raises_on_rank_one, func_args={"learning_rate": 0.1}, num_nodes=2
+        ),
+        options=[Name("raises")],
+    )
+    with pytest.raises(JobFailedError) as raised:
+        client.wait_for_job_status(name, timeout=DEADLINE_SECONDS, polling_interval=1)
+    lines = str(raised.value).splitlines()
+    assert lines[0] == (
+        "TrainJob 'raises' failed: ValueError: bad learning rate 0.1 (rank 1, step node-1)"
+    )
+    assert any("in check" in line for line in lines), lines
+    assert "ChildFailedError" not in str(raised.value)
 
 
 def test_delete_ends_the_process_tree_and_removes_the_job(client: TrainerClient) -> None:
@@ -141,21 +180,25 @@ def test_delete_ends_the_process_tree_and_removes_the_job(client: TrainerClient)
         client.get_job(name)
 
 
-def test_jobs_end_when_the_client_process_exits(tmp_path: Path) -> None:
+def test_stop_on_exit_ends_the_jobs_when_the_client_process_exits(tmp_path: Path) -> None:
     root = tmp_path / "jobs"
     script = textwrap.dedent(f"""
         from trainer_sdk import (
             CustomTrainerContainer, LocalBackendConfig, Name, TrainerClient, TrainerCommand,
         )
-        client = TrainerClient(LocalBackendConfig(root={str(root)!r}))
+        client = TrainerClient(LocalBackendConfig(root={str(root)!r}, stop_on_exit=True))
         client.train(trainer=CustomTrainerContainer(image="i"), options=[Name("orphan"),
                      TrainerCommand(["sleep", "120"])])
+        client.wait_for_job_status("orphan", {{"Running"}}, timeout=60, polling_interval=1)
     """)
     job_dir = JobDir(root, "orphan")
     subprocess.run([sys.executable, "-c", script], check=True, timeout=DEADLINE_SECONDS)
     wait_until(lambda: read_json(job_dir.state).get("finished"), "the supervisor to end the job")
     pids = [pod["pid"] for pod in read_json(job_dir.state)["pods"] if pod.get("pid")]
-    assert all(is_gone(pid) for pid in pids)
+    assert pids and all(is_gone(pid) for pid in pids)
+    job = TrainerClient(LocalBackendConfig(root=root)).get_job("orphan")
+    assert job.status == constants.TRAINJOB_FAILED
+    assert [step.status for step in job.steps] == ["Failed"], "stopped: not Running any more"
 
 
 def test_unknown_names_raise_typed_errors(client: TrainerClient) -> None:
@@ -165,22 +208,50 @@ def test_unknown_names_raise_typed_errors(client: TrainerClient) -> None:
         client.get_runtime("no-such-runtime")
 
 
-def test_detached_jobs_outlive_the_client_and_can_be_deleted_later(tmp_path: Path) -> None:
+def test_jobs_outlive_the_script_that_submitted_them_until_deleted(tmp_path: Path) -> None:
     root = tmp_path / "jobs"
     script = textwrap.dedent(f"""
         from trainer_sdk import (
             CustomTrainerContainer, LocalBackendConfig, Name, TrainerClient, TrainerCommand,
         )
-        client = TrainerClient(LocalBackendConfig(root={str(root)!r}, detach=True))
-        client.train(trainer=CustomTrainerContainer(image="i"), options=[Name("detached"),
-                     TrainerCommand(["sleep", "120"])])
+        client = TrainerClient(LocalBackendConfig(root={str(root)!r}))
+        for name, command in (("sleeper", "sleep 120"), ("short", "sleep 2; echo done")):
+            client.train(trainer=CustomTrainerContainer(image="i"), options=[Name(name),
+                         TrainerCommand(["bash", "-c", command])])
     """)
     subprocess.run([sys.executable, "-c", script], check=True, timeout=DEADLINE_SECONDS)
-    job_dir = JobDir(root, "detached")
+    later = TrainerClient(LocalBackendConfig(root=root))
+    short = later.wait_for_job_status("short", timeout=DEADLINE_SECONDS, polling_interval=1)
+    assert short.status == constants.TRAINJOB_COMPLETE
+    assert list(later.get_job_logs("short"))[-1] == "done"
+    job_dir = JobDir(root, "sleeper")
     wait_until(lambda: all(pod.get("pid") for pod in read_json(job_dir.state)["pods"]), "the pod")
     [pid] = [pod["pid"] for pod in read_json(job_dir.state)["pods"]]
-    later = TrainerClient(LocalBackendConfig(root=root))
-    assert later.get_job("detached").status == constants.TRAINJOB_RUNNING
+    assert later.get_job("sleeper").status == constants.TRAINJOB_RUNNING
     assert not is_gone(pid)
-    later.delete_job("detached")
+    later.delete_job("sleeper")
     assert is_gone(pid)
+
+
+def test_a_job_whose_supervisor_died_is_failed_and_shows_its_pods_real_state(
+    client: TrainerClient,
+) -> None:
+    name = client.train(
+        trainer=CustomTrainerContainer(image="i"),
+        options=[Name("orphaned"), TrainerCommand(["sleep", "120"])],
+    )
+    job_dir = JobDir(client.backend.root, name)  # type: ignore[attr-defined]
+    wait_until(lambda: all(pod.get("pid") for pod in read_json(job_dir.state)["pods"]), "the pod")
+    [pid] = [pod["pid"] for pod in read_json(job_dir.state)["pods"]]
+    supervisor = client.backend._supervisors[name]  # type: ignore[attr-defined]
+    supervisor.kill()
+    supervisor.wait(timeout=DEADLINE_SECONDS)
+    job = client.get_job(name)
+    assert job.status == constants.TRAINJOB_FAILED
+    assert job.message is not None and "supervisor.log" in job.message
+    assert [step.status for step in job.steps] == ["Running"], "its process still runs"
+    os.killpg(pid, signal.SIGKILL)
+    wait_until(lambda: is_gone(pid), "the pod's process group to go")
+    assert [step.status for step in client.get_job(name).steps] == ["Failed"]
+    assert list(client.get_job_logs(name, follow=True)) is not None  # follow ends too
+    client.delete_job(name)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from collections.abc import Iterator, Sequence
@@ -19,7 +20,14 @@ from trainer_sdk.options import Option
 from trainer_sdk.runtimes import container_devices, runtime_from_manifest
 from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
 
-__all__ = ["KubernetesBackend", "admission_warnings", "in_cluster", "kubeconfig_path", "pod_view"]
+__all__ = [
+    "KubernetesBackend",
+    "admission_warnings",
+    "in_cluster",
+    "kubeconfig_path",
+    "pod_view",
+    "print_packages",
+]
 
 _logger = logging.getLogger(__name__)
 # RFC 7234 warn-text in the API server's ``Warning: 299 - "text"`` headers (joined by ", ").
@@ -88,6 +96,22 @@ def pod_view(pod: dict[str, Any], has_launcher: bool) -> PodView | None:
     return PodView(pod.get("metadata", {}).get("name", ""), step, phase, device, count)
 
 
+def print_packages() -> None:
+    """Run in the runtime's trainer image: its Python, its packages and, with GPUs, nvidia-smi."""
+    import shutil
+    import subprocess
+    import sys
+
+    print(f"Python: {sys.version}")
+    if shutil.which("pip"):
+        print(subprocess.run(["pip", "list"], capture_output=True, text=True).stdout)
+    else:
+        print("Unable to get installed packages: pip command not found")
+    if shutil.which("nvidia-smi"):
+        print("Available GPUs on the single training node")
+        print(subprocess.run(["nvidia-smi"], capture_output=True, text=True).stdout)
+
+
 class KubernetesBackend(RuntimeBackend):
     """TrainJobs in a cluster running the Kubeflow Trainer controller or this project's."""
 
@@ -143,28 +167,61 @@ class KubernetesBackend(RuntimeBackend):
         return list(cast(dict[str, Any], listed).get("items", []))
 
     # -- runtimes -------------------------------------------------------------------------------
+    def _runtime_index(self) -> dict[tuple[str, str], dict[str, Any]]:
+        """Every runtime by (kind, name): namespaced TrainingRuntimes, then cluster ones."""
+        found: dict[tuple[str, str], dict[str, Any]] = {}
+        for kind, plural, namespaced in (
+            (constants.TRAINING_RUNTIME_KIND, constants.TRAINING_RUNTIME_PLURAL, True),
+            (
+                constants.CLUSTER_TRAINING_RUNTIME_KIND,
+                constants.CLUSTER_TRAINING_RUNTIME_PLURAL,
+                False,
+            ),
+        ):
+            for item in self._items(plural, namespaced=namespaced):
+                found[(kind, item["metadata"]["name"])] = {**item, "kind": kind}
+        return found
+
     def _runtime_manifests(self) -> dict[str, dict[str, Any]]:
         """Namespaced TrainingRuntimes first: they shadow ClusterTrainingRuntimes of that name."""
         found: dict[str, dict[str, Any]] = {}
-        for item in self._items(constants.TRAINING_RUNTIME_PLURAL, namespaced=True):
-            found.setdefault(
-                item["metadata"]["name"], {**item, "kind": constants.TRAINING_RUNTIME_KIND}
-            )
-        for item in self._items(constants.CLUSTER_TRAINING_RUNTIME_PLURAL, namespaced=False):
-            found.setdefault(
-                item["metadata"]["name"], {**item, "kind": constants.CLUSTER_TRAINING_RUNTIME_KIND}
-            )
+        for (_, name), manifest in self._runtime_index().items():
+            found.setdefault(name, manifest)
         return found
+
+    def get_runtime_packages(self, runtime: types.Runtime) -> None:
+        """Print the packages of the runtime's trainer image, as upstream: a one-node TrainJob
+        runs ``print_packages`` (MPI: ``mpirun -np 1``), its log is printed, the job deleted."""
+        if runtime.trainer.trainer_type == types.TrainerType.BUILTIN_TRAINER:
+            raise ValueError(
+                f"runtime: {runtime.name!r} takes a BuiltinTrainer, which cannot run a function"
+            )
+        probe = copy.deepcopy(runtime)
+        if probe.trainer.command[:1] == ("mpirun",):
+            probe.trainer.set_command(("mpirun", "-np", "1", *constants.DEFAULT_COMMAND))
+        name = self.train(
+            runtime=probe,
+            trainer=types.CustomTrainer(
+                func=print_packages,
+                num_nodes=1,
+                resources_per_node=None if probe.trainer.device == "gpu" else {"cpu": 1},
+            ),
+        )
+        try:
+            self.wait_for_job_status(name)
+            print("\n".join(self.get_job_logs(name)))
+        finally:
+            self.delete_job(name)
 
     # -- jobs -----------------------------------------------------------------------------------
     def train(
         self,
-        runtime: types.Runtime | None = None,
+        runtime: str | types.Runtime | None = None,
         initializer: types.Initializer | None = None,
         trainer: AnyTrainer | None = None,
         options: Sequence[Option] | None = None,
     ) -> str:
-        runtime = runtime or self.get_runtime(constants.DEFAULT_TRAINING_RUNTIME)
+        runtime = self.resolve_runtime(runtime)
         manifest = build_trainjob_manifest(
             generate_name(),
             runtime,
@@ -219,11 +276,16 @@ class KubernetesBackend(RuntimeBackend):
         return [self.core.api_client.sanitize_for_serialization(pod) for pod in pods.items]
 
     def _view(
-        self, manifest: dict[str, Any], runtimes: dict[str, dict[str, Any]]
+        self, manifest: dict[str, Any], runtimes: dict[tuple[str, str], dict[str, Any]]
     ) -> types.TrainJob:
         name = manifest["metadata"]["name"]
-        runtime_name = (manifest.get("spec", {}).get("runtimeRef") or {}).get("name", "")
-        runtime_manifest = runtimes.get(runtime_name) or {"metadata": {"name": runtime_name}}
+        reference = manifest.get("spec", {}).get("runtimeRef") or {}
+        kind = reference.get("kind") or constants.CLUSTER_TRAINING_RUNTIME_KIND
+        runtime_name = reference.get("name", "")
+        runtime_manifest = runtimes.get((kind, runtime_name)) or {
+            "kind": kind,
+            "metadata": {"name": runtime_name},
+        }
         raw = self._pods(name)
         has_launcher = any(
             (pod["metadata"].get("labels") or {}).get(constants.JOBSET_RJOB_NAME_LABEL)
@@ -234,11 +296,11 @@ class KubernetesBackend(RuntimeBackend):
         return to_train_job(manifest, runtime_from_manifest(runtime_manifest), pods)
 
     def get_job(self, name: str) -> types.TrainJob:
-        return self._view(self._trainjob(name), self._runtime_manifests())
+        return self._view(self._trainjob(name), self._runtime_index())
 
     def list_jobs(self, runtime: types.Runtime | None = None) -> list[types.TrainJob]:
         listed = self._items(constants.TRAINJOB_PLURAL, namespaced=True)
-        runtimes = self._runtime_manifests()
+        runtimes = self._runtime_index()
         jobs = [
             self._view(item, runtimes)
             for item in listed

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import atexit
 import logging
+import os
 import shutil
 import subprocess
 import sys
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,15 @@ __all__ = ["LocalBackend"]
 _logger = logging.getLogger(__name__)
 FOLLOW_INTERVAL_SECONDS = 0.05
 STOP_TIMEOUT_SECONDS = 15.0
+# The distributions a runtime's framework (its trainer.kubeflow.org/framework label) runs on.
+FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
+    "torch": ("torch",),
+    "torchtune": ("torchtune", "torch"),
+    "deepspeed": ("deepspeed", "torch"),
+    "jax": ("jax",),
+    "mlx": ("mlx",),
+    "xgboost": ("xgboost",),
+}
 
 
 def _now() -> datetime:
@@ -43,8 +53,8 @@ def _now() -> datetime:
 class LocalBackend(RuntimeBackend):
     """Jobs run on this machine and live on disk under ``config.root``."""
 
-    def __init__(self, config: LocalBackendConfig | None = None) -> None:
-        self.config = config or LocalBackendConfig()
+    def __init__(self, cfg: LocalBackendConfig | None = None) -> None:
+        self.config = cfg or LocalBackendConfig()
         self.root = Path(self.config.root)
         self.root.mkdir(parents=True, exist_ok=True)
         self._supervisors: dict[str, subprocess.Popen[bytes]] = {}
@@ -59,28 +69,26 @@ class LocalBackend(RuntimeBackend):
             self._runtimes = builtin_runtime_manifests()
         return self._runtimes
 
-    def get_runtime_packages(self, runtime: types.Runtime) -> None:
-        """Print the packages of this Python environment, which every local job runs in."""
+    def get_runtime_packages(self, runtime: types.Runtime) -> list[str]:
+        """The packages the runtime's framework needs, as upstream's local backend returns them
+        (``["torch"]`` for torch-distributed); local jobs run in this Python environment."""
         self.get_runtime(runtime.name)
-        subprocess.run([sys.executable, "-m", "pip", "list"], check=True)
+        return list(FRAMEWORK_PACKAGES.get(runtime.trainer.framework, ()))
 
     # -- creating -------------------------------------------------------------------------------
     def train(
         self,
-        runtime: types.Runtime | None = None,
+        runtime: str | types.Runtime | None = None,
         initializer: types.Initializer | None = None,
         trainer: AnyTrainer | None = None,
         options: Sequence[Option] | None = None,
     ) -> str:
-        runtime = runtime or self.get_runtime(constants.DEFAULT_TRAINING_RUNTIME)
-        if not isinstance(runtime, types.Runtime):
-            raise ValueError(
-                f"runtime: expected a Runtime from list_runtimes() or get_runtime(), "
-                f"got {runtime!r}"
-            )
+        runtime = self.resolve_runtime(runtime)
         runtime_manifest = self._runtime_manifests().get(runtime.name)
         if runtime_manifest is None:
             raise RuntimeNotFoundError(runtime.name, list(self._runtime_manifests()))
+        # The runtime's kind as the caller gave it: a TrainingRuntime here is the same runtime.
+        runtime_manifest = {**runtime_manifest, "kind": runtime.kind.value}
         manifest = build_trainjob_manifest(
             generate_name(), runtime, trainer, initializer, options or (), self
         )
@@ -103,7 +111,7 @@ class LocalBackend(RuntimeBackend):
         runtime_manifest = runtime
 
         metadata = manifest.setdefault("metadata", {})
-        name = metadata.setdefault("name", generate_name())
+        name = str(metadata.setdefault("name", generate_name()))
         job_dir = JobDir(self.root, name)
         if job_dir.path.exists():
             raise InvalidTrainJobError(
@@ -151,19 +159,21 @@ class LocalBackend(RuntimeBackend):
         command = [sys.executable, "-m", "trainer_sdk.backends.local.supervisor", str(job_dir.path)]
         if self.config.python:
             command += ["--python", self.config.python]
-        if self.config.detach:
+        stop_on_exit = self.config.stop_on_exit
+        if not stop_on_exit:
             command.append("--detach")
+        # Its own session, no terminal, no pipe to us: the job outlives this process unless
+        # stop_on_exit (then the supervisor ends the job when our end of its stdin closes).
         with open(job_dir.supervisor_log, "ab") as log:
             process = subprocess.Popen(
                 command,
-                stdin=subprocess.DEVNULL if self.config.detach else subprocess.PIPE,
+                stdin=subprocess.PIPE if stop_on_exit else subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
         job_dir.supervisor_pid.write_text(str(process.pid))
-        if not self.config.detach:
-            self._supervisors[job_dir.name] = process
+        self._supervisors[job_dir.name] = process
 
     # -- reading --------------------------------------------------------------------------------
     def _job_dir(self, name: str) -> JobDir:
@@ -175,15 +185,44 @@ class LocalBackend(RuntimeBackend):
             raise JobNotFoundError(name, str(self.root))
         return job_dir
 
+    def _supervisor_alive(self, job_dir: JobDir) -> bool:
+        """Whether the job's supervisor still runs (ours: not yet exited; another's: its pid)."""
+        process = self._supervisors.get(job_dir.name)
+        if process is not None:
+            return process.poll() is None
+        if not job_dir.supervisor_pid.is_file():
+            return True  # being started
+        try:
+            os.kill(int(job_dir.supervisor_pid.read_text()), 0)
+        except ProcessLookupError:
+            return False
+        except (PermissionError, ValueError):
+            return True
+        return True
+
+    def _ended(self, job_dir: JobDir) -> bool:
+        """The job has finished, or its supervisor is gone without finishing it."""
+        return _finished(job_dir) or not self._supervisor_alive(job_dir)
+
     def _read(self, job_dir: JobDir) -> types.TrainJob:
         manifest = read_json(job_dir.trainjob)
         state = read_json(job_dir.state)
+        orphaned = False
+        if not state.get("finished") and not self._supervisor_alive(job_dir):
+            state = read_json(job_dir.state)  # it may have finished as we looked
+            orphaned = not state.get("finished")
+        ended = bool(state.get("finished")) or orphaned
         manifest["status"] = state.get("trainjob") or {}
         pods = [
             PodView(
                 pod["name"],
                 pod["step"],
-                pod["phase"],
+                # Of a job that has ended, a pod still marked Running runs only if its processes do.
+                constants.POD_FAILED
+                if ended
+                and pod["phase"] == constants.POD_RUNNING
+                and not _group_alive(pod.get("pid"))
+                else pod["phase"],
                 pod.get("device", constants.UNKNOWN),
                 pod.get("device_count", constants.UNKNOWN),
             )
@@ -193,12 +232,14 @@ class LocalBackend(RuntimeBackend):
         job = to_train_job(
             manifest, runtime_from_manifest(read_json(job_dir.runtime)), pods, progress
         )
-        if state.get("finished") and job.status not in (
-            constants.TRAINJOB_COMPLETE,
-            constants.TRAINJOB_FAILED,
-        ):
+        if ended and job.status not in (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED):
             job.status = constants.TRAINJOB_FAILED
             job.message = job.message or _jobset_message(state)
+            if orphaned:
+                job.message = job.message or (
+                    f"the job's supervisor exited before the job ended; see "
+                    f"{job_dir.supervisor_log}"
+                )
         return job
 
     def get_job(self, name: str) -> types.TrainJob:
@@ -223,7 +264,9 @@ class LocalBackend(RuntimeBackend):
             raise ValueError(
                 f"step: TrainJob {name!r} has no step {step!r}; its steps are {', '.join(steps)}"
             )
-        return _follow(job_dir, step) if follow else _read_lines(job_dir.log(step))
+        if not follow:
+            return _read_lines(job_dir.log(step))
+        return _follow(job_dir.log(step), lambda: self._ended(job_dir))
 
     def get_job_events(self, name: str) -> list[types.Event]:
         state = read_json(self._job_dir(name).state)
@@ -267,16 +310,31 @@ class LocalBackend(RuntimeBackend):
                 end_process_group(int(pod["pid"]))
 
     def close(self) -> None:
-        """End the jobs this client started (unless detached) and wait for their supervisors."""
+        """With ``stop_on_exit``: end the jobs this client started and wait for their supervisors.
+        Otherwise nothing: the jobs run on."""
         supervisors, self._supervisors = self._supervisors, {}
-        for process in supervisors.values():
+        stopping = [process for process in supervisors.values() if process.stdin]
+        for process in stopping:
             if process.stdin:
                 process.stdin.close()
-        for process in supervisors.values():
+        for process in stopping:
             try:
                 process.wait(timeout=STOP_TIMEOUT_SECONDS)
             except subprocess.TimeoutExpired:
                 end_process_group(process.pid)
+
+
+def _group_alive(pid: int | None) -> bool:
+    """Whether the process group a pod leads still has a process."""
+    if not pid:
+        return False
+    try:
+        os.killpg(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _finished(job_dir: JobDir) -> bool:
@@ -297,13 +355,12 @@ def _read_lines(path: Path) -> Iterator[str]:
             yield line.rstrip("\n")
 
 
-def _follow(job_dir: JobDir, step: str) -> Iterator[str]:
-    """Lines as they are written; stops when the job has finished and the log is read to its end."""
-    path = job_dir.log(step)
+def _follow(path: Path, ended: Callable[[], bool]) -> Iterator[str]:
+    """Lines as they are written; stops when the job has ended and the log is read to its end."""
     pending = ""
     position = 0
     while True:
-        finished = _finished(job_dir)
+        finished = ended()
         if path.is_file():
             with open(path, errors="replace") as stream:
                 stream.seek(position)

@@ -6,6 +6,61 @@ import os
 import textwrap
 from typing import Final
 
+__all__ = [
+    "API_VERSION",
+    "CLUSTER_TRAINING_RUNTIME_KIND",
+    "CLUSTER_TRAINING_RUNTIME_PLURAL",
+    "CPU_LABEL",
+    "DATASET_INITIALIZER",
+    "DATASET_PATH",
+    "DEFAULT_COMMAND",
+    "DEFAULT_FRAMEWORK_IMAGES",
+    "DEFAULT_MPI_USER_HOME",
+    "DEFAULT_PIP_INDEX_URLS",
+    "DEFAULT_TRAINING_RUNTIME",
+    "EXEC_FUNC_SCRIPT",
+    "GPU_LABEL",
+    "GPU_MIG_PREFIX",
+    "GROUP",
+    "INITIALIZER_DEFAULT_IGNORE_PATTERNS",
+    "INITIALIZER_ENV_ACCESS_TOKEN",
+    "JOBSET_NAME_LABEL",
+    "JOBSET_RJOB_NAME_LABEL",
+    "JOB_INDEX_LABEL",
+    "JOB_NAME_UUID_LENGTH",
+    "LAUNCHER",
+    "MODEL_INITIALIZER",
+    "MODEL_PATH",
+    "MPI_COMMAND",
+    "NODE",
+    "NPU_LABEL",
+    "POD_FAILED",
+    "POD_LABEL_SELECTOR",
+    "POD_PENDING",
+    "POD_RUNNING",
+    "POD_SUCCEEDED",
+    "RUNTIME_FRAMEWORK_LABEL",
+    "RUNTIME_PATCH_MANAGER",
+    "TORCH_COMMAND",
+    "TORCH_ENV_NUM_PROC_PER_NODE",
+    "TORCH_TUNE_COMMAND",
+    "TORCH_TUNE_INSTRUCT_DATASET",
+    "TPU_LABEL",
+    "TRAINING_RUNTIME_KIND",
+    "TRAINING_RUNTIME_PLURAL",
+    "TRAINJOB_ANCESTOR_LABEL",
+    "TRAINJOB_COMPLETE",
+    "TRAINJOB_CREATED",
+    "TRAINJOB_FAILED",
+    "TRAINJOB_KIND",
+    "TRAINJOB_PLURAL",
+    "TRAINJOB_RUNNING",
+    "TRAINJOB_STATUSES",
+    "UNKNOWN",
+    "VERSION",
+    "WORKSPACE_PATH",
+]
+
 GROUP: Final = "trainer.kubeflow.org"
 VERSION: Final = "v1alpha1"
 API_VERSION: Final = f"{GROUP}/{VERSION}"
@@ -53,6 +108,7 @@ CPU_LABEL: Final = "cpu"
 GPU_LABEL: Final = "nvidia.com/gpu"
 GPU_MIG_PREFIX: Final = "nvidia.com/mig-"
 TPU_LABEL: Final = "google.com/tpu"
+NPU_LABEL: Final = "huawei.com/Ascend910"
 
 JOBSET_NAME_LABEL: Final = "jobset.sigs.k8s.io/jobset-name"
 JOBSET_RJOB_NAME_LABEL: Final = "jobset.sigs.k8s.io/replicatedjob-name"

@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 from trainer_sdk import constants
 
 __all__ = [
+    "TORCH_TUNE",
     "BaseInitializer",
     "BuiltinTrainer",
     "CustomTrainer",
@@ -51,6 +52,7 @@ class CustomTrainer:
 
     func: Callable[..., Any]
     func_args: dict[str, Any] | None = None
+    image: str | None = None
     packages_to_install: list[str] | None = None
     pip_index_urls: list[str] = field(
         default_factory=lambda: list(constants.DEFAULT_PIP_INDEX_URLS)
@@ -58,7 +60,6 @@ class CustomTrainer:
     num_nodes: int | None = None
     resources_per_node: dict[str, Any] | None = None
     env: dict[str, str] | None = None
-    image: str | None = None
 
 
 @dataclass
@@ -153,7 +154,7 @@ class TrainerType(Enum):
     BUILTIN_TRAINER = BuiltinTrainer.__name__
 
 
-class RuntimeKind(str, Enum):
+class RuntimeKind(Enum):
     """Kind of a training runtime object."""
 
     CLUSTER_TRAINING_RUNTIME = constants.CLUSTER_TRAINING_RUNTIME_KIND
@@ -166,7 +167,7 @@ class RuntimeTrainer:
 
     trainer_type: TrainerType
     framework: str
-    image: str = constants.UNKNOWN
+    image: str
     num_nodes: int = 1
     device: str = constants.UNKNOWN
     device_count: str = constants.UNKNOWN
@@ -188,8 +189,8 @@ class Runtime:
 
     name: str
     trainer: RuntimeTrainer
+    kind: RuntimeKind
     pretrained_model: str | None = None
-    kind: RuntimeKind = RuntimeKind.CLUSTER_TRAINING_RUNTIME
 
 
 @dataclass
@@ -250,20 +251,33 @@ def _require_scheme(storage_uri: str, scheme: str) -> None:
         raise ValueError(f"storage_uri must start with '{scheme}://', got {storage_uri}")
 
 
+def _require_huggingface_repo(storage_uri: str, what: str) -> None:
+    """``hf://<user>/<repo>[/path]`` or, as upstream accepts, ``<user>/<repo>[/path]``."""
+    parsed = urlparse(storage_uri)
+    if parsed.scheme and parsed.scheme != "hf":
+        raise ValueError(
+            f"storage_uri: expected 'hf://<user>/<{what}>' or '<user>/<{what}>', got {storage_uri}"
+        )
+    if parsed.scheme:
+        owner, path = parsed.netloc, parsed.path
+    else:
+        owner, _, path = storage_uri.partition("/")
+    if not owner or not path.strip("/"):
+        raise ValueError(
+            f"storage_uri: expected 'hf://<user>/<{what}>' or '<user>/<{what}>', got {storage_uri}"
+        )
+
+
 @dataclass
 class HuggingFaceDatasetInitializer(BaseInitializer):
-    """Download a data set from the HuggingFace Hub (``hf://<user>/<dataset>``)."""
+    """Download a data set from the HuggingFace Hub (``hf://<user>/<dataset>`` or
+    ``<user>/<dataset>``)."""
 
     ignore_patterns: list[str] | None = None
     access_token: str | None = None
 
     def __post_init__(self) -> None:
-        _require_scheme(self.storage_uri, "hf")
-        if urlparse(self.storage_uri).path == "":
-            raise ValueError(
-                "storage_uri: must have absolute path with 'hf://<user_name>/<dataset_name>', "
-                f"got {self.storage_uri}"
-            )
+        _require_huggingface_repo(self.storage_uri, "dataset")
 
 
 @dataclass
@@ -306,7 +320,7 @@ class DataCacheInitializer(BaseInitializer):
 
 @dataclass
 class HuggingFaceModelInitializer(BaseInitializer):
-    """Download a model from the HuggingFace Hub (``hf://<user>/<model>``)."""
+    """Download a model from the HuggingFace Hub (``hf://<user>/<model>`` or ``<user>/<model>``)."""
 
     ignore_patterns: list[str] | None = field(
         default_factory=lambda: list(constants.INITIALIZER_DEFAULT_IGNORE_PATTERNS)
@@ -314,7 +328,7 @@ class HuggingFaceModelInitializer(BaseInitializer):
     access_token: str | None = None
 
     def __post_init__(self) -> None:
-        _require_scheme(self.storage_uri, "hf")
+        _require_huggingface_repo(self.storage_uri, "model")
 
 
 @dataclass
@@ -349,7 +363,7 @@ class TrainJobTemplate:
     """Arguments of ``TrainerClient.train``, to be reused: ``client.train(**template)``."""
 
     trainer: CustomTrainer
-    runtime: Runtime | None = None
+    runtime: str | Runtime | None = None
     initializer: Initializer | None = None
 
     def keys(self) -> list[str]:

@@ -1,0 +1,1 @@
+"""Upstream's ``kubeflow.trainer.api`` path: ``trainer_sdk.api.trainer_client.TrainerClient``."""

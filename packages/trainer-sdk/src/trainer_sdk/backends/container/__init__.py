@@ -1,0 +1,1 @@
+"""Upstream's ``backends.container`` path: its configuration types only (no Docker backend)."""

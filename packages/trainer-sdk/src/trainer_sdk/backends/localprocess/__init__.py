@@ -1,0 +1,1 @@
+"""Upstream's ``backends.localprocess`` path: our local backend under upstream's names."""
