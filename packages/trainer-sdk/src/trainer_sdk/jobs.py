@@ -30,7 +30,8 @@ class PodView:
 
 
 def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
-    for condition in status.get("conditions") or []:
+    conditions: list[Mapping[str, Any]] = status.get("conditions") or []
+    for condition in conditions:
         if condition.get("type") == kind and condition.get("status") == "True":
             return condition
     return None

@@ -140,10 +140,10 @@ def _field_value(path: str, pod_meta: Mapping[str, Any], where: str) -> str:
                 f"{where}: the pod has no {match.group(1)[:-1]} {match.group(2)!r}"
             )
         return str(source[match.group(2)])
-    simple = {
-        "metadata.name": pod_meta["name"],
-        "metadata.namespace": pod_meta["namespace"],
-        "metadata.uid": pod_meta["name"],
+    simple: dict[str, str] = {
+        "metadata.name": str(pod_meta["name"]),
+        "metadata.namespace": str(pod_meta["namespace"]),
+        "metadata.uid": str(pod_meta["name"]),
         "spec.nodeName": "localhost",
         "spec.serviceAccountName": "default",
         "status.podIP": LOOPBACK,
