@@ -17,10 +17,12 @@ from typing import Any, Final, TypeVar
 from trainer_data_cache.errors import InvalidArgumentError
 from trainer_data_cache.filters import Filter, check_filter_shape
 
-__all__ = ["VERSION", "PutRequest", "ReadRequest", "Ticket", "action_body"]
+__all__ = ["MAX_INT", "VERSION", "PutRequest", "ReadRequest", "Ticket", "action_body"]
 
 VERSION: Final = 1
 """The version of every document this module writes."""
+MAX_INT: Final = 2**63 - 1
+"""The largest count or position a document may carry (Arrow's row positions are int64)."""
 
 _T = TypeVar("_T", bound="_Document")
 
@@ -52,6 +54,10 @@ class _Document:
 def _check_int(name: str, value: object, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise InvalidArgumentError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    if value > MAX_INT:
+        raise InvalidArgumentError(
+            f"{name}: expected an integer <= {MAX_INT} (int64), got a {value.bit_length()}-bit one"
+        )
 
 
 def _check_columns(name: str, columns: object) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -66,6 +67,29 @@ def test_plan_endpoints_cover_the_shard_with_partition_tickets(
     assert [(index, ticket.start, ticket.stop) for index, ticket in tickets] == expected
     assert total == sum(stop - start for _, start, stop in expected)
     assert all(ticket.phase == (expected[0][1] if expected else 0) for _, ticket in tickets)
+
+
+@pytest.mark.parametrize(
+    ("shard", "num_shards", "rows"),
+    [
+        pytest.param(42, 10**6, [42], id="one-row-of-10**6-shards"),
+        pytest.param(10**12 - 1, 10**12, [], id="empty-last-of-10**12"),
+        pytest.param(99, 2**63 - 1, [99], id="int64-many-shards"),
+    ],
+)
+def test_a_shard_of_a_huge_shard_count_costs_the_head_what_one_shard_does(
+    replicated: LocalCache, shard: int, num_shards: int, rows: list[int]
+) -> None:
+    tracemalloc.start()
+    try:
+        answer = info(replicated.endpoint, shard=shard, num_shards=num_shards)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 2_000_000, f"planning one shard of {num_shards} took {peak} bytes"
+    assert answer.total_records == len(rows)
+    tickets = [Ticket.from_bytes(endpoint.ticket.ticket) for endpoint in answer.endpoints]
+    assert [row for ticket in tickets for row in range(ticket.start, ticket.stop)] == rows
 
 
 def test_flight_info_gives_exact_totals_and_replica_locations(replicated: LocalCache) -> None:

@@ -24,7 +24,7 @@ from trainer_data_cache.errors import (
     unavailable,
 )
 from trainer_data_cache.filters import Filter
-from trainer_data_cache.partitions import RowRange, overlapping, split_rows
+from trainer_data_cache.partitions import RowRange, overlapping, shard_range, split_rows
 from trainer_data_cache.server.base import CacheServer, ServerSecurity, json_result, translate_errors
 from trainer_data_cache.server.repair import NodeHealth, Placed, Repair, holdings, plan_repairs
 from trainer_data_cache.tickets import PutRequest, ReadRequest, Ticket, action_body
@@ -56,11 +56,12 @@ def plan_endpoints(
     """The rows of shard ``request.shard`` and, per partition it touches, the ticket for them.
 
     ``counts`` are the (filtered) rows of each partition in order; positions are global in the
-    filtered order. Batches are cut from the shard's first row on.
+    filtered order. Batches are cut from the shard's first row on. The cost grows with the
+    partitions, not with ``request.num_shards``.
     """
     bases = [0, *itertools.accumulate(counts)]
     total = bases[-1]
-    wanted = split_rows(total, request.num_shards)[request.shard]
+    wanted = shard_range(total, request.num_shards, request.shard)
     partitions = [RowRange(bases[index], bases[index + 1]) for index in range(len(counts))]
     tickets = [
         (
