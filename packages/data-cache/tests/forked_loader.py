@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.flight as flight
 import torch
-from trainer_data_cache import CacheDataset, LocalCache, forks
 from torch.utils.data import DataLoader
+from trainer_data_cache import CacheDataset, LocalCache, forks
 
 BATCH = 16
 WORKER_TIMEOUT = 30.0

@@ -11,7 +11,12 @@ import pyarrow.csv as pcsv
 import pyarrow.feather as feather
 import pyarrow.parquet as pq
 import pytest
-from trainer_data_cache import InvalidArgumentError, SchemaMismatchError, SourceError, UnknownColumnError
+from trainer_data_cache import (
+    InvalidArgumentError,
+    SchemaMismatchError,
+    SourceError,
+    UnknownColumnError,
+)
 from trainer_data_cache.sources import read_table, resolve_source
 
 TABLE = pa.table({"id": np.arange(10, dtype=np.int64), "score": np.arange(10, dtype=np.float64)})

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 import pyarrow as pa
 import pytest
 import torch
+from torch.utils.data import DataLoader
 from trainer_data_cache import (
     CacheDataset,
     DatasetNotFoundError,
@@ -18,7 +19,6 @@ from trainer_data_cache import (
     NullValueError,
     UnknownColumnError,
 )
-from torch.utils.data import DataLoader
 
 # DataLoader workers start from a forkserver, not by forking this process: other tests run Flight
 # servers and clients in it, so workers forked from it may refuse to read (UnsafeForkError, see
