@@ -119,10 +119,13 @@ def cache_manifests(
     _check(
         job_name, namespace, image, source, num_nodes, dataset, replicas, memory_limit, token_secret
     )
-    tokens = [
-        _secret_env(TOKEN_ENV, token_secret, TOKEN_KEY),
-        _secret_env(ADMIN_TOKEN_ENV, token_secret, ADMIN_TOKEN_KEY),
-    ]
+
+    def tokens() -> list[dict[str, Any]]:
+        return [
+            _secret_env(TOKEN_ENV, token_secret, TOKEN_KEY),
+            _secret_env(ADMIN_TOKEN_ENV, token_secret, ADMIN_TOKEN_KEY),
+        ]
+
     sources = [source] if isinstance(source, str) else list(source)
     nodes_service = f"{job_name}-cache-nodes"
     node_set = f"{job_name}-cache-node"
@@ -188,7 +191,7 @@ def cache_manifests(
         "env": [
             {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
             *[dict(entry) for entry in env],
-            *tokens,
+            *tokens(),
         ],
         "readinessProbe": {"tcpSocket": {"port": NODE_PORT}, "periodSeconds": 2},
     }
@@ -200,7 +203,7 @@ def cache_manifests(
         "command": ["data-cache"],
         "args": head_args,
         "ports": [{"name": "flight", "containerPort": HEAD_PORT}],
-        "env": [*[dict(entry) for entry in env], *tokens],
+        "env": [*[dict(entry) for entry in env], *tokens()],
         "readinessProbe": {
             "exec": {"command": ["data-cache", "probe", f"grpc://127.0.0.1:{HEAD_PORT}"]},
             "periodSeconds": 5,
