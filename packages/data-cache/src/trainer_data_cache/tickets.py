@@ -17,7 +17,16 @@ from typing import Any, Final, TypeVar
 from trainer_data_cache.errors import InvalidArgumentError
 from trainer_data_cache.filters import Filter, check_filter_shape
 
-__all__ = ["MAX_INT", "VERSION", "PutRequest", "ReadRequest", "Ticket", "action_body"]
+__all__ = [
+    "MAX_INT",
+    "VERSION",
+    "PutRequest",
+    "ReadRequest",
+    "Ticket",
+    "action_body",
+    "check_int",
+    "check_name",
+]
 
 VERSION: Final = 1
 """The version of every document this module writes."""
@@ -51,7 +60,8 @@ class _Document:
             raise InvalidArgumentError(f"{name}: {error}") from error
 
 
-def _check_int(name: str, value: object, minimum: int) -> None:
+def check_int(name: str, value: object, minimum: int) -> None:
+    """Raise InvalidArgumentError unless ``value`` is an integer from ``minimum`` to MAX_INT."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise InvalidArgumentError(f"{name}: expected an integer >= {minimum}, got {value!r}")
     if value > MAX_INT:
@@ -71,7 +81,8 @@ def _check_columns(name: str, columns: object) -> None:
         raise InvalidArgumentError(f"{name}: expected a list of column names, got {columns!r}")
 
 
-def _check_name(name: str, value: object) -> None:
+def check_name(name: str, value: object) -> None:
+    """Raise InvalidArgumentError unless ``value`` is a non-empty dataset name."""
     if not isinstance(value, str) or not value:
         raise InvalidArgumentError(f"{name}: expected a non-empty dataset name, got {value!r}")
 
@@ -88,15 +99,15 @@ class ReadRequest(_Document):
     batch_rows: int = 65536
 
     def __post_init__(self) -> None:
-        _check_name("dataset", self.dataset)
-        _check_int("num_shards", self.num_shards, 1)
-        _check_int("shard", self.shard, 0)
+        check_name("dataset", self.dataset)
+        check_int("num_shards", self.num_shards, 1)
+        check_int("shard", self.shard, 0)
         if self.shard >= self.num_shards:
             raise InvalidArgumentError(
                 f"shard: expected 0 <= shard < num_shards={self.num_shards}, got {self.shard}"
             )
         _check_columns("columns", self.columns)
-        _check_int("batch_rows", self.batch_rows, 1)
+        check_int("batch_rows", self.batch_rows, 1)
         check_filter_shape(self.filter)
 
 
@@ -120,12 +131,12 @@ class Ticket(_Document):
     filter: Filter = None
 
     def __post_init__(self) -> None:
-        _check_name("dataset", self.dataset)
+        check_name("dataset", self.dataset)
         for name in ("generation", "partition", "base", "phase"):
-            _check_int(name, getattr(self, name), 0)
-        _check_int("start", self.start, self.base)
-        _check_int("stop", self.stop, self.start)
-        _check_int("batch_rows", self.batch_rows, 1)
+            check_int(name, getattr(self, name), 0)
+        check_int("start", self.start, self.base)
+        check_int("stop", self.stop, self.start)
+        check_int("batch_rows", self.batch_rows, 1)
         _check_columns("columns", self.columns)
         check_filter_shape(self.filter)
 
@@ -146,11 +157,11 @@ class PutRequest(_Document):
     rows: int | None = None
 
     def __post_init__(self) -> None:
-        _check_name("dataset", self.dataset)
+        check_name("dataset", self.dataset)
         for name in ("generation", "partition", "nbytes"):
-            _check_int(name, getattr(self, name), 0)
+            check_int(name, getattr(self, name), 0)
         if self.rows is not None:
-            _check_int("rows", self.rows, 0)
+            check_int("rows", self.rows, 0)
 
 
 def action_body(body: bytes, required: Sequence[str] = ()) -> Mapping[str, Any]:

@@ -28,7 +28,7 @@ from trainer_data_cache.server.base import (
 )
 from trainer_data_cache.server.budget import MemoryBudget, StreamCap
 from trainer_data_cache.server.metrics import Metrics
-from trainer_data_cache.tickets import PutRequest, Ticket, action_body
+from trainer_data_cache.tickets import PutRequest, Ticket, action_body, check_int, check_name
 
 __all__ = ["NodeServer"]
 
@@ -161,11 +161,17 @@ class NodeServer(CacheServer):
             return json_result(self.status())
         if action.type == "count":
             request = action_body(body, ("dataset", "partition", "generation"))
+            check_name("dataset", request["dataset"])
+            check_int("partition", request["partition"], 0)
+            check_int("generation", request["generation"], 0)
             held = self._partition(request["dataset"], request["partition"], request["generation"])
             return json_result({"rows": query.count_rows(held.table, request.get("filter"))})
         if action.type == "drop":
             self.require_admin(context, "action 'drop'")
             request = action_body(body, ("dataset",))
+            check_name("dataset", request["dataset"])
+            if request.get("below") is not None:
+                check_int("below", request["below"], 0)
             return json_result({"dropped": self.drop(request["dataset"], request.get("below"))})
         raise UnsupportedCallError(f"action {action.type!r}: a node serves status, count and drop")
 

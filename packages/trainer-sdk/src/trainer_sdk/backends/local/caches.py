@@ -32,6 +32,7 @@ __all__ = [
     "local_jobset",
     "serve_command",
     "start_cache",
+    "with_secret_values",
 ]
 
 CACHE_LOG_STEP: Final = "data-cache"
@@ -127,14 +128,22 @@ def cache_tokens(objects: Sequence[Mapping[str, Any]]) -> dict[str, str]:
 def local_jobset(
     jobset: Mapping[str, Any], endpoint: str, objects: Sequence[Mapping[str, Any]] = ()
 ) -> dict[str, Any]:
-    """``jobset`` with the cache Service's address replaced by the local ``endpoint``, and each
-    pod env entry taken from a Secret of ``objects`` (the cache's token) given as its value."""
+    """``jobset`` with the cache Service's address replaced by the local ``endpoint``, and its
+    env from Secrets of ``objects`` resolved (``with_secret_values``)."""
     metadata = jobset.get("metadata") or {}
     service = data_cache_manifests.cache_endpoint(
         metadata.get("name", ""), metadata.get("namespace") or "default"
     )
-    rewritten: dict[str, Any] = json.loads(json.dumps(jobset).replace(service, endpoint))
-    for replicated in (rewritten.get("spec") or {}).get("replicatedJobs") or ():
+    return with_secret_values(json.loads(json.dumps(jobset).replace(service, endpoint)), objects)
+
+
+def with_secret_values(
+    jobset: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """A copy of ``jobset`` in which each pod env entry taken from a Secret of ``objects`` (the
+    cache's token) is given as its value, as a kubelet would resolve it."""
+    resolved: dict[str, Any] = json.loads(json.dumps(jobset))
+    for replicated in (resolved.get("spec") or {}).get("replicatedJobs") or ():
         pod_spec = replicated["template"]["spec"]["template"]["spec"]
         for container in [*pod_spec.get("initContainers", ()), *pod_spec.get("containers", ())]:
             values = _secret_values(container.get("env") or (), objects)
@@ -144,7 +153,7 @@ def local_jobset(
                 else var
                 for var in container.get("env") or ()
             ]
-    return rewritten
+    return resolved
 
 
 def _secret_values(
