@@ -10,6 +10,7 @@ Row positions are global positions in the dataset's (filtered) row order.
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Final, TypeVar
@@ -84,7 +85,9 @@ def _check_columns(name: str, columns: object) -> None:
 def check_name(name: str, value: object) -> None:
     """Raise InvalidArgumentError unless ``value`` is a non-empty dataset name."""
     if not isinstance(value, str) or not value:
-        raise InvalidArgumentError(f"{name}: expected a non-empty dataset name, got {value!r}")
+        raise InvalidArgumentError(
+            f"{name}: expected a non-empty dataset name, got {reprlib.repr(value)}"
+        )
 
 
 @dataclass(frozen=True)

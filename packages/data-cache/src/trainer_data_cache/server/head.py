@@ -35,7 +35,7 @@ from trainer_data_cache.server.base import (
 )
 from trainer_data_cache.server.repair import NodeHealth, Placed, Repair, holdings, plan_repairs
 from trainer_data_cache.server.roots import LoadRoots
-from trainer_data_cache.tickets import PutRequest, ReadRequest, Ticket, action_body
+from trainer_data_cache.tickets import PutRequest, ReadRequest, Ticket, action_body, check_name
 
 __all__ = ["DEFAULT_REPAIR_INTERVAL", "HeadServer", "plan_endpoints"]
 
@@ -202,7 +202,7 @@ class HeadServer(CacheServer):
 
     def drop(self, name: str) -> None:
         """Forget dataset ``name`` here and on every node."""
-        _check_name(name)
+        check_name("name", name)
         with self._placing:
             with self._lock:
                 if self._datasets.pop(name, None) is None:
@@ -224,7 +224,7 @@ class HeadServer(CacheServer):
                     time.sleep(0.1)  # polling a remote process with a deadline, not syncing
 
     def _begin(self, name: str) -> None:
-        _check_name(name)
+        check_name("name", name)
         with self._lock:
             if name in self._loading:
                 raise InvalidArgumentError(f"name: dataset {name!r} is already being loaded")
@@ -603,13 +603,6 @@ def _node_error(location: str, error: flight.FlightError) -> CacheError:
     if typed is not None:
         return typed
     return _NodeUnreachableError(f"node {location}: {error}")
-
-
-def _check_name(name: object) -> None:
-    if not isinstance(name, str) or not name:
-        raise InvalidArgumentError(
-            f"name: expected a non-empty dataset name, got {reprlib.repr(name)}"
-        )
 
 
 def _load_request(body: bytes) -> dict[str, Any]:
