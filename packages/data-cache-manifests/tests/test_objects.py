@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import pytest
-from data_cache_manifests import ManifestArgumentError, cache_manifests, serve_args
+from data_cache_manifests import (
+    ADMIN_TOKEN_ENV,
+    TOKEN_ENV,
+    ManifestArgumentError,
+    cache_manifests,
+    serve_args,
+    token_secret_name,
+    trainer_env,
+)
 
 
 def objects(**overrides: object) -> list[dict]:
@@ -13,6 +21,7 @@ def objects(**overrides: object) -> list[dict]:
         "image": "repo/data-cache:0.1.0",
         "source": "s3://bucket/mnist",
         "num_nodes": 3,
+        "token_secret": "mnist-cache-token",
         **overrides,
     }
     return cache_manifests(**arguments)  # type: ignore[arg-type]
@@ -45,6 +54,29 @@ def test_the_head_loads_the_source_onto_every_node_by_stable_dns_name() -> None:
     assert nodes_service["spec"]["selector"] == node_set["spec"]["selector"]["matchLabels"]
 
 
+def secret_refs(env: list[dict]) -> dict[str, tuple[str, str]]:
+    """Env names taken from a Secret, with the Secret's name and key."""
+    return {
+        entry["name"]: (ref["name"], ref["key"])
+        for entry in env
+        if (ref := (entry.get("valueFrom") or {}).get("secretKeyRef"))
+    }
+
+
+def test_head_and_nodes_take_both_tokens_from_the_secret_and_trainers_the_read_token() -> None:
+    _, node_set, _, head_set = objects()
+    for workload in (node_set, head_set):
+        container = workload["spec"]["template"]["spec"]["containers"][0]
+        assert secret_refs(container["env"]) == {
+            TOKEN_ENV: ("mnist-cache-token", "token"),
+            ADMIN_TOKEN_ENV: ("mnist-cache-token", "admin-token"),
+        }
+        assert "--load-root" not in container["args"]
+        assert "--allow-anonymous-reads" not in container["args"]
+    env = trainer_env("mnist", "team", "train", token_secret=token_secret_name("mnist"))
+    assert secret_refs(env) == {TOKEN_ENV: ("mnist-cache-token", "token")}
+
+
 def test_an_owner_uid_makes_the_trainjob_own_every_object() -> None:
     for document in objects(owner_uid="1234"):
         (owner,) = document["metadata"]["ownerReferences"]
@@ -75,9 +107,18 @@ def test_resources_and_service_account_reach_the_pods_they_name() -> None:
 
 def test_every_bad_argument_is_reported_at_once() -> None:
     with pytest.raises(ManifestArgumentError) as caught:
-        objects(job_name="Bad_Name", namespace="", image="", source=[], num_nodes=0, memory_limit=0)
+        objects(
+            job_name="Bad_Name",
+            namespace="",
+            image="",
+            source=[],
+            num_nodes=0,
+            memory_limit=0,
+            token_secret="",
+        )
     message = str(caught.value)
-    for field in ("job_name", "namespace", "image", "source", "num_nodes", "memory_limit"):
+    fields = ("job_name", "namespace", "image", "source", "num_nodes", "memory_limit")
+    for field in (*fields, "token_secret"):
         assert f"{field}:" in message
 
 

@@ -12,12 +12,15 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.flight as flight
 import pyarrow.parquet as pq
 import pytest
-from trainer_data_cache import LocalCache
+from data_cache_testing import ADMIN_TOKEN, AS_ADMIN
+from trainer_data_cache import ADMIN_TOKEN_ENV, LocalCache
 
 START_TIMEOUT = 120.0
 """Seconds a child cache may take to print its endpoint (it imports torch and pyarrow)."""
@@ -42,7 +45,8 @@ def make_table(rows: int, width: int = 4) -> pa.Table:
 
 
 class ChildProcess:
-    """A ``python -m trainer_data_cache ...`` child whose first output line is its endpoint."""
+    """A ``python -m trainer_data_cache ...`` child whose first output line is its endpoint; it
+    takes admin calls with ``ADMIN_TOKEN`` unless ``env`` says otherwise."""
 
     def __init__(self, args: Sequence[str], env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
@@ -50,7 +54,7 @@ class ChildProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, ADMIN_TOKEN_ENV: ADMIN_TOKEN, **(env or {})},
         )
         lines: queue.Queue[str] = queue.Queue()
         threading.Thread(
@@ -83,10 +87,13 @@ class ChildProcess:
 
 
 def push_table(endpoint: str, name: str, table: pa.Table) -> None:
-    """Load ``table`` into the cache at ``endpoint`` as dataset ``name`` (head ``do_put``)."""
+    """Load ``table`` into the cache at ``endpoint`` as dataset ``name`` (head ``do_put``, with
+    the admin token)."""
     client = flight.FlightClient(endpoint)
     try:
-        writer, _ = client.do_put(flight.FlightDescriptor.for_path(name), table.schema)
+        writer, _ = client.do_put(
+            flight.FlightDescriptor.for_path(name), table.schema, AS_ADMIN.call_options()
+        )
         with writer:
             writer.write_table(table)
     finally:
@@ -125,8 +132,8 @@ def child_process() -> Iterator[Callable[..., ChildProcess]]:
     """Start ``python -m trainer_data_cache ARGS`` children; each is stopped after the test."""
     children: list[ChildProcess] = []
 
-    def start(args: Sequence[str]) -> ChildProcess:
-        children.append(ChildProcess(args))
+    def start(args: Sequence[str], env: dict[str, str] | None = None) -> ChildProcess:
+        children.append(ChildProcess(args, env))
         return children[-1]
 
     yield start

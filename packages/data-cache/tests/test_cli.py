@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from trainer_data_cache.cli import main
+from trainer_data_cache.cli import ADMIN_TOKEN_ENV, TOKEN_ENV, main
+
+NO_TOKENS = {TOKEN_ENV: "", ADMIN_TOKEN_ENV: ""}
 
 
 def test_serve_prints_the_endpoint_first_and_the_probe_sees_it_ready(remote_cache: str) -> None:
@@ -43,7 +45,9 @@ def test_probe_with_wait_returns_as_soon_as_the_cache_is_ready(remote_cache: str
 def test_tls_options_go_together(tmp_path: Path) -> None:
     certificate = tmp_path / "cert.pem"
     certificate.write_text("x")
-    result = CliRunner().invoke(main, ["node", "--tls-cert", str(certificate)])
+    result = CliRunner().invoke(
+        main, ["node", "--tls-cert", str(certificate)], env={ADMIN_TOKEN_ENV: "a"}
+    )
     assert result.exit_code == 2 and "--tls-cert and --tls-key go together" in result.output
 
 
@@ -58,3 +62,31 @@ def test_a_negative_repair_interval_is_refused_naming_the_option(command: list[s
     result = CliRunner().invoke(main, [*command, "--repair-interval", "-1"])
     assert result.exit_code == 2
     assert "--repair-interval" in result.output and "-1" in result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["node"], id="node"),
+        pytest.param(["head", "x.parquet", "--node", "grpc://127.0.0.1:1"], id="head"),
+    ],
+)
+def test_nodes_and_heads_apart_need_an_admin_token(command: list[str]) -> None:
+    result = CliRunner().invoke(main, command, env=NO_TOKENS)
+    assert result.exit_code == 2
+    assert f"set {ADMIN_TOKEN_ENV} (or {TOKEN_ENV})" in result.output
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        pytest.param(["serve", "x.parquet"], id="serve"),
+        pytest.param(["node"], id="node"),
+        pytest.param(["head", "x.parquet", "--node", "grpc://127.0.0.1:1"], id="head"),
+    ],
+)
+def test_a_non_loopback_bind_without_a_read_token_is_refused(command: list[str]) -> None:
+    env = {**NO_TOKENS, ADMIN_TOKEN_ENV: "a"}
+    result = CliRunner().invoke(main, [*command, "--host", "0.0.0.0"], env=env)
+    assert result.exit_code == 2
+    assert f"--host 0.0.0.0: without {TOKEN_ENV}, anyone who reaches" in result.output

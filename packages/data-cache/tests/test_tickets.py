@@ -7,8 +7,8 @@ import json
 
 import pytest
 from trainer_data_cache import InvalidArgumentError
-from trainer_data_cache.partitions import RowRange, split_rows
-from trainer_data_cache.tickets import PutRequest, ReadRequest, Ticket
+from trainer_data_cache.partitions import RowRange, shard_range, split_rows
+from trainer_data_cache.tickets import MAX_INT, PutRequest, ReadRequest, Ticket
 
 
 def test_documents_round_trip() -> None:
@@ -50,6 +50,16 @@ def test_a_put_request_refuses_a_negative_row_count() -> None:
             json.dumps({"v": 1, "dataset": "d", "columns": "x"}).encode(), "columns", id="columns"
         ),
         pytest.param(
+            json.dumps({"v": 1, "dataset": "d", "num_shards": 2**63}).encode(),
+            r"num_shards: expected an integer <= 9223372036854775807 \(int64\), got a 64-bit one",
+            id="num-shards-over-int64",
+        ),
+        pytest.param(
+            b'{"v": 1, "dataset": "d", "num_shards": 1' + b"0" * 5000 + b"}",
+            "not a JSON document",
+            id="num-shards-of-5000-digits",
+        ),
+        pytest.param(
             json.dumps({"v": 1, "dataset": "d", "surprise": 1}).encode(),
             "surprise",
             id="unknown-field",
@@ -78,3 +88,27 @@ def test_split_rows_balances_contiguous_ranges(total: int, parts: int, sizes: li
         split_rows(total, 0)
     with pytest.raises(InvalidArgumentError, match="row range"):
         RowRange(3, 2)
+
+
+@pytest.mark.parametrize(("total", "parts"), [(10, 3), (2, 3), (0, 2), (1000, 7), (7, 1000)])
+def test_shard_range_is_the_range_split_rows_gives(total: int, parts: int) -> None:
+    assert [shard_range(total, parts, index) for index in range(parts)] == split_rows(total, parts)
+
+
+@pytest.mark.parametrize(
+    ("total", "parts", "index", "expected"),
+    [
+        pytest.param(10**6, MAX_INT, MAX_INT - 1, RowRange(10**6, 10**6), id="last-of-int64-many"),
+        pytest.param(10**6, 10**12, 999_999, RowRange(999_999, 10**6), id="last-row-of-10**12"),
+        pytest.param(MAX_INT, 3, 2, RowRange(2 * (MAX_INT // 3) + 1, MAX_INT), id="int64-rows"),
+    ],
+)
+def test_shard_range_of_huge_counts_is_computed_alone(
+    total: int, parts: int, index: int, expected: RowRange
+) -> None:
+    assert shard_range(total, parts, index) == expected
+
+
+def test_shard_range_refuses_an_index_outside_the_parts() -> None:
+    with pytest.raises(InvalidArgumentError, match="index: expected 0 <= index < parts=3, got 3"):
+        shard_range(10, 3, 3)

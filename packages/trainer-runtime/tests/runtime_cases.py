@@ -20,7 +20,9 @@ FIXED_KEYPAIR = SSHKeyPair(
 # 40 Z85 characters each, like a real key (not a valid key pair: nothing here checks one).
 FIXED_CURVE_KEYPAIR = CurveKeyPair(public_key="P" * 40, secret_key="S" * 40)
 FIXED_SETTINGS = Settings(
-    ssh_keypair=lambda: FIXED_KEYPAIR, curve_keypair=lambda: FIXED_CURVE_KEYPAIR
+    ssh_keypair=lambda: FIXED_KEYPAIR,
+    curve_keypair=lambda: FIXED_CURVE_KEYPAIR,
+    cache_token=lambda: "fixed-cache-token",
 )
 
 

@@ -6,25 +6,35 @@ build a job's cache without importing ``trainer_data_cache`` (whose ``CacheDatas
 """
 
 from data_cache_manifests.objects import (
+    ADMIN_TOKEN_ENV,
+    ADMIN_TOKEN_KEY,
     DATASET_ENV,
     ENDPOINT_ENV,
     HEAD_PORT,
     NODE_PORT,
+    TOKEN_ENV,
+    TOKEN_KEY,
     ManifestArgumentError,
     cache_endpoint,
     cache_manifests,
     serve_args,
+    token_secret_name,
     trainer_env,
 )
 
 __all__ = [
+    "ADMIN_TOKEN_ENV",
+    "ADMIN_TOKEN_KEY",
     "DATASET_ENV",
     "ENDPOINT_ENV",
     "HEAD_PORT",
     "NODE_PORT",
+    "TOKEN_ENV",
+    "TOKEN_KEY",
     "ManifestArgumentError",
     "cache_endpoint",
     "cache_manifests",
     "serve_args",
+    "token_secret_name",
     "trainer_env",
 ]

@@ -1,14 +1,19 @@
 """The Kubernetes objects that run a cache for one TrainJob, as plain dicts (no I/O).
 
 A controller plugin calls ``cache_manifests`` and applies what it returns; the trainer reads the
-head's endpoint from ``ENDPOINT_ENV`` (and the dataset name from ``DATASET_ENV``), which
-``trainer_env`` gives. Objects, all named after the job:
+head's endpoint from ``ENDPOINT_ENV`` (and the dataset name from ``DATASET_ENV``, its token from
+``TOKEN_ENV``), which ``trainer_env`` gives. Objects, all named after the job:
 
 - ``<job>-cache-nodes``: a headless Service giving each node pod a stable DNS name;
 - ``<job>-cache-node``: a StatefulSet of ``num_nodes`` pods running ``data-cache node``;
 - ``<job>-cache``: the Service trainers connect to (the head, port 50051);
 - ``<job>-cache-head``: a one-pod StatefulSet running ``data-cache head SOURCE --node ...``,
   ready only once every partition is loaded (``data-cache probe``).
+
+Both bind 0.0.0.0 and take their tokens from the caller's Secret ``token_secret`` (keys
+``TOKEN_KEY`` and ``ADMIN_TOKEN_KEY``, which the caller generates): every call must present the
+read token, and only the head holds the admin token the nodes take partitions with. The head's
+remote ``load`` is off (no ``--load-root``), so no client can make it read with its identity.
 """
 
 from __future__ import annotations
@@ -18,14 +23,19 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 __all__ = [
+    "ADMIN_TOKEN_ENV",
+    "ADMIN_TOKEN_KEY",
     "DATASET_ENV",
     "ENDPOINT_ENV",
     "HEAD_PORT",
     "NODE_PORT",
+    "TOKEN_ENV",
+    "TOKEN_KEY",
     "ManifestArgumentError",
     "cache_endpoint",
     "cache_manifests",
     "serve_args",
+    "token_secret_name",
     "trainer_env",
 ]
 
@@ -33,6 +43,14 @@ ENDPOINT_ENV: Final = "DATA_CACHE_ENDPOINT"
 """The environment variable that carries the cache's endpoint (``grpc://...``) to the trainer."""
 DATASET_ENV: Final = "DATA_CACHE_DATASET"
 """The environment variable that carries the dataset name to the trainer."""
+TOKEN_ENV: Final = "DATA_CACHE_TOKEN"
+"""The environment variable that carries the cache's read token (every call presents it)."""
+ADMIN_TOKEN_ENV: Final = "DATA_CACHE_ADMIN_TOKEN"
+"""The environment variable that carries the cache's admin token (load, drop, put)."""
+TOKEN_KEY: Final = "token"
+"""The key of the read token in the job's token Secret."""
+ADMIN_TOKEN_KEY: Final = "admin-token"
+"""The key of the admin token in the job's token Secret."""
 HEAD_PORT: Final = 50051
 NODE_PORT: Final = 50052
 
@@ -42,6 +60,7 @@ class ManifestArgumentError(ValueError):
 
 
 _DNS_LABEL: Final = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN: Final = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
 _STATEFULSET_NAME_MAX: Final = 52  # leaves room for the controller-revision-hash label value
 _COMPONENT: Final = "app.kubernetes.io/component"
 
@@ -51,12 +70,25 @@ def cache_endpoint(job_name: str, namespace: str) -> str:
     return f"grpc://{job_name}-cache.{namespace}.svc:{HEAD_PORT}"
 
 
-def trainer_env(job_name: str, namespace: str, dataset: str) -> list[dict[str, str]]:
-    """Env entries that point a trainer container at the job's cache."""
+def token_secret_name(job_name: str) -> str:
+    """The name of the Secret that holds the job's cache tokens."""
+    return f"{job_name}-cache-token"
+
+
+def trainer_env(
+    job_name: str, namespace: str, dataset: str, *, token_secret: str
+) -> list[dict[str, Any]]:
+    """Env entries that point a trainer container at the job's cache, with its read token
+    from Secret ``token_secret``."""
     return [
         {"name": ENDPOINT_ENV, "value": cache_endpoint(job_name, namespace)},
         {"name": DATASET_ENV, "value": dataset},
+        _secret_env(TOKEN_ENV, token_secret, TOKEN_KEY),
     ]
+
+
+def _secret_env(name: str, secret: str, key: str) -> dict[str, Any]:
+    return {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": key}}}
 
 
 def cache_manifests(
@@ -66,6 +98,7 @@ def cache_manifests(
     source: str | Sequence[str],
     num_nodes: int,
     *,
+    token_secret: str,
     dataset: str = "data",
     replicas: int = 1,
     memory_limit: int | None = None,
@@ -77,12 +110,22 @@ def cache_manifests(
 ) -> list[dict[str, Any]]:
     """The Services and StatefulSets that run a cache of ``source`` for TrainJob ``job_name``.
 
+    ``token_secret`` names the Secret with the cache's tokens (``TOKEN_KEY``, ``ADMIN_TOKEN_KEY``);
     ``memory_limit`` (bytes) is each node's budget; ``resources`` and ``head_resources`` are the
     node and head containers' Kubernetes resources; ``service_account`` runs both pods under that
     ServiceAccount (e.g. one with cloud credentials for the source); ``owner_uid`` makes the
     TrainJob own every object; ``env`` is added to both containers.
     """
-    _check(job_name, namespace, image, source, num_nodes, dataset, replicas, memory_limit)
+    _check(
+        job_name, namespace, image, source, num_nodes, dataset, replicas, memory_limit, token_secret
+    )
+
+    def tokens() -> list[dict[str, Any]]:
+        return [
+            _secret_env(TOKEN_ENV, token_secret, TOKEN_KEY),
+            _secret_env(ADMIN_TOKEN_ENV, token_secret, ADMIN_TOKEN_KEY),
+        ]
+
     sources = [source] if isinstance(source, str) else list(source)
     nodes_service = f"{job_name}-cache-nodes"
     node_set = f"{job_name}-cache-node"
@@ -148,6 +191,7 @@ def cache_manifests(
         "env": [
             {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
             *[dict(entry) for entry in env],
+            *tokens(),
         ],
         "readinessProbe": {"tcpSocket": {"port": NODE_PORT}, "periodSeconds": 2},
     }
@@ -159,7 +203,7 @@ def cache_manifests(
         "command": ["data-cache"],
         "args": head_args,
         "ports": [{"name": "flight", "containerPort": HEAD_PORT}],
-        "env": [dict(entry) for entry in env],
+        "env": [*[dict(entry) for entry in env], *tokens()],
         "readinessProbe": {
             "exec": {"command": ["data-cache", "probe", f"grpc://127.0.0.1:{HEAD_PORT}"]},
             "periodSeconds": 5,
@@ -283,6 +327,7 @@ def _check(
     dataset: str,
     replicas: int,
     memory_limit: int | None,
+    token_secret: str,
 ) -> None:
     problems = []
     longest = f"{job_name}-cache-nodes"
@@ -310,5 +355,7 @@ def _check(
         problems.append("dataset: expected a non-empty dataset name")
     if memory_limit is not None and memory_limit < 1:
         problems.append(f"memory_limit: expected bytes >= 1, got {memory_limit}")
+    if not isinstance(token_secret, str) or not _DNS_SUBDOMAIN.fullmatch(token_secret):
+        problems.append(f"token_secret: expected the name of a Secret, got {token_secret!r}")
     if problems:
         raise ManifestArgumentError("; ".join(problems))

@@ -5,12 +5,17 @@ Serve data with ``LocalCache`` (or ``data-cache serve PATH``) and read it in tra
 """
 
 from data_cache_manifests import (
+    ADMIN_TOKEN_ENV,
+    ADMIN_TOKEN_KEY,
     DATASET_ENV,
     ENDPOINT_ENV,
+    TOKEN_ENV,
+    TOKEN_KEY,
     ManifestArgumentError,
     cache_endpoint,
     cache_manifests,
     serve_args,
+    token_secret_name,
     trainer_env,
 )
 
@@ -19,6 +24,7 @@ from trainer_data_cache.client.sharding import Consumer, plan_batches
 from trainer_data_cache.client.streams import RetryPolicy
 from trainer_data_cache.connection import ConnectOptions
 from trainer_data_cache.errors import (
+    AccessDeniedError,
     CacheError,
     DatasetNotFoundError,
     InvalidArgumentError,
@@ -32,6 +38,7 @@ from trainer_data_cache.errors import (
     StreamFailedError,
     UnknownColumnError,
     UnsafeForkError,
+    UnsupportedCallError,
 )
 from trainer_data_cache.server.base import ServerSecurity
 from trainer_data_cache.server.head import HeadServer
@@ -39,8 +46,13 @@ from trainer_data_cache.server.local import LocalCache
 from trainer_data_cache.server.node import NodeServer
 
 __all__ = [
+    "ADMIN_TOKEN_ENV",
+    "ADMIN_TOKEN_KEY",
     "DATASET_ENV",
     "ENDPOINT_ENV",
+    "TOKEN_ENV",
+    "TOKEN_KEY",
+    "AccessDeniedError",
     "CacheDataset",
     "CacheError",
     "ConnectOptions",
@@ -63,9 +75,11 @@ __all__ = [
     "StreamFailedError",
     "UnknownColumnError",
     "UnsafeForkError",
+    "UnsupportedCallError",
     "cache_endpoint",
     "cache_manifests",
     "plan_batches",
     "serve_args",
+    "token_secret_name",
     "trainer_env",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 import click
 import pyarrow.flight as flight
+from data_cache_manifests import ADMIN_TOKEN_ENV, TOKEN_ENV
 
 from trainer_data_cache.connection import ConnectOptions
 from trainer_data_cache.errors import CacheError
@@ -21,10 +23,8 @@ from trainer_data_cache.server.head import DEFAULT_REPAIR_INTERVAL, HeadServer
 from trainer_data_cache.server.local import LocalCache
 from trainer_data_cache.server.node import DEFAULT_MEMORY_LIMIT, NodeServer
 
-__all__ = ["TOKEN_ENV", "main"]
+__all__ = ["ADMIN_TOKEN_ENV", "TOKEN_ENV", "main"]
 
-TOKEN_ENV = "DATA_CACHE_TOKEN"
-"""The environment variable a bearer token is read from (never from the command line)."""
 _PROBE_INTERVAL = 1.0
 """Seconds between attempts of ``probe --wait``."""
 
@@ -47,6 +47,18 @@ _repair = click.option(
     default=DEFAULT_REPAIR_INTERVAL,
     show_default=True,
     help="Seconds between checks that every node holds its partitions (0: never repair).",
+)
+_load_roots = click.option(
+    "--load-root",
+    "load_roots",
+    multiple=True,
+    help="Let admin clients load sources under this path or URI prefix (repeat; none: remote "
+    "loads are off).",
+)
+_anonymous = click.option(
+    "--allow-anonymous-reads",
+    is_flag=True,
+    help=f"Serve a non-loopback --host without {TOKEN_ENV}, so anyone who reaches it reads.",
 )
 _source = [
     click.argument("paths", nargs=-1, required=True),
@@ -80,6 +92,8 @@ def main() -> None:
 @_advertise
 @_tls_cert
 @_tls_key
+@_load_roots
+@_anonymous
 def serve(
     paths: tuple[str, ...],
     name: str | None,
@@ -96,12 +110,15 @@ def serve(
     advertise_host: str | None,
     tls_cert: str | None,
     tls_key: str | None,
+    load_roots: tuple[str, ...],
+    allow_anonymous_reads: bool,
 ) -> None:
     """Serve PATHS as one dataset from a head and --nodes nodes in this process.
 
     Prints the endpoint (grpc://HOST:PORT) as the first line, then serves until interrupted.
+    Without a token, only this process loads and drops (admin calls are off over Flight).
     """
-    security = _security(tls_cert, tls_key)
+    security = _security(tls_cert, tls_key, host, allow_anonymous_reads)
     with (
         _failing_cleanly(),
         LocalCache(
@@ -115,6 +132,7 @@ def serve(
             advertise_host=advertise_host,
             tls_root_certs=security.certificate,
             repair_interval=repair_interval or None,
+            load_roots=load_roots,
         ) as cache,
     ):
         _load(cache.head, paths, name, columns, row_filter, source_format)
@@ -132,6 +150,8 @@ def serve(
 @_advertise
 @_tls_cert
 @_tls_key
+@_load_roots
+@_anonymous
 def head(
     paths: tuple[str, ...],
     name: str | None,
@@ -147,10 +167,15 @@ def head(
     advertise_host: str | None,
     tls_cert: str | None,
     tls_key: str | None,
+    load_roots: tuple[str, ...],
+    allow_anonymous_reads: bool,
 ) -> None:
-    """Run a head that loads PATHS onto the --node servers; prints its endpoint first."""
-    security = _security(tls_cert, tls_key)
-    connect = ConnectOptions(token=security.token, tls_root_certs=security.certificate)
+    """Run a head that loads PATHS onto the --node servers; prints its endpoint first.
+
+    Needs the nodes' admin token (DATA_CACHE_ADMIN_TOKEN, or DATA_CACHE_TOKEN) to push to them.
+    """
+    security = _security(tls_cert, tls_key, host, allow_anonymous_reads, needs_admin=True)
+    connect = ConnectOptions(token=security.admin, tls_root_certs=security.certificate)
     with (
         _failing_cleanly(),
         HeadServer(
@@ -163,6 +188,7 @@ def head(
             advertise_host=advertise_host,
             expect=[name or _stem(paths[0])],
             repair_interval=repair_interval or None,
+            load_roots=load_roots,
         ) as server,
     ):
         server.wait_for_nodes(wait_for_nodes)
@@ -178,6 +204,7 @@ def head(
 @_advertise
 @_tls_cert
 @_tls_key
+@_anonymous
 def node(
     host: str,
     port: int,
@@ -186,8 +213,14 @@ def node(
     advertise_host: str | None,
     tls_cert: str | None,
     tls_key: str | None,
+    allow_anonymous_reads: bool,
 ) -> None:
-    """Run a data node; prints its location first, then serves until interrupted."""
+    """Run a data node; prints its location first, then serves until interrupted.
+
+    Needs an admin token (DATA_CACHE_ADMIN_TOKEN, or DATA_CACHE_TOKEN): the head pushes
+    partitions with it, and no one else can.
+    """
+    security = _security(tls_cert, tls_key, host, allow_anonymous_reads, needs_admin=True)
     with (
         _failing_cleanly(),
         NodeServer(
@@ -195,7 +228,7 @@ def node(
             port,
             memory_limit=memory_limit,
             max_streams=max_streams,
-            security=_security(tls_cert, tls_key),
+            security=security,
             advertise_host=advertise_host,
         ) as server,
     ):
@@ -214,7 +247,7 @@ def node(
 )
 def probe(endpoint: str, timeout: float, wait: float) -> None:
     """Exit 0 if the head at ENDPOINT is ready (every partition loaded), else 1."""
-    connect = ConnectOptions(token=os.environ.get(TOKEN_ENV))
+    connect = ConnectOptions(token=os.environ.get(TOKEN_ENV) or os.environ.get(ADMIN_TOKEN_ENV))
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -276,14 +309,43 @@ class _failing_cleanly:
             sys.exit(2)
 
 
-def _security(tls_cert: str | None, tls_key: str | None) -> ServerSecurity:
+def _security(
+    tls_cert: str | None,
+    tls_key: str | None,
+    host: str,
+    allow_anonymous_reads: bool,
+    *,
+    needs_admin: bool = False,
+) -> ServerSecurity:
+    """TLS from the options, tokens from the environment (never the command line)."""
     if (tls_cert is None) != (tls_key is None):
         raise click.UsageError("--tls-cert and --tls-key go together")
-    return ServerSecurity(
+    security = ServerSecurity(
         certificate=Path(tls_cert).read_bytes() if tls_cert else None,
         private_key=Path(tls_key).read_bytes() if tls_key else None,
         token=os.environ.get(TOKEN_ENV) or None,
+        admin_token=os.environ.get(ADMIN_TOKEN_ENV) or None,
     )
+    if needs_admin and security.admin is None:
+        raise click.UsageError(
+            f"set {ADMIN_TOKEN_ENV} (or {TOKEN_ENV}): the head pushes partitions into the "
+            "nodes with it, and the nodes take them from no one else"
+        )
+    if security.token is None and not allow_anonymous_reads and not _is_loopback(host):
+        raise click.UsageError(
+            f"--host {host}: without {TOKEN_ENV}, anyone who reaches this address reads the "
+            "data; set it, or pass --allow-anonymous-reads"
+        )
+    return security
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _stem(path: str) -> str:

@@ -14,10 +14,13 @@ CacheError
  +-- InvalidStateError          a state dict does not match the dataset it is loaded into
  +-- StreamFailedError          a stream could not be completed before the overall timeout
  +-- UnsafeForkError            this process was forked while Flight connections were open
+ +-- AccessDeniedError          an admin call without the admin token, or a load outside the roots
+ +-- UnsupportedCallError       a call or action this server does not serve
 ```
 
 A server raises a Flight error whose ``extra_info`` is a small JSON document
-(``{"code": ..., "retry_after": ...}``); the client turns it back into the typed error.
+(``{"code": ..., "retry_after": ...}``); the client turns it back into the typed error. Errors
+carry what was wrong, never a server traceback (see ``trainer_data_cache.server.base``).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import Final
 import pyarrow.flight as flight
 
 __all__ = [
+    "AccessDeniedError",
     "CacheError",
     "DatasetNotFoundError",
     "InvalidArgumentError",
@@ -41,6 +45,7 @@ __all__ = [
     "StreamFailedError",
     "UnknownColumnError",
     "UnsafeForkError",
+    "UnsupportedCallError",
 ]
 
 
@@ -131,6 +136,19 @@ class UnsafeForkError(CacheError, RuntimeError):
     code = "unsafe-fork"
 
 
+class AccessDeniedError(CacheError, PermissionError):
+    """An admin call (load, drop, put) without the admin token, or a load outside the head's
+    load roots; the message says which."""
+
+    code = "access-denied"
+
+
+class UnsupportedCallError(CacheError):
+    """A Flight call or action this server (head or node) does not serve."""
+
+    code = "unsupported-call"
+
+
 _BY_CODE: Final[dict[str, type[CacheError]]] = {
     error.code: error
     for error in (
@@ -144,6 +162,8 @@ _BY_CODE: Final[dict[str, type[CacheError]]] = {
         MemoryBudgetExceededError,
         NullValueError,
         InvalidStateError,
+        AccessDeniedError,
+        UnsupportedCallError,
     )
 }
 
@@ -151,6 +171,8 @@ _BY_CODE: Final[dict[str, type[CacheError]]] = {
 def to_flight_error(error: CacheError) -> flight.FlightError:
     """The Flight error a server raises for ``error``; the client maps it back."""
     info = json.dumps({"code": error.code}).encode()
+    if isinstance(error, AccessDeniedError):
+        return flight.FlightUnauthorizedError(str(error), extra_info=info)
     return flight.FlightServerError(str(error), extra_info=info)
 
 

@@ -10,6 +10,7 @@ Row positions are global positions in the dataset's (filtered) row order.
 from __future__ import annotations
 
 import json
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Final, TypeVar
@@ -17,10 +18,21 @@ from typing import Any, Final, TypeVar
 from trainer_data_cache.errors import InvalidArgumentError
 from trainer_data_cache.filters import Filter, check_filter_shape
 
-__all__ = ["VERSION", "PutRequest", "ReadRequest", "Ticket", "action_body"]
+__all__ = [
+    "MAX_INT",
+    "VERSION",
+    "PutRequest",
+    "ReadRequest",
+    "Ticket",
+    "action_body",
+    "check_int",
+    "check_name",
+]
 
 VERSION: Final = 1
 """The version of every document this module writes."""
+MAX_INT: Final = 2**63 - 1
+"""The largest count or position a document may carry (Arrow's row positions are int64)."""
 
 _T = TypeVar("_T", bound="_Document")
 
@@ -49,9 +61,14 @@ class _Document:
             raise InvalidArgumentError(f"{name}: {error}") from error
 
 
-def _check_int(name: str, value: object, minimum: int) -> None:
+def check_int(name: str, value: object, minimum: int) -> None:
+    """Raise InvalidArgumentError unless ``value`` is an integer from ``minimum`` to MAX_INT."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise InvalidArgumentError(f"{name}: expected an integer >= {minimum}, got {value!r}")
+    if value > MAX_INT:
+        raise InvalidArgumentError(
+            f"{name}: expected an integer <= {MAX_INT} (int64), got a {value.bit_length()}-bit one"
+        )
 
 
 def _check_columns(name: str, columns: object) -> None:
@@ -65,9 +82,12 @@ def _check_columns(name: str, columns: object) -> None:
         raise InvalidArgumentError(f"{name}: expected a list of column names, got {columns!r}")
 
 
-def _check_name(name: str, value: object) -> None:
+def check_name(name: str, value: object) -> None:
+    """Raise InvalidArgumentError unless ``value`` is a non-empty dataset name."""
     if not isinstance(value, str) or not value:
-        raise InvalidArgumentError(f"{name}: expected a non-empty dataset name, got {value!r}")
+        raise InvalidArgumentError(
+            f"{name}: expected a non-empty dataset name, got {reprlib.repr(value)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -82,15 +102,15 @@ class ReadRequest(_Document):
     batch_rows: int = 65536
 
     def __post_init__(self) -> None:
-        _check_name("dataset", self.dataset)
-        _check_int("num_shards", self.num_shards, 1)
-        _check_int("shard", self.shard, 0)
+        check_name("dataset", self.dataset)
+        check_int("num_shards", self.num_shards, 1)
+        check_int("shard", self.shard, 0)
         if self.shard >= self.num_shards:
             raise InvalidArgumentError(
                 f"shard: expected 0 <= shard < num_shards={self.num_shards}, got {self.shard}"
             )
         _check_columns("columns", self.columns)
-        _check_int("batch_rows", self.batch_rows, 1)
+        check_int("batch_rows", self.batch_rows, 1)
         check_filter_shape(self.filter)
 
 
@@ -114,12 +134,12 @@ class Ticket(_Document):
     filter: Filter = None
 
     def __post_init__(self) -> None:
-        _check_name("dataset", self.dataset)
+        check_name("dataset", self.dataset)
         for name in ("generation", "partition", "base", "phase"):
-            _check_int(name, getattr(self, name), 0)
-        _check_int("start", self.start, self.base)
-        _check_int("stop", self.stop, self.start)
-        _check_int("batch_rows", self.batch_rows, 1)
+            check_int(name, getattr(self, name), 0)
+        check_int("start", self.start, self.base)
+        check_int("stop", self.stop, self.start)
+        check_int("batch_rows", self.batch_rows, 1)
         _check_columns("columns", self.columns)
         check_filter_shape(self.filter)
 
@@ -140,11 +160,11 @@ class PutRequest(_Document):
     rows: int | None = None
 
     def __post_init__(self) -> None:
-        _check_name("dataset", self.dataset)
+        check_name("dataset", self.dataset)
         for name in ("generation", "partition", "nbytes"):
-            _check_int(name, getattr(self, name), 0)
+            check_int(name, getattr(self, name), 0)
         if self.rows is not None:
-            _check_int("rows", self.rows, 0)
+            check_int("rows", self.rows, 0)
 
 
 def action_body(body: bytes, required: Sequence[str] = ()) -> Mapping[str, Any]:

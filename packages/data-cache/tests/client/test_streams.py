@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
+from data_cache_testing import ADMIN, AS_ADMIN
 from trainer_data_cache import (
     DatasetNotFoundError,
     HeadServer,
@@ -68,7 +69,11 @@ def load(node: NodeServer, rows: int = ROWS) -> Ticket:
     table = pa.table({"x": np.arange(rows)})
     client = flight.FlightClient(node.location)
     request = PutRequest("d", 1, 0, table.nbytes)
-    writer, _ = client.do_put(flight.FlightDescriptor.for_command(request.to_bytes()), table.schema)
+    writer, _ = client.do_put(
+        flight.FlightDescriptor.for_command(request.to_bytes()),
+        table.schema,
+        AS_ADMIN.call_options(),
+    )
     with writer:
         writer.write_table(table)
     return Ticket("d", 1, 0, 0, 0, ROWS, 0, 64)
@@ -87,7 +92,7 @@ def rows(batches: Iterator[pa.RecordBatch]) -> list[int]:
 
 def test_a_broken_stream_resumes_from_the_last_delivered_row() -> None:
     fake = FakeTime()
-    with BreakingNode(breaks=3) as node:
+    with BreakingNode(breaks=3, security=ADMIN) as node:
         reader = StreamReader(
             ConnectOptions(),
             RetryPolicy(attempts_per_location=5),
@@ -101,7 +106,7 @@ def test_a_broken_stream_resumes_from_the_last_delivered_row() -> None:
 
 def test_a_dead_location_fails_over_to_the_replica() -> None:
     fake = FakeTime()
-    with NodeServer() as node:
+    with NodeServer(security=ADMIN) as node:
         ticket = load(node)
         reader = StreamReader(
             ConnectOptions(),
@@ -114,7 +119,7 @@ def test_a_dead_location_fails_over_to_the_replica() -> None:
 
 
 def test_a_location_without_the_partition_is_skipped_for_one_that_has_it() -> None:
-    with NodeServer() as empty, NodeServer() as node:
+    with NodeServer(security=ADMIN) as empty, NodeServer(security=ADMIN) as node:
         ticket = load(node)
         reader = StreamReader(ConnectOptions(), RetryPolicy())
         assert rows(reader.read(ticket, [empty.location, node.location])) == list(range(ROWS))
@@ -123,7 +128,7 @@ def test_a_location_without_the_partition_is_skipped_for_one_that_has_it() -> No
 
 
 def test_a_full_node_is_retried_after_its_hint() -> None:
-    with NodeServer(max_streams=1) as node:
+    with NodeServer(max_streams=1, security=ADMIN) as node:
         load(node, rows=4_000_000)  # more than gRPC buffers hold, so the stream stays open
         client = flight.FlightClient(node.location)
         held = client.do_get(flight.Ticket(Ticket("d", 1, 0, 0, 0, 4_000_000, 0, 8192).to_bytes()))
@@ -143,7 +148,10 @@ def test_a_full_node_is_retried_after_its_hint() -> None:
 
 
 def test_asking_a_head_that_is_still_loading_waits_for_it() -> None:
-    with NodeServer() as node, HeadServer([node.location], expect=["d"]) as head:
+    with (
+        NodeServer(security=ADMIN) as node,
+        HeadServer([node.location], expect=["d"], connect=AS_ADMIN) as head,
+    ):
         fake = FakeTime(lambda: head.load_table("d", pa.table({"x": np.arange(ROWS)})))
         reader = StreamReader(ConnectOptions(), RetryPolicy(), clock=fake.clock, sleep=fake.sleep)
         descriptor = flight.FlightDescriptor.for_path("d")

@@ -9,7 +9,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.flight as flight
 import pytest
-from trainer_data_cache import MemoryBudgetExceededError, NodeServer, StaleTicketError
+from data_cache_testing import ADMIN, AS_ADMIN
+from trainer_data_cache import (
+    AccessDeniedError,
+    MemoryBudgetExceededError,
+    NodeServer,
+    ServerSecurity,
+    StaleTicketError,
+    UnsupportedCallError,
+)
 from trainer_data_cache.errors import from_flight_error, retry_after
 from trainer_data_cache.tickets import PutRequest, Ticket
 
@@ -17,7 +25,11 @@ from trainer_data_cache.tickets import PutRequest, Ticket
 def put(node: NodeServer, table: pa.Table, generation: int = 1, partition: int = 0) -> None:
     client = flight.FlightClient(node.location)
     request = PutRequest("d", generation, partition, table.nbytes)
-    writer, _ = client.do_put(flight.FlightDescriptor.for_command(request.to_bytes()), table.schema)
+    writer, _ = client.do_put(
+        flight.FlightDescriptor.for_command(request.to_bytes()),
+        table.schema,
+        AS_ADMIN.call_options(),
+    )
     with writer:
         writer.write_table(table)
 
@@ -39,7 +51,7 @@ def ticket(stop: int, *, start: int = 0, batch_rows: int = 4, **fields: object) 
 
 @pytest.fixture
 def node() -> NodeServer:
-    with NodeServer(memory_limit=1 << 30, max_streams=2) as server:
+    with NodeServer(memory_limit=1 << 30, max_streams=2, security=ADMIN) as server:
         yield server
 
 
@@ -77,7 +89,7 @@ def test_do_get_filters_and_projects_with_positions_in_the_filtered_rows(node: N
 
 
 def test_a_put_over_the_memory_budget_fails_with_the_numbers() -> None:
-    with NodeServer(memory_limit=1000) as node:
+    with NodeServer(memory_limit=1000, security=ADMIN) as node:
         with pytest.raises(flight.FlightServerError) as caught:
             put(node, pa.table({"x": np.arange(1000)}))
         error = from_flight_error(caught.value)
@@ -88,11 +100,13 @@ def test_a_put_over_the_memory_budget_fails_with_the_numbers() -> None:
 
 def test_a_put_that_understates_its_size_is_charged_what_it_holds() -> None:
     table = pa.table({"x": np.arange(100)})
-    with NodeServer(memory_limit=500) as node:
+    with NodeServer(memory_limit=500, security=ADMIN) as node:
         client = flight.FlightClient(node.location)
         request = PutRequest("d", 1, 0, 10)
         writer, _ = client.do_put(
-            flight.FlightDescriptor.for_command(request.to_bytes()), table.schema
+            flight.FlightDescriptor.for_command(request.to_bytes()),
+            table.schema,
+            AS_ADMIN.call_options(),
         )
         with pytest.raises(flight.FlightServerError, match="needs 790 bytes"), writer:
             writer.write_table(table)
@@ -156,12 +170,46 @@ def test_a_slow_reader_keeps_what_the_node_produces_bounded(node: NodeServer) ->
         ),
     ],
 )
-def test_calls_a_node_does_not_serve_answer_unimplemented(
+def test_calls_a_node_does_not_serve_answer_unsupported_without_a_traceback(
     node: NodeServer, call: Callable[[flight.FlightClient], object]
 ) -> None:
-    with pytest.raises(pa.ArrowNotImplementedError):
+    with pytest.raises(flight.FlightServerError) as caught:
         call(flight.FlightClient(node.location))
+    assert isinstance(from_flight_error(caught.value), UnsupportedCallError)
+    assert "node does not serve" in str(caught.value) or "a node serves" in str(caught.value)
+    assert "Traceback" not in str(caught.value)
     assert node.status()["role"] == "node"
+
+
+@pytest.mark.parametrize(
+    ("security", "message"),
+    [
+        pytest.param(ServerSecurity(), "admin calls are off", id="no-admin-token"),
+        pytest.param(ADMIN, "present the cache's admin token", id="admin-token"),
+    ],
+)
+def test_puts_and_drops_without_the_admin_token_are_refused_and_reads_are_not(
+    security: ServerSecurity, message: str
+) -> None:
+    table = pa.table({"x": np.arange(10)})
+    with NodeServer(security=security) as node:
+        client = flight.FlightClient(node.location)
+        request = PutRequest("d", 1, 0, table.nbytes)
+        writer, _ = client.do_put(
+            flight.FlightDescriptor.for_command(request.to_bytes()), table.schema
+        )
+        with pytest.raises(flight.FlightUnauthorizedError, match=f"do_put: .*{message}"), writer:
+            writer.write_table(table)
+        assert node.status()["partitions"] == []
+        with pytest.raises(flight.FlightUnauthorizedError) as caught:
+            list(client.do_action(flight.Action("drop", json.dumps({"dataset": "d"}).encode())))
+        assert isinstance(from_flight_error(caught.value), AccessDeniedError)
+        assert (
+            json.loads(
+                next(iter(client.do_action(flight.Action("status", b"")))).body.to_pybytes()
+            )["role"]
+            == "node"
+        )
 
 
 def test_status_reports_memory_streams_metrics_and_partitions(node: NodeServer) -> None:
@@ -191,7 +239,11 @@ def test_a_put_that_ends_short_of_its_rows_is_refused_and_holds_nothing(node: No
     table = pa.table({"x": np.arange(3)})
     request = PutRequest("d", 1, 0, table.nbytes, rows=5)
     client = flight.FlightClient(node.location)
-    writer, _ = client.do_put(flight.FlightDescriptor.for_command(request.to_bytes()), table.schema)
+    writer, _ = client.do_put(
+        flight.FlightDescriptor.for_command(request.to_bytes()),
+        table.schema,
+        AS_ADMIN.call_options(),
+    )
     with pytest.raises(flight.FlightServerError, match="ended after 3 of 5 rows"), writer:
         writer.write_table(table)
     assert (node.status()["partitions"], node.status()["memory"]["used"]) == ([], 0)

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import torch
+from data_cache_testing import ADMIN, AS_ADMIN
 from trainer_data_cache import CacheDataset, HeadServer, InvalidArgumentError, NodeServer
 from trainer_data_cache.server.repair import NodeHealth, Placed, Repair, holdings, plan_repairs
 
@@ -97,11 +98,12 @@ class Cluster:
     def __init__(
         self, num_nodes: int, replicas: int, repair_interval: float | None = INTERVAL
     ) -> None:
-        self.nodes = [NodeServer() for _ in range(num_nodes)]
+        self.nodes = [NodeServer(security=ADMIN) for _ in range(num_nodes)]
         self.head = HeadServer(
             [node.location for node in self.nodes],
             replicas=replicas,
             repair_interval=repair_interval,
+            connect=AS_ADMIN,
         )
         self.head.load_table("d", pa.table({"id": np.arange(ROWS)}))
 
@@ -114,7 +116,7 @@ class Cluster:
         self.stop(index)
         self.nodes[index] = None  # type: ignore[call-overload]
         gc.collect()  # let go of the old server before binding its port again
-        self.nodes[index] = NodeServer(port=port, memory_limit=memory_limit)
+        self.nodes[index] = NodeServer(port=port, memory_limit=memory_limit, security=ADMIN)
 
     def close(self) -> None:
         self.head.shutdown()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -51,6 +52,7 @@ def pod_spec(workload: dict) -> dict:
 def test_objects_are_owned_by_the_job_and_come_before_the_jobset() -> None:
     objects = objects_of(cache_job())
     assert [(o["kind"], o["metadata"]["name"]) for o in objects] == [
+        ("Secret", "alpha-cache-token"),
         ("Service", "alpha-cache-nodes"),
         ("StatefulSet", "alpha-cache-node"),
         ("Service", "alpha-cache"),
@@ -73,14 +75,46 @@ def test_the_head_loads_the_source_as_the_table_onto_cluster_size_minus_one_node
     assert head["args"].count("--node") == 3
 
 
-def test_the_trainer_gets_the_endpoint_and_dataset_after_every_other_env() -> None:
+TOKEN_REF = {"secretKeyRef": {"name": "alpha-cache-token", "key": "token"}}
+ADMIN_REF = {"secretKeyRef": {"name": "alpha-cache-token", "key": "admin-token"}}
+
+
+def test_the_trainer_gets_the_endpoint_dataset_and_read_token_after_every_other_env() -> None:
     jobset = by_kind(objects_of(cache_job()), "JobSet")[0]
     env = env_of(container_of(jobset, "node"))
-    assert list(env.items())[-2:] == [
+    assert list(env.items())[-3:] == [
         ("DATA_CACHE_ENDPOINT", "grpc://alpha-cache.default.svc:50051"),
         ("DATA_CACHE_DATASET", "orders"),
+        ("DATA_CACHE_TOKEN", TOKEN_REF),
     ]
+    assert "DATA_CACHE_ADMIN_TOKEN" not in env
     assert env["PET_NNODES"] == "2"
+
+
+def test_the_token_secret_is_random_immutable_and_made_only_while_absent() -> None:
+    tokens = iter(["read-1", "admin-1", "read-2", "admin-2"])
+    settings = replace(FIXED_SETTINGS, cache_token=lambda: next(tokens))
+    runtime = runtime_doc("torch-distributed-with-cache")
+    plan = build(cache_job(), runtime, Observed(), NOW, settings=settings)
+    (secret,) = [o for o in plan.apply if o["kind"] == "Secret"]
+    assert secret["stringData"] == {"token": "read-1", "admin-token": "admin-1"}
+    assert secret["immutable"] is True
+    assert secret["metadata"]["ownerReferences"][0]["uid"] == "uid-alpha"
+    again = build(cache_job(), runtime, Observed(objects=(secret,)), NOW, settings=settings)
+    assert [o for o in again.apply if o["kind"] == "Secret"] == []
+    assert next(tokens) == "read-2"  # not called for a Secret that exists
+
+
+def test_head_and_nodes_hold_both_tokens_and_the_probe_the_read_token() -> None:
+    objects = objects_of(cache_job())
+    for workload in by_kind(objects, "StatefulSet"):
+        env = env_of(pod_spec(workload)["containers"][0])
+        assert (env["DATA_CACHE_TOKEN"], env["DATA_CACHE_ADMIN_TOKEN"]) == (TOKEN_REF, ADMIN_REF)
+    initializer = container_of(
+        by_kind(objects, "JobSet")[0], "dataset-initializer", "dataset-initializer"
+    )
+    assert env_of(initializer)["DATA_CACHE_TOKEN"] == TOKEN_REF
+    assert "DATA_CACHE_ADMIN_TOKEN" not in env_of(initializer)
 
 
 def test_the_initializer_step_waits_for_the_cache_with_the_cache_image_and_no_rights() -> None:
@@ -206,9 +240,13 @@ def test_bad_cache_settings_are_field_errors(job: dict, message: str) -> None:
 
 def test_trainer_env_the_cache_sets_is_reserved() -> None:
     job = cache_job()
-    job["spec"]["trainer"]["env"] = [{"name": "DATA_CACHE_DATASET", "value": "other"}]
+    job["spec"]["trainer"]["env"] = [
+        {"name": "DATA_CACHE_DATASET", "value": "other"},
+        {"name": "DATA_CACHE_TOKEN", "value": "guessed"},
+    ]
     assert field_errors(job, runtime_doc("torch-distributed-with-cache")) == [
-        "spec.trainer.env[0].name: DATA_CACHE_DATASET is reserved for the data-cache runtime"
+        "spec.trainer.env[0].name: DATA_CACHE_DATASET is reserved for the data-cache runtime",
+        "spec.trainer.env[1].name: DATA_CACHE_TOKEN is reserved for the data-cache runtime",
     ]
 
 
@@ -244,6 +282,7 @@ def test_upstreams_cache_runtime_runs_the_job_unchanged() -> None:
     runtime = yaml.safe_load((path / "torch_distributed_with_cache.yaml").read_text())
     objects = objects_of(cache_job(IAM_ROLE="arn:aws:iam::1:role/cache"), runtime)
     assert [o["kind"] for o in objects] == [
+        "Secret",
         "ServiceAccount",
         "Service",
         "StatefulSet",

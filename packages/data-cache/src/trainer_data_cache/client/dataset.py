@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 import torch
 import torch.distributed as dist
-from data_cache_manifests import DATASET_ENV, ENDPOINT_ENV
+from data_cache_manifests import DATASET_ENV, ENDPOINT_ENV, TOKEN_ENV
 from torch.utils.data import IterableDataset, get_worker_info
 
 from trainer_data_cache.batching import cut_batches
@@ -106,7 +106,8 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
     @classmethod
     def from_env(cls, **options: Any) -> CacheDataset:
         """The job's cache as its controller announced it: endpoint from ``DATA_CACHE_ENDPOINT``,
-        dataset from ``DATA_CACHE_DATASET`` (``options`` as for the constructor)."""
+        dataset from ``DATA_CACHE_DATASET``, token from ``DATA_CACHE_TOKEN`` when set
+        (``options`` as for the constructor; a ``token`` there wins)."""
         values = {name: os.environ.get(name) for name in (ENDPOINT_ENV, DATASET_ENV)}
         missing = [name for name, value in values.items() if not value]
         if missing:
@@ -114,6 +115,7 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
                 f"{', '.join(missing)}: not set; does this job use the "
                 "torch-distributed-with-cache runtime?"
             )
+        options.setdefault("token", os.environ.get(TOKEN_ENV) or None)
         return cls(values[ENDPOINT_ENV], values[DATASET_ENV], **options)  # type: ignore[arg-type]
 
     # Epochs and state ---------------------------------------------------------------------

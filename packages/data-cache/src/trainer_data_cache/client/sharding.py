@@ -16,7 +16,7 @@ from typing import Literal, TypeAlias
 import numpy as np
 
 from trainer_data_cache.errors import InvalidArgumentError
-from trainer_data_cache.partitions import RowRange, split_rows
+from trainer_data_cache.partitions import RowRange, shard_range
 
 __all__ = ["Consumer", "Even", "merge_ranges", "plan_batches"]
 
@@ -73,9 +73,9 @@ def plan_batches(
     elif even == "pad" and blocks:
         missing = -len(blocks) % world
         blocks = blocks + [blocks[index % len(blocks)] for index in range(missing)]
-    mine = split_rows(len(blocks), world)[consumer.rank]
+    mine = shard_range(len(blocks), world, consumer.rank)
     rank_blocks = blocks[mine.start : mine.stop]
-    share = split_rows(len(rank_blocks), consumer.num_workers)[consumer.worker]
+    share = shard_range(len(rank_blocks), consumer.num_workers, consumer.worker)
     return rank_blocks[share.start : share.stop]
 
 

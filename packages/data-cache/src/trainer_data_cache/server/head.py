@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import reprlib
 import threading
 import time
 from collections.abc import Sequence
@@ -20,11 +21,12 @@ from trainer_data_cache.errors import (
     DatasetNotFoundError,
     InvalidArgumentError,
     MemoryBudgetExceededError,
+    UnsupportedCallError,
     from_flight_error,
     unavailable,
 )
-from trainer_data_cache.filters import Filter
-from trainer_data_cache.partitions import RowRange, overlapping, split_rows
+from trainer_data_cache.filters import Filter, check_filter_shape
+from trainer_data_cache.partitions import RowRange, overlapping, shard_range, split_rows
 from trainer_data_cache.server.base import (
     CacheServer,
     ServerSecurity,
@@ -32,7 +34,8 @@ from trainer_data_cache.server.base import (
     translate_errors,
 )
 from trainer_data_cache.server.repair import NodeHealth, Placed, Repair, holdings, plan_repairs
-from trainer_data_cache.tickets import PutRequest, ReadRequest, Ticket, action_body
+from trainer_data_cache.server.roots import LoadRoots
+from trainer_data_cache.tickets import PutRequest, ReadRequest, Ticket, action_body, check_name
 
 __all__ = ["DEFAULT_REPAIR_INTERVAL", "HeadServer", "plan_endpoints"]
 
@@ -61,11 +64,12 @@ def plan_endpoints(
     """The rows of shard ``request.shard`` and, per partition it touches, the ticket for them.
 
     ``counts`` are the (filtered) rows of each partition in order; positions are global in the
-    filtered order. Batches are cut from the shard's first row on.
+    filtered order. Batches are cut from the shard's first row on. The cost grows with the
+    partitions, not with ``request.num_shards``.
     """
     bases = [0, *itertools.accumulate(counts)]
     total = bases[-1]
-    wanted = split_rows(total, request.num_shards)[request.shard]
+    wanted = shard_range(total, request.num_shards, request.shard)
     partitions = [RowRange(bases[index], bases[index + 1]) for index in range(len(counts))]
     tickets = [
         (
@@ -96,7 +100,13 @@ class HeadServer(CacheServer):
     Every ``repair_interval`` seconds (None: never) a background round (``reconcile``) asks each
     node what it holds and copies each partition a node should hold but lacks (it restarted
     empty) from a replica that holds it; a node that does not answer is asked again with
-    back-off. ``status()["repair"]`` reports it."""
+    back-off. ``status()["repair"]`` reports it.
+
+    Over Flight, ``load``, ``drop`` and ``do_put`` are admin calls (``ServerSecurity``), and a
+    ``load`` must stay within ``load_roots`` (none: remote loads are off); in Python, ``load``
+    reads any source its caller names."""
+
+    role = "head"
 
     def __init__(
         self,
@@ -111,7 +121,9 @@ class HeadServer(CacheServer):
         advertise_host: str | None = None,
         expect: Sequence[str] = (),
         repair_interval: float | None = DEFAULT_REPAIR_INTERVAL,
+        load_roots: Sequence[str] = (),
     ) -> None:
+        self.load_roots = LoadRoots(tuple(load_roots))
         if not nodes:
             raise InvalidArgumentError("nodes: expected at least one node location")
         if not 1 <= replicas <= len(nodes):
@@ -165,11 +177,17 @@ class HeadServer(CacheServer):
         columns: Sequence[str] | None = None,
         filter: Filter = None,
         format: str | None = None,
+        roots: LoadRoots | None = None,
     ) -> dict[str, object]:
-        """Read a source (projected and filtered by DataFusion) and place it on the nodes."""
+        """Read a source (projected and filtered by DataFusion) and place it on the nodes;
+        with ``roots``, only a source within them (AccessDeniedError otherwise)."""
+        if roots is not None:
+            roots.check_paths([paths] if isinstance(paths, str) else paths)
         self._begin(name)
         try:
             source = sources.resolve_source(paths, format)
+            if roots is not None:
+                roots.check_source(source)
             return self._place(name, sources.read_table(source, columns, filter))
         finally:
             self._end(name)
@@ -184,6 +202,7 @@ class HeadServer(CacheServer):
 
     def drop(self, name: str) -> None:
         """Forget dataset ``name`` here and on every node."""
+        check_name("name", name)
         with self._placing:
             with self._lock:
                 if self._datasets.pop(name, None) is None:
@@ -205,8 +224,7 @@ class HeadServer(CacheServer):
                     time.sleep(0.1)  # polling a remote process with a deadline, not syncing
 
     def _begin(self, name: str) -> None:
-        if not isinstance(name, str) or not name:
-            raise InvalidArgumentError(f"name: expected a non-empty dataset name, got {name!r}")
+        check_name("name", name)
         with self._lock:
             if name in self._loading:
                 raise InvalidArgumentError(f"name: dataset {name!r} is already being loaded")
@@ -427,6 +445,7 @@ class HeadServer(CacheServer):
         schema = query.check_columns(self._dataset(request.dataset).schema, request.columns)
         return flight.SchemaResult(schema)
 
+    @translate_errors
     def list_flights(
         self, context: flight.ServerCallContext, criteria: bytes
     ) -> list[flight.FlightInfo]:
@@ -450,6 +469,7 @@ class HeadServer(CacheServer):
         reader: flight.MetadataRecordBatchReader,
         writer: flight.FlightMetadataWriter,
     ) -> None:
+        self.require_admin(context, "do_put")
         if descriptor.descriptor_type == flight.DescriptorType.PATH and len(descriptor.path) == 1:
             name = descriptor.path[0].decode()
         else:
@@ -464,20 +484,14 @@ class HeadServer(CacheServer):
         if action.type == "status":
             return json_result(self.status())
         if action.type == "load":
-            request = action_body(body, ("dataset", "paths"))
-            return json_result(
-                self.load(
-                    request["dataset"],
-                    request["paths"],
-                    columns=request.get("columns"),
-                    filter=request.get("filter"),
-                    format=request.get("format"),
-                )
-            )
+            self.require_admin(context, "action 'load'")
+            request = _load_request(body)
+            return json_result(self.load(**request, roots=self.load_roots))
         if action.type == "drop":
+            self.require_admin(context, "action 'drop'")
             self.drop(action_body(body, ("dataset",))["dataset"])
             return json_result({"dropped": True})
-        raise NotImplementedError(f"action {action.type!r}: the head serves status, load and drop")
+        raise UnsupportedCallError(f"action {action.type!r}: the head serves status, load and drop")
 
     def list_actions(self, context: flight.ServerCallContext) -> list[tuple[str, str]]:
         return [
@@ -589,6 +603,40 @@ def _node_error(location: str, error: flight.FlightError) -> CacheError:
     if typed is not None:
         return typed
     return _NodeUnreachableError(f"node {location}: {error}")
+
+
+def _load_request(body: bytes) -> dict[str, Any]:
+    """The ``load`` action's arguments, each checked for its kind."""
+    request = action_body(body, ("dataset", "paths"))
+    unknown = sorted(set(request) - {"dataset", "paths", "columns", "filter", "format"})
+    if unknown:
+        raise InvalidArgumentError(f"action body: unknown key(s) {unknown}")
+    given = request["paths"]
+    paths = [given] if isinstance(given, str) else given
+    if not isinstance(paths, list) or not paths or not all(isinstance(p, str) and p for p in paths):
+        raise InvalidArgumentError(
+            f"paths: expected a path or URI, or a list of them, got {reprlib.repr(given)}"
+        )
+    columns = request.get("columns")
+    if columns is not None and (
+        not isinstance(columns, list) or not all(isinstance(c, str) for c in columns)
+    ):
+        raise InvalidArgumentError(
+            f"columns: expected a list of names, got {reprlib.repr(columns)}"
+        )
+    source_format = request.get("format")
+    if source_format is not None and not isinstance(source_format, str):
+        raise InvalidArgumentError(
+            f"format: expected a format name, got {reprlib.repr(source_format)}"
+        )
+    check_filter_shape(request.get("filter"))
+    return {
+        "name": request["dataset"],
+        "paths": paths,
+        "columns": columns,
+        "filter": request.get("filter"),
+        "format": source_format,
+    }
 
 
 def _read_request(descriptor: flight.FlightDescriptor) -> ReadRequest:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
+from dataclasses import replace
 
 from trainer_data_cache.connection import ConnectOptions
 from trainer_data_cache.errors import InvalidArgumentError
@@ -15,7 +17,12 @@ __all__ = ["LocalCache"]
 
 class LocalCache:
     """Starts ``num_nodes`` nodes on free ports and a head on ``host:port``; ``endpoint`` is the
-    head's location. Use as a context manager, or call ``close``."""
+    head's location. Use as a context manager, or call ``close``.
+
+    ``security`` applies to the head and the nodes. Without an admin token in it, the nodes
+    get a random one that only this head knows (so the head can push partitions and no one
+    else can), and the head's own admin calls are off: load and drop through ``load`` and
+    ``head``. ``load_roots`` let admin clients load sources within them over Flight."""
 
     def __init__(
         self,
@@ -30,10 +37,14 @@ class LocalCache:
         tls_root_certs: bytes | None = None,
         advertise_host: str | None = None,
         repair_interval: float | None = DEFAULT_REPAIR_INTERVAL,
+        load_roots: Sequence[str] = (),
     ) -> None:
         security = security or ServerSecurity()
         if num_nodes < 1:
             raise InvalidArgumentError(f"num_nodes: expected at least 1, got {num_nodes}")
+        node_security = security
+        if security.admin is None:
+            node_security = replace(security, admin_token=secrets.token_urlsafe(32))
         self.nodes: list[NodeServer] = []
         try:
             for _ in range(num_nodes):
@@ -43,7 +54,7 @@ class LocalCache:
                         0,
                         memory_limit=memory_limit,
                         max_streams=max_streams,
-                        security=security,
+                        security=node_security,
                         advertise_host=advertise_host,
                     )
                 )
@@ -54,8 +65,9 @@ class LocalCache:
                 replicas=replicas,
                 security=security,
                 advertise_host=advertise_host,
-                connect=ConnectOptions(token=security.token, tls_root_certs=tls_root_certs),
+                connect=ConnectOptions(token=node_security.admin, tls_root_certs=tls_root_certs),
                 repair_interval=repair_interval,
+                load_roots=load_roots,
             )
         except BaseException:
             self._close_nodes()

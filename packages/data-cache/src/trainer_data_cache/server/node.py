@@ -16,17 +16,19 @@ from trainer_data_cache.errors import (
     DatasetNotFoundError,
     InvalidArgumentError,
     StaleTicketError,
+    UnsupportedCallError,
     unavailable,
 )
 from trainer_data_cache.server.base import (
     CacheServer,
     ServerSecurity,
+    answering,
     json_result,
     translate_errors,
 )
 from trainer_data_cache.server.budget import MemoryBudget, StreamCap
 from trainer_data_cache.server.metrics import Metrics
-from trainer_data_cache.tickets import PutRequest, Ticket, action_body
+from trainer_data_cache.tickets import PutRequest, Ticket, action_body, check_int, check_name
 
 __all__ = ["NodeServer"]
 
@@ -43,7 +45,10 @@ class _Held:
 
 class NodeServer(CacheServer):
     """Serves ``do_get`` for its partitions, takes partitions by ``do_put`` from the head, and
-    answers the ``status``, ``count`` and ``drop`` actions. Other calls are Unimplemented."""
+    answers the ``status``, ``count`` and ``drop`` actions; ``do_put`` and ``drop`` are admin
+    calls (``ServerSecurity``). Other calls answer ``UnsupportedCallError``."""
+
+    role = "node"
 
     def __init__(
         self,
@@ -72,7 +77,8 @@ class NodeServer(CacheServer):
         reader: flight.MetadataRecordBatchReader,
         writer: flight.FlightMetadataWriter,
     ) -> None:
-        request = PutRequest.from_bytes(descriptor.command)
+        self.require_admin(context, "do_put")
+        request = PutRequest.from_bytes(descriptor.command or b"")
         what = f"dataset {request.dataset!r} partition {request.partition}"
         self.budget.reserve(request.nbytes, what)
         nbytes = request.nbytes
@@ -121,11 +127,12 @@ class NodeServer(CacheServer):
 
     def _stream(self, held: _Held, ticket: Ticket) -> Iterator[pa.RecordBatch]:
         try:
-            for batch in cut_batches(
-                self._rows(held, ticket), ticket.start, ticket.phase, ticket.batch_rows
-            ):
-                self.metrics.served(batch.num_rows, batch.nbytes)
-                yield batch
+            with answering("do_get"):
+                for batch in cut_batches(
+                    self._rows(held, ticket), ticket.start, ticket.phase, ticket.batch_rows
+                ):
+                    self.metrics.served(batch.num_rows, batch.nbytes)
+                    yield batch
         finally:
             self.streams.close()
 
@@ -154,12 +161,19 @@ class NodeServer(CacheServer):
             return json_result(self.status())
         if action.type == "count":
             request = action_body(body, ("dataset", "partition", "generation"))
+            check_name("dataset", request["dataset"])
+            check_int("partition", request["partition"], 0)
+            check_int("generation", request["generation"], 0)
             held = self._partition(request["dataset"], request["partition"], request["generation"])
             return json_result({"rows": query.count_rows(held.table, request.get("filter"))})
         if action.type == "drop":
+            self.require_admin(context, "action 'drop'")
             request = action_body(body, ("dataset",))
+            check_name("dataset", request["dataset"])
+            if request.get("below") is not None:
+                check_int("below", request["below"], 0)
             return json_result({"dropped": self.drop(request["dataset"], request.get("below"))})
-        raise NotImplementedError(f"action {action.type!r}: a node serves status, count and drop")
+        raise UnsupportedCallError(f"action {action.type!r}: a node serves status, count and drop")
 
     def list_actions(self, context: flight.ServerCallContext) -> list[tuple[str, str]]:
         return [

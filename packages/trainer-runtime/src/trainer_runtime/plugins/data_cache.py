@@ -14,6 +14,14 @@ namespace's default ServiceAccount rather than upstream's privileged one), and t
 container gets the endpoint and dataset name as env (``data_cache_manifests.trainer_env``).
 ``data_cache_manifests`` has no dependencies: building a cache never imports torch.
 
+The cache is not open to whoever reaches it: the build makes a Secret ``<job>-cache-token``
+with a random read token and admin token (``Settings.cache_token``; immutable, built only while
+absent from the observed objects, so never regenerated, like the MPI SSH key). The head and
+the nodes get both; the trainer and the initializer's probe get the read token as
+``DATA_CACHE_TOKEN``, which ``CacheDataset.from_env()`` reads. Admin calls (load, drop) need the
+admin token, which only the head holds, so a trainer cannot drop the dataset, and the head's
+remote loads are off, so no client can make it read with its ``IAM_ROLE``.
+
 Mapping: TABLE is the dataset name; ``METADATA_LOC`` is the source the head loads (an Iceberg
 table's metadata file, as upstream, or any path or URI ``data-cache serve`` reads);
 ``CLUSTER_SIZE`` counts the head and the nodes, as upstream's LeaderWorkerSet size does, so the
@@ -44,6 +52,7 @@ CACHE_IMAGE_ENV: Final = "CACHE_IMAGE"
 SOURCE_ENV: Final = "METADATA_LOC"
 CLUSTER_SIZE_ENV: Final = "CLUSTER_SIZE"
 IAM_ROLE_ENV: Final = "IAM_ROLE"
+TOKEN_ENV: Final = data_cache_manifests.TOKEN_ENV
 RESOURCE_ENV: Final = {
     "head": (("cpu", "HEAD_CPU"), ("memory", "HEAD_MEM")),
     "node": (("cpu", "WORKER_CPU"), ("memory", "WORKER_MEM")),
@@ -115,6 +124,33 @@ def _table(container: Mapping[str, Any]) -> str:
     return table
 
 
+def _trainer_env(info: RuntimeInfo, container: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The trainer's cache env (fresh dicts each call, so no two containers share one)."""
+    return data_cache_manifests.trainer_env(
+        info.job_name,
+        info.namespace or "default",
+        _table(container),
+        token_secret=data_cache_manifests.token_secret_name(info.job_name),
+    )
+
+
+def _token_secret(
+    info: RuntimeInfo, job: Mapping[str, Any], name: str, namespace: str
+) -> dict[str, Any]:
+    """The Secret with the cache's read and admin tokens, fresh from ``Settings.cache_token``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {**manifests.owned_metadata(job, name), "namespace": namespace},
+        "type": "Opaque",
+        "immutable": True,
+        "stringData": {
+            data_cache_manifests.TOKEN_KEY: info.settings.cache_token(),
+            data_cache_manifests.ADMIN_TOKEN_KEY: info.settings.cache_token(),
+        },
+    }
+
+
 def _resources(settings: Mapping[str, Any], role: str) -> dict[str, Any]:
     amounts = {resource: str(settings[name]) for resource, name in RESOURCE_ENV[role]}
     return {"requests": dict(amounts), "limits": dict(amounts)}
@@ -131,9 +167,12 @@ class DataCache:
         container = _initializer(info)
         if container is None:
             return []
-        errors = reserved_env_errors(
-            job, (data_cache_manifests.ENDPOINT_ENV, data_cache_manifests.DATASET_ENV), "data-cache"
+        reserved = (
+            data_cache_manifests.ENDPOINT_ENV,
+            data_cache_manifests.DATASET_ENV,
+            data_cache_manifests.TOKEN_ENV,
         )
+        errors = reserved_env_errors(job, reserved, "data-cache")
         uri = str(podspecs.env_value(container, constants.INITIALIZER_ENV_STORAGE_URI))
         if _dataset_name(uri) is None:
             errors.append(
@@ -183,7 +222,8 @@ class DataCache:
         return errors
 
     def enforce_pod_spec(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
-        """The initializer waits for the cache; the trainer gets the endpoint and dataset env."""
+        """The initializer waits for the cache; the trainer gets the endpoint and dataset env;
+        both get the cache's read token."""
         container = _initializer(info)
         if container is None:
             return
@@ -202,23 +242,28 @@ class DataCache:
         initializer = info.pod_set_by_ancestor(constants.DATASET_INITIALIZER)
         if initializer is not None:
             initializer.pod_spec.pop("serviceAccountName", None)
+        podspecs.upsert_env(
+            container,
+            [var for var in _trainer_env(info, container) if var["name"] == TOKEN_ENV],
+        )
         trainer = info.trainer_container()
         if trainer is not None:
-            podspecs.upsert_env(
-                trainer,
-                data_cache_manifests.trainer_env(info.job_name, namespace, _table(container)),
-            )
+            podspecs.upsert_env(trainer, _trainer_env(info, container))
 
     def build(
         self, info: RuntimeInfo, job: Mapping[str, Any], observed: Observed
     ) -> list[dict[str, Any]]:
-        """The cache's ServiceAccount (with an ``IAM_ROLE``), Services and StatefulSets."""
+        """The cache's token Secret (only while it does not exist), ServiceAccount (with an
+        ``IAM_ROLE``), Services and StatefulSets."""
         container = _initializer(info)
         if container is None:
             return []
         settings = _settings(container)
         namespace = info.namespace or "default"
         objects: list[dict[str, Any]] = []
+        secret_name = data_cache_manifests.token_secret_name(info.job_name)
+        if observed.find("Secret", secret_name) is None:
+            objects.append(_token_secret(info, job, secret_name, namespace))
         service_account = None
         if settings[IAM_ROLE_ENV] is not None:
             service_account = cache_service_account_name(info.job_name)
@@ -239,6 +284,7 @@ class DataCache:
                 resources=_resources(settings, "node"),
                 head_resources=_resources(settings, "head"),
                 service_account=service_account,
+                token_secret=secret_name,
             )
         except data_cache_manifests.ManifestArgumentError as error:
             raise BuildError(f"data cache: {error}") from error

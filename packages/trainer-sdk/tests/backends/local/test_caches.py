@@ -6,16 +6,34 @@ import sys
 from pathlib import Path
 
 import pytest
-from data_cache_manifests import cache_endpoint, cache_manifests
+from data_cache_manifests import cache_endpoint, cache_manifests, trainer_env
 from trainer_sdk.backends.local.caches import (
     CacheStartError,
+    cache_tokens,
     local_jobset,
     serve_command,
     start_cache,
 )
 from trainer_sdk.backends.local.runner import end_process_group
 
-OBJECTS = cache_manifests("rows", "default", "data-cache:0.1.0", "/data/rows.parquet", 2)
+SECRET = {
+    "apiVersion": "v1",
+    "kind": "Secret",
+    "metadata": {"name": "rows-cache-token"},
+    "stringData": {"token": "read-token"},
+    "data": {"admin-token": "YWRtaW4tdG9rZW4="},  # base64 of admin-token
+}
+OBJECTS = [
+    SECRET,
+    *cache_manifests(
+        "rows",
+        "default",
+        "data-cache:0.1.0",
+        "/data/rows.parquet",
+        2,
+        token_secret="rows-cache-token",
+    ),
+]
 
 
 def test_a_plan_with_cache_statefulsets_serves_them_in_one_process() -> None:
@@ -38,6 +56,29 @@ def test_the_jobset_reaches_the_local_endpoint_instead_of_the_service() -> None:
         "args": ["grpc://127.0.0.1:4321"],
     }
     assert jobset["spec"]["args"] == [service]
+
+
+def test_the_cache_and_the_pods_get_the_tokens_of_the_plans_secret() -> None:
+    assert cache_tokens(OBJECTS) == {
+        "DATA_CACHE_TOKEN": "read-token",
+        "DATA_CACHE_ADMIN_TOKEN": "admin-token",
+    }
+    env = trainer_env("rows", "default", "data", token_secret="rows-cache-token")
+    pod = {"containers": [{"name": "node", "env": env}]}
+    jobset = {
+        "metadata": {"name": "rows", "namespace": "default"},
+        "spec": {"replicatedJobs": [{"template": {"spec": {"template": {"spec": pod}}}}]},
+    }
+    local = local_jobset(jobset, "grpc://127.0.0.1:4321", OBJECTS)
+    (container,) = local["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
+        "containers"
+    ]
+    assert container["env"] == [
+        {"name": "DATA_CACHE_ENDPOINT", "value": "grpc://127.0.0.1:4321"},
+        {"name": "DATA_CACHE_DATASET", "value": "data"},
+        {"name": "DATA_CACHE_TOKEN", "value": "read-token"},
+    ]
+    assert "valueFrom" in pod["containers"][0]["env"][2]  # the plan's JobSet is unchanged
 
 
 def test_start_returns_the_first_line_and_logs_the_rest(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from trainer_api import FieldError
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.backends.local import mpi
+from trainer_sdk.backends.local import caches, mpi
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
 from trainer_sdk.backends.local.runner import end_process_group
@@ -125,7 +125,10 @@ class LocalBackend(RuntimeBackend):
         metadata.setdefault("namespace", "default")
         metadata["creationTimestamp"] = _now().isoformat()
         planned = planning.plan_trainjob(manifest, runtime_manifest, _now())
-        expanded = pod_plan.expand_pods(planned.jobset, pod_plan.DEFAULT_MASTER_PORT)
+        expanded = pod_plan.expand_pods(
+            caches.with_secret_values(planned.jobset, planned.others),
+            pod_plan.DEFAULT_MASTER_PORT,
+        )
         mpi.check_mpi_pods(expanded, planned.jobset, planned.others)
         pods = [pod for _, group in expanded for pod in group]
         job_dir.path.mkdir(parents=True)

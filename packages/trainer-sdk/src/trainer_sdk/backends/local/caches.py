@@ -6,11 +6,15 @@ Service from ``DATA_CACHE_ENDPOINT``. Locally the supervisor runs the same cache
 ``data-cache serve`` process (``data_cache_manifests.serve_args`` of those StatefulSets) for
 the life of the job, reads its endpoint from the first line it prints (after loading), and
 gives the pods that endpoint in place of the Service's address: the initializer step's
-``data-cache probe`` and the trainer's env then reach it unchanged otherwise.
+``data-cache probe`` and the trainer's env then reach it unchanged otherwise. The tokens the
+plan's Secret holds go to the cache process as env (``cache_tokens``) and to the pods as the
+literal values of their ``secretKeyRef`` env, so the local cache is no more open than the
+cluster's.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import queue
 import subprocess
@@ -21,12 +25,21 @@ from typing import Any, Final
 
 import data_cache_manifests
 
-__all__ = ["CACHE_LOG_STEP", "CacheStartError", "local_jobset", "serve_command", "start_cache"]
+__all__ = [
+    "CACHE_LOG_STEP",
+    "CacheStartError",
+    "cache_tokens",
+    "local_jobset",
+    "serve_command",
+    "start_cache",
+    "with_secret_values",
+]
 
 CACHE_LOG_STEP: Final = "data-cache"
 """The log the cache process writes (``logs/data-cache.log`` in the job's directory)."""
 START_TIMEOUT_SECONDS: Final = 600.0
 """How long the cache may take to load its data and print its endpoint."""
+_COMPONENT: Final = "app.kubernetes.io/component"
 
 
 class CacheStartError(RuntimeError):
@@ -100,11 +113,69 @@ def _pump(process: subprocess.Popen[bytes], first_line: queue.Queue[bytes], log:
             stream.flush()
 
 
-def local_jobset(jobset: Mapping[str, Any], endpoint: str) -> dict[str, Any]:
-    """``jobset`` with the cache Service's address replaced by the local ``endpoint``."""
+def cache_tokens(objects: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """The env that gives the cache process its tokens: each ``secretKeyRef`` env entry of the
+    cache head's container, resolved from the plan's Secret of that name."""
+    env: dict[str, str] = {}
+    for obj in objects:
+        labels = (obj.get("metadata") or {}).get("labels") or {}
+        if obj.get("kind") == "StatefulSet" and labels.get(_COMPONENT) == "cache-head":
+            (container,) = obj["spec"]["template"]["spec"]["containers"]
+            env.update(_secret_values(container.get("env") or (), objects))
+    return env
+
+
+def local_jobset(
+    jobset: Mapping[str, Any], endpoint: str, objects: Sequence[Mapping[str, Any]] = ()
+) -> dict[str, Any]:
+    """``jobset`` with the cache Service's address replaced by the local ``endpoint``, and its
+    env from Secrets of ``objects`` resolved (``with_secret_values``)."""
     metadata = jobset.get("metadata") or {}
     service = data_cache_manifests.cache_endpoint(
         metadata.get("name", ""), metadata.get("namespace") or "default"
     )
-    rewritten: dict[str, Any] = json.loads(json.dumps(jobset).replace(service, endpoint))
-    return rewritten
+    return with_secret_values(json.loads(json.dumps(jobset).replace(service, endpoint)), objects)
+
+
+def with_secret_values(
+    jobset: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """A copy of ``jobset`` in which each pod env entry taken from a Secret of ``objects`` (the
+    cache's token) is given as its value, as a kubelet would resolve it."""
+    resolved: dict[str, Any] = json.loads(json.dumps(jobset))
+    for replicated in (resolved.get("spec") or {}).get("replicatedJobs") or ():
+        pod_spec = replicated["template"]["spec"]["template"]["spec"]
+        for container in [*pod_spec.get("initContainers", ()), *pod_spec.get("containers", ())]:
+            values = _secret_values(container.get("env") or (), objects)
+            container["env"] = [
+                {"name": var["name"], "value": values[var["name"]]}
+                if var.get("name") in values
+                else var
+                for var in container.get("env") or ()
+            ]
+    return resolved
+
+
+def _secret_values(
+    env: Sequence[Mapping[str, Any]], objects: Sequence[Mapping[str, Any]]
+) -> dict[str, str]:
+    """Name -> value of the ``env`` entries whose ``secretKeyRef`` a Secret of ``objects``
+    holds (``stringData``, or base64 ``data``)."""
+    secrets = {
+        (obj.get("metadata") or {}).get("name"): {
+            **{
+                key: base64.b64decode(value).decode()
+                for key, value in (obj.get("data") or {}).items()
+            },
+            **(obj.get("stringData") or {}),
+        }
+        for obj in objects
+        if obj.get("kind") == "Secret"
+    }
+    values = {}
+    for var in env:
+        ref = (var.get("valueFrom") or {}).get("secretKeyRef") or {}
+        value = secrets.get(ref.get("name"), {}).get(ref.get("key"))
+        if value is not None:
+            values[var["name"]] = value
+    return values

@@ -200,19 +200,22 @@ class Supervisor:
             self.fail("PackageInstallFailed", str(error))
             return 1
         signal.signal(signal.SIGTERM, _raise_terminated)
-        cache_command = caches.serve_command(self.python, self.state.get("objects") or [])
+        objects = self.state.get("objects") or []
+        cache_command = caches.serve_command(self.python, objects)
         cache = None
         jobset = self.jobset
         try:
             if cache_command is not None:
                 try:
                     cache, endpoint = caches.start_cache(
-                        cache_command, self.job_dir.log(caches.CACHE_LOG_STEP), env
+                        cache_command,
+                        self.job_dir.log(caches.CACHE_LOG_STEP),
+                        {**env, **caches.cache_tokens(objects)},
                     )
                 except caches.CacheStartError as error:
                     self.fail("DataCacheFailed", str(error))
                     return 1
-                jobset = caches.local_jobset(self.jobset, endpoint)
+                jobset = caches.local_jobset(self.jobset, endpoint, objects)
             final = self._run_jobset(jobset, env, detach)
         except _TerminatedError:  # while the cache was starting
             self.fail("Deleted", "the job was deleted")
