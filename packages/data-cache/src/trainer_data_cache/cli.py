@@ -9,7 +9,9 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
+from typing import Any, TypeVar
 
 import click
 import pyarrow.flight as flight
@@ -28,6 +30,7 @@ __all__ = ["ADMIN_TOKEN_ENV", "TOKEN_ENV", "main"]
 _PROBE_INTERVAL = 1.0
 """Seconds between attempts of ``probe --wait``."""
 
+_Command = TypeVar("_Command", bound=Callable[..., Any])
 _host = click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 _port = click.option("--port", type=int, default=0, show_default=True, help="0 picks a free port.")
 _advertise = click.option("--advertise-host", default=None, help="Host name given to clients.")
@@ -69,7 +72,8 @@ _source = [
 ]
 
 
-def _with_source(command):  # type: ignore[no-untyped-def]
+def _with_source(command: _Command) -> _Command:
+    """``command`` with every source option."""
     for option in reversed(_source):
         command = option(command)
     return command
@@ -360,6 +364,7 @@ def _filter(text: str | None) -> Filter:
     if text is None or not text.lstrip().startswith("{"):
         return text
     try:
-        return json.loads(text)
+        parsed: Mapping[str, Any] = json.loads(text)
+        return parsed
     except ValueError as error:
         raise click.BadParameter(f"not valid JSON: {error}", param_hint="--filter") from None

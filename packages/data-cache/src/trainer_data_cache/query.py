@@ -51,5 +51,5 @@ def stream_batches(frame: datafusion.DataFrame) -> Iterator[pa.RecordBatch]:
 def count_rows(table: pa.Table, row_filter: Filter) -> int:
     """How many rows of ``table`` the filter keeps."""
     if row_filter is None:
-        return table.num_rows
-    return plan(table, [], row_filter).count()
+        return int(table.num_rows)
+    return int(plan(table, [], row_filter).count())

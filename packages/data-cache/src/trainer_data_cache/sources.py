@@ -105,7 +105,8 @@ def _filesystem(path: str) -> tuple[pafs.FileSystem, str]:
     if "://" not in path:
         return pafs.LocalFileSystem(), str(PurePosixPath(path))
     try:
-        return pafs.FileSystem.from_uri(path)
+        filesystem, inner = pafs.FileSystem.from_uri(path)
+        return filesystem, str(inner)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         pass
     try:
@@ -168,7 +169,7 @@ def _is_iceberg(filesystem: pafs.FileSystem, path: str) -> bool:
     if path.endswith(_METADATA_SUFFIX):
         return True
     metadata = filesystem.get_file_info(f"{path}/metadata")
-    return metadata.type == pafs.FileType.Directory
+    return bool(metadata.type == pafs.FileType.Directory)
 
 
 def _iceberg_metadata(filesystem: pafs.FileSystem, path: str, original: str) -> str:
