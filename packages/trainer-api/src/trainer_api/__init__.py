@@ -97,6 +97,7 @@ from trainer_api._meta import (
 from trainer_api._parsing import (
     KINDS,
     ApiObject,
+    load_yaml,
     parse,
     parse_all,
 )
@@ -466,6 +467,7 @@ __all__ = [
     "XGBoostMLPolicySource",
     "apply_defaults",
     "format_path",
+    "load_yaml",
     "parse",
     "parse_all",
     "validate",
