@@ -14,12 +14,12 @@ from typing import Any, NoReturn, TypeAlias
 import click
 import trainer_api
 from trainer_api import ClusterTrainingRuntime, TrainingRuntime, TrainJob
-
 from trainer_runtime.builtin import builtin_runtimes
-from trainer_controller.operator import run
 from trainer_runtime.errors import BuildError
 from trainer_runtime.rendering import admit, render
 from trainer_runtime.yaml_stream import dump_stream
+
+from trainer_controller.operator import run
 
 __all__ = ["cli", "find_runtime"]
 
@@ -57,8 +57,10 @@ def render_command(filenames: tuple[Path, ...]) -> None:
     """Print, as a YAML stream, the objects the controller would create for each TrainJob."""
     objects: list[object] = []
     for path in filenames:
-        try:
-            objects += trainer_api.parse_all(path.read_text(encoding="utf-8"))
+        try:  # read as the API server reads YAML: UTF-8, bounded aliasing and depth
+            objects += trainer_api.parse_all(path.read_bytes())
+        except OSError as error:
+            _fail(f"{path}: cannot read", [str(error.strerror)])
         except trainer_api.ValidationError as error:
             _fail(f"{path}: invalid input", [str(e) for e in error.errors])
     runtimes = [
