@@ -77,7 +77,11 @@ class Listener:
         self.port = port
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self._app, handle_signals=False, access_log=None)
+        # A refused request's unread body is drained for at most a second (aiohttp: 10 s), so
+        # that clients declaring bodies they never send cannot hold connections or shutdown.
+        self._runner = web.AppRunner(
+            self._app, handle_signals=False, access_log=None, lingering_time=1.0
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self._tls)
         await site.start()
