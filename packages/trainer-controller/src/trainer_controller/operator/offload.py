@@ -1,12 +1,13 @@
 """CPU-bound request work off the event loop, so probes, watches and reconciles stay responsive.
 
-Decoding and validating a multi-megabyte AdmissionReview takes the CPU for up to a second; on
-the event loop, a few of them at once would delay ``/healthz`` past its probe timeout and every
-reconcile behind them. An ``Offload`` runs such calls in a small thread pool of its own: at most
+Decoding and validating a multi-megabyte AdmissionReview takes the CPU for seconds; on the
+event loop, a few of them at once would delay ``/healthz`` past its probe timeout and every
+reconcile behind them. An ``Offload`` runs such calls in a thread pool of its own: at most
 ``workers`` run at once, at most ``backlog`` more wait, and beyond that ``Busy`` is raised at
-once so that the endpoint answers 429 instead of queueing without bound. Threads share the GIL
-with the loop, which still gets its turn every switch interval (5 ms): the loop is slowed, not
-stalled. It does not bound the memory of a request: the endpoints' body limits do.
+once so that the endpoint answers 429 instead of queueing without bound. The default is one
+worker: validation is pure Python, so more threads would not validate faster (one GIL) but would
+take more turns from the loop, which gets its turn every switch interval (5 ms) and is slowed,
+not stalled. It does not bound the memory of a request: the endpoints' body limits do.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class Busy(Exception):
 class Offload:
     """Calls run in ``workers`` threads of a pool named ``name``, with ``backlog`` waiting."""
 
-    def __init__(self, name: str, workers: int = 2, backlog: int = 8) -> None:
+    def __init__(self, name: str, workers: int = 1, backlog: int = 8) -> None:
         if workers < 1 or backlog < 0:
             raise ValueError(f"workers must be >= 1 and backlog >= 0, got {workers}, {backlog}")
         self._executor = ThreadPoolExecutor(workers, thread_name_prefix=name)
