@@ -7,7 +7,7 @@ import time
 import pytest
 import trainer_api
 from trainer_api import ValidationError, load_yaml, parse, parse_all
-from trainer_api._yaml import MAX_DEPTH, nesting_depth
+from trainer_api._yaml import MAX_DEPTH, LimitError, check_value
 
 HEADER = """apiVersion: trainer.kubeflow.org/v1alpha1
 kind: TrainJob
@@ -115,15 +115,22 @@ def test_deep_nesting_in_a_dict_is_one_clear_error() -> None:
         parse(doc)
 
 
-def test_nesting_depth_counts_shared_and_cyclic_values_without_blowing_up() -> None:
+def test_shared_and_cyclic_values_are_measured_without_expanding_them() -> None:
     shared: list[object] = [[1]]
-    for _ in range(200):
-        shared = [shared, shared]  # 2**200 paths, 200 distinct lists
-    assert nesting_depth(shared, limit=1000) == 202
+    for _ in range(60):
+        shared = [shared, shared]  # 2**60 paths through 61 distinct lists
+    with pytest.raises(LimitError, match="excessive aliasing"):
+        check_value(shared)
+    doc = {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "spec": shared}
+    with pytest.raises(ValidationError, match="excessive aliasing"):
+        parse(doc)
     cyclic: dict[str, object] = {}
     cyclic["self"] = cyclic
-    assert nesting_depth(cyclic) > MAX_DEPTH
-    assert nesting_depth("scalar") == 0
+    with pytest.raises(LimitError, match=f"nested deeper than {MAX_DEPTH} levels"):
+        check_value(cyclic)
+    env = [{"name": "A", "value": "x"}]
+    check_value({"containers": [{"env": env}, {"env": env}]})  # ordinary sharing is fine
+    check_value("scalar")
 
 
 def test_non_utf8_bytes_are_one_clear_error() -> None:

@@ -22,7 +22,7 @@ from trainer_api._runtime import (
 from trainer_api._trainjob import TrainJob, TrainJobList
 from trainer_api._types import field_type, unwrap_optional
 from trainer_api._wellknown import TRAINER_API_VERSION
-from trainer_api._yaml import MAX_DEPTH, load_documents, nesting_depth
+from trainer_api._yaml import LimitError, check_value, load_documents
 
 __all__ = ["KINDS", "ApiObject", "load_yaml", "parse", "parse_all"]
 
@@ -104,8 +104,10 @@ def _parse_object(doc: object, strict: bool) -> ApiObject:
     if not isinstance(doc, Mapping):
         message = f"expected a mapping with apiVersion and kind, got {type(doc).__name__}"
         raise ValidationError([FieldError("", message)])
-    if nesting_depth(dict(doc)) > MAX_DEPTH:
-        raise ValidationError([FieldError("", f"nested deeper than {MAX_DEPTH} levels")])
+    try:
+        check_value(dict(doc))
+    except LimitError as error:
+        raise ValidationError([FieldError("", str(error))]) from None
     model = _model_for(doc)
     errors = list(_unknown_fields(model, doc, ())) if strict else []
     try:

@@ -6,7 +6,8 @@ expansion makes up too much of it: the rule of go-yaml (which the API server's Y
 uses), where more than 100 aliased nodes in a document of more than 1000 decoded nodes may
 make up at most 99% of it up to 400,000 nodes, scaling down to 10% at 4,000,000. Duplicate
 keys in a mapping are refused, as strict Kubernetes decoding does (merge keys ``<<`` may
-still be overridden).
+still be overridden). ``check_value`` applies the depth and expansion limits to values already
+decoded (dicts and lists that share objects expand like aliases when walked).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, Final
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-__all__ = ["MAX_DEPTH", "YamlLimitError", "load_documents", "nesting_depth"]
+__all__ = ["MAX_DEPTH", "LimitError", "check_value", "load_documents"]
 
 MAX_DEPTH: Final = 100
 """Deepest nesting of mappings and lists accepted (the deepest API field is about 25 levels)."""
@@ -26,8 +27,8 @@ _RATIO_LOW: Final = 400_000
 _RATIO_HIGH: Final = 4_000_000
 
 
-class YamlLimitError(yaml.YAMLError):
-    """A document exceeds a limit (depth, aliasing) or repeats a mapping key."""
+class LimitError(yaml.YAMLError):
+    """A document or value exceeds a limit (depth, aliasing) or repeats a mapping key."""
 
 
 def _allowed_alias_ratio(decoded: int) -> float:
@@ -62,16 +63,20 @@ def _check_aliasing(root: Node) -> None:
         if key in expanded:
             continue
         if key in on_path:
-            raise YamlLimitError(f"an anchor contains an alias to itself{node.start_mark}")
+            raise LimitError(f"an anchor contains an alias to itself{node.start_mark}")
         on_path.add(key)
         stack.append((node, True))
         stack.extend((child, False) for child in _children(node))
-    decoded = expanded[id(root)]
-    aliased = decoded - len(expanded)  # every node decoded beyond its one written occurrence
+    _check_expansion(expanded[id(root)], len(expanded), str(root.start_mark))
+
+
+def _check_expansion(decoded: int, written: int, where: str) -> None:
+    """go-yaml's rule on ``decoded`` nodes of which ``written`` are distinct."""
+    aliased = decoded - written  # every node decoded beyond its one written occurrence
     if aliased > 100 and decoded > 1000 and aliased / decoded > _allowed_alias_ratio(decoded):
-        raise YamlLimitError(
+        raise LimitError(
             f"document contains excessive aliasing: {decoded} nodes once expanded, "
-            f"{aliased} of them from aliases{root.start_mark}"
+            f"{aliased} of them from aliases{where}"
         )
 
 
@@ -83,7 +88,7 @@ class _Loader(yaml.SafeLoader):
     def compose_node(self, parent: Node | None, index: int) -> Node | None:
         if self._depth >= MAX_DEPTH:
             mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
-            raise YamlLimitError(f"nesting deeper than {MAX_DEPTH} levels{mark}")
+            raise LimitError(f"nesting deeper than {MAX_DEPTH} levels{mark}")
         self._depth += 1
         try:
             return super().compose_node(parent, index)
@@ -104,7 +109,7 @@ class _Loader(yaml.SafeLoader):
                     continue
                 key = (key_node.tag, key_node.value)
                 if key in seen:
-                    raise YamlLimitError(
+                    raise LimitError(
                         f"duplicate key {key_node.value!r} in a mapping{key_node.start_mark}"
                     )
                 seen.add(key)
@@ -120,33 +125,41 @@ _Loader.yaml_implicit_resolvers = {
 def load_documents(text: str | bytes) -> list[Any]:
     """Every non-empty document of a YAML stream; bytes must be UTF-8.
 
-    Raises ``yaml.YAMLError`` (``YamlLimitError`` for the limits) or ``UnicodeDecodeError``.
+    Raises ``yaml.YAMLError`` (``LimitError`` for the limits) or ``UnicodeDecodeError``.
     """
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     return [document for document in yaml.load_all(text, Loader=_Loader) if document is not None]
 
 
-def nesting_depth(value: object, limit: int = MAX_DEPTH) -> int:
-    """How deep dicts and lists nest in ``value`` (a scalar: 0); more than ``limit`` means
-    deeper than ``limit``, measured no further. Linear in distinct objects, any depth, cycles."""
+def check_value(value: object) -> None:
+    """Refuse a decoded value nested deeper than ``MAX_DEPTH`` or sharing dicts and lists so
+    much that walking it expands as excessive aliasing would (counting dicts and lists).
+
+    Linear in distinct objects; a cycle is refused as too deep. Raises ``LimitError``.
+    """
     heights: dict[int, int] = {}
+    sizes: dict[int, int] = {}
     stack: list[tuple[object, int, bool]] = [(value, 0, False)]
     while stack:
         item, depth, done = stack.pop()
         if not isinstance(item, (dict, list)):
             continue
-        children = list(item.values()) if isinstance(item, dict) else item
+        children = [
+            child
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, (dict, list))
+        ]
         if done:
-            heights[id(item)] = 1 + max(
-                (heights.get(id(child), 0) for child in children), default=0
-            )
+            heights[id(item)] = 1 + max((heights[id(child)] for child in children), default=0)
+            sizes[id(item)] = 1 + sum(sizes[id(child)] for child in children)
         elif id(item) in heights:
-            if depth + heights[id(item)] > limit:
-                return limit + 1
-        elif depth >= limit:
-            return limit + 1
+            if depth + heights[id(item)] > MAX_DEPTH:
+                raise LimitError(f"nested deeper than {MAX_DEPTH} levels")
+        elif depth >= MAX_DEPTH:
+            raise LimitError(f"nested deeper than {MAX_DEPTH} levels")
         else:
             stack.append((item, depth, True))
             stack.extend((child, depth + 1, False) for child in children)
-    return heights.get(id(value), 0)
+    if id(value) in sizes:
+        _check_expansion(sizes[id(value)], len(sizes), "")
