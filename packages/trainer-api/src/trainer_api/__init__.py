@@ -94,6 +94,10 @@ from trainer_api._meta import (
     OwnerReference,
     Time,
 )
+from trainer_api._object_checks import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+)
 from trainer_api._parsing import (
     KINDS,
     ApiObject,
@@ -467,6 +471,8 @@ __all__ = [
     "XGBoostMLPolicySource",
     "apply_defaults",
     "format_path",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
     "load_yaml",
     "parse",
     "parse_all",

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping
-from typing import Final
+from typing import Final, TypeGuard
 
 from trainer_api._base import ApiModel
 from trainer_api._env import EnvVar
 from trainer_api._errors import FieldError, format_path
 from trainer_api._meta import ObjectMeta
 
-__all__ = ["object_errors"]
+__all__ = ["is_dns1123_label", "is_dns1123_subdomain", "object_errors"]
 
 Path = tuple[str | int, ...]
 
@@ -53,7 +53,7 @@ def _walk(value: object, path: Path) -> Iterator[FieldError]:
 
 
 def _meta_errors(meta: ObjectMeta, path: Path) -> Iterator[FieldError]:
-    if meta.namespace and not _is_dns1123_label(meta.namespace):
+    if meta.namespace and not is_dns1123_label(meta.namespace):
         yield FieldError(
             format_path((*path, "namespace")),
             "a namespace must be a DNS-1123 label: at most 63 lowercase letters, digits and '-', "
@@ -95,14 +95,20 @@ def _env_errors(env: EnvVar, path: Path) -> Iterator[FieldError]:
         yield FieldError(format_path((*path, "value")), "may not contain NUL characters")
 
 
-def _is_dns1123_label(text: str) -> bool:
-    return len(text) <= 63 and DNS1123_LABEL.fullmatch(text) is not None
+def is_dns1123_label(value: object) -> TypeGuard[str]:
+    """Whether ``value`` can name a namespace (or a TrainJob): a DNS-1123 label."""
+    return isinstance(value, str) and len(value) <= 63 and bool(DNS1123_LABEL.fullmatch(value))
+
+
+def is_dns1123_subdomain(value: object) -> TypeGuard[str]:
+    """Whether ``value`` can name most Kubernetes objects: a DNS-1123 subdomain."""
+    return isinstance(value, str) and len(value) <= 253 and bool(DNS1123_SUBDOMAIN.fullmatch(value))
 
 
 def _qualified_name_problem(key: str) -> str | None:
     """Why ``key`` is not a qualified name (``[prefix/]name``), or None."""
     prefix, slash, name = key.rpartition("/")
-    if slash and not (len(prefix) <= 253 and DNS1123_SUBDOMAIN.fullmatch(prefix)):
+    if slash and not is_dns1123_subdomain(prefix):
         return "the prefix must be a DNS-1123 subdomain (lowercase, at most 253 characters)"
     if not (0 < len(name) <= 63 and QUALIFIED_NAME_PART.fullmatch(name)):
         return (

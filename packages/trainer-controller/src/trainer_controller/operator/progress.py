@@ -16,7 +16,6 @@ import hashlib
 import json
 import logging
 import math
-import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -50,7 +49,6 @@ PROGRESS_PATH: Final = (
 _TRAINJOB: Final = "trainer.kubeflow.org/v1alpha1"
 _SERVICE_ACCOUNT_PREFIX: Final = "system:serviceaccount:"
 _WRITE_ATTEMPTS: Final = 5
-_DNS1123_LABEL: Final = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
 
 
 def _answer(code: int, message: str, **extra: Any) -> web.Response:
@@ -202,9 +200,9 @@ def progress_routes(
             return _answer(
                 403, "Authorization: expected a Bearer token (the projected service-account token)"
             )
-        if not (_DNS1123_LABEL.fullmatch(namespace) and len(namespace) <= 63):
+        if not trainer_api.is_dns1123_label(namespace):
             return _answer(404, f"namespace {namespace!r} cannot exist: not a DNS-1123 label")
-        if not (_DNS1123_LABEL.fullmatch(name) and len(name) <= 63):
+        if not trainer_api.is_dns1123_label(name):
             return _answer(404, f"TrainJob {name!r} cannot exist: not a DNS-1123 label")
         try:
             body = await read_body(request, MAX_BODY_BYTES)

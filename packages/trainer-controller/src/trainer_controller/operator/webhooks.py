@@ -7,11 +7,11 @@ in an ``Offload`` (threads, bounded), never on the event loop; a full pool answe
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime, timezone
 from typing import Any, Final
 
+import trainer_api
 from aiohttp import web
 
 from trainer_controller.operator import admission, reviews
@@ -38,9 +38,6 @@ _KINDS: Final = {
     "validate-clustertrainingruntime": "ClusterTrainingRuntime",
     "mutate-trainjob": "TrainJob",
 }
-_DNS1123_SUBDOMAIN: Final = re.compile(
-    r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-)
 
 Decide = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -53,18 +50,13 @@ def _runtime_path(job: Mapping[str, Any], namespace: object) -> str | None:
     if not isinstance(ref, Mapping):
         return None
     kind, name = ref.get("kind") or "ClusterTrainingRuntime", ref.get("name")
-    if kind not in ("TrainingRuntime", "ClusterTrainingRuntime") or not _is_dns_name(name):
+    if not trainer_api.is_dns1123_subdomain(name):
         return None
-    if kind == "TrainingRuntime" and not _is_dns_name(namespace):
-        return None
-    scope = namespace if kind == "TrainingRuntime" else None
-    return resource_path("trainer.kubeflow.org/v1alpha1", kind, scope, name)  # type: ignore[arg-type]
-
-
-def _is_dns_name(value: object) -> bool:
-    return (
-        isinstance(value, str) and len(value) <= 253 and bool(_DNS1123_SUBDOMAIN.fullmatch(value))
-    )
+    if kind == "ClusterTrainingRuntime":
+        return resource_path(trainer_api.TRAINER_API_VERSION, kind, None, name)
+    if kind == "TrainingRuntime" and trainer_api.is_dns1123_label(namespace):
+        return resource_path(trainer_api.TRAINER_API_VERSION, kind, namespace, name)
+    return None
 
 
 def webhook_routes(
