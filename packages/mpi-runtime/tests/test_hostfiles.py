@@ -1,5 +1,15 @@
+from pathlib import Path
+
 import pytest
-from mpi_runtime import HostSlots, InvalidArgumentError, hostfile, parse_hostfile, rank_hosts
+from mpi_runtime import (
+    MAX_SLOTS,
+    HostSlots,
+    InvalidArgumentError,
+    hostfile,
+    parse_hostfile,
+    rank_hosts,
+    read_hostfile,
+)
 
 HOSTS = ["job-launcher-0-0.job", "job-node-0-0.job", "job-node-0-1.job"]
 
@@ -67,7 +77,32 @@ def test_parse_hostfile_reads_comments_defaults_and_both_formats() -> None:
     ]
 
 
-@pytest.mark.parametrize("line", ["node slots=0", "node:x", ":2", "node slots="])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "node slots=0",
+        "node:x",
+        ":2",
+        "node slots=",
+        "node slots=\u00b2",  # a digit to str.isdigit, not to int()
+        "node slots=99999999999999999999",
+        f"node slots={MAX_SLOTS + 1}",
+        "n\x00de slots=1",
+        "n\u00f6de slots=1",
+        "\ufffd\ufffd slots=1",
+    ],
+)
 def test_parse_hostfile_names_the_bad_line(line: str) -> None:
     with pytest.raises(InvalidArgumentError, match=r"^hostfile line 2: "):
         parse_hostfile(f"ok slots=1\n{line}\n")
+
+
+def test_read_hostfile_refuses_garbage_bytes_naming_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "hostfile"
+    path.write_bytes(b"node-a slots=2\n\xff\xfe\x00garbage\n")
+    with pytest.raises(
+        InvalidArgumentError, match=r"^hostfile: .*hostfile is not UTF-8 text: byte 0xff"
+    ):
+        read_hostfile(path)
+    path.write_text("node-a slots=2\n")
+    assert parse_hostfile(read_hostfile(path)) == [HostSlots("node-a", 2)]

@@ -176,6 +176,29 @@ def test_cli_rejects_a_bad_start_timeout_and_writes_the_termination_log(
     assert log.read_text().startswith(f"mpi-launch: error: {message}")
 
 
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(b"\x89PNG\r\n\x1a\n\x00\x00", "is not UTF-8 text: byte 0x89", id="binary"),
+        pytest.param(
+            "node-a slots=\u00b2\n".encode(), "hostfile line 1: expected 'host slots=N'", id="digit"
+        ),
+        pytest.param(b"node-a slots=" + b"9" * 30 + b"\n", "hostfile line 1:", id="huge-slots"),
+    ],
+)
+def test_cli_reports_a_garbage_hostfile_in_one_line(
+    content: bytes, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "hostfile"
+    path.write_bytes(content)
+    log = tmp_path / "termination-log"
+    code = main(["--impl", "openmpi", "--hostfile", str(path), "--termination-log", str(log),
+                 "--wait-timeout", "1", "--", "true"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1 and message in err and "Traceback" not in err
+    assert message in log.read_text()
+
+
 def ranks(stdout: str) -> dict[int, list[str]]:
     lines = [line.split() for line in stdout.splitlines() if line.startswith("rank ")]
     return {int(fields[1]): fields[2:] for fields in lines}

@@ -119,3 +119,29 @@ def test_rendered_yaml_has_no_anchors_and_loads_back() -> None:
         text = render(manifest)
         assert "&id" not in text
         assert yaml.load(text, Loader=LOADER) == manifest
+
+
+def _integer_formats(schema: dict[str, Any], path: str = "") -> dict[str, str | None]:
+    """The ``format`` of every integer property, by path (``[]`` for list items)."""
+    found: dict[str, str | None] = {}
+    if schema.get("type") == "integer":
+        found[path] = schema.get("format")
+    for name, child in (schema.get("properties") or {}).items():
+        found.update(_integer_formats(child, f"{path}.{name}"))
+    if isinstance(schema.get("items"), dict):
+        found.update(_integer_formats(schema["items"], f"{path}[]"))
+    return found
+
+
+def test_integer_formats_are_upstream_formats(upstream_dir: Path) -> None:
+    crds = upstream_dir / "kubeflow-trainer" / "manifests" / "base" / "crds"
+    ours = crd_manifests()
+    for name in (
+        "trainer.kubeflow.org_trainjobs.yaml",
+        "trainer.kubeflow.org_trainingruntimes.yaml",
+    ):
+        upstream = yaml.load((crds / name).read_text(), Loader=LOADER)
+        theirs = _integer_formats(version_of(upstream)["schema"]["openAPIV3Schema"])
+        mine = _integer_formats(version_of(ours[name])["schema"]["openAPIV3Schema"])
+        wanted = {path: fmt for path, fmt in theirs.items() if fmt is not None}
+        assert wanted and {path: mine.get(path) for path in wanted} == wanted, name

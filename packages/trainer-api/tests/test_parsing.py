@@ -212,3 +212,55 @@ spec:
     with pytest.raises(ValidationError) as caught:
         parse_all(runtime + "---\n" + TRAIN_JOB.replace("numNodes", "numNode"))
     assert [e.field for e in caught.value.errors] == ["[1].spec.trainer.numNode"]
+
+
+@pytest.mark.parametrize(
+    ("trainer", "spec", "field", "bound"),
+    [
+        pytest.param(
+            {"numNodes": 10**12}, {}, "spec.trainer.numNodes", "2147483647", id="numNodes"
+        ),
+        pytest.param(
+            {"numProcPerNode": 2**31}, {}, "spec.trainer.numProcPerNode", "2147483647", id="procs"
+        ),
+        pytest.param(
+            {"numNodes": -(2**31) - 1}, {}, "spec.trainer.numNodes", "-2147483648", id="negative"
+        ),
+        pytest.param(
+            {},
+            {"activeDeadlineSeconds": 10**20},
+            "spec.activeDeadlineSeconds",
+            "9223372036854775807",
+            id="int64",
+        ),
+    ],
+)
+def test_integers_are_bounded_to_their_api_types(
+    trainer: dict[str, Any], spec: dict[str, Any], field: str, bound: str
+) -> None:
+    doc = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "a"},
+        "spec": {"runtimeRef": {"name": "r"}, "trainer": trainer, **spec},
+    }
+    (error,) = errors_of(doc)
+    assert error.field == field and bound in error.message
+
+
+def test_int32_and_int64_limits_themselves_are_accepted() -> None:
+    job = parse(
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": {"name": "a", "generation": 2**63 - 1},
+            "spec": {"runtimeRef": {"name": "r"}, "trainer": {"numNodes": 2**31 - 1}},
+        }
+    )
+    assert job.to_dict()["spec"]["trainer"]["numNodes"] == 2**31 - 1
+
+
+def test_int_or_string_integers_are_int32() -> None:
+    probe = {"tcpSocket": {"port": 2**31}}
+    with pytest.raises(pydantic.ValidationError, match="2147483647"):
+        trainer_api.Probe.model_validate(probe)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from runtime_cases import make_job, make_runtime, replicated_job
@@ -106,3 +107,49 @@ def test_render_unknown_field_exits_non_zero(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["render", "-f", str(_write(tmp_path, "job.yaml", job))])
     assert result.exit_code == 1
     assert "trainr" in result.output
+
+
+HEADER = b"apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: a}\n"
+SPEC = b"spec: {runtimeRef: {name: torch-distributed}}\n"
+
+
+def _alias_bomb() -> bytes:
+    refs = "[" + ", ".join(["*x"] * 12) + "]"
+    levels = ["a: &x {name: A, value: x}"] + [
+        f"{key}: &x{level} " + refs.replace("*x", f"*x{level - 1}" if level > 1 else "*x")
+        for level, key in enumerate("bcde", start=1)
+    ]
+    return HEADER + SPEC + ("anchors:\n" + "".join(f"  {line}\n" for line in levels)).encode()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(_alias_bomb(), "excessive aliasing", id="alias-bomb"),
+        pytest.param(
+            HEADER + SPEC + b"x: " + b"[" * 1000 + b"]" * 1000, "deeper than 100", id="deep"
+        ),
+        pytest.param(HEADER.replace(b"{name: a}", b"{name: \xff}") + SPEC, "not UTF-8", id="bytes"),
+        pytest.param(
+            HEADER + b"metadata: {name: b}\n" + SPEC, "duplicate key 'metadata'", id="duplicate-key"
+        ),
+        pytest.param(
+            HEADER + SPEC.replace(b"}}", b"}, trainer: {numNodes: 1000000000000}}"),
+            "spec.trainer.numNodes: Input should be less than or equal to 2147483647",
+            id="numNodes-over-int32",
+        ),
+        pytest.param(
+            HEADER.replace(b"{name: a}", b"{name: a, namespace: Bad_NS}") + SPEC,
+            "metadata.namespace: a namespace must be a DNS-1123 label",
+            id="bad-namespace",
+        ),
+    ],
+)
+def test_render_hostile_input_is_one_clear_error(
+    tmp_path: Path, content: bytes, message: str
+) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_bytes(content)
+    result = CliRunner().invoke(cli, ["render", "-f", str(path)], catch_exceptions=False)
+    assert result.exit_code == 1, result.output
+    assert message in result.output

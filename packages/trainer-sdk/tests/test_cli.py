@@ -99,7 +99,105 @@ def test_malformed_yaml_is_reported(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: TrainJob\nspec: [unclosed\n")
     code, _, err = invoke(tmp_path, "run", "-f", str(bad))
-    assert code == 2 and "is not valid YAML" in err
+    assert code == 2 and "invalid YAML" in err
+
+
+HEADER = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\n"
+VALID_SPEC = "spec: {runtimeRef: {name: torch-distributed}, trainer: {command: ['true']}}\n"
+
+
+def _alias_bomb() -> str:
+    refs = "[" + ", ".join(["*e"] * 12) + "]"
+    return (
+        HEADER
+        + "metadata:\n  name: bomb\n  labels:\n"
+        + f"    a: &e {{name: A, value: x}}\n    b: &e2 {refs}\n"
+        + "    c: &e3 "
+        + refs.replace("*e", "*e2")
+        + "\n"
+        + "    d: &e4 "
+        + refs.replace("*e", "*e3")
+        + "\n"
+        + "    f: &e5 "
+        + refs.replace("*e", "*e4")
+        + "\n"
+        + VALID_SPEC
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        pytest.param(_alias_bomb().encode(), "excessive aliasing", id="alias-bomb"),
+        pytest.param(
+            (
+                HEADER + "metadata: {name: a}\n" + VALID_SPEC + "x: " + "[" * 1000 + "]" * 1000
+            ).encode(),
+            "nesting deeper than 100 levels",
+            id="deep-nesting",
+        ),
+        pytest.param(
+            (HEADER + "metadata: {name: \xe9t\xe9}\n").encode("latin-1"),
+            "not UTF-8 text: byte 0xe9",
+            id="not-utf8",
+        ),
+        pytest.param(
+            (HEADER + "metadata: {name: 12345}\n" + VALID_SPEC).encode(),
+            "TrainJob: metadata.name: Input should be a valid string (got 12345)",
+            id="numeric-name",
+        ),
+        pytest.param(
+            (HEADER + "metadata: [1]\n" + VALID_SPEC).encode(),
+            "TrainJob: metadata: Input should be a valid dictionary",
+            id="metadata-list",
+        ),
+        pytest.param(
+            (HEADER + "metadata: {name: a}\nspec: 5\n").encode(), "TrainJob: spec:", id="spec-int"
+        ),
+        pytest.param(
+            (HEADER + "metadata: {name: a}\nmetadata: {name: b}\n" + VALID_SPEC).encode(),
+            "duplicate key 'metadata'",
+            id="duplicate-key",
+        ),
+        pytest.param(
+            (
+                HEADER
+                + "metadata: {name: a}\n"
+                + VALID_SPEC.replace("command: ['true']", "numNodes: 1000000000000")
+            ).encode(),
+            "spec.trainer.numNodes: Input should be less than or equal to 2147483647",
+            id="numNodes-over-int32",
+        ),
+        pytest.param(
+            (HEADER + "metadata: {name: a, namespace: Bad_NS}\n" + VALID_SPEC).encode(),
+            "metadata.namespace: a namespace must be a DNS-1123 label",
+            id="bad-namespace",
+        ),
+        pytest.param(
+            (
+                HEADER
+                + "metadata: {name: a}\n"
+                + VALID_SPEC.replace("command: ['true']", "env: [{name: '1 bad=name', value: x}]")
+            ).encode(),
+            "spec.trainer.env[0].name: an environment variable name",
+            id="bad-env-name",
+        ),
+    ],
+)
+def test_hostile_manifest_is_one_clear_error(tmp_path: Path, content: bytes, message: str) -> None:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_bytes(content)
+    code, _, err = invoke(tmp_path, "run", "-f", str(manifest))
+    assert code == 2, err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "jobs").exists() or not any((tmp_path / "jobs").iterdir())
+
+
+def test_nodes_option_over_int32_is_refused(tmp_path: Path) -> None:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(HEADER + "metadata: {name: a}\n" + VALID_SPEC)
+    code, _, err = invoke(tmp_path, "run", "-f", str(manifest), "--nodes", str(10**12))
+    assert code == 2 and "numNodes: Input should be less than or equal to 2147483647" in err
 
 
 def test_get_unknown_job_exits_1(tmp_path: Path) -> None:

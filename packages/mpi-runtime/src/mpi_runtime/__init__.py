@@ -8,7 +8,14 @@ from mpi_runtime.errors import (
     RanksNotStartedError,
 )
 from mpi_runtime.frameworks import DEEPSPEED_LAUNCHERS, deepspeed_command, mlx_launch_command
-from mpi_runtime.hostfiles import HostSlots, hostfile, parse_hostfile, rank_hosts
+from mpi_runtime.hostfiles import (
+    MAX_SLOTS,
+    HostSlots,
+    hostfile,
+    parse_hostfile,
+    rank_hosts,
+    read_hostfile,
+)
 from mpi_runtime.implementations import Implementation, ImplementationLike, parse_implementation
 from mpi_runtime.launcher_envs import (
     RESERVED_ENV_NAMES,
@@ -48,6 +55,7 @@ from mpi_runtime.workers import find_sshd, prepare_sshd, run_sshd
 __all__ = [
     "DEEPSPEED_LAUNCHERS",
     "MASTER_PORT",
+    "MAX_SLOTS",
     "RANK_ENV_SOURCES",
     "RESERVED_ENV_NAMES",
     "SSH_ARGS",
@@ -91,6 +99,7 @@ __all__ = [
     "probe_sshd",
     "rank_env",
     "rank_hosts",
+    "read_hostfile",
     "report_start",
     "reserved_env_names",
     "run_sshd",

@@ -10,14 +10,21 @@ Formats: Open MPI writes ``host slots=N``; Intel MPI and MPICH (Hydra) write ``h
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import NamedTuple
+from pathlib import Path
+from typing import Final, NamedTuple
 
 from mpi_runtime._arguments import require_positive_int
 from mpi_runtime.errors import InvalidArgumentError
 from mpi_runtime.implementations import Implementation, ImplementationLike, parse_implementation
 
-__all__ = ["HostSlots", "hostfile", "parse_hostfile", "rank_hosts"]
+__all__ = ["MAX_SLOTS", "HostSlots", "hostfile", "parse_hostfile", "rank_hosts", "read_hostfile"]
+
+MAX_SLOTS: Final = 65_536
+"""Most slots one hostfile line may give a host (far above any machine's cores; one rank each)."""
+
+_SLOTS: Final = re.compile(r"[0-9]{1,9}")
 
 
 class HostSlots(NamedTuple):
@@ -57,10 +64,23 @@ def hostfile(hosts: Sequence[str], slots: int, impl: ImplementationLike) -> str:
     return "\n".join(lines) + "\n"
 
 
+def read_hostfile(path: str | Path) -> str:
+    """The text of the hostfile at ``path``; InvalidArgumentError when it is not UTF-8 text."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise InvalidArgumentError(
+            "hostfile",
+            f"{path} is not UTF-8 text: byte {data[error.start]:#04x} at offset {error.start}",
+        ) from None
+
+
 def parse_hostfile(text: str) -> list[HostSlots]:
     """The entries of a hostfile in either format, in file order (comments and blanks skipped).
 
-    A host without a slot count has one slot, as both Open MPI and Hydra read it.
+    A host without a slot count has one slot, as both Open MPI and Hydra read it. A host name
+    is printable ASCII; a slot count is 1 to ``MAX_SLOTS``.
     """
     entries: list[HostSlots] = []
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -75,10 +95,17 @@ def parse_hostfile(text: str) -> list[HostSlots]:
             key, _, value = field.partition("=")
             if key == "slots":
                 slots_text = value
-        if not host or not slots_text.isdigit() or int(slots_text) < 1:
+        if (
+            not host
+            or not host.isascii()
+            or not host.isprintable()
+            or not _SLOTS.fullmatch(slots_text)
+            or not 1 <= int(slots_text) <= MAX_SLOTS
+        ):
             raise InvalidArgumentError(
                 f"hostfile line {number}",
-                f"expected 'host slots=N' or 'host:N' with N >= 1, got {raw!r}",
+                f"expected 'host slots=N' or 'host:N' with a printable ASCII host and "
+                f"1 <= N <= {MAX_SLOTS}, got {raw!r}",
             )
         entries.append(HostSlots(host, int(slots_text)))
     return entries

@@ -25,7 +25,7 @@ from mpi_runtime._arguments import require_text
 from mpi_runtime._process_trees import stop_process_tree
 from mpi_runtime.commands import mpirun_command, with_mpi4py
 from mpi_runtime.errors import InvalidArgumentError, MPIRuntimeError
-from mpi_runtime.hostfiles import parse_hostfile, rank_hosts
+from mpi_runtime.hostfiles import parse_hostfile, rank_hosts, read_hostfile
 from mpi_runtime.implementations import Implementation, ImplementationLike, parse_implementation
 from mpi_runtime.launcher_envs import SSH_ARGS, SSH_ARGS_ENV_NAMES, launcher_env
 from mpi_runtime.rank_envs import MASTER_PORT
@@ -266,7 +266,7 @@ def launch(
     # A hostfile named by the launcher env is read here (hosts to wait for, rank 0's host) and
     # left to mpirun to find through that env, as it would be without mpi-launch.
     hostfile_to_read = hostfile_path or environ.get(_hostfile_env_name(implementation))
-    hostfile_text = Path(hostfile_to_read).read_text() if hostfile_to_read else None
+    hostfile_text = read_hostfile(hostfile_to_read) if hostfile_to_read else None
     with tempfile.TemporaryDirectory(prefix="mpi-launch-") as private_dir:
         identity = None
         if ssh_dir is not None and (ssh_dir / SSH_PRIVATE_KEY_FILE).exists():

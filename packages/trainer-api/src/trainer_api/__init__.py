@@ -94,9 +94,14 @@ from trainer_api._meta import (
     OwnerReference,
     Time,
 )
+from trainer_api._object_checks import (
+    is_dns1123_label,
+    is_dns1123_subdomain,
+)
 from trainer_api._parsing import (
     KINDS,
     ApiObject,
+    load_yaml,
     parse,
     parse_all,
 )
@@ -466,6 +471,9 @@ __all__ = [
     "XGBoostMLPolicySource",
     "apply_defaults",
     "format_path",
+    "is_dns1123_label",
+    "is_dns1123_subdomain",
+    "load_yaml",
     "parse",
     "parse_all",
     "validate",

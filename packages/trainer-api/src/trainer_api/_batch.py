@@ -5,6 +5,7 @@ from __future__ import annotations
 from trainer_api._base import ApiModel
 from trainer_api._meta import LabelSelector, ObjectMeta
 from trainer_api._pods import PodTemplateSpec
+from trainer_api._types import Int32, Int64
 
 __all__ = [
     "JobSpec",
@@ -22,7 +23,7 @@ class PodFailurePolicyOnExitCodesRequirement(ApiModel):
     """Exit codes a pod failure rule matches."""
 
     operator: str
-    values: list[int]
+    values: list[Int32]
     container_name: str | None = None
 
 
@@ -51,7 +52,7 @@ class JobSuccessPolicyRule(ApiModel):
     """Indexes that, once succeeded, make the Job succeed."""
 
     succeeded_indexes: str | None = None
-    succeeded_count: int | None = None
+    succeeded_count: Int32 | None = None
 
 
 class JobSuccessPolicy(ApiModel):
@@ -64,17 +65,17 @@ class JobSpec(ApiModel):
     """batch/v1 JobSpec."""
 
     template: PodTemplateSpec
-    parallelism: int | None = None
-    completions: int | None = None
-    active_deadline_seconds: int | None = None
+    parallelism: Int32 | None = None
+    completions: Int32 | None = None
+    active_deadline_seconds: Int64 | None = None
     pod_failure_policy: PodFailurePolicy | None = None
     success_policy: JobSuccessPolicy | None = None
-    backoff_limit: int | None = None
-    backoff_limit_per_index: int | None = None
-    max_failed_indexes: int | None = None
+    backoff_limit: Int32 | None = None
+    backoff_limit_per_index: Int32 | None = None
+    max_failed_indexes: Int32 | None = None
     selector: LabelSelector | None = None
     manual_selector: bool | None = None
-    ttl_seconds_after_finished: int | None = None
+    ttl_seconds_after_finished: Int32 | None = None
     completion_mode: str | None = None
     suspend: bool | None = None
     pod_replacement_policy: str | None = None

@@ -6,7 +6,7 @@ from pydantic import Field
 
 from trainer_api._base import ApiModel
 from trainer_api._env import EnvFromSource, EnvVar
-from trainer_api._types import IntOrString, QuantityValue
+from trainer_api._types import Int32, Int64, IntOrString, QuantityValue
 
 __all__ = [
     "AppArmorProfile",
@@ -40,11 +40,11 @@ __all__ = [
 class ContainerPort(ApiModel):
     """A port a container exposes."""
 
-    container_port: int
+    container_port: Int32
     name: str | None = None
     protocol: str | None = None
     host_ip: str | None = Field(default=None, alias="hostIP")
-    host_port: int | None = None
+    host_port: Int32 | None = None
 
 
 class ResourceClaim(ApiModel):
@@ -114,14 +114,14 @@ class TCPSocketAction(ApiModel):
 class GRPCAction(ApiModel):
     """A gRPC health check against the container."""
 
-    port: int
+    port: Int32
     service: str | None = None
 
 
 class SleepAction(ApiModel):
     """Sleep for a while."""
 
-    seconds: int
+    seconds: Int64
 
 
 class LifecycleHandler(ApiModel):
@@ -148,12 +148,12 @@ class Probe(ApiModel):
     http_get: HTTPGetAction | None = None
     tcp_socket: TCPSocketAction | None = None
     grpc: GRPCAction | None = None
-    initial_delay_seconds: int | None = None
-    timeout_seconds: int | None = None
-    period_seconds: int | None = None
-    success_threshold: int | None = None
-    failure_threshold: int | None = None
-    termination_grace_period_seconds: int | None = None
+    initial_delay_seconds: Int32 | None = None
+    timeout_seconds: Int32 | None = None
+    period_seconds: Int32 | None = None
+    success_threshold: Int32 | None = None
+    failure_threshold: Int32 | None = None
+    termination_grace_period_seconds: Int64 | None = None
 
 
 class Capabilities(ApiModel):
@@ -204,9 +204,9 @@ class SecurityContext(ApiModel):
     privileged: bool | None = None
     proc_mount: str | None = None
     read_only_root_filesystem: bool | None = None
-    run_as_group: int | None = None
+    run_as_group: Int64 | None = None
     run_as_non_root: bool | None = None
-    run_as_user: int | None = None
+    run_as_user: Int64 | None = None
     se_linux_options: SELinuxOptions | None = Field(default=None, alias="seLinuxOptions")
     seccomp_profile: SeccompProfile | None = None
     windows_options: WindowsSecurityContextOptions | None = None
@@ -223,7 +223,7 @@ class ContainerRestartRuleOnExitCodes(ApiModel):
     """Exit codes a container restart rule matches."""
 
     operator: str
-    values: list[int] | None = None
+    values: list[Int32] | None = None
 
 
 class ContainerRestartRule(ApiModel):

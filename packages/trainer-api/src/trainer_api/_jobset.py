@@ -9,6 +9,7 @@ from pydantic import Field
 from trainer_api._base import ApiModel, KubernetesObject
 from trainer_api._batch import JobTemplateSpec
 from trainer_api._meta import Condition, ListMeta, ObjectMeta
+from trainer_api._types import Int32, Int64
 from trainer_api._volumes import PersistentVolumeClaim
 
 __all__ = [
@@ -46,7 +47,7 @@ class ReplicatedJob(ApiModel):
     name: str
     template: JobTemplateSpec
     group_name: str | None = None
-    replicas: int | None = None
+    replicas: Int32 | None = None
     depends_on: list[DependsOn] | None = None
 
 
@@ -84,7 +85,7 @@ class FailurePolicyRule(ApiModel):
 class FailurePolicy(ApiModel):
     """How a JobSet reacts to failed Jobs."""
 
-    max_restarts: int | None = None
+    max_restarts: Int32 | None = None
     restart_strategy: Literal["Recreate", "BlockingRecreate", "InPlaceRestart"] | None = None
     rules: list[FailurePolicyRule] | None = None
 
@@ -99,8 +100,8 @@ class Coordinator(ApiModel):
     """The pod whose stable endpoint is published to every pod of the JobSet."""
 
     replicated_job: str
-    job_index: int | None = None
-    pod_index: int | None = None
+    job_index: Int64 | None = None
+    pod_index: Int64 | None = None
 
 
 class VolumeRetentionPolicy(ApiModel):
@@ -127,7 +128,7 @@ class JobSetSpec(ApiModel):
     suspend: bool | None = None
     coordinator: Coordinator | None = None
     managed_by: str | None = None
-    ttl_seconds_after_finished: int | None = None
+    ttl_seconds_after_finished: Int32 | None = None
     volume_claim_policies: list[VolumeClaimPolicy] | None = None
 
 
@@ -135,25 +136,25 @@ class ReplicatedJobStatus(ApiModel):
     """Job counts of one replicated job."""
 
     name: str
-    ready: int
-    succeeded: int
-    failed: int
-    active: int
-    suspended: int
-    job_restarts: list[int] | None = None
-    job_restarts_count_towards_max: list[int] | None = None
+    ready: Int32
+    succeeded: Int32
+    failed: Int32
+    active: Int32
+    suspended: Int32
+    job_restarts: list[Int32] | None = None
+    job_restarts_count_towards_max: list[Int32] | None = None
 
 
 class JobSetStatus(ApiModel):
     """The observed state of a JobSet."""
 
     conditions: list[Condition] | None = None
-    restarts: int | None = None
-    restarts_count_towards_max: int | None = None
+    restarts: Int32 | None = None
+    restarts_count_towards_max: Int32 | None = None
     terminal_state: str | None = None
     replicated_jobs_status: list[ReplicatedJobStatus] | None = None
-    current_in_place_restart_attempt: int | None = None
-    previous_in_place_restart_attempt: int | None = None
+    current_in_place_restart_attempt: Int32 | None = None
+    previous_in_place_restart_attempt: Int32 | None = None
 
 
 class JobSet(KubernetesObject):

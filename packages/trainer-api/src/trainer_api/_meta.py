@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, PlainSerializer
 
 from trainer_api._base import ApiModel
-from trainer_api._types import JsonObject
+from trainer_api._types import Int64, JsonObject
 
 __all__ = [
     "Condition",
@@ -67,10 +67,10 @@ class ObjectMeta(ApiModel):
     namespace: str | None = None
     uid: str | None = None
     resource_version: str | None = None
-    generation: int | None = None
+    generation: Int64 | None = None
     creation_timestamp: Time | None = None
     deletion_timestamp: Time | None = None
-    deletion_grace_period_seconds: int | None = None
+    deletion_grace_period_seconds: Int64 | None = None
     labels: dict[str, str] | None = None
     annotations: dict[str, str] | None = None
     owner_references: list[OwnerReference] | None = None
@@ -84,7 +84,7 @@ class ListMeta(ApiModel):
 
     resource_version: str | None = None
     continue_: str | None = Field(default=None, alias="continue")
-    remaining_item_count: int | None = None
+    remaining_item_count: Int64 | None = None
     self_link: str | None = None
 
 
@@ -96,7 +96,7 @@ class Condition(ApiModel):
     reason: str
     message: str
     last_transition_time: Time
-    observed_generation: int | None = None
+    observed_generation: Int64 | None = None
 
 
 class LabelSelectorRequirement(ApiModel):

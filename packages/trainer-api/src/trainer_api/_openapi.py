@@ -10,7 +10,7 @@ from trainer_api._base import ApiModel
 from trainer_api._fieldspec import NO_DEFAULT, FieldSpec, Rule
 from trainer_api._meta import ObjectMeta
 from trainer_api._rules import CLASS_RULES, specs_for
-from trainer_api._types import field_type, unwrap_optional, wire_format
+from trainer_api._types import field_type, int_format, unwrap_optional, wire_format
 
 __all__ = ["QUANTITY_PATTERN", "model_schema"]
 
@@ -75,6 +75,9 @@ def _annotation_schema(annotation: Any) -> Schema:
         if wire.name == "quantity":
             schema["pattern"] = QUANTITY_PATTERN
         return schema
+    integer = int_format(annotation)
+    if integer is not None:
+        return {"type": "integer", "format": integer.name}
     if origin is Annotated:
         return _annotation_schema(arguments[0])
     if origin is typing.Literal:

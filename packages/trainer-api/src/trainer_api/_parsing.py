@@ -22,9 +22,9 @@ from trainer_api._runtime import (
 from trainer_api._trainjob import TrainJob, TrainJobList
 from trainer_api._types import field_type, unwrap_optional
 from trainer_api._wellknown import TRAINER_API_VERSION
-from trainer_api._yaml import load_documents
+from trainer_api._yaml import LimitError, check_value, load_documents
 
-__all__ = ["KINDS", "ApiObject", "parse", "parse_all"]
+__all__ = ["KINDS", "ApiObject", "load_yaml", "parse", "parse_all"]
 
 ApiObject = (
     TrainJob
@@ -51,17 +51,29 @@ KINDS: Final[Mapping[str, tuple[str, type[KubernetesObject]]]] = {
 """Each kind this package knows, with its apiVersion and model."""
 
 
-def parse(doc: str | Mapping[str, Any], strict: bool = True) -> ApiObject:
-    """The typed object for one YAML document or dict.
+def load_yaml(text: str | bytes) -> list[Any]:
+    """The non-empty documents of a YAML stream (bytes: UTF-8), as plain values.
+
+    Read as the API server reads YAML, with its limits: no nesting deeper than ``MAX_DEPTH``,
+    no excessive or recursive aliasing, no duplicate mapping keys. Raises ``ValidationError``.
+    """
+    try:
+        return load_documents(text)
+    except UnicodeDecodeError as error:
+        message = f"not UTF-8 text: byte {error.object[error.start]:#04x} at offset {error.start}"
+        raise ValidationError([FieldError("", message)]) from None
+    except yaml.YAMLError as error:
+        raise ValidationError([FieldError("", f"invalid YAML: {error}")]) from None
+
+
+def parse(doc: str | bytes | Mapping[str, Any], strict: bool = True) -> ApiObject:
+    """The typed object for one YAML document (text, or UTF-8 bytes) or dict.
 
     ``strict`` (for user input) also rejects fields the API does not have; lenient parsing
     (for objects read back from a cluster) keeps them. Raises ``ValidationError``.
     """
-    if isinstance(doc, str):
-        try:
-            documents = load_documents(doc)
-        except yaml.YAMLError as error:
-            raise ValidationError([FieldError("", f"invalid YAML: {error}")]) from error
+    if isinstance(doc, (str, bytes)):
+        documents = load_yaml(doc)
         if len(documents) != 1:
             raise ValidationError(
                 [FieldError("", f"expected one YAML document, got {len(documents)}")]
@@ -70,12 +82,9 @@ def parse(doc: str | Mapping[str, Any], strict: bool = True) -> ApiObject:
     return _parse_object(doc, strict)
 
 
-def parse_all(text: str, strict: bool = True) -> list[ApiObject]:
+def parse_all(text: str | bytes, strict: bool = True) -> list[ApiObject]:
     """The typed objects of a multi-document YAML stream, in order."""
-    try:
-        documents = load_documents(text)
-    except yaml.YAMLError as error:
-        raise ValidationError([FieldError("", f"invalid YAML: {error}")]) from error
+    documents = load_yaml(text)
     objects: list[ApiObject] = []
     errors: list[FieldError] = []
     for index, document in enumerate(documents):
@@ -95,6 +104,10 @@ def _parse_object(doc: object, strict: bool) -> ApiObject:
     if not isinstance(doc, Mapping):
         message = f"expected a mapping with apiVersion and kind, got {type(doc).__name__}"
         raise ValidationError([FieldError("", message)])
+    try:
+        check_value(dict(doc))
+    except LimitError as error:
+        raise ValidationError([FieldError("", str(error))]) from None
     model = _model_for(doc)
     errors = list(_unknown_fields(model, doc, ())) if strict else []
     try:

@@ -17,7 +17,7 @@ from trainer_api._containers import (
 from trainer_api._env import LocalObjectReference
 from trainer_api._meta import ObjectMeta
 from trainer_api._scheduling import Affinity, Toleration, TopologySpreadConstraint
-from trainer_api._types import QuantityValue
+from trainer_api._types import Int32, Int64, QuantityValue
 from trainer_api._volumes import Volume
 
 __all__ = [
@@ -47,15 +47,15 @@ class PodSecurityContext(ApiModel):
     """Security options of a pod."""
 
     app_armor_profile: AppArmorProfile | None = None
-    fs_group: int | None = None
+    fs_group: Int64 | None = None
     fs_group_change_policy: str | None = None
-    run_as_group: int | None = None
+    run_as_group: Int64 | None = None
     run_as_non_root: bool | None = None
-    run_as_user: int | None = None
+    run_as_user: Int64 | None = None
     se_linux_change_policy: str | None = Field(default=None, alias="seLinuxChangePolicy")
     se_linux_options: SELinuxOptions | None = Field(default=None, alias="seLinuxOptions")
     seccomp_profile: SeccompProfile | None = None
-    supplemental_groups: list[int] | None = None
+    supplemental_groups: list[Int64] | None = None
     supplemental_groups_policy: str | None = None
     sysctls: list[Sysctl] | None = None
     windows_options: WindowsSecurityContextOptions | None = None
@@ -123,8 +123,8 @@ class PodSpec(ApiModel):
     ephemeral_containers: list[EphemeralContainer] | None = None
     volumes: list[Volume] | None = None
     restart_policy: str | None = None
-    termination_grace_period_seconds: int | None = None
-    active_deadline_seconds: int | None = None
+    termination_grace_period_seconds: Int64 | None = None
+    active_deadline_seconds: Int64 | None = None
     dns_policy: str | None = None
     dns_config: PodDNSConfig | None = None
     node_selector: dict[str, str] | None = None
@@ -148,7 +148,7 @@ class PodSpec(ApiModel):
     tolerations: list[Toleration] | None = None
     host_aliases: list[HostAlias] | None = None
     priority_class_name: str | None = None
-    priority: int | None = None
+    priority: Int32 | None = None
     preemption_policy: str | None = None
     readiness_gates: list[PodReadinessGate] | None = None
     runtime_class_name: str | None = None

@@ -9,6 +9,7 @@ from pydantic import Field
 from trainer_api._base import ApiModel, KubernetesObject
 from trainer_api._jobset import JobSetSpec
 from trainer_api._meta import ListMeta, ObjectMeta
+from trainer_api._types import Int32, Int64
 
 __all__ = [
     "ClusterTrainingRuntime",
@@ -56,7 +57,7 @@ class TorchMLPolicySource(ApiModel):
 class MPIMLPolicySource(ApiModel):
     """MPI policy: launcher plus workers reached over SSH."""
 
-    num_proc_per_node: int | None = None
+    num_proc_per_node: Int32 | None = None
     mpi_implementation: MPIImplementation | None = None
     ssh_auth_mount_path: str | None = None
     run_launcher_as_node: bool | None = None
@@ -73,13 +74,13 @@ class XGBoostMLPolicySource(ApiModel):
 class FluxMLPolicySource(ApiModel):
     """Flux Framework policy."""
 
-    num_proc_per_node: int | None = None
+    num_proc_per_node: Int32 | None = None
 
 
 class MLPolicy(ApiModel):
     """The framework a runtime runs, and its node count; at most one framework is set."""
 
-    num_nodes: int | None = None
+    num_nodes: Int32 | None = None
     torch: TorchMLPolicySource | None = None
     mpi: MPIMLPolicySource | None = None
     jax: JAXMLPolicySource | None = None
@@ -90,14 +91,14 @@ class MLPolicy(ApiModel):
 class CoschedulingPodGroupPolicySource(ApiModel):
     """Gang scheduling through the scheduler-plugins coscheduling plugin."""
 
-    schedule_timeout_seconds: int | None = None
+    schedule_timeout_seconds: Int32 | None = None
 
 
 class NetworkTopology(ApiModel):
     """Volcano network-topology-aware scheduling."""
 
     mode: Literal["hard", "soft"] | None = None
-    highest_tier_allowed: int | None = None
+    highest_tier_allowed: Int64 | None = None
 
 
 class VolcanoPodGroupPolicySource(ApiModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from trainer_api._base import ApiModel
 from trainer_api._meta import LabelSelector
+from trainer_api._types import Int32, Int64
 
 __all__ = [
     "Affinity",
@@ -45,7 +46,7 @@ class NodeSelector(ApiModel):
 class PreferredSchedulingTerm(ApiModel):
     """A weighted node preference."""
 
-    weight: int
+    weight: Int32
     preference: NodeSelectorTerm
 
 
@@ -72,7 +73,7 @@ class PodAffinityTerm(ApiModel):
 class WeightedPodAffinityTerm(ApiModel):
     """A weighted pod affinity preference."""
 
-    weight: int
+    weight: Int32
     pod_affinity_term: PodAffinityTerm
 
 
@@ -109,17 +110,17 @@ class Toleration(ApiModel):
     operator: str | None = None
     value: str | None = None
     effect: str | None = None
-    toleration_seconds: int | None = None
+    toleration_seconds: Int64 | None = None
 
 
 class TopologySpreadConstraint(ApiModel):
     """How evenly matching pods spread over a topology."""
 
-    max_skew: int
+    max_skew: Int32
     topology_key: str
     when_unsatisfiable: str
     label_selector: LabelSelector | None = None
-    min_domains: int | None = None
+    min_domains: Int32 | None = None
     node_affinity_policy: str | None = None
     node_taints_policy: str | None = None
     match_label_keys: list[str] | None = None

@@ -12,6 +12,7 @@ from trainer_api._env import EnvVar, LocalObjectReference
 from trainer_api._meta import Condition, ListMeta, ObjectMeta, Time
 from trainer_api._pods import PodSchedulingGate, PodSecurityContext
 from trainer_api._scheduling import Affinity, Toleration
+from trainer_api._types import Int32, Int64
 from trainer_api._volumes import Volume
 
 __all__ = [
@@ -78,9 +79,9 @@ class Trainer(ApiModel):
     command: list[str] | None = None
     args: list[str] | None = None
     env: list[EnvVar] | None = None
-    num_nodes: int | None = None
+    num_nodes: Int32 | None = None
     resources_per_node: ResourceRequirements | None = None
-    num_proc_per_node: int | None = None
+    num_proc_per_node: Int32 | None = None
 
 
 class ContainerPatch(ApiModel):
@@ -105,7 +106,7 @@ class PodSpecPatch(ApiModel):
     scheduling_gates: list[PodSchedulingGate] | None = None
     image_pull_secrets: list[LocalObjectReference] | None = None
     security_context: PodSecurityContext | None = None
-    termination_grace_period_seconds: int | None = None
+    termination_grace_period_seconds: Int64 | None = None
 
 
 class PodTemplatePatch(ApiModel):
@@ -170,7 +171,7 @@ class TrainJobSpec(ApiModel):
     trainer: Trainer | None = None
     runtime_patches: list[RuntimePatch] | None = None
     suspend: bool | None = None
-    active_deadline_seconds: int | None = None
+    active_deadline_seconds: Int64 | None = None
     managed_by: str | None = None
 
 
@@ -178,11 +179,11 @@ class JobStatus(ApiModel):
     """Job counts of one replicated job of the TrainJob's JobSet."""
 
     name: str
-    ready: int
-    succeeded: int
-    failed: int
-    active: int
-    suspended: int
+    ready: Int32
+    succeeded: Int32
+    failed: Int32
+    active: Int32
+    suspended: Int32
 
 
 class Metric(ApiModel):
@@ -195,8 +196,8 @@ class Metric(ApiModel):
 class TrainerStatus(ApiModel):
     """Progress the trainer reports."""
 
-    progress_percentage: int | None = None
-    estimated_remaining_seconds: int | None = None
+    progress_percentage: Int32 | None = None
+    estimated_remaining_seconds: Int32 | None = None
     metrics: list[Metric] | None = None
     last_updated_time: Time | None = None
 

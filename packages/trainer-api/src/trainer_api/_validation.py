@@ -6,6 +6,7 @@ from trainer_api._admission import runtime_errors, train_job_errors
 from trainer_api._base import KubernetesObject
 from trainer_api._errors import FieldError
 from trainer_api._jobset import JobSetList
+from trainer_api._object_checks import object_errors
 from trainer_api._runtime import (
     ClusterTrainingRuntime,
     ClusterTrainingRuntimeList,
@@ -41,7 +42,7 @@ def validate(
             for index, item in enumerate(obj.items)
             for error in validate(item, runtime=runtime)
         ]
-    errors = schema_errors(obj, old)
+    errors = schema_errors(obj, old) + object_errors(obj)
     if isinstance(obj, TrainJob):
         errors.extend(train_job_errors(obj, old if isinstance(old, TrainJob) else None, runtime))
     elif isinstance(obj, (TrainingRuntime, ClusterTrainingRuntime)):

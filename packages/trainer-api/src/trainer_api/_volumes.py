@@ -7,7 +7,7 @@ from pydantic import Field
 from trainer_api._base import ApiModel
 from trainer_api._env import LocalObjectReference, ObjectFieldSelector, ResourceFieldSelector
 from trainer_api._meta import LabelSelector, ObjectMeta, Time
-from trainer_api._types import QuantityValue
+from trainer_api._types import Int32, Int64, QuantityValue
 
 __all__ = [
     "AWSElasticBlockStoreVolumeSource",
@@ -67,7 +67,7 @@ class KeyToPath(ApiModel):
 
     key: str
     path: str
-    mode: int | None = None
+    mode: Int32 | None = None
 
 
 class DownwardAPIVolumeFile(ApiModel):
@@ -76,7 +76,7 @@ class DownwardAPIVolumeFile(ApiModel):
     path: str
     field_ref: ObjectFieldSelector | None = None
     resource_field_ref: ResourceFieldSelector | None = None
-    mode: int | None = None
+    mode: Int32 | None = None
 
 
 class EmptyDirVolumeSource(ApiModel):
@@ -98,7 +98,7 @@ class ConfigMapVolumeSource(ApiModel):
 
     name: str | None = None
     items: list[KeyToPath] | None = None
-    default_mode: int | None = None
+    default_mode: Int32 | None = None
     optional: bool | None = None
 
 
@@ -107,7 +107,7 @@ class SecretVolumeSource(ApiModel):
 
     secret_name: str | None = None
     items: list[KeyToPath] | None = None
-    default_mode: int | None = None
+    default_mode: Int32 | None = None
     optional: bool | None = None
 
 
@@ -122,7 +122,7 @@ class DownwardAPIVolumeSource(ApiModel):
     """Pod fields and container resources as files."""
 
     items: list[DownwardAPIVolumeFile] | None = None
-    default_mode: int | None = None
+    default_mode: Int32 | None = None
 
 
 class ClusterTrustBundleProjection(ApiModel):
@@ -165,7 +165,7 @@ class PodCertificateProjection(ApiModel):
     certificate_chain_path: str | None = None
     credential_bundle_path: str | None = None
     key_path: str | None = None
-    max_expiration_seconds: int | None = None
+    max_expiration_seconds: Int32 | None = None
     user_annotations: dict[str, str] | None = None
 
 
@@ -174,7 +174,7 @@ class ServiceAccountTokenProjection(ApiModel):
 
     path: str
     audience: str | None = None
-    expiration_seconds: int | None = None
+    expiration_seconds: Int64 | None = None
 
 
 class VolumeProjection(ApiModel):
@@ -192,7 +192,7 @@ class ProjectedVolumeSource(ApiModel):
     """Several sources in one directory."""
 
     sources: list[VolumeProjection] | None = None
-    default_mode: int | None = None
+    default_mode: Int32 | None = None
 
 
 class TypedLocalObjectReference(ApiModel):
@@ -317,7 +317,7 @@ class AWSElasticBlockStoreVolumeSource(ApiModel):
 
     volume_id: str = Field(alias="volumeID")
     fs_type: str | None = None
-    partition: int | None = None
+    partition: Int32 | None = None
     read_only: bool | None = None
 
 
@@ -364,7 +364,7 @@ class FCVolumeSource(ApiModel):
     """A Fibre Channel volume."""
 
     fs_type: str | None = None
-    lun: int | None = None
+    lun: Int32 | None = None
     read_only: bool | None = None
     target_wwns: list[str] | None = Field(default=None, alias="targetWWNs")
     wwids: list[str] | None = None
@@ -392,7 +392,7 @@ class GCEPersistentDiskVolumeSource(ApiModel):
 
     pd_name: str
     fs_type: str | None = None
-    partition: int | None = None
+    partition: Int32 | None = None
     read_only: bool | None = None
 
 
@@ -417,7 +417,7 @@ class ISCSIVolumeSource(ApiModel):
 
     target_portal: str
     iqn: str
-    lun: int
+    lun: Int32
     chap_auth_discovery: bool | None = None
     chap_auth_session: bool | None = None
     fs_type: str | None = None

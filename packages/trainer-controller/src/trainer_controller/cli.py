@@ -61,8 +61,10 @@ def render_command(filenames: tuple[Path, ...]) -> None:
     """
     objects: list[object] = []
     for path in filenames:
-        try:
-            objects += trainer_api.parse_all(path.read_text(encoding="utf-8"))
+        try:  # read as the API server reads YAML: UTF-8, bounded aliasing and depth
+            objects += trainer_api.parse_all(path.read_bytes())
+        except OSError as error:
+            _fail(f"{path}: cannot read", [str(error.strerror)])
         except trainer_api.ValidationError as error:
             _fail(f"{path}: invalid input", [str(e) for e in error.errors])
     runtimes = [

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
+import socket
 import ssl
+import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -367,3 +369,136 @@ def test_deprecated_runtime_is_allowed_with_a_warning(cluster, secured) -> None:
         base + WEBHOOK_PATHS["validate-trainjob"], review(trainjob("current")), context=context
     )
     assert "warnings" not in answer["response"]
+
+
+def _deep(depth: int) -> Any:
+    value: Any = {}
+    for _ in range(depth):
+        value = {"x": value}
+    return value
+
+
+RUNTIME_OBJECT = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "ClusterTrainingRuntime",
+    "metadata": {"name": "r"},
+    "spec": {"template": {"spec": {}}},
+}
+
+
+def _with_spec(spec: Any) -> dict[str, Any]:
+    return {**trainjob("job"), "spec": spec}
+
+
+MALFORMED_REVIEWS = [
+    pytest.param(b"[1]", id="array"),
+    pytest.param(b"null", id="null"),
+    pytest.param(b"5", id="number"),
+    pytest.param(b"{not json", id="not-json"),
+    pytest.param(b'{"a":' * 50_000 + b"1" + b"}" * 50_000, id="deep-json"),
+    pytest.param(review(_with_spec("spec")), id="spec-string"),
+    pytest.param(review(_with_spec({"runtimeRef": "torch-distributed"})), id="runtimeRef-string"),
+    pytest.param(review(_with_spec({"runtimeRef": {"name": "x"}, "y": _deep(500)})), id="deep"),
+    pytest.param(review(RUNTIME_OBJECT), id="runtime-to-trainjob-hook"),
+    pytest.param(
+        {
+            **review(trainjob("job")),
+            "request": {
+                **review(trainjob("job"))["request"],
+                "operation": "UPDATE",
+                "oldObject": [],
+            },
+        },
+        id="update-old-array",
+    ),
+]
+
+
+@pytest.mark.parametrize("body", MALFORMED_REVIEWS)
+def test_webhooks_never_allow_a_malformed_review(secured, body: Any) -> None:  # type: ignore[no-untyped-def]
+    replica, context = secured
+    base = f"https://127.0.0.1:{replica.operator.listeners['webhooks'].port}"
+    for hook in ("validate-trainjob", "mutate-trainjob"):
+        status, answer = call(base + WEBHOOK_PATHS[hook], body, context=context)
+        assert status == 400 or (status == 200 and answer["response"]["allowed"] is False), (
+            hook,
+            status,
+            answer,
+        )
+        if status == 200:
+            assert answer["response"]["status"]["code"] == 400
+            assert answer["response"]["uid"] == "u-1"
+
+
+def test_a_trainjob_is_refused_by_the_runtime_hooks(secured) -> None:  # type: ignore[no-untyped-def]
+    replica, context = secured
+    base = f"https://127.0.0.1:{replica.operator.listeners['webhooks'].port}"
+    for hook in ("validate-trainingruntime", "validate-clustertrainingruntime"):
+        status, answer = call(base + WEBHOOK_PATHS[hook], review(trainjob("job")), context=context)
+        assert status == 200 and answer["response"]["allowed"] is False, hook
+        assert "this webhook admits" in answer["response"]["status"]["message"]
+
+
+def test_webhook_reviews_over_the_size_limit_are_refused(secured) -> None:  # type: ignore[no-untyped-def]
+    replica, context = secured
+    url = (
+        f"https://127.0.0.1:{replica.operator.listeners['webhooks'].port}"
+        + WEBHOOK_PATHS["validate-trainjob"]
+    )
+    job = trainjob("big")
+    job["metadata"]["annotations"] = {"example.com/padding": "x" * (3 * 1024 * 1024 + 512 * 1024)}
+    status, answer = call(url, review(job), context=context)
+    assert status == 413 and "at most 3145728 bytes" in answer["message"]
+
+
+def _post_in_pieces(port: int, path: str, token: str, body: bytes, pieces: int) -> tuple[int, Any]:
+    """POST ``body`` over plain HTTP as ``pieces`` separate writes; the status and JSON answer."""
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        "Connection: close\r\n\r\n"
+    ).encode()
+    size = len(body) // pieces + 1
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+        client.sendall(head)
+        for start in range(0, len(body), size):
+            client.sendall(body[start : start + size])
+            time.sleep(0.02)  # spread the writes (the outcome must not depend on it)
+        answer = b""
+        while chunk := client.recv(65536):
+            answer += chunk
+    status_line, _, rest = answer.partition(b"\r\n")
+    return int(status_line.split()[1]), json.loads(rest.partition(b"\r\n\r\n")[2])
+
+
+def test_progress_endpoint_reads_bodies_sent_in_pieces(cluster) -> None:  # type: ignore[no-untyped-def]
+    replica = cluster.replica(progress_qps_per_job=0)
+    cluster.create(cluster.trainjobs, trainjob("job"))
+    cluster.server.tokens["job"] = TokenIdentity(
+        "system:serviceaccount:default:trainer", audiences=(token_audience("default", "job"),)
+    )
+    port = replica.operator.listeners["progress"].port
+    path = STATUS_URL.format(namespace="default", name="job")
+    for count in (160, 200, 256):  # 24 KB to 40 KB
+        status = {
+            "progressPercentage": 50,
+            "lastUpdatedTime": "2026-01-01T00:00:00Z",
+            "metrics": [{"name": f"m{i:03d}-" + "n" * 56, "value": "9" * 64} for i in range(count)],
+        }
+        body = json.dumps({"trainerStatus": status}).encode()
+        assert 23_000 <= len(body) <= 41_000
+        code, answer = _post_in_pieces(port, path, "job", body, pieces=4)
+        assert code == 200, answer
+        assert answer == {"trainerStatus": status}
+    status_code, answer = _post_in_pieces(port, path, "job", b" " * (64 * 1024 + 1), pieces=3)
+    assert status_code == 413
+
+
+def test_progress_paths_that_cannot_name_a_trainjob_are_404(cluster) -> None:  # type: ignore[no-untyped-def]
+    replica = cluster.replica()
+    base = f"http://127.0.0.1:{replica.operator.listeners['progress'].port}"
+    body = {"trainerStatus": {"progressPercentage": 1, "lastUpdatedTime": "2026-01-01T00:00:00Z"}}
+    for namespace, name in (("default", "Bad_Name"), ("Bad_NS", "job"), ("default", "..")):
+        url = base + STATUS_URL.format(namespace=namespace, name=name)
+        status, _ = call(url, body, {"Authorization": "Bearer t"})
+        assert status == 404, (namespace, name)

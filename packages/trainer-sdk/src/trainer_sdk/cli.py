@@ -259,28 +259,43 @@ def _runs_nothing(source: str) -> list[str] | None:
 
 
 def _manifest_from_file(path: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The TrainJob in ``path``, and the runtime it references if the file holds that too."""
+    """The TrainJob in ``path``, and the runtime it references if the file holds that too.
+
+    The file is read as the API server reads YAML (``trainer_api.load_yaml``: UTF-8, no
+    excessive aliasing, no duplicate keys) and each TrainJob and runtime in it must parse.
+    """
+    import trainer_api
+
     if not path.is_file():
         _fail(f"-f: no such file {str(path)!r}")
     try:
-        documents = [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
-    except yaml.YAMLError as error:
-        _fail(f"-f: {path} is not valid YAML: {error}")
-    jobs = [
-        doc
-        for doc in documents
-        if isinstance(doc, dict) and doc.get("kind") == constants.TRAINJOB_KIND
-    ]
+        documents = trainer_api.load_yaml(path.read_bytes())
+    except OSError as error:
+        _fail(f"-f: cannot read {path}: {error.strerror}")
+    except trainer_api.ValidationError as error:
+        _fail(f"-f: {path}: {error}")  # "invalid YAML: ..." or "not UTF-8 text: ..."
+    kinds = (
+        constants.TRAINJOB_KIND,
+        constants.TRAINING_RUNTIME_KIND,
+        constants.CLUSTER_TRAINING_RUNTIME_KIND,
+    )
+    ours = [doc for doc in documents if isinstance(doc, dict) and doc.get("kind") in kinds]
+    problems = []
+    for doc in ours:
+        try:
+            trainer_api.parse(doc)
+        except trainer_api.ValidationError as error:
+            problems += [f"{doc['kind']}: {item}" for item in error.errors]
+    if problems:
+        _fail(f"-f: {path} is not valid:\n  " + "\n  ".join(problems))
+    jobs = [doc for doc in ours if doc["kind"] == constants.TRAINJOB_KIND]
     if len(jobs) != 1:
         _fail(f"-f: expected exactly one TrainJob in {path}, found {len(jobs)}")
-    reference = (jobs[0].get("spec") or {}).get("runtimeRef") or {}
+    reference = jobs[0]["spec"]["runtimeRef"]
     runtimes = [
         doc
-        for doc in documents
-        if isinstance(doc, dict)
-        and doc.get("kind")
-        in (constants.TRAINING_RUNTIME_KIND, constants.CLUSTER_TRAINING_RUNTIME_KIND)
-        and (doc.get("metadata") or {}).get("name") == reference.get("name")
+        for doc in ours
+        if doc is not jobs[0] and (doc.get("metadata") or {}).get("name") == reference["name"]
     ]
     return jobs[0], runtimes[0] if runtimes else None
 

@@ -3,9 +3,11 @@
 ``POST /apis/trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainjobs/{name}/status`` with a
 projected service-account token whose audience is bound to that TrainJob. Answers: 200 with the
 stored trainerStatus; 403 when the token is missing, invalid, for another job or from another
-namespace; 404 when the TrainJob does not exist; 413 over 64 KiB; 422 when the body is not a valid
-trainerStatus (the message names the field); 429 with ``Retry-After`` when a job reports faster
-than its limit, or when tokens not seen before arrive faster than TokenReviews are allowed.
+namespace; 404 when the TrainJob does not exist (or the path cannot name one); 413 over 64 KiB,
+however the body is chunked; 422 when the body is not a valid trainerStatus (the message names
+the field); 429 with ``Retry-After`` when a job reports faster than its limit, when tokens not seen
+before arrive faster than TokenReviews are allowed, or when the validation pool is full. Decoding
+and validating run in an ``Offload``, off the event loop.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from trainer_runtime.plugins.trainer_status import token_audience
 
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
 from trainer_controller.operator.metrics import OperatorMetrics
+from trainer_controller.operator.offload import Busy, Offload
 from trainer_controller.operator.ratelimit import KeyedLimiter, TokenBucket
+from trainer_controller.operator.servers import BodyTooLarge, read_body
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -161,18 +165,31 @@ class AcceptedTokens:
             self._expiry.popitem(last=False)
 
 
+def _decoded(body: bytes) -> Any:
+    """The JSON value of ``body``; ValueError (also for nesting too deep to decode)."""
+    try:
+        return json.loads(body)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+
+
 def progress_routes(
     client: KubeClient,
     metrics: OperatorMetrics,
     accepted: AcceptedTokens | None = None,
     limits: ProgressLimits | None = None,
+    offload: Offload | None = None,
 ) -> list[web.RouteDef]:
-    """The one route of the progress endpoint."""
+    """The one route of the progress endpoint; decoding and validation run in ``offload``."""
     accepted = accepted if accepted is not None else AcceptedTokens()
     limits = limits if limits is not None else ProgressLimits()
+    pool = offload if offload is not None else Offload("progress")
 
     async def handle(request: web.Request) -> web.Response:
-        response = await _handle(request)
+        try:
+            response = await _handle(request)
+        except Busy as error:
+            response = _too_many(1, str(error))
         metrics.progress_requests.labels(str(response.status)).inc()
         return response
 
@@ -183,11 +200,14 @@ def progress_routes(
             return _answer(
                 403, "Authorization: expected a Bearer token (the projected service-account token)"
             )
-        if request.content_length is not None and request.content_length > MAX_BODY_BYTES:
-            return _answer(413, f"body: at most {MAX_BODY_BYTES} bytes")
-        body = await request.content.read(MAX_BODY_BYTES + 1)
-        if len(body) > MAX_BODY_BYTES:
-            return _answer(413, f"body: at most {MAX_BODY_BYTES} bytes")
+        if not trainer_api.is_dns1123_label(namespace):
+            return _answer(404, f"namespace {namespace!r} cannot exist: not a DNS-1123 label")
+        if not trainer_api.is_dns1123_label(name):
+            return _answer(404, f"TrainJob {name!r} cannot exist: not a DNS-1123 label")
+        try:
+            body = await read_body(request, MAX_BODY_BYTES)
+        except BodyTooLarge as error:
+            return _answer(413, str(error))
         token = header[len("Bearer ") :].strip()
         if (token, namespace, name) not in accepted:
             if delay := limits.reviews.take():
@@ -200,7 +220,7 @@ def progress_routes(
             return _too_many(delay, f"TrainJob {namespace}/{name} reports too often")
         path = resource_path(_TRAINJOB, "TrainJob", namespace, name)
         try:
-            payload = json.loads(body)
+            payload = await pool.run(_decoded, body)
         except ValueError as error:
             return _answer(422, f"body: not JSON ({error})")
         if not isinstance(payload, Mapping) or set(payload) - {"trainerStatus"}:
@@ -212,7 +232,7 @@ def progress_routes(
                     404,
                     f'trainjobs.trainer.kubeflow.org "{name}" not found in namespace {namespace!r}',
                 )
-            errors = trainer_status_errors(job, payload.get("trainerStatus"))
+            errors = await pool.run(trainer_status_errors, job, payload.get("trainerStatus"))
             if errors:
                 return _answer(
                     422,

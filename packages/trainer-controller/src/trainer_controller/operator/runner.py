@@ -28,6 +28,7 @@ from trainer_controller.operator.events import EventRecorder
 from trainer_controller.operator.informer import CachedReader, ObjectCache
 from trainer_controller.operator.leader import LeaderElector
 from trainer_controller.operator.metrics import OperatorMetrics
+from trainer_controller.operator.offload import Offload
 from trainer_controller.operator.progress import ProgressLimits, progress_routes
 from trainer_controller.operator.reconcile import Reconciler
 from trainer_controller.operator.servers import Listener, health_routes, metrics_routes
@@ -74,6 +75,7 @@ class Operator:
         self.serving = asyncio.Event()  # listeners up (readiness)
         self.leading = asyncio.Event()  # holds the Lease and reconciles
         self.listeners: dict[str, Listener] = {}
+        self.offloads: dict[str, Offload] = {}  # request work off the event loop, per endpoint
         self.certificate: certificates.ServingCertificate | None = None
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -115,6 +117,8 @@ class Operator:
                 self.serving.clear()
                 for listener in self.listeners.values():
                     await listener.stop()
+                for offload in self.offloads.values():
+                    offload.close()
 
     async def _listen(self, client: KubeClient) -> None:
         config, host = self.config, self.config.bind_address
@@ -141,12 +145,22 @@ class Operator:
                     config.mutating_webhook,
                 )
             tls = self.certificate.ssl_context()
+            self.offloads["webhooks"] = Offload("admission")
             self.listeners["webhooks"] = Listener(
-                webhook_routes(client, self.metrics), host, config.webhook_port, tls
+                webhook_routes(client, self.metrics, offload=self.offloads["webhooks"]),
+                host,
+                config.webhook_port,
+                tls,
             )
         if config.gate("TrainJobProgress"):
+            self.offloads["progress"] = Offload("progress")
             self.listeners["progress"] = Listener(
-                progress_routes(client, self.metrics, limits=_progress_limits(config)),
+                progress_routes(
+                    client,
+                    self.metrics,
+                    limits=_progress_limits(config),
+                    offload=self.offloads["progress"],
+                ),
                 host,
                 config.progress_port,
                 tls,

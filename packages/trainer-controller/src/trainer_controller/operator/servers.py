@@ -9,7 +9,33 @@ from aiohttp import web
 
 from trainer_controller.operator.metrics import OperatorMetrics
 
-__all__ = ["Listener", "health_routes", "metrics_routes"]
+__all__ = ["BodyTooLarge", "Listener", "health_routes", "metrics_routes", "read_body"]
+
+
+class BodyTooLarge(Exception):
+    """A request body is larger than the endpoint takes."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"body: at most {limit} bytes")
+        self.limit = limit
+
+
+async def read_body(request: web.Request, limit: int) -> bytes:
+    """The whole body, however it is chunked; ``BodyTooLarge`` past ``limit`` bytes.
+
+    A declared ``Content-Length`` over the limit is refused before anything is read; otherwise
+    reading stops as soon as the limit is passed.
+    """
+    if request.content_length is not None and request.content_length > limit:
+        raise BodyTooLarge(limit)
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := await request.content.read(64 * 1024):
+        size += len(chunk)
+        if size > limit:
+            raise BodyTooLarge(limit)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def health_routes(alive: Callable[[], bool], ready: Callable[[], bool]) -> list[web.RouteDef]:
@@ -51,7 +77,11 @@ class Listener:
         self.port = port
 
     async def start(self) -> None:
-        self._runner = web.AppRunner(self._app, handle_signals=False, access_log=None)
+        # A refused request's unread body is drained for at most a second (aiohttp: 10 s), so
+        # that clients declaring bodies they never send cannot hold connections or shutdown.
+        self._runner = web.AppRunner(
+            self._app, handle_signals=False, access_log=None, lingering_time=1.0
+        )
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self._tls)
         await site.start()

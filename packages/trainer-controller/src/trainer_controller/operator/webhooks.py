@@ -1,4 +1,8 @@
-"""The admission webhook server: AdmissionReview v1 over HTTPS, decisions from ``admission``."""
+"""The admission webhook server: AdmissionReview v1 over HTTPS, decisions from ``admission``.
+
+Bodies are read up to ``reviews.MAX_REVIEW_BYTES``; decoding, checking and validating them run
+in an ``Offload`` (threads, bounded), never on the event loop; a full pool answers 429.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +15,11 @@ import trainer_api
 from aiohttp import web
 from trainer_runtime.admission import needs_jobset
 
-from trainer_controller.operator import admission
+from trainer_controller.operator import admission, reviews
 from trainer_controller.operator.apiclient import KubeClient, resource_path
 from trainer_controller.operator.metrics import OperatorMetrics
+from trainer_controller.operator.offload import Busy, Offload
+from trainer_controller.operator.servers import BodyTooLarge, read_body
 
 __all__ = ["WEBHOOK_PATHS", "webhook_routes"]
 
@@ -27,81 +33,93 @@ WEBHOOK_PATHS: Final = {
     ),
     "mutate-trainjob": "/mutate-trainer-kubeflow-org-v1alpha1-trainjob",
 }
-_MAX_REVIEW_BYTES: Final = 3 * 1024 * 1024
+_KINDS: Final = {
+    "validate-trainjob": "TrainJob",
+    "validate-trainingruntime": "TrainingRuntime",
+    "validate-clustertrainingruntime": "ClusterTrainingRuntime",
+    "mutate-trainjob": "TrainJob",
+}
 
 Decide = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def _runtime_path(job: Mapping[str, Any], namespace: object) -> str | None:
+    """The API path of the runtime ``job`` references, or None when the reference is unusable
+    (its rules then report it): only DNS-1123 names ever reach a URL."""
+    spec = job.get("spec")
+    ref = spec.get("runtimeRef") if isinstance(spec, Mapping) else None
+    if not isinstance(ref, Mapping):
+        return None
+    kind, name = ref.get("kind") or "ClusterTrainingRuntime", ref.get("name")
+    if not trainer_api.is_dns1123_subdomain(name):
+        return None
+    if kind == "ClusterTrainingRuntime":
+        return resource_path(trainer_api.TRAINER_API_VERSION, kind, None, name)
+    if kind == "TrainingRuntime" and trainer_api.is_dns1123_label(namespace):
+        return resource_path(trainer_api.TRAINER_API_VERSION, kind, namespace, name)
+    return None
 
 
 def webhook_routes(
     client: KubeClient,
     metrics: OperatorMetrics,
     clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
+    offload: Offload | None = None,
 ) -> list[web.RouteDef]:
-    """The routes of the four webhooks."""
+    """The routes of the four webhooks; CPU-bound work runs in ``offload``."""
+    pool = offload if offload is not None else Offload("admission")
 
-    async def runtime_of(job: Mapping[str, Any], namespace: str) -> dict[str, Any] | None:
-        ref = (job.get("spec") or {}).get("runtimeRef") or {}
-        kind = ref.get("kind") or "ClusterTrainingRuntime"
-        if kind not in ("TrainingRuntime", "ClusterTrainingRuntime") or not ref.get("name"):
-            return None
-        return await client.get(
-            resource_path(
-                "trainer.kubeflow.org/v1alpha1",
-                kind,
-                namespace if kind == "TrainingRuntime" else None,
-                ref["name"],
-            )
-        )
-
-    async def jobset_of(job: Mapping[str, Any], namespace: str) -> dict[str, Any] | None:
+    async def jobset_of(job: Mapping[str, Any], namespace: object) -> dict[str, Any] | None:
         name = (job.get("metadata") or {}).get("name")
-        if not name:
-            return None
+        if not (trainer_api.is_dns1123_subdomain(name) and trainer_api.is_dns1123_label(namespace)):
+            return None  # only DNS-1123 names ever reach a URL
         return await client.get(
             resource_path(trainer_api.JOBSET_API_VERSION, "JobSet", namespace, name)
         )
 
     async def validate_trainjob(request: Mapping[str, Any]) -> dict[str, Any]:
-        obj = request.get("object") or {}
+        obj = request["object"]
         old = request.get("oldObject")
-        namespace = request.get("namespace") or ""
-        runtime = await runtime_of(obj, namespace)
+        namespace = request.get("namespace")
+        path = _runtime_path(obj, namespace)
+        runtime = await client.get(path) if path is not None else None
         jobset = await jobset_of(obj, namespace) if needs_jobset(obj, old) else None
-        return _verdict(
-            request,
-            admission.validation_errors(obj, old, runtime, jobset),
-            admission.validation_warnings(runtime),
-        )
+        errors = await pool.run(admission.validation_errors, obj, old, runtime, jobset)
+        return _verdict(request, errors, admission.validation_warnings(runtime))
 
     async def validate_runtime(request: Mapping[str, Any]) -> dict[str, Any]:
-        return _verdict(
-            request,
-            admission.validation_errors(request.get("object") or {}, request.get("oldObject")),
+        errors = await pool.run(
+            admission.validation_errors, request["object"], request.get("oldObject")
         )
+        return _verdict(request, errors)
 
     async def mutate_trainjob(request: Mapping[str, Any]) -> dict[str, Any]:
         operations = admission.runtime_patch_times(
-            request.get("object") or {}, request.get("oldObject"), clock()
+            request["object"], request.get("oldObject"), clock()
         )
-        return admission.patched(request.get("uid", ""), operations)
+        return admission.patched(request["uid"], operations)
 
     def route(name: str, decide: Decide) -> web.RouteDef:
         async def handle(http: web.Request) -> web.Response:
             try:
-                review = await http.json()
-            except ValueError:
-                return web.json_response(
-                    {"message": "body: expected an AdmissionReview JSON object"}, status=400
-                )
-            request = review.get("request") if isinstance(review, Mapping) else None
-            if review.get("kind") != "AdmissionReview" or not isinstance(request, Mapping):
-                return web.json_response(
-                    {"message": "body: expected kind AdmissionReview with a request"}, status=400
-                )
-            if request.get("operation") == "DELETE":
-                answer = admission.allowed(request.get("uid", ""))
+                body = await read_body(http, reviews.MAX_REVIEW_BYTES)
+                request = await pool.run(reviews.parse_review, body, _KINDS[name])
+            except BodyTooLarge as error:
+                return web.json_response({"message": str(error)}, status=413)
+            except Busy as error:
+                return web.json_response({"message": str(error)}, status=429)
+            except reviews.BadReview as error:
+                if error.uid is None:
+                    return web.json_response({"message": error.message}, status=400)
+                metrics.webhook_requests.labels(name, "false").inc()
+                return web.json_response(reviews.bad_request(error.uid, error.message))
+            if request["operation"] in ("DELETE", "CONNECT"):
+                answer = admission.allowed(request["uid"])
             else:
-                answer = await decide(request)
+                try:
+                    answer = await decide(request)
+                except Busy as error:
+                    return web.json_response({"message": str(error)}, status=429)
             verdict = answer["response"]["allowed"]
             metrics.webhook_requests.labels(name, str(verdict).lower()).inc()
             return web.json_response(answer)
