@@ -69,6 +69,8 @@ from trainer_api._errors import (
 )
 from trainer_api._jobset import (
     JOBSET_API_VERSION,
+    JOBSET_GROUP,
+    JOBSET_VERSION,
     Coordinator,
     DependsOn,
     FailurePolicy,
@@ -267,6 +269,8 @@ __all__ = [
     "GROUP",
     "INITIALIZER_VOLUME",
     "JOBSET_API_VERSION",
+    "JOBSET_GROUP",
+    "JOBSET_VERSION",
     "KEEP_UNKNOWN_FIELDS",
     "KINDS",
     "KUEUE_MANAGED_BY",

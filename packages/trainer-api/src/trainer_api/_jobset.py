@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field
 
@@ -14,6 +14,8 @@ from trainer_api._volumes import PersistentVolumeClaim
 
 __all__ = [
     "JOBSET_API_VERSION",
+    "JOBSET_GROUP",
+    "JOBSET_VERSION",
     "Coordinator",
     "DependsOn",
     "FailurePolicy",
@@ -31,7 +33,9 @@ __all__ = [
     "VolumeRetentionPolicy",
 ]
 
-JOBSET_API_VERSION = "jobset.x-k8s.io/v1alpha2"
+JOBSET_GROUP: Final = "jobset.x-k8s.io"
+JOBSET_VERSION: Final = "v1alpha2"
+JOBSET_API_VERSION: Final = f"{JOBSET_GROUP}/{JOBSET_VERSION}"
 
 
 class DependsOn(ApiModel):

@@ -66,7 +66,7 @@ def denied(
                 "message": message,
                 "details": {
                     "name": name,
-                    "group": "trainer.kubeflow.org",
+                    "group": trainer_api.GROUP,
                     "kind": kind,
                     "causes": [
                         {

@@ -44,9 +44,8 @@ logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES: Final = 64 * 1024
 PROGRESS_PATH: Final = (
-    "/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainjobs/{name}/status"
+    f"/apis/{trainer_api.TRAINER_API_VERSION}/namespaces/{{namespace}}/trainjobs/{{name}}/status"
 )
-_TRAINJOB: Final = "trainer.kubeflow.org/v1alpha1"
 _SERVICE_ACCOUNT_PREFIX: Final = "system:serviceaccount:"
 _WRITE_ATTEMPTS: Final = 5
 
@@ -91,7 +90,7 @@ def trainer_status_errors(
         return [trainer_api.FieldError("trainerStatus", "required: an object")]
     # The job as it would be stored, reduced to what the reported status is checked against.
     candidate = {
-        "apiVersion": _TRAINJOB,
+        "apiVersion": trainer_api.TRAINER_API_VERSION,
         "kind": "TrainJob",
         "metadata": {"name": (job.get("metadata") or {}).get("name", "")},
         "spec": job.get("spec") or {},
@@ -218,7 +217,7 @@ def progress_routes(
             accepted.add(token, namespace, name)
         if delay := limits.jobs.take((namespace, name)):
             return _too_many(delay, f"TrainJob {namespace}/{name} reports too often")
-        path = resource_path(_TRAINJOB, "TrainJob", namespace, name)
+        path = resource_path(trainer_api.TRAINER_API_VERSION, "TrainJob", namespace, name)
         try:
             payload = await pool.run(_decoded, body)
         except ValueError as error:

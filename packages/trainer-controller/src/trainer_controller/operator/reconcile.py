@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Final
 
+import trainer_api
 from mpi_runtime import SSHKeyPair
 from trainer_runtime import Observed, Plan, Settings, build
 
@@ -21,12 +22,10 @@ from trainer_controller.operator.events import EventRecorder
 from trainer_controller.operator.informer import CachedReader
 from trainer_controller.operator.metrics import OperatorMetrics
 
-__all__ = ["TRAINER_API_VERSION", "Reconciler", "contains", "status_patch"]
+__all__ = ["Reconciler", "contains", "status_patch"]
 
 logger = logging.getLogger(__name__)
 
-TRAINER_API_VERSION: Final = "trainer.kubeflow.org/v1alpha1"
-JOBSET_API_VERSION: Final = "jobset.x-k8s.io/v1alpha2"
 # The progress endpoint owns status.trainerStatus; the reconcile never writes it.
 _PROGRESS_FIELDS: Final = frozenset({"trainerStatus"})
 _PLACEHOLDER_KEYS: Final = SSHKeyPair(private_key="", public_key="")
@@ -82,7 +81,9 @@ class Reconciler:
 
     async def reconcile(self, namespace: str, name: str) -> float | None:
         """Bring one TrainJob's objects and status in line; the seconds until a requeue, if any."""
-        manifest = await self._get(resource_path(TRAINER_API_VERSION, "TrainJob", namespace, name))
+        manifest = await self._get(
+            resource_path(trainer_api.TRAINER_API_VERSION, "TrainJob", namespace, name)
+        )
         self._metrics.record_trainjob((namespace, name), manifest)
         if manifest is None or (manifest.get("metadata") or {}).get("deletionTimestamp"):
             return None  # gone, or going: owner references clean up the rest
@@ -129,7 +130,9 @@ class Reconciler:
         if kind not in ("TrainingRuntime", "ClusterTrainingRuntime") or not ref.get("name"):
             return None  # build reports the unsupported reference in the status
         namespace = job.namespace if kind == "TrainingRuntime" else None
-        return await self._get(resource_path(TRAINER_API_VERSION, kind, namespace, ref["name"]))
+        return await self._get(
+            resource_path(trainer_api.TRAINER_API_VERSION, kind, namespace, ref["name"])
+        )
 
     async def _observe(
         self, job: _Job, runtime: Mapping[str, Any] | None, now: datetime
@@ -140,7 +143,7 @@ class Reconciler:
         so the cost does not grow with the number of objects in the namespace.
         """
         jobset = await self._get(
-            resource_path(JOBSET_API_VERSION, "JobSet", job.namespace, job.name)
+            resource_path(trainer_api.JOBSET_API_VERSION, "JobSet", job.namespace, job.name)
         )
         names = build(
             job.manifest,
@@ -209,7 +212,9 @@ class Reconciler:
             return
         self._wrote(
             await self._client.merge_patch(
-                resource_path(TRAINER_API_VERSION, "TrainJob", job.namespace, job.name, "status"),
+                resource_path(
+                    trainer_api.TRAINER_API_VERSION, "TrainJob", job.namespace, job.name, "status"
+                ),
                 {"status": patch},
             )
         )

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 import kopf
+import trainer_api
 
 from trainer_controller.operator.credentials import Credentials
 from trainer_controller.operator.informer import ObjectCache
@@ -24,7 +25,7 @@ Key = tuple[str, str]
 RuntimeKey = tuple[str, str, str | None]
 # (group, version, plural) of every kind a TrainJob can own; absent ones are simply not watched.
 OWNED_RESOURCES: Final = (
-    ("jobset.x-k8s.io", "v1alpha2", "jobsets"),
+    (trainer_api.JOBSET_GROUP, trainer_api.JOBSET_VERSION, "jobsets"),
     ("", "v1", "configmaps"),
     ("", "v1", "secrets"),
     ("scheduling.x-k8s.io", "v1alpha1", "podgroups"),
@@ -36,9 +37,9 @@ def owner_keys(body: Mapping[str, Any]) -> Iterator[Key]:
     """The TrainJobs that own an object, from its ownerReferences."""
     metadata = body.get("metadata") or {}
     for ref in metadata.get("ownerReferences") or ():
-        if ref.get("kind") == "TrainJob" and str(ref.get("apiVersion", "")).startswith(
-            "trainer.kubeflow.org/"
-        ):
+        if ref.get("kind") == trainer_api.TRAIN_JOB_KIND and str(
+            ref.get("apiVersion", "")
+        ).startswith(f"{trainer_api.GROUP}/"):
             yield (metadata.get("namespace") or "", ref["name"])
 
 
@@ -68,15 +69,15 @@ def make_registry(
     def login(**_: Any) -> kopf.ConnectionInfo:
         return credentials.to_connection_info()
 
-    @kopf.on.event("trainer.kubeflow.org", "v1alpha1", "trainjobs", registry=registry)
+    @kopf.on.event(trainer_api.GROUP, trainer_api.VERSION, "trainjobs", registry=registry)
     async def trainjob_changed(type: str | None, body: Mapping[str, Any], **_: Any) -> None:
         observe(type, body)
         if type != "DELETED":
             queue.add((body["metadata"]["namespace"], body["metadata"]["name"]))
 
     @kopf.index(
-        "trainer.kubeflow.org",
-        "v1alpha1",
+        trainer_api.GROUP,
+        trainer_api.VERSION,
         "trainjobs",
         registry=registry,
         id="trainjobs_by_runtime",
@@ -91,8 +92,8 @@ def make_registry(
     ):
 
         @kopf.on.event(
-            "trainer.kubeflow.org",
-            "v1alpha1",
+            trainer_api.GROUP,
+            trainer_api.VERSION,
             plural,
             registry=registry,
             id=f"runtime-{plural}",
