@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import data_cache_manifests
-from trainer_api import FieldError, Quantity
+from trainer_api import FieldError, Quantity, TrainJob
 
 from trainer_runtime import constants, manifests, podspecs
 from trainer_runtime.errors import BuildError
@@ -78,12 +78,13 @@ def _initializer(info: RuntimeInfo) -> dict[str, Any] | None:
     return container if isinstance(uri, str) and uri.startswith(CACHE_SCHEME) else None
 
 
-def _env_path(job: Mapping[str, Any], name: str) -> str:
+def _env_path(job: TrainJob, name: str) -> str:
     """The field path of env var ``name`` of the job's dataset initializer (its list when the
     runtime sets it)."""
-    dataset = ((job.get("spec") or {}).get("initializer") or {}).get("dataset") or {}
-    for index, var in enumerate(dataset.get("env") or ()):
-        if var.get("name") == name:
+    initializer = job.spec.initializer
+    dataset = initializer.dataset if initializer is not None else None
+    for index, var in enumerate((dataset.env if dataset is not None else None) or ()):
+        if var.name == name:
             return f"{_ENV_PATH}[{index}].value"
     return _ENV_PATH
 
@@ -125,7 +126,7 @@ class DataCache:
 
     name = "DataCache"
 
-    def validate(self, info: RuntimeInfo, job: Mapping[str, Any]) -> list[FieldError]:
+    def validate(self, info: RuntimeInfo, job: TrainJob) -> list[FieldError]:
         """A ``cache://SCHEMA/TABLE`` URI, a cache image and a source, literal and well-formed
         options, and no trainer env that this plugin sets."""
         container = _initializer(info)
@@ -182,7 +183,7 @@ class DataCache:
                     errors.append(FieldError(_env_path(job, name), f"{name}: {error}"))
         return errors
 
-    def enforce_pod_spec(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+    def enforce_pod_spec(self, info: RuntimeInfo, job: TrainJob) -> None:
         """The initializer waits for the cache; the trainer gets the endpoint and dataset env."""
         container = _initializer(info)
         if container is None:
@@ -210,7 +211,7 @@ class DataCache:
             )
 
     def build(
-        self, info: RuntimeInfo, job: Mapping[str, Any], observed: Observed
+        self, info: RuntimeInfo, job: TrainJob, observed: Observed
     ) -> list[dict[str, Any]]:
         """The cache's ServiceAccount (with an ``IAM_ROLE``), Services and StatefulSets."""
         container = _initializer(info)
@@ -242,7 +243,7 @@ class DataCache:
             )
         except data_cache_manifests.ManifestArgumentError as error:
             raise BuildError(f"data cache: {error}") from error
-        suspended = bool((job.get("spec") or {}).get("suspend"))
+        suspended = bool(job.spec.suspend)
         for document in cache:
             document["metadata"]["ownerReferences"] = [manifests.owner_reference(job)]
             if suspended and document["kind"] == "StatefulSet":
