@@ -50,6 +50,7 @@ __all__ = [
     "run_validate",
 ]
 
+
 @runtime_checkable
 class Plugin(Protocol):
     """Every plugin has a name, used in messages and in the registry test."""

@@ -67,9 +67,7 @@ def admit(job: TrainJobInput, runtime: RuntimeInput) -> tuple[TrainJob, Runtime]
         for error in trainer_api.validate(typed_runtime)
     ]
     labels = typed_runtime.metadata.labels or {}
-    checked_against = (
-        None if labels.get(WEBHOOK_VALIDATION_LABEL) == "disabled" else typed_runtime
-    )
+    checked_against = None if labels.get(WEBHOOK_VALIDATION_LABEL) == "disabled" else typed_runtime
     errors += trainer_api.validate(trainjob, runtime=checked_against)
     if errors:
         raise InvalidTrainJobError(errors)

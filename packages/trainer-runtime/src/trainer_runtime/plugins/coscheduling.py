@@ -28,9 +28,7 @@ class Coscheduling:
             return
         info.scheduler.pod_labels[POD_GROUP_LABEL] = info.job_name
 
-    def build(
-        self, info: RuntimeInfo, job: TrainJob, observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The PodGroup: every pod of every replicated job, their summed requests, the timeout."""
         policy = info.pod_group_policy.coscheduling if info.pod_group_policy else None
         if policy is None:

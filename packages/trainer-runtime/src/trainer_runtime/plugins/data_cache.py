@@ -210,9 +210,7 @@ class DataCache:
                 data_cache_manifests.trainer_env(info.job_name, namespace, _table(container)),
             )
 
-    def build(
-        self, info: RuntimeInfo, job: TrainJob, observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The cache's ServiceAccount (with an ``IAM_ROLE``), Services and StatefulSets."""
         container = _initializer(info)
         if container is None:

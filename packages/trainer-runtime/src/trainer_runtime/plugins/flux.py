@@ -183,9 +183,7 @@ class Flux:
             )
         index = pod_set.containers.index(container)
         errors += _setting_errors(container.get("env") or (), f"{pod_path}.containers[{index}].env")
-        errors += _setting_errors(
-            [var.to_dict() for var in trainer.env or ()], "spec.trainer.env"
-        )
+        errors += _setting_errors([var.to_dict() for var in trainer.env or ()], "spec.trainer.env")
         return errors
 
     def enforce_ml_policy(self, info: RuntimeInfo, job: TrainJob) -> None:
@@ -247,9 +245,7 @@ class Flux:
         ):
             podspecs.upsert_volume(pod_set.pod_spec, volume)
 
-    def build(
-        self, info: RuntimeInfo, job: TrainJob, observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The scripts ConfigMap, and the CURVE Secret while it does not exist."""
         pod_set = info.trainer_pod_set()
         container = info.trainer_container()

@@ -55,9 +55,7 @@ class JobSet:
 
     name = "JobSet"
 
-    def build(
-        self, info: RuntimeInfo, job: TrainJob, observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The JobSet manifest."""
         for pod_set in info.pod_sets:
             pod_set.job["replicas"] = pod_set.replicas

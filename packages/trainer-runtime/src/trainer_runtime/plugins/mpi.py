@@ -224,9 +224,7 @@ class MPI:
                     container, [podspecs.value_env(name, value) for name, value in env.items()]
                 )
 
-    def build(
-        self, info: RuntimeInfo, job: TrainJob, observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The SSH Secret (only while it does not exist) and the hostfile ConfigMap."""
         if info.ml_policy.mpi is None:
             return []

@@ -92,9 +92,7 @@ class TrainerStatus:
             },
         )
 
-    def build(
-        self, info: RuntimeInfo, job: TrainJob, observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The ConfigMap holding the status server's CA certificate."""
         server = info.settings.status_server
         if server is None:

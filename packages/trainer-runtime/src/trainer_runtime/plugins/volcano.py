@@ -32,9 +32,7 @@ class Volcano:
             return
         info.scheduler.pod_annotations[GROUP_NAME_ANNOTATION] = info.job_name
 
-    def build(
-        self, info: RuntimeInfo, job: TrainJob, observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The PodGroup."""
         policy = info.pod_group_policy.volcano if info.pod_group_policy else None
         if policy is None:
