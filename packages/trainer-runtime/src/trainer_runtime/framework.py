@@ -102,17 +102,11 @@ class DerivesStatus(Protocol):
         """Update the TrainJob status dict from the observed objects."""
 
 
-ENFORCE_PHASES: tuple[tuple[type, str], ...] = (
-    (EnforcesMLPolicy, "enforce_ml_policy"),
-    (EnforcesPodGroupPolicy, "enforce_pod_group_policy"),
-    (EnforcesPodSpec, "enforce_pod_spec"),
-)
-
-
 def plugins_for(point: Any, plugins: Sequence[object]) -> list[Any]:
     """The plugins implementing ``point`` (a runtime-checkable Protocol), in registry order.
 
-    (``point`` is typed Any: mypy refuses a Protocol where ``type[P]`` is expected.)
+    (``point`` is typed Any: mypy refuses a Protocol where ``type[P]`` is expected. The loops
+    below narrow with ``isinstance`` instead, so each call is checked against its Protocol.)
     """
     return [plugin for plugin in plugins if isinstance(plugin, point)]
 
@@ -120,7 +114,10 @@ def plugins_for(point: Any, plugins: Sequence[object]) -> list[Any]:
 def field_errors(info: RuntimeInfo, job: TrainJob, plugins: Sequence[object]) -> list[FieldError]:
     """Every plugin's FieldErrors for ``job``, in plugin order."""
     return [
-        error for plugin in plugins_for(Validates, plugins) for error in plugin.validate(info, job)
+        error
+        for plugin in plugins
+        if isinstance(plugin, Validates)
+        for error in plugin.validate(info, job)
     ]
 
 
@@ -133,20 +130,28 @@ def run_validate(info: RuntimeInfo, job: TrainJob, plugins: Sequence[object]) ->
 
 def run_enforce(info: RuntimeInfo, job: TrainJob, plugins: Sequence[object]) -> None:
     """Run the enforce phases in order (ML policy, pod-group policy, pod spec)."""
-    for point, method in ENFORCE_PHASES:
-        for plugin in plugins_for(point, plugins):
-            getattr(plugin, method)(info, job)
+    for plugin in plugins:
+        if isinstance(plugin, EnforcesMLPolicy):
+            plugin.enforce_ml_policy(info, job)
+    for plugin in plugins:
+        if isinstance(plugin, EnforcesPodGroupPolicy):
+            plugin.enforce_pod_group_policy(info, job)
+    for plugin in plugins:
+        if isinstance(plugin, EnforcesPodSpec):
+            plugin.enforce_pod_spec(info, job)
 
 
 def run_build(
     info: RuntimeInfo, job: TrainJob, observed: Observed, plugins: Sequence[object]
 ) -> list[dict[str, Any]]:
     """Run pre-build then build; the objects come back in plugin order."""
-    for plugin in plugins_for(PreBuilds, plugins):
-        plugin.pre_build(info, job, observed)
+    for plugin in plugins:
+        if isinstance(plugin, PreBuilds):
+            plugin.pre_build(info, job, observed)
     return [
         manifest
-        for plugin in plugins_for(Builds, plugins)
+        for plugin in plugins
+        if isinstance(plugin, Builds)
         for manifest in plugin.build(info, job, observed)
     ]
 
@@ -159,5 +164,6 @@ def run_status(
     plugins: Sequence[object],
 ) -> None:
     """Let each status plugin update ``status`` from the observed objects."""
-    for plugin in plugins_for(DerivesStatus, plugins):
-        plugin.derive_status(job, observed, status, now)
+    for plugin in plugins:
+        if isinstance(plugin, DerivesStatus):
+            plugin.derive_status(job, observed, status, now)
