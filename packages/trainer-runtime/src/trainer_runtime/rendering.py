@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import trainer_api
-from trainer_api import FieldError, TrainJob
+from trainer_api import FieldError, JobSet, TrainJob
 
 from trainer_runtime import constants, framework
+from trainer_runtime.admission import runtime_patch_errors
 from trainer_runtime.errors import BuildError, InvalidTrainJobError
 from trainer_runtime.info import runtime_info
 from trainer_runtime.inputs import (
@@ -26,7 +27,14 @@ from trainer_runtime.snapshot import to_snapshot
 
 WEBHOOK_VALIDATION_LABEL: Final = "trainer.kubeflow.org/webhook-validation"
 
-__all__ = ["WEBHOOK_VALIDATION_LABEL", "admit", "check_runtime_ref", "render", "validate"]
+__all__ = [
+    "WEBHOOK_VALIDATION_LABEL",
+    "admission_errors",
+    "admit",
+    "check_runtime_ref",
+    "render",
+    "validate",
+]
 
 
 def check_runtime_ref(job: TrainJob, runtime: Runtime) -> None:
@@ -66,12 +74,44 @@ def admit(job: TrainJobInput, runtime: RuntimeInput) -> tuple[TrainJob, Runtime]
         FieldError(f"{typed_runtime.kind}.{error.field}", error.message)
         for error in trainer_api.validate(typed_runtime)
     ]
-    labels = typed_runtime.metadata.labels or {}
-    checked_against = None if labels.get(WEBHOOK_VALIDATION_LABEL) == "disabled" else typed_runtime
-    errors += trainer_api.validate(trainjob, runtime=checked_against)
+    errors += trainer_api.validate(trainjob, runtime=_checked_against(typed_runtime))
     if errors:
         raise InvalidTrainJobError(errors)
     return trainjob, typed_runtime
+
+
+def admission_errors(
+    job: TrainJobInput,
+    runtime: RuntimeInput | None,
+    *,
+    old: TrainJobInput | None = None,
+    jobset: JobSet | Mapping[str, Any] | None = None,
+    plugins: Sequence[object] = PLUGINS,
+) -> list[FieldError]:
+    """Every field error of a TrainJob create (``old`` None) or update, as the admission webhook
+    denies it and the SDK's local backend raises it: ``trainer_api``'s rules (against
+    ``runtime`` unless that is labelled webhook-validation disabled), the runtime plugins' rules
+    (one message per field: trainer_api's first), and the runtimePatches change refused while
+    ``jobset`` has active pods. ``job``, ``old`` and ``runtime`` are API-defaulted first."""
+    trainjob = trainer_api.apply_defaults(as_trainjob(job))
+    typed_old = trainer_api.apply_defaults(as_trainjob(old)) if old is not None else None
+    typed_runtime = trainer_api.apply_defaults(as_runtime(runtime)) if runtime is not None else None
+    checked_against = _checked_against(typed_runtime) if typed_runtime is not None else None
+    errors = trainer_api.validate(trainjob, old=typed_old, runtime=checked_against)
+    if typed_runtime is not None:
+        reported = {error.field for error in errors}
+        errors += [
+            error
+            for error in validate(trainjob, typed_runtime, plugins)
+            if error.field not in reported
+        ]
+    return errors + runtime_patch_errors(trainjob, typed_old, jobset)
+
+
+def _checked_against(runtime: Runtime) -> Runtime | None:
+    """``runtime``, or None when it is labelled to skip the job-against-runtime rules."""
+    labels = runtime.metadata.labels or {}
+    return None if labels.get(WEBHOOK_VALIDATION_LABEL) == "disabled" else runtime
 
 
 def render(

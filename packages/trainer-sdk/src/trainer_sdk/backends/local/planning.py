@@ -98,12 +98,14 @@ def plan_trainjob(
                 )
             ]
         )
-    try:  # as the API server would (runtimes labelled webhook-validation: disabled skip the
-        # job-against-runtime rules, as upstream's cache runtime is)
+    try:  # as the API server would: the runtime's own rules and the TrainJob's
         trainer_runtime.admit(job, runtime_obj)
     except trainer_runtime.InvalidTrainJobError as error:
         raise InvalidTrainJobError(error.errors) from None
-    errors = trainer_runtime.validate(job, runtime_obj)
+    # The rules the cluster's admission webhook applies, from the same function (runtimes
+    # labelled webhook-validation: disabled skip the job-against-runtime rules, as upstream's
+    # cache runtime is): here only the runtime plugins' rules are left to report.
+    errors = trainer_runtime.admission_errors(job, runtime_obj)
     if errors:
         raise InvalidTrainJobError(errors)
     for warning in trainer_runtime.deprecation_warnings(runtime_obj):
