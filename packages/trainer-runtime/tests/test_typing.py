@@ -7,7 +7,8 @@ setting was silently ignored). mypy checks the real module with the renamed text
 
 The same mypy run checks that every registered plugin matches the signatures of the extension
 points it implements (the framework finds them with ``isinstance``, which looks at method names
-only), and that a plugin still taking the TrainJob as a dict would be refused.
+only), that a plugin still taking the TrainJob as a dict would be refused, and that a misspelled
+key of a pod-template view (``views.ContainerDoc``) is refused too.
 """
 
 from __future__ import annotations
@@ -40,7 +41,16 @@ class DictPlugin:
         return []
 
 
-refused: framework.Validates = DictPlugin()  # the only error expected in this file
+refused: framework.Validates = DictPlugin()  # refused: the TrainJob is a model
+
+
+def gpus(container: ContainerDoc) -> int:
+    # .get of a key a Container does not have gives an object, refused where resources go
+    return gpu_count(container.get("resouces"))
+
+
+def image(container: ContainerDoc) -> object:
+    return container["imgae"]  # refused: not a key of a Container
 """
 
 
@@ -52,6 +62,8 @@ def _conformance_snippet() -> str:
         "from trainer_api import FieldError",
         "from trainer_runtime import framework",
         "from trainer_runtime.info import RuntimeInfo",
+        "from trainer_runtime.resources import gpu_count",
+        "from trainer_runtime.views import ContainerDoc",
     ]
     lines += sorted({f"from {type(p).__module__} import {type(p).__name__}" for p in PLUGINS})
     lines += [
@@ -102,8 +114,10 @@ def test_misspelled_trainjob_field_in_torch_plugin_fails_type_checking(
 
 def test_every_plugin_matches_its_extension_points(mypy_errors: list[str]) -> None:
     in_snippet = [line for line in mypy_errors if "plugin_conformance.py" in line]
-    assert len(in_snippet) == 1, mypy_errors
+    assert len(in_snippet) == 3, mypy_errors
     assert "DictPlugin" in in_snippet[0] and "Validates" in in_snippet[0], in_snippet
+    assert '"gpu_count" has incompatible type "object"' in in_snippet[1], in_snippet
+    assert '"ContainerDoc" has no key "imgae"' in in_snippet[2], in_snippet
 
 
 def test_conformance_snippet_covers_every_plugin() -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from trainer_api import (
     DatasetInitializer,
@@ -40,6 +40,7 @@ from trainer_runtime.inputs import (
 )
 from trainer_runtime.settings import Settings
 from trainer_runtime.strategic_merge import strategic_merge
+from trainer_runtime.views import ContainerDoc, PodSpecDoc, ResourcesDoc, VolumeDoc, env_docs
 
 __all__ = ["ANCESTORS", "PodSet", "RuntimeInfo", "Scheduler", "runtime_info"]
 
@@ -63,35 +64,33 @@ class PodSet:
     job: dict[str, Any] = field(repr=False)
 
     @property
-    def pod_spec(self) -> dict[str, Any]:
+    def pod_spec(self) -> PodSpecDoc:
         """The pod spec of this replicated job (mutable)."""
         template = (
             self.job.setdefault("template", {}).setdefault("spec", {}).setdefault("template", {})
         )
-        pod_spec: dict[str, Any] = template.setdefault("spec", {})
+        pod_spec: PodSpecDoc = template.setdefault("spec", {})
         return pod_spec
 
     @property
-    def containers(self) -> list[dict[str, Any]]:
+    def containers(self) -> list[ContainerDoc]:
         """The pod's containers (mutable)."""
-        containers: list[dict[str, Any]] = self.pod_spec.setdefault("containers", [])
-        return containers
+        return self.pod_spec.setdefault("containers", [])
 
     @property
-    def volumes(self) -> list[dict[str, Any]]:
+    def volumes(self) -> list[VolumeDoc]:
         """The pod's volumes (mutable)."""
-        volumes: list[dict[str, Any]] = self.pod_spec.setdefault("volumes", [])
-        return volumes
+        return self.pod_spec.setdefault("volumes", [])
 
     def requests(self) -> dict[str, Quantity]:
         """What one pod requests (containers summed, see ``resources.pod_requests``)."""
         return resources.pod_requests(self.pod_spec)
 
-    def container(self, name: str) -> dict[str, Any] | None:
+    def container(self, name: str) -> ContainerDoc | None:
         """The container called ``name``, or None."""
         return next((c for c in self.containers if c.get("name") == name), None)
 
-    def container_or_init_container(self, name: str) -> dict[str, Any] | None:
+    def container_or_init_container(self, name: str) -> ContainerDoc | None:
         """The container called ``name``, else the init container called ``name``, or None."""
         init_containers = self.pod_spec.get("initContainers") or ()
         return self.container(name) or next(
@@ -150,7 +149,7 @@ class RuntimeInfo:
         """The pod set labelled as the trainer step, or None."""
         return self.pod_set_by_ancestor(constants.ANCESTOR_TRAINER)
 
-    def trainer_container(self) -> dict[str, Any] | None:
+    def trainer_container(self) -> ContainerDoc | None:
         """The ``node`` container of the trainer pod set, or None."""
         trainer = self.trainer_pod_set()
         return trainer.container(constants.NODE) if trainer else None
@@ -252,9 +251,8 @@ def _apply_trainer(info: RuntimeInfo, trainer: Trainer) -> None:
         container["args"] = list(trainer.args)
     node_resources = trainer.resources_per_node
     if node_resources is not None and (node_resources_doc := node_resources.to_dict()):
-        container["resources"] = strategic_merge(
-            container.get("resources") or {}, node_resources_doc
-        )
+        merged = strategic_merge(dict(container.get("resources") or {}), node_resources_doc)
+        container["resources"] = cast(ResourcesDoc, merged)
 
 
 def _apply_initializer(
@@ -269,7 +267,7 @@ def _apply_initializer(
             container,
             [podspecs.value_env(constants.INITIALIZER_ENV_STORAGE_URI, settings.storage_uri)],
         )
-    podspecs.upsert_env(container, [var.to_dict() for var in settings.env or ()])
+    podspecs.upsert_env(container, env_docs(var.to_dict() for var in settings.env or ()))
     secret = settings.secret_ref.name if settings.secret_ref is not None else None
     if secret:
         env_from = container.setdefault("envFrom", [])

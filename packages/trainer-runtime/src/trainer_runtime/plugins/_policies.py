@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
 
 from trainer_api import FieldError, Trainer, TrainJob
 
 from trainer_runtime import podspecs
 from trainer_runtime.info import RuntimeInfo
+from trainer_runtime.views import ContainerDoc, env_docs
 
 __all__ = ["apply_trainer_env", "apply_trainer_node_count", "reserved_env_errors", "trainer_spec"]
 
@@ -31,11 +31,13 @@ def apply_trainer_node_count(info: RuntimeInfo, job: TrainJob) -> int:
     return trainer.count
 
 
-def apply_trainer_env(info: RuntimeInfo, job: TrainJob) -> dict[str, Any] | None:
+def apply_trainer_env(info: RuntimeInfo, job: TrainJob) -> ContainerDoc | None:
     """Put ``spec.trainer.env`` on the trainer container; return the container (None if absent)."""
     container = info.trainer_container()
     if container is not None:
-        podspecs.upsert_env(container, [var.to_dict() for var in trainer_spec(job).env or ()])
+        podspecs.upsert_env(
+            container, env_docs(var.to_dict() for var in trainer_spec(job).env or ())
+        )
     return container
 
 

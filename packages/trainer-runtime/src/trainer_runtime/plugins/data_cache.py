@@ -36,6 +36,7 @@ from trainer_runtime.errors import BuildError
 from trainer_runtime.info import RuntimeInfo
 from trainer_runtime.plan import Observed
 from trainer_runtime.plugins._policies import reserved_env_errors
+from trainer_runtime.views import ContainerDoc, env_docs
 
 __all__ = ["DataCache", "cache_service_account_name"]
 
@@ -68,7 +69,7 @@ def cache_service_account_name(job_name: str) -> str:
     return f"{job_name}-cache"
 
 
-def _initializer(info: RuntimeInfo) -> dict[str, Any] | None:
+def _initializer(info: RuntimeInfo) -> ContainerDoc | None:
     """The dataset-initializer container when its storage URI is ``cache://``, else None."""
     pod_set = info.pod_set_by_ancestor(constants.DATASET_INITIALIZER)
     container = pod_set.container(constants.DATASET_INITIALIZER) if pod_set else None
@@ -89,7 +90,7 @@ def _env_path(job: TrainJob, name: str) -> str:
     return _ENV_PATH
 
 
-def _settings(container: Mapping[str, Any]) -> dict[str, Any]:
+def _settings(container: ContainerDoc) -> dict[str, Any]:
     """The initializer's env values this plugin reads (an empty value counts as unset), with
     upstream's defaults."""
     names = (CACHE_IMAGE_ENV, SOURCE_ENV, IAM_ROLE_ENV, *DEFAULTS)
@@ -105,7 +106,7 @@ def _dataset_name(uri: str) -> str | None:
     return parts[1] if len(parts) == 2 and all(parts) else None
 
 
-def _table(container: Mapping[str, Any]) -> str:
+def _table(container: ContainerDoc) -> str:
     """TABLE, the dataset name, of a validated initializer (BuildError if its URI has none)."""
     uri = str(podspecs.env_value(container, constants.INITIALIZER_ENV_STORAGE_URI))
     table = _dataset_name(uri)
@@ -207,7 +208,9 @@ class DataCache:
         if trainer is not None:
             podspecs.upsert_env(
                 trainer,
-                data_cache_manifests.trainer_env(info.job_name, namespace, _table(container)),
+                env_docs(
+                    data_cache_manifests.trainer_env(info.job_name, namespace, _table(container))
+                ),
             )
 
     def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:

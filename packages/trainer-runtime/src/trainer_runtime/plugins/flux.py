@@ -34,6 +34,7 @@ from trainer_runtime.plugins._policies import (
     apply_trainer_node_count,
     trainer_spec,
 )
+from trainer_runtime.views import VolumeDoc, VolumeMountDoc
 
 __all__ = ["DEFAULT_SETTINGS", "Flux", "curve_secret_name", "entrypoint_config_map_name"]
 
@@ -213,18 +214,19 @@ class Flux:
                 ],
             },
         )
-        for mount in (
+        mounts: tuple[VolumeMountDoc, ...] = (
             {"name": INSTALL_VOLUME, "mountPath": scripts.INSTALL_MOUNT},
             {"name": SOFTWARE_VOLUME, "mountPath": scripts.SOFTWARE_MOUNT},
             {"name": CONFIG_VOLUME, "mountPath": scripts.CONFIG_MOUNT, "readOnly": True},
             {"name": CURVE_VOLUME, "mountPath": scripts.CURVE_MOUNT, "readOnly": True},
             {"name": SHM_VOLUME, "mountPath": SHM_MOUNT},
-        ):
+        )
+        for mount in mounts:
             podspecs.upsert_volume_mount(container, mount)
 
     @staticmethod
     def _add_volumes(info: RuntimeInfo, pod_set: PodSet) -> None:
-        for volume in (
+        volumes: tuple[VolumeDoc, ...] = (
             {"name": SOFTWARE_VOLUME, "emptyDir": {}},
             {"name": INSTALL_VOLUME, "emptyDir": {}},
             {
@@ -242,7 +244,8 @@ class Flux:
                     "defaultMode": CURVE_MODE,
                 },
             },
-        ):
+        )
+        for volume in volumes:
             podspecs.upsert_volume(pod_set.pod_spec, volume)
 
     def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:

@@ -28,6 +28,7 @@ from trainer_runtime.plugins._policies import (
     reserved_env_errors,
     trainer_spec,
 )
+from trainer_runtime.views import ContainerDoc
 
 __all__ = ["RESERVED_ENV_NAMES", "Torch", "resolve_num_proc_per_node"]
 
@@ -63,7 +64,7 @@ def _injection_targets(policy: TorchMLPolicySource) -> list[tuple[str, str]]:
     return [(target.job_name, name) for target in targets or () for name in target.container_names]
 
 
-def _injection_target(info: RuntimeInfo, job_name: str, name: str) -> dict[str, Any] | None:
+def _injection_target(info: RuntimeInfo, job_name: str, name: str) -> ContainerDoc | None:
     """The container ``name`` of pod set ``job_name``: among containers, then init containers."""
     pod_set = info.pod_set(job_name)
     return pod_set.container_or_init_container(name) if pod_set is not None else None
