@@ -8,17 +8,30 @@ of the objects built, the least a driver does with a Plan before sending it. Pri
 table; exits non-zero if 1,000 MPI nodes take 50 ms or more, or if the time per node at 10,000
 nodes is over twice that at 1,000 (not linear).
 
-    python packages/trainer-controller/benchmarks/bench_build.py
+    python packages/trainer-runtime/benchmarks/bench_build.py
+
+``--against TREE`` compares this tree's runtime with another checkout's (e.g. a git worktree of
+the commit before the typed core) in one run: each round runs this script in a child process
+per tree, alternating (``PYTHONPATH`` puts that tree's ``packages/*/src`` first), and keeps the
+best figure per cell. Prints both side by side with their ratio; exits non-zero if this tree
+takes more than 1.5 times the other's anywhere, or if 1,000 MPI nodes take 50 ms or more.
+
+    git worktree add --detach /tmp/dict-core <commit>
+    python packages/trainer-runtime/benchmarks/bench_build.py --against /tmp/dict-core
 """
 
 from __future__ import annotations
 
+import argparse
 import functools
 import json
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from mpi_runtime import SSHKeyPair
@@ -28,6 +41,8 @@ NODES = (1, 100, 1_000, 10_000)
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 SETTINGS = Settings(ssh_keypair=lambda: SSHKeyPair(private_key="k\n", public_key="p\n"))
 BUDGET_MS_AT_1000 = 50.0
+MAX_RATIO = 1.5
+ROUNDS = 3
 
 
 def _job(runtime: str, nodes: int) -> dict[str, Any]:
@@ -65,7 +80,8 @@ def _best_ms(call: Callable[[], Any], min_seconds: float = 0.2, min_runs: int = 
     return min(times) * 1000
 
 
-def main() -> int:
+def measure() -> list[tuple[int, float, float, float, float]]:
+    """(nodes, torch ms, MPI ms, json.dumps ms, MPI µs per node) for each node count."""
     torch = _runtime("torch-distributed", gang=False)
     mpi = _runtime("deepspeed-distributed", gang=True)
     rows = []
@@ -80,6 +96,11 @@ def main() -> int:
         )
         dump_ms = _best_ms(functools.partial(json.dumps, objects))
         rows.append((nodes, torch_ms, mpi_ms, dump_ms, mpi_ms * 1000 / nodes))
+    return rows
+
+
+def report(rows: list[tuple[int, float, float, float, float]]) -> int:
+    """Print the table for one tree; non-zero when over budget or not linear."""
     print(
         "| nodes | torch build (ms) | MPI + PodGroup build (ms) "
         "| baseline: json.dumps of MPI objects (ms) | MPI µs per node |"
@@ -96,6 +117,68 @@ def main() -> int:
     for failure in failures:
         print(f"FAIL: {failure}", file=sys.stderr)
     return 1 if failures else 0
+
+
+def _child(tree: Path | None) -> dict[int, tuple[float, float]]:
+    """{nodes: (torch ms, MPI ms)} measured by a child process on ``tree`` (None: this one)."""
+    env = dict(os.environ)
+    if tree is not None:
+        sources = sorted(str(src) for src in (tree / "packages").glob("*/src"))
+        env["PYTHONPATH"] = os.pathsep.join([*sources, env.get("PYTHONPATH", "")])
+    out = subprocess.run(
+        [sys.executable, __file__, "--json"], env=env, check=True, capture_output=True, text=True
+    ).stdout
+    return {int(nodes): (torch, mpi) for nodes, torch, mpi in json.loads(out)}
+
+
+def compare(tree: Path) -> int:
+    """Side by side: ``tree`` (before) and this tree (after), best of ``ROUNDS`` alternations."""
+    before: dict[int, tuple[float, float]] = {}
+    after: dict[int, tuple[float, float]] = {}
+    for _ in range(ROUNDS):
+        for best, which in ((before, tree), (after, None)):
+            for nodes, figures in _child(which).items():
+                old = best.get(nodes, (float("inf"), float("inf")))
+                best[nodes] = (min(old[0], figures[0]), min(old[1], figures[1]))
+    print(f"before: {tree}; after: {Path(__file__).resolve().parents[3]}")
+    print(
+        "| nodes | torch before (ms) | torch after (ms) | ratio "
+        "| MPI + PodGroup before (ms) | MPI + PodGroup after (ms) | ratio |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    failures = []
+    for nodes in NODES:
+        (torch_before, mpi_before), (torch_after, mpi_after) = before[nodes], after[nodes]
+        ratios = (torch_after / torch_before, mpi_after / mpi_before)
+        print(
+            f"| {nodes:,} | {torch_before:.2f} | {torch_after:.2f} | {ratios[0]:.2f}x "
+            f"| {mpi_before:.2f} | {mpi_after:.2f} | {ratios[1]:.2f}x |"
+        )
+        if max(ratios) > MAX_RATIO:
+            failures.append(
+                f"{nodes:,} nodes: {max(ratios):.2f}x the time before (max {MAX_RATIO}x)"
+            )
+    if after[1_000][1] >= BUDGET_MS_AT_1000:
+        failures.append(
+            f"1,000 nodes took {after[1_000][1]:.1f} ms (budget {BUDGET_MS_AT_1000:.0f} ms)"
+        )
+    for failure in failures:
+        print(f"FAIL: {failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--against", type=Path, help="another checkout to compare with")
+    parser.add_argument("--json", action="store_true", help="print [nodes, torch, MPI] rows")
+    args = parser.parse_args()
+    if args.against is not None:
+        return compare(args.against)
+    rows = measure()
+    if args.json:
+        print(json.dumps([[nodes, torch, mpi] for nodes, torch, mpi, _, _ in rows]))
+        return 0
+    return report(rows)
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from trainer_runtime.info import PodSet, RuntimeInfo
 from trainer_runtime.lifecycle import build, is_finished
 from trainer_runtime.plan import ObjectRef, Observed, Plan
 from trainer_runtime.registry import PLUGINS
-from trainer_runtime.rendering import admit, render, validate
+from trainer_runtime.rendering import admission_errors, admit, render, validate
 from trainer_runtime.settings import Settings, StatusServer
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "RuntimeInfo",
     "Settings",
     "StatusServer",
+    "admission_errors",
     "admit",
     "build",
     "builtin_runtimes",

@@ -15,8 +15,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from trainer_api import FieldError
+from trainer_api import FieldError, JobSet
 
+from trainer_runtime.inputs import RuntimeInput, TrainJobInput, as_trainjob
 from trainer_runtime.manifests import to_doc
 
 __all__ = [
@@ -35,9 +36,9 @@ RUNTIME_DEPRECATION_POLICY_URL: Final = (
 )
 
 
-def deprecation_warnings(runtime: Any) -> list[str]:
+def deprecation_warnings(runtime: RuntimeInput) -> list[str]:
     """Upstream's warning when ``runtime`` (typed or a manifest dict) is labelled deprecated."""
-    doc = to_doc(runtime)
+    doc = to_doc(runtime)  # not parsed: a warning must not fail on a runtime build would refuse
     metadata = doc.get("metadata") or {}
     if (metadata.get("labels") or {}).get(LABEL_SUPPORT) != SUPPORT_DEPRECATED:
         return []
@@ -49,10 +50,13 @@ def deprecation_warnings(runtime: Any) -> list[str]:
 
 
 def runtime_patch_errors(
-    job: Mapping[str, Any], old: Mapping[str, Any] | None, jobset: Mapping[str, Any] | None
+    job: TrainJobInput,
+    old: TrainJobInput | None,
+    jobset: JobSet | Mapping[str, Any] | None,
 ) -> list[FieldError]:
     """One error per replicated job of ``jobset`` with active pods, when an update of a TrainJob
-    suspended before or after it changes ``spec.runtimePatches`` (manifest dicts)."""
+    suspended before or after it changes ``spec.runtimePatches`` (models or manifest dicts; the
+    JobSet's status is read as a dict, as ``Observed.jobset``)."""
     if old is None or jobset is None or not needs_jobset(job, old):
         return []
     return [
@@ -61,17 +65,15 @@ def runtime_patch_errors(
             "may not change while the JobSet's replicated job "
             f"{status.get('name')!r} is still active ({status.get('active')} active)",
         )
-        for status in (jobset.get("status") or {}).get("replicatedJobsStatus") or ()
+        for status in (to_doc(jobset).get("status") or {}).get("replicatedJobsStatus") or ()
         if int(status.get("active") or 0) > 0
     ]
 
 
-def needs_jobset(job: Mapping[str, Any], old: Mapping[str, Any] | None) -> bool:
+def needs_jobset(job: TrainJobInput, old: TrainJobInput | None) -> bool:
     """Whether ``runtime_patch_errors`` needs the JobSet: a suspended job's patches changed."""
     if old is None:
         return False
-    spec, old_spec = job.get("spec") or {}, old.get("spec") or {}
-    suspended = bool(spec.get("suspend")) or bool(old_spec.get("suspend"))
-    return suspended and (spec.get("runtimePatches") or []) != (
-        old_spec.get("runtimePatches") or []
-    )
+    spec, old_spec = as_trainjob(job).spec, as_trainjob(old).spec
+    suspended = bool(spec.suspend) or bool(old_spec.suspend)
+    return suspended and (spec.runtime_patches or []) != (old_spec.runtime_patches or [])

@@ -12,15 +12,20 @@ early when the runtime's policy is not its own. ``build`` runs the phases in thi
 
 Within a phase, plugins run in the order of the tuple they are given (see ``registry.PLUGINS``);
 nothing depends on dict or import order.
+
+Plugins see the TrainJob as the trainer_api model (``spec.trainer.num_proc_per_node``), so a
+misspelled field is a type error; ``RuntimeInfo`` holds the typed policies and the JobSet being
+rendered. ``derive_status`` updates the status being derived as a wire-form dict (the lifecycle's
+condition helpers work on it), which ``build`` returns as a ``TrainJobStatus``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from trainer_api import FieldError
+from trainer_api import FieldError, TrainJob
 
 from trainer_runtime.errors import InvalidTrainJobError
 from trainer_runtime.info import RuntimeInfo
@@ -45,8 +50,6 @@ __all__ = [
     "run_validate",
 ]
 
-Job = Mapping[str, Any]
-
 
 @runtime_checkable
 class Plugin(Protocol):
@@ -57,100 +60,110 @@ class Plugin(Protocol):
 
 @runtime_checkable
 class Validates(Protocol):
-    def validate(self, info: RuntimeInfo, job: Job) -> list[FieldError]:
+    def validate(self, info: RuntimeInfo, job: TrainJob) -> list[FieldError]:
         """FieldErrors for ``job`` against this runtime (empty when valid)."""
 
 
 @runtime_checkable
 class EnforcesMLPolicy(Protocol):
-    def enforce_ml_policy(self, info: RuntimeInfo, job: Job) -> None:
+    def enforce_ml_policy(self, info: RuntimeInfo, job: TrainJob) -> None:
         """Apply the ML policy (node counts, env, ports) to ``info``."""
 
 
 @runtime_checkable
 class EnforcesPodGroupPolicy(Protocol):
-    def enforce_pod_group_policy(self, info: RuntimeInfo, job: Job) -> None:
+    def enforce_pod_group_policy(self, info: RuntimeInfo, job: TrainJob) -> None:
         """Apply the pod-group policy (scheduler labels, annotations) to ``info``."""
 
 
 @runtime_checkable
 class EnforcesPodSpec(Protocol):
-    def enforce_pod_spec(self, info: RuntimeInfo, job: Job) -> None:
+    def enforce_pod_spec(self, info: RuntimeInfo, job: TrainJob) -> None:
         """Last changes to the pod templates of ``info``."""
 
 
 @runtime_checkable
 class PreBuilds(Protocol):
-    def pre_build(self, info: RuntimeInfo, job: Job, observed: Observed) -> None:
+    def pre_build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> None:
         """Decide, from what exists, what the build will need."""
 
 
 @runtime_checkable
 class Builds(Protocol):
-    def build(self, info: RuntimeInfo, job: Job, observed: Observed) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """Manifests (camelCase dicts) that must exist for ``job``."""
 
 
 @runtime_checkable
 class DerivesStatus(Protocol):
     def derive_status(
-        self, job: Job, observed: Observed, status: dict[str, Any], now: datetime
+        self, job: TrainJob, observed: Observed, status: dict[str, Any], now: datetime
     ) -> None:
         """Update the TrainJob status dict from the observed objects."""
-
-
-ENFORCE_PHASES: tuple[tuple[type, str], ...] = (
-    (EnforcesMLPolicy, "enforce_ml_policy"),
-    (EnforcesPodGroupPolicy, "enforce_pod_group_policy"),
-    (EnforcesPodSpec, "enforce_pod_spec"),
-)
 
 
 def plugins_for(point: Any, plugins: Sequence[object]) -> list[Any]:
     """The plugins implementing ``point`` (a runtime-checkable Protocol), in registry order.
 
-    (``point`` is typed Any: mypy refuses a Protocol where ``type[P]`` is expected.)
+    (``point`` is typed Any: mypy refuses a Protocol where ``type[P]`` is expected. The loops
+    below narrow with ``isinstance`` instead, so each call is checked against its Protocol.)
     """
     return [plugin for plugin in plugins if isinstance(plugin, point)]
 
 
-def field_errors(info: RuntimeInfo, job: Job, plugins: Sequence[object]) -> list[FieldError]:
+def field_errors(info: RuntimeInfo, job: TrainJob, plugins: Sequence[object]) -> list[FieldError]:
     """Every plugin's FieldErrors for ``job``, in plugin order."""
     return [
-        error for plugin in plugins_for(Validates, plugins) for error in plugin.validate(info, job)
+        error
+        for plugin in plugins
+        if isinstance(plugin, Validates)
+        for error in plugin.validate(info, job)
     ]
 
 
-def run_validate(info: RuntimeInfo, job: Job, plugins: Sequence[object]) -> None:
+def run_validate(info: RuntimeInfo, job: TrainJob, plugins: Sequence[object]) -> None:
     """Raise InvalidTrainJobError with every plugin's field errors, if there are any."""
     errors = field_errors(info, job, plugins)
     if errors:
         raise InvalidTrainJobError(errors)
 
 
-def run_enforce(info: RuntimeInfo, job: Job, plugins: Sequence[object]) -> None:
+def run_enforce(info: RuntimeInfo, job: TrainJob, plugins: Sequence[object]) -> None:
     """Run the enforce phases in order (ML policy, pod-group policy, pod spec)."""
-    for point, method in ENFORCE_PHASES:
-        for plugin in plugins_for(point, plugins):
-            getattr(plugin, method)(info, job)
+    for plugin in plugins:
+        if isinstance(plugin, EnforcesMLPolicy):
+            plugin.enforce_ml_policy(info, job)
+    for plugin in plugins:
+        if isinstance(plugin, EnforcesPodGroupPolicy):
+            plugin.enforce_pod_group_policy(info, job)
+    for plugin in plugins:
+        if isinstance(plugin, EnforcesPodSpec):
+            plugin.enforce_pod_spec(info, job)
 
 
 def run_build(
-    info: RuntimeInfo, job: Job, observed: Observed, plugins: Sequence[object]
+    info: RuntimeInfo, job: TrainJob, observed: Observed, plugins: Sequence[object]
 ) -> list[dict[str, Any]]:
     """Run pre-build then build; the objects come back in plugin order."""
-    for plugin in plugins_for(PreBuilds, plugins):
-        plugin.pre_build(info, job, observed)
+    for plugin in plugins:
+        if isinstance(plugin, PreBuilds):
+            plugin.pre_build(info, job, observed)
     return [
         manifest
-        for plugin in plugins_for(Builds, plugins)
+        for plugin in plugins
+        if isinstance(plugin, Builds)
         for manifest in plugin.build(info, job, observed)
     ]
 
 
 def run_status(
-    job: Job, observed: Observed, status: dict[str, Any], now: datetime, plugins: Sequence[object]
+    job: TrainJob,
+    observed: Observed,
+    status: dict[str, Any],
+    now: datetime,
+    plugins: Sequence[object],
 ) -> None:
     """Let each status plugin update ``status`` from the observed objects."""
-    for plugin in plugins_for(DerivesStatus, plugins):
-        plugin.derive_status(job, observed, status, now)
+    for plugin in plugins:
+        if isinstance(plugin, DerivesStatus):
+            plugin.derive_status(job, observed, status, now)

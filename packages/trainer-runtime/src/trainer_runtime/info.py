@@ -1,12 +1,16 @@
 """The runtime-info model: what one TrainJob's runtime looks like before the plugins run.
 
-`runtime_info` takes the TrainJob and its runtime (both as camelCase manifest dicts), applies
-the TrainJob's runtimePatches to the runtime spec as strategic merges in list order, puts the
-TrainJob's trainer and initializer settings into their containers, and describes the result as
-pod sets (one per replicated job). Plugins then mutate the info; the JobSet plugin renders it.
+`runtime_info` takes the TrainJob and its runtime (trainer_api models, or manifest dicts that it
+parses), applies the TrainJob's runtimePatches to the runtime's JobSet template as strategic
+merges in list order, puts the TrainJob's trainer and initializer settings into their containers,
+and describes the result as pod sets (one per replicated job). Plugins then mutate the info; the
+JobSet plugin renders it.
 
-Pod sets reference the replicated-job dicts inside ``RuntimeInfo.spec``: changing a pod set's
-container changes the JobSet that will be rendered.
+The policies are typed (``MLPolicy``, ``PodGroupPolicy``, copies a plugin may change). The JobSet
+being rendered (``RuntimeInfo.spec``) stays a manifest dict: it is the result of strategic merges
+(a dict operation on the wire form) and is written out as a dict, and plugins edit its pod
+templates in place through ``podspecs``. Pod sets reference the replicated-job dicts inside
+``RuntimeInfo.spec``: changing a pod set's container changes the JobSet that will be rendered.
 """
 
 from __future__ import annotations
@@ -14,14 +18,29 @@ from __future__ import annotations
 import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
-from trainer_api import Quantity
+from trainer_api import (
+    DatasetInitializer,
+    MLPolicy,
+    ModelInitializer,
+    PodGroupPolicy,
+    Quantity,
+    Trainer,
+)
 
 from trainer_runtime import constants, podspecs, resources
 from trainer_runtime.errors import BuildError
+from trainer_runtime.inputs import (
+    RuntimeInput,
+    TrainJobInput,
+    as_runtime,
+    as_trainjob,
+    with_doc,
+)
 from trainer_runtime.settings import Settings
 from trainer_runtime.strategic_merge import strategic_merge
+from trainer_runtime.views import ContainerDoc, PodSpecDoc, ResourcesDoc, VolumeDoc, env_docs
 
 __all__ = ["ANCESTORS", "PodSet", "RuntimeInfo", "Scheduler", "runtime_info"]
 
@@ -45,35 +64,33 @@ class PodSet:
     job: dict[str, Any] = field(repr=False)
 
     @property
-    def pod_spec(self) -> dict[str, Any]:
+    def pod_spec(self) -> PodSpecDoc:
         """The pod spec of this replicated job (mutable)."""
         template = (
             self.job.setdefault("template", {}).setdefault("spec", {}).setdefault("template", {})
         )
-        pod_spec: dict[str, Any] = template.setdefault("spec", {})
+        pod_spec: PodSpecDoc = template.setdefault("spec", {})
         return pod_spec
 
     @property
-    def containers(self) -> list[dict[str, Any]]:
+    def containers(self) -> list[ContainerDoc]:
         """The pod's containers (mutable)."""
-        containers: list[dict[str, Any]] = self.pod_spec.setdefault("containers", [])
-        return containers
+        return self.pod_spec.setdefault("containers", [])
 
     @property
-    def volumes(self) -> list[dict[str, Any]]:
+    def volumes(self) -> list[VolumeDoc]:
         """The pod's volumes (mutable)."""
-        volumes: list[dict[str, Any]] = self.pod_spec.setdefault("volumes", [])
-        return volumes
+        return self.pod_spec.setdefault("volumes", [])
 
     def requests(self) -> dict[str, Quantity]:
         """What one pod requests (containers summed, see ``resources.pod_requests``)."""
         return resources.pod_requests(self.pod_spec)
 
-    def container(self, name: str) -> dict[str, Any] | None:
+    def container(self, name: str) -> ContainerDoc | None:
         """The container called ``name``, or None."""
         return next((c for c in self.containers if c.get("name") == name), None)
 
-    def container_or_init_container(self, name: str) -> dict[str, Any] | None:
+    def container_or_init_container(self, name: str) -> ContainerDoc | None:
         """The container called ``name``, else the init container called ``name``, or None."""
         init_containers = self.pod_spec.get("initContainers") or ()
         return self.container(name) or next(
@@ -106,8 +123,8 @@ class RuntimeInfo:
     namespace: str | None
     runtime_kind: str
     runtime_name: str
-    ml_policy: dict[str, Any]
-    pod_group_policy: dict[str, Any] | None
+    ml_policy: MLPolicy
+    pod_group_policy: PodGroupPolicy | None
     metadata: dict[str, Any]
     spec: dict[str, Any]
     runtime_spec: Mapping[str, Any] = field(repr=False)
@@ -132,7 +149,7 @@ class RuntimeInfo:
         """The pod set labelled as the trainer step, or None."""
         return self.pod_set_by_ancestor(constants.ANCESTOR_TRAINER)
 
-    def trainer_container(self) -> dict[str, Any] | None:
+    def trainer_container(self) -> ContainerDoc | None:
         """The ``node`` container of the trainer pod set, or None."""
         trainer = self.trainer_pod_set()
         return trainer.container(constants.NODE) if trainer else None
@@ -152,47 +169,50 @@ class RuntimeInfo:
 
 
 def runtime_info(
-    job: Mapping[str, Any], runtime: Mapping[str, Any], settings: Settings | None = None
+    job: TrainJobInput,
+    runtime: RuntimeInput,
+    settings: Settings | None = None,
+    *,
+    runtime_doc: Mapping[str, Any] | None = None,
 ) -> RuntimeInfo:
-    """Describe ``runtime`` patched and filled in for ``job`` (both camelCase dicts; unchanged).
+    """Describe ``runtime`` patched and filled in for ``job`` (neither is changed).
 
-    The trainer pod set starts with the runtime's ``mlPolicy.numNodes``; the ML-policy plugins
-    apply the TrainJob's ``numNodes`` and env, so that their own env follows the user's.
+    ``runtime_doc``: the runtime's manifest dict when the caller has it already (saves a
+    conversion). The trainer pod set starts with the runtime's ``mlPolicy.numNodes``; the
+    ML-policy plugins apply the TrainJob's ``numNodes`` and env, so that their own env follows
+    the user's.
     """
-    runtime_spec: dict[str, Any] = copy.deepcopy(dict(runtime.get("spec") or {}))
-    job_spec = job.get("spec") or {}
-    for index, patch in enumerate(job_spec.get("runtimePatches") or ()):
-        patch_spec = patch.get("trainingRuntimeSpec")
-        if patch_spec is None:
-            continue
-        if not isinstance(patch_spec, Mapping):
-            raise BuildError(
-                f"spec.runtimePatches[{index}].trainingRuntimeSpec: expected an object"
-            )
-        runtime_spec = strategic_merge(runtime_spec, patch_spec)
+    trainjob, typed_runtime = as_trainjob(job), as_runtime(runtime)
+    if runtime_doc is None:
+        runtime_doc = with_doc(typed_runtime, runtime)
+    runtime_spec: dict[str, Any] = copy.deepcopy(dict(runtime_doc.get("spec") or {}))
+    for patch in trainjob.spec.runtime_patches or ():
+        if patch.training_runtime_spec is not None:
+            runtime_spec = strategic_merge(runtime_spec, patch.training_runtime_spec.to_dict())
     template = runtime_spec.get("template") or {}
     spec = copy.deepcopy(template.get("spec") or {})
     if not spec.get("replicatedJobs"):
         raise BuildError(
-            f"{runtime.get('kind')} {(runtime.get('metadata') or {}).get('name')!r}: "
+            f"{typed_runtime.kind} {typed_runtime.metadata.name!r}: "
             "spec.template.spec.replicatedJobs must list at least one replicated job"
         )
-    ml_policy = copy.deepcopy(runtime_spec.get("mlPolicy") or {})
-    metadata = job.get("metadata") or {}
+    ml_policy = typed_runtime.spec.ml_policy
+    pod_group_policy = typed_runtime.spec.pod_group_policy
     info = RuntimeInfo(
-        job_name=str(metadata.get("name") or ""),
-        namespace=metadata.get("namespace"),
-        runtime_kind=str(runtime.get("kind") or ""),
-        runtime_name=str((runtime.get("metadata") or {}).get("name") or ""),
-        ml_policy=ml_policy,
-        pod_group_policy=copy.deepcopy(runtime_spec.get("podGroupPolicy")),
+        job_name=trainjob.metadata.name or "",
+        namespace=trainjob.metadata.namespace,
+        runtime_kind=typed_runtime.kind,
+        runtime_name=typed_runtime.metadata.name or "",
+        ml_policy=ml_policy.model_copy(deep=True) if ml_policy is not None else MLPolicy(),
+        pod_group_policy=(
+            pod_group_policy.model_copy(deep=True) if pod_group_policy is not None else None
+        ),
         metadata=copy.deepcopy(template.get("metadata") or {}),
         spec=spec,
         runtime_spec=copy.deepcopy(template.get("spec") or {}),
         settings=settings or Settings(),
     )
-    trainer = job_spec.get("trainer") or {}
-    num_nodes = int(ml_policy.get("numNodes") or 1)
+    num_nodes = info.ml_policy.num_nodes or 1
     for replicated_job in spec["replicatedJobs"]:
         labels = ((replicated_job.get("template") or {}).get("metadata") or {}).get("labels") or {}
         ancestor = labels.get(constants.LABEL_ANCESTOR)
@@ -211,41 +231,46 @@ def runtime_info(
                 job=replicated_job,
             )
         )
-    _apply_trainer(info, trainer)
-    _apply_initializers(info, job_spec.get("initializer") or {})
+    if trainjob.spec.trainer is not None:
+        _apply_trainer(info, trainjob.spec.trainer)
+    if trainjob.spec.initializer is not None:
+        _apply_initializer(info, constants.DATASET_INITIALIZER, trainjob.spec.initializer.dataset)
+        _apply_initializer(info, constants.MODEL_INITIALIZER, trainjob.spec.initializer.model)
     return info
 
 
-def _apply_trainer(info: RuntimeInfo, trainer: Mapping[str, Any]) -> None:
+def _apply_trainer(info: RuntimeInfo, trainer: Trainer) -> None:
     container = info.trainer_container()
     if container is None:
         return
-    for key in ("image", "command", "args"):
-        if trainer.get(key) is not None:
-            container[key] = copy.deepcopy(trainer[key])
-    node_resources = trainer.get("resourcesPerNode")
-    if node_resources:
-        container["resources"] = strategic_merge(container.get("resources") or {}, node_resources)
+    if trainer.image is not None:
+        container["image"] = trainer.image
+    if trainer.command is not None:
+        container["command"] = list(trainer.command)
+    if trainer.args is not None:
+        container["args"] = list(trainer.args)
+    node_resources = trainer.resources_per_node
+    if node_resources is not None and (node_resources_doc := node_resources.to_dict()):
+        merged = strategic_merge(dict(container.get("resources") or {}), node_resources_doc)
+        container["resources"] = cast(ResourcesDoc, merged)
 
 
-def _apply_initializers(info: RuntimeInfo, initializer: Mapping[str, Any]) -> None:
-    for step in (constants.DATASET_INITIALIZER, constants.MODEL_INITIALIZER):
-        settings = initializer.get("dataset" if step == constants.DATASET_INITIALIZER else "model")
-        pod_set = info.pod_set_by_ancestor(step)
-        if pod_set is None:
-            continue
-        container = pod_set.container(step)
-        if container is None or not settings:
-            continue
-        if settings.get("storageUri") is not None:
-            podspecs.upsert_env(
-                container,
-                [podspecs.value_env(constants.INITIALIZER_ENV_STORAGE_URI, settings["storageUri"])],
-            )
-        podspecs.upsert_env(container, settings.get("env") or ())
-        secret = (settings.get("secretRef") or {}).get("name")
-        if secret:
-            env_from = container.setdefault("envFrom", [])
-            source = {"secretRef": {"name": secret}}
-            if source not in env_from:
-                env_from.append(source)
+def _apply_initializer(
+    info: RuntimeInfo, step: str, settings: DatasetInitializer | ModelInitializer | None
+) -> None:
+    pod_set = info.pod_set_by_ancestor(step)
+    container = pod_set.container(step) if pod_set is not None else None
+    if container is None or settings is None or not settings.model_fields_set:
+        return
+    if settings.storage_uri is not None:
+        podspecs.upsert_env(
+            container,
+            [podspecs.value_env(constants.INITIALIZER_ENV_STORAGE_URI, settings.storage_uri)],
+        )
+    podspecs.upsert_env(container, env_docs(var.to_dict() for var in settings.env or ()))
+    secret = settings.secret_ref.name if settings.secret_ref is not None else None
+    if secret:
+        env_from = container.setdefault("envFrom", [])
+        source = {"secretRef": {"name": secret}}
+        if source not in env_from:
+            env_from.append(source)

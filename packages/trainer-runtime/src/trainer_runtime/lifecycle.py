@@ -25,12 +25,12 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from trainer_api import TrainJobStatus
+from trainer_api import TrainJob, TrainJobStatus
 
 from trainer_runtime import conditions, constants, framework
 from trainer_runtime.conditions import find_condition, is_true, parse_time, set_condition
 from trainer_runtime.errors import BuildError
-from trainer_runtime.manifests import to_doc
+from trainer_runtime.inputs import RuntimeInput, TrainJobInput, as_trainjob
 from trainer_runtime.plan import ObjectRef, Observed, Plan
 from trainer_runtime.registry import PLUGINS
 from trainer_runtime.rendering import render
@@ -40,15 +40,17 @@ from trainer_runtime.snapshot import from_snapshot, snapshot_name
 __all__ = ["build", "is_finished"]
 
 
-def is_finished(status: Mapping[str, Any] | None) -> bool:
-    """Whether a TrainJob status says Complete or Failed."""
+def is_finished(status: TrainJobStatus | Mapping[str, Any] | None) -> bool:
+    """Whether a TrainJob status (the model or its dict) says Complete or Failed."""
+    if isinstance(status, TrainJobStatus):
+        status = status.to_dict()
     found = (status or {}).get("conditions")
     return is_true(found, conditions.COMPLETE) or is_true(found, conditions.FAILED)
 
 
 def build(
-    job: Any,
-    runtime: Any,
+    job: TrainJobInput,
+    runtime: RuntimeInput | None,
     observed: Observed,
     now: datetime,
     *,
@@ -58,26 +60,28 @@ def build(
     """What must exist for ``job`` and what its status is. No I/O, no clock, no randomness
     except ``settings.ssh_keypair``.
 
-    ``job``: a trainer_api TrainJob (or its manifest dict). ``runtime``: the TrainingRuntime or
-    ClusterTrainingRuntime its runtimeRef names, or None to use the job's runtime snapshot.
-    ``observed``: the owned objects as they are. ``now``: the driver's clock.
+    ``job``: a trainer_api TrainJob (or its manifest dict, parsed here once; one that does not
+    parse raises InvalidTrainJobError). ``runtime``: the TrainingRuntime or
+    ClusterTrainingRuntime its runtimeRef names (model or manifest dict), or None to use the
+    job's runtime snapshot. ``observed``: the owned objects as they are. ``now``: the driver's
+    clock.
     """
-    job_doc = to_doc(job)
-    spec = job_doc.get("spec") or {}
-    if spec.get("managedBy") not in (None, "", constants.DEFAULT_MANAGED_BY):
+    trainjob = as_trainjob(job)
+    spec = trainjob.spec
+    if spec.managed_by not in (None, "", constants.DEFAULT_MANAGED_BY):
         return Plan()
-    old_status = job_doc.get("status") or {}
+    old_status = trainjob.status.to_dict() if trainjob.status is not None else {}
     if is_finished(old_status):
         return Plan()
-    status: dict[str, Any] = copy.deepcopy(dict(old_status))
+    status: dict[str, Any] = copy.deepcopy(old_status)
     found = status.setdefault("conditions", [])
 
-    ref = spec.get("runtimeRef") or {}
-    kind = ref.get("kind") or constants.CLUSTER_TRAINING_RUNTIME_KIND
-    group = ref.get("apiGroup") or constants.TRAINER_GROUP
+    ref = spec.runtime_ref
+    kind = ref.kind or constants.CLUSTER_TRAINING_RUNTIME_KIND
+    group = ref.api_group or constants.TRAINER_GROUP
     if kind not in constants.RUNTIME_KINDS or group != constants.TRAINER_GROUP:
         message = (
-            f"spec.runtimeRef: {group} {kind} {ref.get('name')!r} is not supported; "
+            f"spec.runtimeRef: {group} {kind} {ref.name!r} is not supported; "
             f"expected apiGroup {constants.TRAINER_GROUP} and kind "
             f"{' or '.join(constants.RUNTIME_KINDS)}"
         )
@@ -86,17 +90,17 @@ def build(
         )
         return Plan(status=_changed(old_status, status))
 
-    framework.run_status(job_doc, observed, status, now, plugins)
-    suspended = bool(spec.get("suspend"))
+    framework.run_status(trainjob, observed, status, now, plugins)
+    suspended = bool(spec.suspend)
     _set_suspension(found, suspended, now)
     if is_finished(status):
         return Plan(status=_changed(old_status, status))
 
     jobset = observed.jobset_doc()
     requeue_after = None
-    deadline = spec.get("activeDeadlineSeconds")
+    deadline = spec.active_deadline_seconds
     if deadline is not None and not suspended:
-        expires = _clock_start(job_doc, found, now) + timedelta(seconds=int(deadline))
+        expires = _clock_start(trainjob, found, now) + timedelta(seconds=deadline)
         if now >= expires:
             message = f"TrainJob ran longer than its activeDeadlineSeconds ({int(deadline)}s)"
             set_condition(
@@ -111,7 +115,7 @@ def build(
     build_error: BuildError | None = None
     if jobset is None or jobset_suspended or suspended:
         try:
-            apply = _objects(job_doc, runtime, observed, settings, plugins)
+            apply = _objects(trainjob, runtime, observed, settings, plugins)
         except BuildError as error:
             build_error = error
             set_condition(
@@ -145,30 +149,26 @@ def _set_suspension(found: list[dict[str, Any]], suspended: bool, now: datetime)
 
 
 def _objects(
-    job: Mapping[str, Any],
-    runtime: Any,
+    job: TrainJob,
+    runtime: RuntimeInput | None,
     observed: Observed,
     settings: Settings | None,
     plugins: Sequence[object],
 ) -> tuple[dict[str, Any], ...]:
-    name = (job.get("metadata") or {}).get("name") or ""
-    snapshot = observed.find("ConfigMap", snapshot_name(name))
+    snapshot = observed.find("ConfigMap", snapshot_name(job.metadata.name or ""))
     if snapshot is not None:
         runtime = from_snapshot(snapshot)
     elif runtime is None:
-        ref = (job.get("spec") or {}).get("runtimeRef") or {}
+        ref = job.spec.runtime_ref
         raise BuildError(
-            f"{ref.get('kind') or constants.CLUSTER_TRAINING_RUNTIME_KIND} "
-            f"{ref.get('name')!r} not found: "
+            f"{ref.kind or constants.CLUSTER_TRAINING_RUNTIME_KIND} {ref.name!r} not found: "
             "create it, or point spec.runtimeRef at an existing runtime"
         )
     return tuple(render(job, runtime, observed, settings, plugins, snapshot=snapshot is None))
 
 
-def _clock_start(
-    job: Mapping[str, Any], found: Sequence[Mapping[str, Any]], now: datetime
-) -> datetime:
-    start = parse_time((job.get("metadata") or {}).get("creationTimestamp")) or now
+def _clock_start(job: TrainJob, found: Sequence[Mapping[str, Any]], now: datetime) -> datetime:
+    start = parse_time(job.metadata.creation_timestamp) or now
     suspended = find_condition(found, conditions.SUSPENDED)
     if suspended is not None and suspended.get("reason") == conditions.REASON_RESUMED:
         resumed = parse_time(suspended.get("lastTransitionTime"))
@@ -187,6 +187,6 @@ def _jobset_ref(jobset: Mapping[str, Any]) -> ObjectRef:
 def _changed(old: Mapping[str, Any], new: dict[str, Any]) -> TrainJobStatus | None:
     if not new.get("conditions"):
         new.pop("conditions", None)
-    if new == dict(old):
+    if new == old:
         return None
     return TrainJobStatus.model_validate(new)

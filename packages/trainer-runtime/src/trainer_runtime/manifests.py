@@ -6,6 +6,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from trainer_api import TrainJob
+
 from trainer_runtime import constants
 
 __all__ = ["owned_metadata", "owner_reference", "to_doc"]
@@ -25,26 +27,25 @@ def to_doc(obj: Any) -> dict[str, Any]:
     return dict(to_dict())
 
 
-def owner_reference(job: Mapping[str, Any]) -> dict[str, Any]:
+def owner_reference(job: TrainJob) -> dict[str, Any]:
     """The controller owner reference to the TrainJob (``uid`` only when the job has one)."""
-    metadata = job.get("metadata") or {}
     reference: dict[str, Any] = {
         "apiVersion": constants.TRAINER_API_VERSION,
         "kind": constants.TRAINJOB_KIND,
-        "name": metadata.get("name"),
+        "name": job.metadata.name,
     }
-    if metadata.get("uid"):
-        reference["uid"] = metadata["uid"]
+    if job.metadata.uid:
+        reference["uid"] = job.metadata.uid
     reference["controller"] = True
     reference["blockOwnerDeletion"] = True
     return reference
 
 
 def owned_metadata(
-    job: Mapping[str, Any], name: str, labels: Mapping[str, str] | None = None
+    job: TrainJob, name: str, labels: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """Metadata for an object named ``name`` in the job's namespace, owned by the job."""
-    namespace = (job.get("metadata") or {}).get("namespace")
+    namespace = job.metadata.namespace
     metadata: dict[str, Any] = {"name": name}
     if namespace:
         metadata["namespace"] = namespace

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
+from trainer_api import JobSet, TrainJobStatus
+
 from trainer_runtime.errors import BuildError
 from trainer_runtime.manifests import to_doc
 
@@ -27,12 +29,15 @@ class ObjectRef:
 class Observed:
     """The TrainJob's owned objects as the driver last saw them.
 
-    ``jobset``: the JobSet (a trainer_api JobSet or its manifest dict), None when absent.
+    ``jobset``: the JobSet (a trainer_api JobSet or its manifest dict), None when absent. A dict
+    is not parsed: an observed status may leave out counts the model requires (a local
+    executor's partial report), and status plugins read only its replicated-job status and
+    conditions, through ``jobset_doc``.
     ``objects``: the other owned objects as manifest dicts: the runtime snapshot ConfigMap,
     the MPI SSH Secret, ConfigMaps, PodGroups. Drivers may pass every owned object they see.
     """
 
-    jobset: Any = None
+    jobset: JobSet | Mapping[str, Any] | None = None
     objects: Sequence[Mapping[str, Any]] = field(default_factory=tuple)
 
     def jobset_doc(self) -> dict[str, Any] | None:
@@ -64,6 +69,6 @@ class Plan:
 
     apply: tuple[dict[str, Any], ...] = ()
     delete: tuple[ObjectRef, ...] = ()
-    status: Any = None
+    status: TrainJobStatus | None = None
     requeue_after: timedelta | None = None
     error: BuildError | None = None

@@ -17,6 +17,7 @@ import yaml
 
 from trainer_runtime import constants, manifests
 from trainer_runtime.errors import BuildError
+from trainer_runtime.inputs import TrainJobInput, as_trainjob
 
 __all__ = ["from_snapshot", "snapshot_name", "to_snapshot"]
 
@@ -38,8 +39,9 @@ def snapshot_name(job_name: str) -> str:
     return job_name + constants.RUNTIME_SNAPSHOT_SUFFIX
 
 
-def to_snapshot(job: Mapping[str, Any], runtime: Mapping[str, Any]) -> dict[str, Any]:
-    """The snapshot ConfigMap of ``runtime`` for ``job``."""
+def to_snapshot(job: TrainJobInput, runtime: Mapping[str, Any]) -> dict[str, Any]:
+    """The snapshot ConfigMap of ``runtime`` (a manifest dict) for ``job``."""
+    job = as_trainjob(job)
     metadata = runtime.get("metadata") or {}
     kept = {
         key: metadata[key]
@@ -52,7 +54,7 @@ def to_snapshot(job: Mapping[str, Any], runtime: Mapping[str, Any]) -> dict[str,
         "metadata": kept,
         "spec": runtime.get("spec"),
     }
-    job_name = (job.get("metadata") or {}).get("name") or ""
+    job_name = job.metadata.name or ""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",

@@ -1,8 +1,9 @@
 """Admission decisions for AdmissionReview v1, as pure functions of the objects involved.
 
 Validation uses ``trainer_api.validate`` on the defaulted object (as the API server would after
-its own defaulting), with the old object on update and, for a TrainJob, its runtime, whose
-plugins add their own rules (``trainer_runtime.validate``). The mutating
+its own defaulting), with the old object on update; a TrainJob's rules, with its runtime and
+JobSet, are ``trainer_runtime.admission_errors``, the function the SDK's local backend calls
+too, so both refuse the same jobs with the same field errors. The mutating
 decision stamps ``spec.runtimePatches[].time`` on patches that are changed, or new without one.
 """
 
@@ -15,8 +16,7 @@ from datetime import datetime, timezone
 from typing import Any, Final
 
 import trainer_api
-from trainer_runtime import deprecation_warnings, runtime_patch_errors
-from trainer_runtime import validate as runtime_validate
+from trainer_runtime import admission_errors, deprecation_warnings
 
 __all__ = [
     "ADMISSION_API_VERSION",
@@ -120,17 +120,10 @@ def validation_errors(
             typed_runtime = None
     except trainer_api.ValidationError as error:
         return list(error.errors)
-    errors = trainer_api.validate(typed, old=typed_old, runtime=typed_runtime)
-    if isinstance(typed, trainer_api.TrainJob) and typed_runtime is not None:
-        reported = {error.field for error in errors}  # one message per field: trainer_api's first
-        errors += [
-            error
-            for error in runtime_validate(typed, trainer_api.apply_defaults(typed_runtime))
-            if error.field not in reported
-        ]
     if isinstance(typed, trainer_api.TrainJob):
-        errors += runtime_patch_errors(obj, old, jobset)
-    return errors
+        old_job = typed_old if isinstance(typed_old, trainer_api.TrainJob) else None
+        return admission_errors(typed, typed_runtime, old=old_job, jobset=jobset)
+    return trainer_api.validate(typed, old=typed_old)
 
 
 def validation_warnings(runtime: Mapping[str, Any] | None) -> list[str]:

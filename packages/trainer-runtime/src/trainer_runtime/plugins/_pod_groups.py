@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
+
+from trainer_api import TrainJob
 
 from trainer_runtime import manifests, resources
 from trainer_runtime.info import RuntimeInfo
@@ -11,9 +12,7 @@ from trainer_runtime.info import RuntimeInfo
 __all__ = ["pod_group"]
 
 
-def pod_group(
-    api_version: str, info: RuntimeInfo, job: Mapping[str, Any], **extra: Any
-) -> dict[str, Any]:
+def pod_group(api_version: str, info: RuntimeInfo, job: TrainJob, **extra: Any) -> dict[str, Any]:
     """A PodGroup named like the job: ``minMember`` counts every pod (initializers, launcher,
     nodes), ``minResources`` sums every pod's requests; ``extra`` adds scheduler fields."""
     spec: dict[str, Any] = {"minMember": sum(ps.replicas * ps.count for ps in info.pod_sets)}

@@ -8,10 +8,10 @@ runtime's fixed overrides (output and checkpoint directories, tokenizer files).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Sequence
+from typing import Final
 
-from trainer_api import FieldError
+from trainer_api import FieldError, Trainer
 
 from trainer_runtime import constants
 
@@ -37,9 +37,9 @@ QUANTIZE_BASE_ARG: Final = "model.quantize_base"
 DORA_ARG: Final = "model.use_dora"
 
 
-def is_torchtune(job_trainer: Mapping[str, Any]) -> bool:
+def is_torchtune(job_trainer: Trainer) -> bool:
     """Whether the TrainJob asks for torchtune (its command is exactly ``tune run``)."""
-    return tuple(job_trainer.get("command") or ()) == ENTRYPOINT
+    return tuple(job_trainer.command or ()) == ENTRYPOINT
 
 
 def model_from_runtime_name(runtime_name: str) -> str:
@@ -103,7 +103,7 @@ def command(
 
 
 def validate(
-    runtime_name: str, job_trainer: Mapping[str, Any], num_proc_per_node: str, gpus: int
+    runtime_name: str, job_trainer: Trainer, num_proc_per_node: str, gpus: int
 ) -> list[FieldError]:
     """The torchtune rules: supported model, node count, LoRA/QLoRA limits, runtime-owned args."""
     errors: list[FieldError] = []
@@ -116,8 +116,8 @@ def validate(
                 f"got model {model!r}",
             )
         )
-    num_nodes = int(job_trainer.get("numNodes") or 1)
-    args = list(job_trainer.get("args") or ())
+    num_nodes = job_trainer.num_nodes or 1
+    args = list(job_trainer.args or ())
     if num_nodes > 1 and model not in MULTI_NODE_MODELS:
         errors.append(FieldError("spec.trainer.numNodes", f"must be 1 for the {model} model"))
     if num_nodes > 1 and (_uses_lora(args) or _uses_qlora(args)):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Final
+
+from trainer_api import TrainJob
 
 from trainer_runtime.info import RuntimeInfo
 from trainer_runtime.plan import Observed
@@ -21,18 +22,16 @@ class Coscheduling:
 
     name = "Coscheduling"
 
-    def enforce_pod_group_policy(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+    def enforce_pod_group_policy(self, info: RuntimeInfo, job: TrainJob) -> None:
         """Label every pod with the PodGroup's name."""
-        if (info.pod_group_policy or {}).get("coscheduling") is None:
+        if info.pod_group_policy is None or info.pod_group_policy.coscheduling is None:
             return
         info.scheduler.pod_labels[POD_GROUP_LABEL] = info.job_name
 
-    def build(
-        self, info: RuntimeInfo, job: Mapping[str, Any], observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The PodGroup: every pod of every replicated job, their summed requests, the timeout."""
-        policy = (info.pod_group_policy or {}).get("coscheduling")
+        policy = info.pod_group_policy.coscheduling if info.pod_group_policy else None
         if policy is None:
             return []
-        timeout = int(policy.get("scheduleTimeoutSeconds") or DEFAULT_SCHEDULE_TIMEOUT_SECONDS)
+        timeout = policy.schedule_timeout_seconds or DEFAULT_SCHEDULE_TIMEOUT_SECONDS
         return [pod_group(API_VERSION, info, job, scheduleTimeoutSeconds=timeout)]

@@ -37,13 +37,14 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import data_cache_manifests
-from trainer_api import FieldError, Quantity
+from trainer_api import FieldError, Quantity, TrainJob
 
 from trainer_runtime import constants, manifests, podspecs
 from trainer_runtime.errors import BuildError
 from trainer_runtime.info import RuntimeInfo
 from trainer_runtime.plan import Observed
 from trainer_runtime.plugins._policies import reserved_env_errors
+from trainer_runtime.views import ContainerDoc, EnvVarDoc, env_docs
 
 __all__ = ["DataCache", "cache_service_account_name"]
 
@@ -77,7 +78,7 @@ def cache_service_account_name(job_name: str) -> str:
     return f"{job_name}-cache"
 
 
-def _initializer(info: RuntimeInfo) -> dict[str, Any] | None:
+def _initializer(info: RuntimeInfo) -> ContainerDoc | None:
     """The dataset-initializer container when its storage URI is ``cache://``, else None."""
     pod_set = info.pod_set_by_ancestor(constants.DATASET_INITIALIZER)
     container = pod_set.container(constants.DATASET_INITIALIZER) if pod_set else None
@@ -87,17 +88,18 @@ def _initializer(info: RuntimeInfo) -> dict[str, Any] | None:
     return container if isinstance(uri, str) and uri.startswith(CACHE_SCHEME) else None
 
 
-def _env_path(job: Mapping[str, Any], name: str) -> str:
+def _env_path(job: TrainJob, name: str) -> str:
     """The field path of env var ``name`` of the job's dataset initializer (its list when the
     runtime sets it)."""
-    dataset = ((job.get("spec") or {}).get("initializer") or {}).get("dataset") or {}
-    for index, var in enumerate(dataset.get("env") or ()):
-        if var.get("name") == name:
+    initializer = job.spec.initializer
+    dataset = initializer.dataset if initializer is not None else None
+    for index, var in enumerate((dataset.env if dataset is not None else None) or ()):
+        if var.name == name:
             return f"{_ENV_PATH}[{index}].value"
     return _ENV_PATH
 
 
-def _settings(container: Mapping[str, Any]) -> dict[str, Any]:
+def _settings(container: ContainerDoc) -> dict[str, Any]:
     """The initializer's env values this plugin reads (an empty value counts as unset), with
     upstream's defaults."""
     names = (CACHE_IMAGE_ENV, SOURCE_ENV, IAM_ROLE_ENV, *DEFAULTS)
@@ -113,7 +115,7 @@ def _dataset_name(uri: str) -> str | None:
     return parts[1] if len(parts) == 2 and all(parts) else None
 
 
-def _table(container: Mapping[str, Any]) -> str:
+def _table(container: ContainerDoc) -> str:
     """TABLE, the dataset name, of a validated initializer (BuildError if its URI has none)."""
     uri = str(podspecs.env_value(container, constants.INITIALIZER_ENV_STORAGE_URI))
     table = _dataset_name(uri)
@@ -124,19 +126,19 @@ def _table(container: Mapping[str, Any]) -> str:
     return table
 
 
-def _trainer_env(info: RuntimeInfo, container: Mapping[str, Any]) -> list[dict[str, Any]]:
+def _trainer_env(info: RuntimeInfo, container: ContainerDoc) -> list[EnvVarDoc]:
     """The trainer's cache env (fresh dicts each call, so no two containers share one)."""
-    return data_cache_manifests.trainer_env(
-        info.job_name,
-        info.namespace or "default",
-        _table(container),
-        token_secret=data_cache_manifests.token_secret_name(info.job_name),
+    return env_docs(
+        data_cache_manifests.trainer_env(
+            info.job_name,
+            info.namespace or "default",
+            _table(container),
+            token_secret=data_cache_manifests.token_secret_name(info.job_name),
+        )
     )
 
 
-def _token_secret(
-    info: RuntimeInfo, job: Mapping[str, Any], name: str, namespace: str
-) -> dict[str, Any]:
+def _token_secret(info: RuntimeInfo, job: TrainJob, name: str, namespace: str) -> dict[str, Any]:
     """The Secret with the cache's read and admin tokens, fresh from ``Settings.cache_token``."""
     return {
         "apiVersion": "v1",
@@ -161,7 +163,7 @@ class DataCache:
 
     name = "DataCache"
 
-    def validate(self, info: RuntimeInfo, job: Mapping[str, Any]) -> list[FieldError]:
+    def validate(self, info: RuntimeInfo, job: TrainJob) -> list[FieldError]:
         """A ``cache://SCHEMA/TABLE`` URI, a cache image and a source, literal and well-formed
         options, and no trainer env that this plugin sets."""
         container = _initializer(info)
@@ -221,7 +223,7 @@ class DataCache:
                     errors.append(FieldError(_env_path(job, name), f"{name}: {error}"))
         return errors
 
-    def enforce_pod_spec(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+    def enforce_pod_spec(self, info: RuntimeInfo, job: TrainJob) -> None:
         """The initializer waits for the cache; the trainer gets the endpoint and dataset env;
         both get the cache's read token."""
         container = _initializer(info)
@@ -250,9 +252,7 @@ class DataCache:
         if trainer is not None:
             podspecs.upsert_env(trainer, _trainer_env(info, container))
 
-    def build(
-        self, info: RuntimeInfo, job: Mapping[str, Any], observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The cache's token Secret (only while it does not exist), ServiceAccount (with an
         ``IAM_ROLE``), Services and StatefulSets."""
         container = _initializer(info)
@@ -288,7 +288,7 @@ class DataCache:
             )
         except data_cache_manifests.ManifestArgumentError as error:
             raise BuildError(f"data cache: {error}") from error
-        suspended = bool((job.get("spec") or {}).get("suspend"))
+        suspended = bool(job.spec.suspend)
         for document in cache:
             document["metadata"]["ownerReferences"] = [manifests.owner_reference(job)]
             if suspended and document["kind"] == "StatefulSet":

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from trainer_api import FieldError
+from trainer_api import FieldError, TrainJob
 
 from trainer_runtime import curve, manifests, podspecs, resources
 from trainer_runtime.info import PodSet, RuntimeInfo
@@ -34,6 +34,7 @@ from trainer_runtime.plugins._policies import (
     apply_trainer_node_count,
     trainer_spec,
 )
+from trainer_runtime.views import VolumeDoc, VolumeMountDoc
 
 __all__ = ["DEFAULT_SETTINGS", "Flux", "curve_secret_name", "entrypoint_config_map_name"]
 
@@ -118,11 +119,11 @@ def _pod_spec_path(info: RuntimeInfo, pod_set: PodSet) -> str:
     return f"spec.template.spec.replicatedJobs[{index}].template.spec.template.spec"
 
 
-def _procs_per_node(info: RuntimeInfo, job: Mapping[str, Any]) -> int:
-    value = trainer_spec(job).get("numProcPerNode")
-    if value is None:
-        value = (info.ml_policy.get("flux") or {}).get("numProcPerNode")
-    return 1 if value is None else int(value)
+def _procs_per_node(info: RuntimeInfo, job: TrainJob) -> int:
+    value = trainer_spec(job).num_proc_per_node
+    if value is None and info.ml_policy.flux is not None:
+        value = info.ml_policy.flux.num_proc_per_node
+    return 1 if value is None else value
 
 
 class Flux:
@@ -130,16 +131,16 @@ class Flux:
 
     name = "Flux"
 
-    def validate(self, info: RuntimeInfo, job: Mapping[str, Any]) -> list[FieldError]:
+    def validate(self, info: RuntimeInfo, job: TrainJob) -> list[FieldError]:
         """A trainer ``node`` container with a command to wrap, host names, settings, procs."""
-        if info.ml_policy.get("flux") is None:
+        if info.ml_policy.flux is None:
             return []
         trainer = trainer_spec(job)
         errors: list[FieldError] = []
         if _procs_per_node(info, job) < 1:
             path = (
                 "spec.trainer.numProcPerNode"
-                if trainer.get("numProcPerNode") is not None
+                if trainer.num_proc_per_node is not None
                 else "spec.mlPolicy.flux.numProcPerNode"
             )
             errors.append(FieldError(path, "must be at least 1 for a Flux runtime"))
@@ -172,8 +173,8 @@ class Flux:
                         "or a runtimePatch)",
                     )
                 )
-        command = trainer.get("command") or container.get("command")
-        if (trainer.get("args") or container.get("args")) and not command:
+        command = trainer.command or container.get("command")
+        if (trainer.args or container.get("args")) and not command:
             errors.append(
                 FieldError(
                     "spec.trainer.command",
@@ -183,12 +184,12 @@ class Flux:
             )
         index = pod_set.containers.index(container)
         errors += _setting_errors(container.get("env") or (), f"{pod_path}.containers[{index}].env")
-        errors += _setting_errors(trainer.get("env") or (), "spec.trainer.env")
+        errors += _setting_errors([var.to_dict() for var in trainer.env or ()], "spec.trainer.env")
         return errors
 
-    def enforce_ml_policy(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+    def enforce_ml_policy(self, info: RuntimeInfo, job: TrainJob) -> None:
         """Node count, user env, the installer, the volumes, and the wrapped command."""
-        if info.ml_policy.get("flux") is None:
+        if info.ml_policy.flux is None:
             return
         apply_trainer_node_count(info, job)
         container = apply_trainer_env(info, job)
@@ -213,18 +214,19 @@ class Flux:
                 ],
             },
         )
-        for mount in (
+        mounts: tuple[VolumeMountDoc, ...] = (
             {"name": INSTALL_VOLUME, "mountPath": scripts.INSTALL_MOUNT},
             {"name": SOFTWARE_VOLUME, "mountPath": scripts.SOFTWARE_MOUNT},
             {"name": CONFIG_VOLUME, "mountPath": scripts.CONFIG_MOUNT, "readOnly": True},
             {"name": CURVE_VOLUME, "mountPath": scripts.CURVE_MOUNT, "readOnly": True},
             {"name": SHM_VOLUME, "mountPath": SHM_MOUNT},
-        ):
+        )
+        for mount in mounts:
             podspecs.upsert_volume_mount(container, mount)
 
     @staticmethod
     def _add_volumes(info: RuntimeInfo, pod_set: PodSet) -> None:
-        for volume in (
+        volumes: tuple[VolumeDoc, ...] = (
             {"name": SOFTWARE_VOLUME, "emptyDir": {}},
             {"name": INSTALL_VOLUME, "emptyDir": {}},
             {
@@ -242,16 +244,15 @@ class Flux:
                     "defaultMode": CURVE_MODE,
                 },
             },
-        ):
+        )
+        for volume in volumes:
             podspecs.upsert_volume(pod_set.pod_spec, volume)
 
-    def build(
-        self, info: RuntimeInfo, job: Mapping[str, Any], observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The scripts ConfigMap, and the CURVE Secret while it does not exist."""
         pod_set = info.trainer_pod_set()
         container = info.trainer_container()
-        if info.ml_policy.get("flux") is None or pod_set is None or container is None:
+        if info.ml_policy.flux is None or pod_set is None or container is None:
             return []
         objects: list[dict[str, Any]] = [
             {
@@ -280,7 +281,7 @@ class Flux:
 
 
 def _scripts(
-    info: RuntimeInfo, job: Mapping[str, Any], pod_set: PodSet, container: Mapping[str, Any]
+    info: RuntimeInfo, job: TrainJob, pod_set: PodSet, container: Mapping[str, Any]
 ) -> dict[str, str]:
     """``init.sh`` and ``entrypoint.sh`` for the trainer's nodes (after enforce_ml_policy)."""
     settings = _settings(container.get("env") or ())

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+from trainer_api import TrainJob
+
 from trainer_runtime import conditions, constants, manifests
 from trainer_runtime.info import RuntimeInfo
 from trainer_runtime.plan import Observed
@@ -53,9 +55,7 @@ class JobSet:
 
     name = "JobSet"
 
-    def build(
-        self, info: RuntimeInfo, job: Mapping[str, Any], observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The JobSet manifest."""
         for pod_set in info.pod_sets:
             pod_set.job["replicas"] = pod_set.replicas
@@ -78,7 +78,7 @@ class JobSet:
         if info.metadata.get("annotations"):
             metadata["annotations"] = dict(info.metadata["annotations"])
         spec = dict(info.spec)
-        spec["suspend"] = bool((job.get("spec") or {}).get("suspend"))
+        spec["suspend"] = bool(job.spec.suspend)
         return [
             {
                 "apiVersion": constants.JOBSET_API_VERSION,
@@ -89,7 +89,7 @@ class JobSet:
         ]
 
     def derive_status(
-        self, job: Mapping[str, Any], observed: Observed, status: dict[str, Any], now: datetime
+        self, job: TrainJob, observed: Observed, status: dict[str, Any], now: datetime
     ) -> None:
         """Complete or Failed from the JobSet's terminal condition; jobsStatus from its jobs
         (once the JobSet controller has reported any status)."""

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any, Final
 
 import mpi_runtime
-from trainer_api import FieldError
+from trainer_api import FieldError, Trainer, TrainJob
 
 from trainer_runtime import constants, manifests, podspecs, resources
 from trainer_runtime.errors import BuildError
@@ -50,12 +51,9 @@ SSH_AUTH_ITEM_MODES: Final[Mapping[str, int]] = {
     mpi_runtime.SSH_SECRET_PUBLIC_KEY: 0o644,
 }
 SECRET_TYPE_SSH_AUTH: Final = "kubernetes.io/ssh-auth"
-DEFAULTS: Final[Mapping[str, Any]] = {
-    "numProcPerNode": 1,
-    "mpiImplementation": "OpenMPI",
-    "sshAuthMountPath": "/root/.ssh",
-    "runLauncherAsNode": False,
-}
+DEFAULT_NUM_PROC_PER_NODE: Final = 1
+DEFAULT_IMPLEMENTATION: Final = mpi_runtime.Implementation.OPENMPI
+DEFAULT_SSH_AUTH_MOUNT_PATH: Final = "/root/.ssh"
 
 
 def ssh_secret_name(job_name: str) -> str:
@@ -77,11 +75,29 @@ def _as_build_error(what: str) -> Iterator[None]:
         raise BuildError(f"{what}: {error}") from error
 
 
-def _policy(info: RuntimeInfo) -> dict[str, Any] | None:
-    source = info.ml_policy.get("mpi")
+@dataclass(frozen=True)
+class _Policy:
+    """``mlPolicy.mpi`` with upstream's defaults filled in."""
+
+    num_proc_per_node: int
+    implementation: mpi_runtime.Implementation
+    ssh_auth_mount_path: str
+    run_launcher_as_node: bool
+
+
+def _policy(info: RuntimeInfo) -> _Policy | None:
+    source = info.ml_policy.mpi
     if source is None:
         return None
-    return {**DEFAULTS, **{key: value for key, value in source.items() if value not in (None, "")}}
+    num_proc_per_node = source.num_proc_per_node
+    return _Policy(
+        num_proc_per_node=(
+            DEFAULT_NUM_PROC_PER_NODE if num_proc_per_node is None else num_proc_per_node
+        ),
+        implementation=mpi_runtime.parse_implementation(source.mpi_implementation or ""),
+        ssh_auth_mount_path=source.ssh_auth_mount_path or DEFAULT_SSH_AUTH_MOUNT_PATH,
+        run_launcher_as_node=bool(source.run_launcher_as_node),
+    )
 
 
 class MPI:
@@ -89,19 +105,18 @@ class MPI:
 
     name = "MPI"
 
-    def validate(self, info: RuntimeInfo, job: Mapping[str, Any]) -> list[FieldError]:
-        """Known implementation, pod sets present, no reserved launcher env in the trainer env."""
+    def validate(self, info: RuntimeInfo, job: TrainJob) -> list[FieldError]:
+        """Pod sets present, no reserved launcher env in the trainer env (the implementation is
+        one of the API's, which trainer_api checks)."""
         policy = _policy(info)
         if policy is None:
             return []
-        try:
-            implementation = mpi_runtime.parse_implementation(policy["mpiImplementation"])
-        except mpi_runtime.InvalidArgumentError as error:
-            return [FieldError("spec.mlPolicy.mpi.mpiImplementation", str(error))]
-        errors = reserved_env_errors(job, mpi_runtime.reserved_env_names(implementation), "MPI")
+        errors = reserved_env_errors(
+            job, mpi_runtime.reserved_env_names(policy.implementation), "MPI"
+        )
         launcher, node = info.pod_set(constants.LAUNCHER), info.pod_set(constants.NODE)
-        num_nodes = int(trainer_spec(job).get("numNodes") or info.ml_policy.get("numNodes") or 1)
-        if policy["runLauncherAsNode"]:
+        num_nodes = _num_nodes(info, job)
+        if policy.run_launcher_as_node:
             if num_nodes > 1 and (launcher is None or node is None):
                 missing = constants.NODE if node is None else constants.LAUNCHER
                 errors.append(
@@ -129,40 +144,40 @@ class MPI:
             )
         return errors
 
-    def enforce_ml_policy(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+    def enforce_ml_policy(self, info: RuntimeInfo, job: TrainJob) -> None:
         """Pod counts, slots, SSH and hostfile volumes, launcher env."""
         policy = _policy(info)
         if policy is None:
             return
-        trainer = trainer_spec(job)
-        num_nodes = int(trainer.get("numNodes") or info.ml_policy.get("numNodes") or 1)
+        num_nodes = _num_nodes(info, job)
         launcher = info.pod_set(constants.LAUNCHER)
         node = info.pod_set(constants.NODE)
         if launcher is not None:
             launcher.count = 1
         if node is not None:
-            launcher_runs_ranks = policy["runLauncherAsNode"] and launcher is not None
+            launcher_runs_ranks = policy.run_launcher_as_node and launcher is not None
             node.count = num_nodes - 1 if launcher_runs_ranks else num_nodes
             if node.count < 1:
                 info.remove_pod_set(node)
         apply_trainer_env(info, job)
-        policy["numProcPerNode"] = self._slots(info, policy, trainer)
-        info.ml_policy["mpi"] = policy
+        slots = self._slots(info, policy, trainer_spec(job))
+        if info.ml_policy.mpi is not None:  # the info's own copy: build and hostfile read it
+            info.ml_policy.mpi.num_proc_per_node = slots
         for pod_set in (ps for ps in (node, launcher) if ps is not None and ps in info.pod_sets):
-            self._mount(info, pod_set, policy, is_launcher=pod_set is launcher)
+            self._mount(info, pod_set, policy, slots, is_launcher=pod_set is launcher)
 
     @staticmethod
-    def _slots(info: RuntimeInfo, policy: Mapping[str, Any], trainer: Mapping[str, Any]) -> int:
-        if trainer.get("numProcPerNode") is not None:
-            return int(trainer["numProcPerNode"])
-        slots = int(policy["numProcPerNode"])
+    def _slots(info: RuntimeInfo, policy: _Policy, trainer: Trainer) -> int:
+        if trainer.num_proc_per_node is not None:
+            return trainer.num_proc_per_node
+        slots = policy.num_proc_per_node
         container = info.trainer_container()
         gpus = resources.gpu_count(container.get("resources")) if container else 0
         return gpus if slots == 1 and gpus > 1 else slots
 
     @staticmethod
     def _mount(
-        info: RuntimeInfo, pod_set: PodSet, policy: Mapping[str, Any], *, is_launcher: bool
+        info: RuntimeInfo, pod_set: PodSet, policy: _Policy, slots: int, *, is_launcher: bool
     ) -> None:
         podspecs.upsert_volume(
             pod_set.pod_spec,
@@ -195,7 +210,7 @@ class MPI:
             if container.get("name") not in (constants.NODE, constants.LAUNCHER):
                 continue
             podspecs.upsert_volume_mount(
-                container, {"name": SSH_AUTH_VOLUME, "mountPath": policy["sshAuthMountPath"]}
+                container, {"name": SSH_AUTH_VOLUME, "mountPath": policy.ssh_auth_mount_path}
             )
             if is_launcher:
                 podspecs.upsert_volume_mount(
@@ -203,20 +218,15 @@ class MPI:
                 )
                 with _as_build_error("MPI launcher env"):
                     env = mpi_runtime.launcher_env(
-                        policy["mpiImplementation"],
-                        f"{HOSTFILE_DIR}/{HOSTFILE_NAME}",
-                        int(policy["numProcPerNode"]),
+                        policy.implementation, f"{HOSTFILE_DIR}/{HOSTFILE_NAME}", slots
                     )
                 podspecs.upsert_env(
                     container, [podspecs.value_env(name, value) for name, value in env.items()]
                 )
 
-    def build(
-        self, info: RuntimeInfo, job: Mapping[str, Any], observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The SSH Secret (only while it does not exist) and the hostfile ConfigMap."""
-        policy = info.ml_policy.get("mpi")
-        if policy is None:
+        if info.ml_policy.mpi is None:
             return []
         objects: list[dict[str, Any]] = []
         secret_name = ssh_secret_name(info.job_name)
@@ -244,15 +254,20 @@ class MPI:
     @staticmethod
     def hostfile(info: RuntimeInfo) -> str:
         """The hostfile text: the launcher first when it runs ranks, then the workers."""
-        policy = info.ml_policy["mpi"]
+        policy = _policy(info)
+        if policy is None:
+            raise BuildError("MPI hostfile: the runtime has no mlPolicy.mpi")
         hosts: list[str] = []
         launcher = info.pod_set(constants.LAUNCHER)
-        if policy["runLauncherAsNode"] and launcher is not None:
+        if policy.run_launcher_as_node and launcher is not None:
             hosts += launcher.endpoints(info.job_name, info.subdomain)
         node = info.pod_set(constants.NODE)
         if node is not None:
             hosts += node.endpoints(info.job_name, info.subdomain)
         with _as_build_error("MPI hostfile"):
-            return mpi_runtime.hostfile(
-                hosts, int(policy["numProcPerNode"]), policy["mpiImplementation"]
-            )
+            return mpi_runtime.hostfile(hosts, policy.num_proc_per_node, policy.implementation)
+
+
+def _num_nodes(info: RuntimeInfo, job: TrainJob) -> int:
+    """``spec.trainer.numNodes``, else the runtime's ``mlPolicy.numNodes``, else 1."""
+    return trainer_spec(job).num_nodes or info.ml_policy.num_nodes or 1

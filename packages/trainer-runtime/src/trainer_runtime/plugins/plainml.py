@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
+
+from trainer_api import TrainJob
 
 from trainer_runtime.info import RuntimeInfo
 from trainer_runtime.plugins._policies import apply_trainer_env, apply_trainer_node_count
@@ -18,9 +19,10 @@ class PlainML:
 
     name = "PlainML"
 
-    def enforce_ml_policy(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+    def enforce_ml_policy(self, info: RuntimeInfo, job: TrainJob) -> None:
         """Apply ``numNodes`` and the trainer env, unless a framework plugin owns the policy."""
-        if any(info.ml_policy.get(policy) is not None for policy in FRAMEWORK_POLICIES):
+        ml = info.ml_policy
+        if any(p is not None for p in (ml.torch, ml.mpi, ml.jax, ml.xgboost, ml.flux)):
             return
         apply_trainer_node_count(info, job)
         apply_trainer_env(info, job)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from trainer_api import FieldError
+from trainer_api import FieldError, TorchMLPolicySource, Trainer, TrainJob
 
 from trainer_runtime import constants, podspecs, resources
 from trainer_runtime.errors import BuildError
@@ -28,6 +28,7 @@ from trainer_runtime.plugins._policies import (
     reserved_env_errors,
     trainer_spec,
 )
+from trainer_runtime.views import ContainerDoc
 
 __all__ = ["RESERVED_ENV_NAMES", "Torch", "resolve_num_proc_per_node"]
 
@@ -45,7 +46,9 @@ RESERVED_ENV_NAMES: Final = (
 )
 
 
-def resolve_num_proc_per_node(requested: object, node_resources: Mapping[str, Any] | None) -> str:
+def resolve_num_proc_per_node(
+    requested: int | None, node_resources: Mapping[str, Any] | None
+) -> str:
     """The ``PET_NPROC_PER_NODE`` value for ``requested`` (the TrainJob's integer, which
     ``trainer_api`` checks, or None) on a node with ``node_resources``."""
     if requested is not None:
@@ -55,16 +58,13 @@ def resolve_num_proc_per_node(requested: object, node_resources: Mapping[str, An
     return str(resources.cpu_count(node_resources) or 1)
 
 
-def _injection_targets(policy: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _injection_targets(policy: TorchMLPolicySource) -> list[tuple[str, str]]:
     """(replicated job, container) pairs of ``envInjection``, in the order given."""
-    return [
-        (str(target.get("jobName", "")), str(name))
-        for target in (policy.get("envInjection") or {}).get("targets") or ()
-        for name in target.get("containerNames") or ()
-    ]
+    targets = policy.env_injection.targets if policy.env_injection is not None else None
+    return [(target.job_name, name) for target in targets or () for name in target.container_names]
 
 
-def _injection_target(info: RuntimeInfo, job_name: str, name: str) -> dict[str, Any] | None:
+def _injection_target(info: RuntimeInfo, job_name: str, name: str) -> ContainerDoc | None:
     """The container ``name`` of pod set ``job_name``: among containers, then init containers."""
     pod_set = info.pod_set(job_name)
     return pod_set.container_or_init_container(name) if pod_set is not None else None
@@ -81,9 +81,9 @@ class Torch:
 
     name = "Torch"
 
-    def validate(self, info: RuntimeInfo, job: Mapping[str, Any]) -> list[FieldError]:
+    def validate(self, info: RuntimeInfo, job: TrainJob) -> list[FieldError]:
         """envInjection targets present, reserved ``PET_*`` env, numProcPerNode, torchtune rules."""
-        policy = info.ml_policy.get("torch")
+        policy = info.ml_policy.torch
         if policy is None:
             return []
         trainer = trainer_spec(job)
@@ -100,9 +100,9 @@ class Torch:
             )
         return errors
 
-    def enforce_ml_policy(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+    def enforce_ml_policy(self, info: RuntimeInfo, job: TrainJob) -> None:
         """Node count, user env then ``PET_*`` env, port 29500, envInjection targets."""
-        policy = info.ml_policy.get("torch")
+        policy = info.ml_policy.torch
         if policy is None:
             return
         num_nodes = apply_trainer_node_count(info, job)
@@ -129,7 +129,7 @@ class Torch:
                     num_nodes,
                     nproc,
                     resources.gpu_count(container.get("resources")),
-                    list(trainer.get("args") or ()),
+                    list(trainer.args or ()),
                 )
                 podspecs.upsert_env(container, env)
             else:
@@ -149,8 +149,8 @@ class Torch:
         container = info.trainer_container()
         return container.get("resources") if container else None
 
-    def _num_proc_per_node(self, info: RuntimeInfo, trainer: Mapping[str, Any]) -> str:
-        return resolve_num_proc_per_node(trainer.get("numProcPerNode"), self._node_resources(info))
+    def _num_proc_per_node(self, info: RuntimeInfo, trainer: Trainer) -> str:
+        return resolve_num_proc_per_node(trainer.num_proc_per_node, self._node_resources(info))
 
     @staticmethod
     def _runtime_command(info: RuntimeInfo) -> list[str]:

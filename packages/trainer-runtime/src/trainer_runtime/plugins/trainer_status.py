@@ -8,8 +8,9 @@ from the ConfigMap ``<job>-tls-config`` this plugin builds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Final
+
+from trainer_api import TrainJob
 
 from trainer_runtime import constants, manifests, podspecs
 from trainer_runtime.info import RuntimeInfo
@@ -49,7 +50,7 @@ class TrainerStatus:
 
     name = "TrainerStatus"
 
-    def enforce_pod_spec(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+    def enforce_pod_spec(self, info: RuntimeInfo, job: TrainJob) -> None:
         """Env, mount and projected volume on the trainer pod set."""
         server = info.settings.status_server
         trainer = info.trainer_pod_set()
@@ -91,9 +92,7 @@ class TrainerStatus:
             },
         )
 
-    def build(
-        self, info: RuntimeInfo, job: Mapping[str, Any], observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The ConfigMap holding the status server's CA certificate."""
         server = info.settings.status_server
         if server is None:

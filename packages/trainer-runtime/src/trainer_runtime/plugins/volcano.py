@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Final
+
+from trainer_api import TrainJob
 
 from trainer_runtime.info import RuntimeInfo
 from trainer_runtime.plan import Observed
@@ -25,23 +26,21 @@ class Volcano:
 
     name = "Volcano"
 
-    def enforce_pod_group_policy(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+    def enforce_pod_group_policy(self, info: RuntimeInfo, job: TrainJob) -> None:
         """Annotate every pod with the PodGroup's name."""
-        if (info.pod_group_policy or {}).get("volcano") is None:
+        if info.pod_group_policy is None or info.pod_group_policy.volcano is None:
             return
         info.scheduler.pod_annotations[GROUP_NAME_ANNOTATION] = info.job_name
 
-    def build(
-        self, info: RuntimeInfo, job: Mapping[str, Any], observed: Observed
-    ) -> list[dict[str, Any]]:
+    def build(self, info: RuntimeInfo, job: TrainJob, observed: Observed) -> list[dict[str, Any]]:
         """The PodGroup."""
-        policy = (info.pod_group_policy or {}).get("volcano")
+        policy = info.pod_group_policy.volcano if info.pod_group_policy else None
         if policy is None:
             return []
         spec: dict[str, Any] = {}
         annotations = {
             **(info.metadata.get("annotations") or {}),
-            **((job.get("metadata") or {}).get("annotations") or {}),
+            **(job.metadata.annotations or {}),
         }
         if annotations.get(QUEUE_ANNOTATION):
             spec["queue"] = annotations[QUEUE_ANNOTATION]
@@ -49,10 +48,14 @@ class Volcano:
         priority_class = trainer.pod_spec.get("priorityClassName") if trainer else None
         if priority_class:
             spec["priorityClassName"] = priority_class
-        topology = policy.get("networkTopology")
+        topology = policy.network_topology
         if topology is not None:
             spec["networkTopology"] = {
-                "mode": topology.get("mode", "hard"),
-                "highestTierAllowed": int(topology.get("highestTierAllowed", 1)),
+                "mode": topology.mode if "mode" in topology.model_fields_set else "hard",
+                "highestTierAllowed": (
+                    topology.highest_tier_allowed
+                    if "highest_tier_allowed" in topology.model_fields_set
+                    else 1
+                ),
             }
         return [pod_group(API_VERSION, info, job, **spec)]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
-from trainer_api import FieldError
+from trainer_api import FieldError, TrainJob
 
 from trainer_runtime import constants, podspecs, resources
 from trainer_runtime.info import RuntimeInfo
@@ -29,15 +28,15 @@ class XGBoost:
 
     name = "XGBoost"
 
-    def validate(self, info: RuntimeInfo, job: Mapping[str, Any]) -> list[FieldError]:
+    def validate(self, info: RuntimeInfo, job: TrainJob) -> list[FieldError]:
         """The trainer env must not set the DMLC variables."""
-        if info.ml_policy.get("xgboost") is None:
+        if info.ml_policy.xgboost is None:
             return []
         return reserved_env_errors(job, RESERVED_ENV_NAMES, "XGBoost")
 
-    def enforce_ml_policy(self, info: RuntimeInfo, job: Mapping[str, Any]) -> None:
+    def enforce_ml_policy(self, info: RuntimeInfo, job: TrainJob) -> None:
         """Node count, user env, then tracker address, port, task id and worker count."""
-        if info.ml_policy.get("xgboost") is None:
+        if info.ml_policy.xgboost is None:
             return
         num_nodes = apply_trainer_node_count(info, job)
         container = apply_trainer_env(info, job)

@@ -9,9 +9,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainer_sdk.errors import InvalidTrainJobError
+
+if TYPE_CHECKING:
+    from trainer_api import ApiObject, ClusterTrainingRuntime, TrainingRuntime, TrainJob
 
 _logger = logging.getLogger(__name__)
 
@@ -42,7 +45,7 @@ class Planned:
         self.others = [dict(obj) for obj in objects if obj.get("kind") != "JobSet"]
 
 
-def _parse(document: Mapping[str, Any], what: str) -> Any:
+def _parse(document: Mapping[str, Any], what: str) -> ApiObject:
     import trainer_api
 
     try:
@@ -53,6 +56,27 @@ def _parse(document: Mapping[str, Any], what: str) -> Any:
         ) from None
 
 
+def _parse_trainjob(document: Mapping[str, Any]) -> TrainJob:
+    import trainer_api
+
+    parsed = _parse(document, "TrainJob")
+    if not isinstance(parsed, trainer_api.TrainJob):
+        message = f"TrainJob: expected kind TrainJob, got {parsed.kind}"
+        raise InvalidTrainJobError([trainer_api.FieldError("kind", message)])
+    return parsed
+
+
+def _parse_runtime(document: Mapping[str, Any]) -> TrainingRuntime | ClusterTrainingRuntime:
+    import trainer_api
+
+    what = str(document.get("kind", "runtime"))
+    parsed = _parse(document, what)
+    if not isinstance(parsed, (trainer_api.TrainingRuntime, trainer_api.ClusterTrainingRuntime)):
+        message = f"{what}: expected kind TrainingRuntime or ClusterTrainingRuntime"
+        raise InvalidTrainJobError([trainer_api.FieldError("kind", message)])
+    return parsed
+
+
 def plan_trainjob(
     trainjob: Mapping[str, Any], runtime: Mapping[str, Any], now: datetime
 ) -> Planned:
@@ -60,8 +84,8 @@ def plan_trainjob(
     import trainer_api
     import trainer_runtime
 
-    job = _parse(trainjob, "TrainJob")
-    runtime_obj = _parse(runtime, str(runtime.get("kind", "runtime")))
+    job = _parse_trainjob(trainjob)
+    runtime_obj = _parse_runtime(runtime)
     if runtime_obj.spec.ml_policy is not None and runtime_obj.spec.ml_policy.flux is not None:
         # Its pods get Flux from an init container and start brokers that find each other by
         # host name: nothing this backend runs.
@@ -74,12 +98,14 @@ def plan_trainjob(
                 )
             ]
         )
-    try:  # as the API server would (runtimes labelled webhook-validation: disabled skip the
-        # job-against-runtime rules, as upstream's cache runtime is)
+    try:  # as the API server would: the runtime's own rules and the TrainJob's
         trainer_runtime.admit(job, runtime_obj)
     except trainer_runtime.InvalidTrainJobError as error:
         raise InvalidTrainJobError(error.errors) from None
-    errors = trainer_runtime.validate(job, runtime_obj)
+    # The rules the cluster's admission webhook applies, from the same function (runtimes
+    # labelled webhook-validation: disabled skip the job-against-runtime rules, as upstream's
+    # cache runtime is): here only the runtime plugins' rules are left to report.
+    errors = trainer_runtime.admission_errors(job, runtime_obj)
     if errors:
         raise InvalidTrainJobError(errors)
     for warning in trainer_runtime.deprecation_warnings(runtime_obj):
@@ -101,15 +127,14 @@ def trainjob_status(
     previous: Mapping[str, Any] | None = None,
 ) -> dict[str, Any] | None:
     """The TrainJob status ``build`` derives from the observed JobSet (None: unchanged)."""
-    import trainer_api
     import trainer_runtime
 
     job_doc = dict(trainjob)
     if previous:
         job_doc["status"] = dict(previous)
     plan = trainer_runtime.build(
-        trainer_api.parse(job_doc),
-        trainer_api.parse(dict(runtime)),
+        _parse_trainjob(job_doc),
+        _parse_runtime(runtime),
         trainer_runtime.Observed(jobset=dict(jobset), objects=tuple(others)),
         now,
     )
