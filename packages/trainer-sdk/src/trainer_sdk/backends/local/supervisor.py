@@ -4,6 +4,13 @@ It plays the JobSet controller and the kubelet for the job's JobSet (``runner``)
 change it feeds the JobSet status back into the runtime framework's ``build`` for the TrainJob's
 status, which it writes to ``state.json``. Unless started with ``--detach`` it ends the job when
 its standard input closes, i.e. when the client that started it exits, however it exits.
+
+Containment: the supervisor is a child subreaper, so whatever its pods start stays below it, and
+every process of the job carries the job's token (``processes``). When the job ends, however it
+ends, nothing of it is left running: the runner ends each attempt, and a final sweep ends what
+remains below the supervisor or carries the token. A supervisor that fails records the job as
+Failed; one that is killed outright is cleaned up after by its ``guardian``. It holds the job's
+``supervisor.lock`` (handed over by the client, ``--lock-fd``) for its whole life.
 """
 
 from __future__ import annotations
@@ -12,19 +19,22 @@ import argparse
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
+import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk.backends.local import caches
-from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
-from trainer_sdk.backends.local.runner import JobSetRunner, PodState, end_process_group
+from trainer_sdk.backends.local import caches, processes
+from trainer_sdk.backends.local.guardian import Guardian, record_failure
+from trainer_sdk.backends.local.jobdir import JobDir, open_private, read_json, write_json
+from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS, JobSetRunner, PodState
 from trainer_sdk.progress import STATUS_FILE_ENV
 from trainer_sdk.trainjobs import PACKAGES_READY_ENV
 
@@ -83,7 +93,7 @@ def install_packages(
             index_urls[0],
             *[arg for url in index_urls[1:] for arg in ("--extra-index-url", url)],
         ]
-    with open(log, "ab") as stream:
+    with open_private(log) as stream:
         stream.write(f"[trainer-sdk] installing {' '.join(packages)} into {target}\n".encode())
         stream.flush()
         result = subprocess.run(
@@ -115,6 +125,7 @@ class Supervisor:
         self.runtime = read_json(job_dir.runtime)
         self.jobset = read_json(job_dir.jobset)
         self.state: dict[str, Any] = read_json(job_dir.state)
+        self.token: str = self.state.setdefault("token", secrets.token_hex(16))
         self.lock = threading.Lock()
 
     def _environment(self) -> dict[str, str]:
@@ -124,6 +135,7 @@ class Supervisor:
         env["PATH"] = f"{shims}{os.pathsep}{env.get('PATH', '')}"
         env["PYTHONUNBUFFERED"] = "1"
         env[STATUS_FILE_ENV] = str(self.job_dir.progress)
+        env[processes.JOB_TOKEN_ENV] = self.token
         packages = self.state.get("packages") or []
         if packages:
             target = install_packages(
@@ -176,20 +188,9 @@ class Supervisor:
             write_json(self.job_dir.state, self.state)
 
     def fail(self, reason: str, message: str) -> None:
-        """Record a failure that happened before or around the pods (e.g. package installation)."""
+        """Record a failure that happened before, around or instead of the pods."""
         with self.lock:
-            condition = {
-                "type": "Failed",
-                "status": "True",
-                "reason": reason,
-                "message": message,
-                "lastTransitionTime": _now().isoformat(),
-            }
-            self.state["trainjob"] = {
-                **(self.state.get("trainjob") or {}),
-                "conditions": [condition],
-            }
-            self.state["finished"] = True
+            record_failure(self.state, reason, message)
             write_json(self.job_dir.state, self.state)
 
     def run(self, detach: bool) -> int:
@@ -207,7 +208,9 @@ class Supervisor:
             if cache_command is not None:
                 try:
                     cache, endpoint = caches.start_cache(
-                        cache_command, self.job_dir.log(caches.CACHE_LOG_STEP), env
+                        cache_command,
+                        self.job_dir.log(caches.CACHE_LOG_STEP),
+                        {**env, processes.JOB_TOKEN_ENV: f"{self.token}.cache"},
                     )
                 except caches.CacheStartError as error:
                     self.fail("DataCacheFailed", str(error))
@@ -219,7 +222,7 @@ class Supervisor:
             return 1
         finally:
             if cache is not None:
-                end_process_group(cache.pid)
+                _end_cache(cache, f"{self.token}.cache")
         with self.lock:
             self.state["finished"] = True
             write_json(self.job_dir.state, self.state)
@@ -248,11 +251,20 @@ class Supervisor:
             runner.end_all()
 
 
+def _end_cache(cache: subprocess.Popen[bytes], token: str) -> None:
+    identity = processes.ProcessIdentity.of(cache.pid)
+    roots = [identity] if identity is not None else []
+    processes.terminate(
+        lambda: processes.find(roots, token, scoped=True), TERMINATION_GRACE_SECONDS
+    )
+
+
 class _TerminatedError(Exception):
     """SIGTERM arrived: the job is being deleted."""
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the first one ends the job; ignore repeats
     raise _TerminatedError
 
 
@@ -267,9 +279,31 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("job_dir", type=Path)
     parser.add_argument("--detach", action="store_true")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--lock-fd", type=int, default=None)
     args = parser.parse_args(argv)
+    if args.lock_fd is not None:  # held for life, never handed on to the pods
+        os.set_inheritable(args.lock_fd, False)
     job_dir = JobDir(args.job_dir.parent, args.job_dir.name)
-    return Supervisor(job_dir, args.python).run(args.detach)
+    processes.become_subreaper()
+    supervisor = Supervisor(job_dir, args.python)
+    me = processes.ProcessIdentity.of(os.getpid())
+    guardian = Guardian.start(job_dir, supervisor.token, os.getpid())
+    code = 1
+    try:
+        code = supervisor.run(args.detach)
+    except BaseException as error:  # whatever it was, the job must read Failed
+        traceback.print_exc()
+        supervisor.fail("SupervisorFailed", f"the job's supervisor failed: {error!r}")
+    finally:
+        # Nothing of the job outlives it: what is still below this process (orphans it adopted
+        # as a subreaper) or carries the job's token.
+        processes.terminate(
+            lambda: processes.find([me] if me else [], supervisor.token, keep=[guardian.pid]),
+            TERMINATION_GRACE_SECONDS,
+        )
+        processes.reap_adopted({guardian.pid})
+        guardian.release()
+    return code
 
 
 if __name__ == "__main__":
