@@ -77,8 +77,10 @@ class JobSetRunner:
         report: Callable[[dict[str, Any], list[PodState]], None],
         active_deadline_seconds: float | None = None,
         objects: Sequence[Mapping[str, Any]] = (),
+        adopted: Callable[[], list[processes.ProcessIdentity]] = list,
     ) -> None:
         self.jobset = jobset
+        self.adopted = adopted  # processes of the job that left every pod's tree (a subreaper's)
         self.job_dir = job_dir
         self.base_env = dict(base_env)
         # What every pod (and all it starts) carries: how the attempt's processes are found.
@@ -236,8 +238,10 @@ class JobSetRunner:
 
     def attempt_processes(self) -> list[processes.ProcessIdentity]:
         """The live processes of the current attempt: its pods, their descendants, and every
-        process that carries the attempt's token (also those that left the tree)."""
-        return processes.find(self._attempt.identities.values(), self.token, scoped=True)
+        process that carries the attempt's token (also those that left the tree), and those
+        ``adopted`` names."""
+        found = processes.find(self._attempt.identities.values(), self.token, scoped=True)
+        return sorted({*found, *self.adopted()}, key=lambda process: process.pid)
 
     def end_all(self) -> None:
         """End every process of the current attempt (SIGTERM, SIGKILL after the grace period)."""

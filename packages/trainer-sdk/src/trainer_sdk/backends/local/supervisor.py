@@ -126,6 +126,8 @@ class Supervisor:
         self.jobset = read_json(job_dir.jobset)
         self.state: dict[str, Any] = read_json(job_dir.state)
         self.token: str = self.state.setdefault("token", secrets.token_hex(16))
+        # Processes below this one that are not the job's pods (its guardian, the data cache).
+        self.keep: set[int] = set()
         self.lock = threading.Lock()
 
     def _environment(self) -> dict[str, str]:
@@ -215,6 +217,7 @@ class Supervisor:
                 except caches.CacheStartError as error:
                     self.fail("DataCacheFailed", str(error))
                     return 1
+                self.keep.add(cache.pid)
                 jobset = caches.local_jobset(self.jobset, endpoint)
             final = self._run_jobset(jobset, env, detach)
         except _TerminatedError:  # while the cache was starting
@@ -228,6 +231,11 @@ class Supervisor:
             write_json(self.job_dir.state, self.state)
         return 0 if final.get("terminalState") == "Completed" else 1
 
+    def _adopted(self) -> list[processes.ProcessIdentity]:
+        """Orphans of the pods that this process (a subreaper) adopted."""
+        me = processes.ProcessIdentity.of(os.getpid())
+        return processes.find([me] if me else [], keep=self.keep)
+
     def _run_jobset(self, jobset: dict[str, Any], env: dict[str, str], detach: bool) -> Any:
         """Run ``jobset``'s pods to the end; its final status."""
         deadline = (self.trainjob.get("spec") or {}).get("activeDeadlineSeconds")
@@ -239,6 +247,7 @@ class Supervisor:
             self.report,
             deadline,
             self.state.get("objects") or [],
+            self._adopted,
         )
         if not detach:
             threading.Thread(target=_stop_when_parent_exits, args=(runner,), daemon=True).start()
@@ -288,6 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     supervisor = Supervisor(job_dir, args.python)
     me = processes.ProcessIdentity.of(os.getpid())
     guardian = Guardian.start(job_dir, supervisor.token, os.getpid())
+    supervisor.keep.add(guardian.pid)
     code = 1
     try:
         code = supervisor.run(args.detach)
