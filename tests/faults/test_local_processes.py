@@ -152,40 +152,51 @@ def test_a_detached_job_deleted_by_another_client_leaves_nothing(tmp_path: Path)
 
 
 # -- a supervisor killed outright ------------------------------------------------------------------
-def supervisor_pid(directory: JobDir) -> int:
+def supervisor_processes(directory: JobDir) -> tuple[int, int]:
+    """The recorded supervisor process (the guardian) and the one it forked that runs the job."""
     wait_until(lambda: directory.supervisor_pid.is_file(), "supervisor.pid")
-    return int(directory.supervisor_pid.read_text().split()[0])
+    recorded = int(directory.supervisor_pid.read_text().split()[0])
+    children: list[int] = []
+
+    def forked() -> bool:
+        children[:] = [
+            pid
+            for pid in processes_with("trainer_sdk.backends.local.supervisor")
+            if pid != recorded and str(directory.path) in Path(f"/proc/{pid}/cmdline").read_text()
+        ]
+        return len(children) == 1
+
+    wait_until(forked, "the supervisor's fork")
+    return recorded, children[0]
 
 
-def test_killing_the_supervisor_ends_its_pods_and_fails_the_job(client: TrainerClient) -> None:
+@pytest.mark.parametrize("victim", [0, 1], ids=["recorded-supervisor", "its-fork"])
+def test_killing_a_supervisor_process_ends_the_job_and_fails_it(
+    client: TrainerClient, victim: int
+) -> None:
     marker = unique_marker()
-    name = run_command(
-        client, "orphaned", ["bash", "-c", escaping_script(marker, f"sleep {marker}")]
-    )
+    script = escaping_script(marker, f"sleep {marker}")
+    name = run_command(client, "orphaned", ["bash", "-c", script])
     wait_until(lambda: len(processes_with(marker)) >= RUNNING_PROCESSES, "the pod and escapees")
-    os.kill(supervisor_pid(job_dir(client, name)), signal.SIGKILL)
+    os.kill(supervisor_processes(job_dir(client, name))[victim], signal.SIGKILL)
     with pytest.raises(JobFailedError, match="SupervisorLost"):
         client.wait_for_job_status(name, timeout=DEADLINE_SECONDS, polling_interval=0.2)
     wait_until(lambda: processes_with(marker) == [], "the job's processes to be ended")
     assert client.get_job(name).status == constants.TRAINJOB_FAILED
 
 
-def test_a_job_whose_supervisor_and_guardian_died_reads_failed_and_delete_ends_it(
+def test_a_job_whose_supervisor_processes_all_died_reads_failed_and_delete_ends_it(
     client: TrainerClient,
 ) -> None:
     marker = unique_marker()
     name = run_command(client, "abandoned", ["bash", "-c", f"sleep {marker}"])
     directory = job_dir(client, name)
     wait_until(lambda: processes_with(marker), "the pod")
-    supervisor = supervisor_pid(directory)
-    guardians = [
-        pid
-        for pid in processes_with("trainer_sdk.backends.local.supervisor")
-        if pid != supervisor and str(directory.path) in Path(f"/proc/{pid}/cmdline").read_text()
-    ]
-    assert len(guardians) == 1
-    os.kill(guardians[0], signal.SIGKILL)
-    os.kill(supervisor, signal.SIGKILL)
+    both = supervisor_processes(directory)
+    for pid in both:  # stopped first: neither can react to the other's death
+        os.kill(pid, signal.SIGSTOP)
+    for pid in both:
+        os.kill(pid, signal.SIGKILL)
     job = None
 
     def failed() -> bool:
@@ -195,6 +206,7 @@ def test_a_job_whose_supervisor_and_guardian_died_reads_failed_and_delete_ends_i
 
     wait_until(failed, "the job to read Failed")
     assert job is not None and "SupervisorLost" in (job.message or "")
+    assert processes_with(marker), "the pod should have outlived both (or this tests nothing)"
     client.delete_job(name)
     assert processes_with(marker) == []
 

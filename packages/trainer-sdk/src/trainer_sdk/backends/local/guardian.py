@@ -1,16 +1,25 @@
-"""A job's last line of defence: a process forked from the supervisor that outlives it.
+"""The supervisor's two processes, so that killing either one still ends the whole job.
 
-The supervisor cannot clean up after a ``kill -9``. Its guardian waits on a pipe whose only
-writer is the supervisor: a byte means the supervisor finished the job itself; end of file
-without one means the supervisor died. Then the guardian ends every process that carries the
-job's token (SIGTERM, SIGKILL after the grace period) and records the job as Failed with
-``SupervisorLost``. It holds the job's ``supervisor.lock`` (inherited across the fork) until it
-has done so, so a reader that finds the lock free knows nobody will finish the job any more.
+The process the client starts (the *guardian*, whose PID ``supervisor.pid`` records) becomes a
+child subreaper and forks the process that runs the job (the *supervisor* proper), which is a
+subreaper too: whatever the pods start stays below one of them.
+
+- ``kill -9`` of the guardian: the supervisor gets SIGTERM (``PR_SET_PDEATHSIG``), ends every
+  process of the job and records it as Failed (``SupervisorLost``).
+- ``kill -9`` of the supervisor: its orphans become the guardian's; the guardian ends everything
+  below it or carrying the job's token (SIGTERM, SIGKILL after the grace period) and records the
+  job as Failed (``SupervisorLost``).
+- SIGTERM to the guardian (``delete_job``) is passed on to the supervisor, which ends the job.
+
+Both hold the job's ``supervisor.lock`` (inherited across the fork) until they exit, so a reader
+that finds the lock free knows that nobody will finish the job any more.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import signal
 import sys
 from datetime import datetime, timezone
 from typing import Any
@@ -18,15 +27,16 @@ from typing import Any
 from trainer_sdk.backends.local import processes
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
 
-__all__ = ["SUPERVISOR_LOST", "Guardian", "record_failure"]
+__all__ = ["SUPERVISOR_LOST", "fork_supervisor", "record_failure"]
 
 SUPERVISOR_LOST = "SupervisorLost"
 GRACE_SECONDS = 5.0
+_PR_SET_PDEATHSIG = 1
 
 
 def record_failure(state: dict[str, Any], reason: str, message: str) -> None:
     """Mark the job in ``state`` (a ``state.json`` document) Failed and finished; pods that were
-    still running are Failed too."""
+    still running or pending are Failed too."""
     condition = {
         "type": "Failed",
         "status": "True",
@@ -41,49 +51,55 @@ def record_failure(state: dict[str, Any], reason: str, message: str) -> None:
     state["finished"] = True
 
 
-class Guardian:
-    """The supervisor's side of the guardian: ``release()`` once the job is finished."""
-
-    def __init__(self, pid: int, pipe: int) -> None:
-        self.pid = pid
-        self._pipe = pipe
-
-    @classmethod
-    def start(cls, job_dir: JobDir, token: str, supervisor: int) -> Guardian:
-        """Fork the guardian of ``supervisor`` (this process). Call it before starting threads."""
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the guardian
-            os.close(write_end)
-            os.setsid()  # outside the supervisor's process group: a group kill spares it
-            code = 1
-            try:
-                _watch(read_end, job_dir, token, supervisor)
-                code = 0
-            finally:
-                os._exit(code)
-        os.close(read_end)
-        return cls(pid, write_end)
-
-    def release(self) -> None:
-        """Tell the guardian the job is finished and let it exit."""
-        os.write(self._pipe, b"x")
-        os.close(self._pipe)
-        os.waitpid(self.pid, 0)
+def fork_supervisor(job_dir: JobDir, token: str) -> int | None:
+    """Fork; in the supervisor return the guardian's PID, in the guardian run it and return
+    None once the supervisor has gone and the job is cleaned up. Call it before any thread."""
+    guardian = os.getpid()
+    processes.become_subreaper()
+    child = os.fork()
+    if child == 0:
+        processes.become_subreaper()  # not inherited across fork
+        _die_with(guardian)
+        return guardian
+    _guard(child, job_dir, token)
+    return None
 
 
-def _watch(pipe: int, job_dir: JobDir, token: str, supervisor: int) -> None:
-    if os.read(pipe, 1):
+def _die_with(parent: int) -> None:
+    """SIGTERM this process when ``parent`` dies (also if it already has)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the guardian's sweep is all there is
         return
-    left = processes.terminate(lambda: processes.find(token=token), GRACE_SECONDS)
-    message = (
-        f"the job's supervisor (pid {supervisor}) ended before the job did; "
-        "the job's processes were ended"
-    )
-    if left:
-        message += f" (still alive: {', '.join(str(process.pid) for process in left)})"
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+def _guard(supervisor: int, job_dir: JobDir, token: str) -> None:
+    signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(supervisor, signal.SIGTERM))
+    _, status = os.waitpid(supervisor, 0)
+    me = processes.ProcessIdentity.of(os.getpid())
+    left = processes.terminate(lambda: _reaped_then_found(me, token), GRACE_SECONDS)
+    processes.reap_adopted(())
     state = read_json(job_dir.state)
-    if not state.get("finished"):
-        record_failure(state, SUPERVISOR_LOST, message)
-        write_json(job_dir.state, state)
+    if state.get("finished"):
+        return
+    how = (
+        f"was killed by signal {os.WTERMSIG(status)}"
+        if os.WIFSIGNALED(status)
+        else f"exited with code {os.waitstatus_to_exitcode(status)}"
+    )
+    message = f"the job's supervisor (pid {supervisor}) {how} before the job ended"
+    if left:
+        message += f"; still alive: {', '.join(str(process.pid) for process in left)}"
+    record_failure(state, SUPERVISOR_LOST, message)
+    write_json(job_dir.state, state)
     print(f"[trainer-sdk guardian] {message}", file=sys.stderr, flush=True)
+
+
+def _reaped_then_found(
+    me: processes.ProcessIdentity | None, token: str
+) -> list[processes.ProcessIdentity]:
+    processes.reap_adopted(())
+    return processes.find([me] if me else [], token)

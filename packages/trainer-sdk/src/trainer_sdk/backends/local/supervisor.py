@@ -9,8 +9,9 @@ Containment: the supervisor is a child subreaper, so whatever its pods start sta
 every process of the job carries the job's token (``processes``). When the job ends, however it
 ends, nothing of it is left running: the runner ends each attempt, and a final sweep ends what
 remains below the supervisor or carries the token. A supervisor that fails records the job as
-Failed; one that is killed outright is cleaned up after by its ``guardian``. It holds the job's
-``supervisor.lock`` (handed over by the client, ``--lock-fd``) for its whole life.
+Failed; the process the client started is its ``guardian``, so that killing either of the two
+still ends the job. Both hold the job's ``supervisor.lock`` (handed over by the client,
+``--lock-fd``) for their whole life.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ import argparse
 import hashlib
 import json
 import os
-import secrets
 import shutil
 import signal
 import socket
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer_sdk.backends.local import caches, processes
-from trainer_sdk.backends.local.guardian import Guardian, record_failure
+from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, fork_supervisor, record_failure
 from trainer_sdk.backends.local.jobdir import JobDir, open_private, read_json, write_json
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS, JobSetRunner, PodState
 from trainer_sdk.progress import STATUS_FILE_ENV
@@ -118,15 +118,16 @@ def _now() -> datetime:
 class Supervisor:
     """Runs the job in ``job_dir`` and keeps ``state.json`` current."""
 
-    def __init__(self, job_dir: JobDir, python: str) -> None:
+    def __init__(self, job_dir: JobDir, python: str, guardian: int | None = None) -> None:
         self.job_dir = job_dir
+        self.guardian = guardian
         self.python = python
         self.trainjob = read_json(job_dir.trainjob)
         self.runtime = read_json(job_dir.runtime)
         self.jobset = read_json(job_dir.jobset)
         self.state: dict[str, Any] = read_json(job_dir.state)
-        self.token: str = self.state.setdefault("token", secrets.token_hex(16))
-        # Processes below this one that are not the job's pods (its guardian, the data cache).
+        self.token: str = self.state["token"]
+        # Processes below this one that are not the job's pods (the data cache).
         self.keep: set[int] = set()
         self.lock = threading.Lock()
 
@@ -221,7 +222,7 @@ class Supervisor:
                 jobset = caches.local_jobset(self.jobset, endpoint)
             final = self._run_jobset(jobset, env, detach)
         except _TerminatedError:  # while the cache was starting
-            self.fail("Deleted", "the job was deleted")
+            self.fail(*self._termination())
             return 1
         finally:
             if cache is not None:
@@ -230,6 +231,12 @@ class Supervisor:
             self.state["finished"] = True
             write_json(self.job_dir.state, self.state)
         return 0 if final.get("terminalState") == "Completed" else 1
+
+    def _termination(self) -> tuple[str, str]:
+        """Why SIGTERM arrived: the job was deleted (through the guardian), or the guardian died."""
+        if self.guardian is None or os.getppid() == self.guardian:
+            return "Deleted", "the job was deleted"
+        return SUPERVISOR_LOST, f"the job's guardian process (pid {self.guardian}) was killed"
 
     def _adopted(self) -> list[processes.ProcessIdentity]:
         """Orphans of the pods that this process (a subreaper) adopted."""
@@ -255,7 +262,7 @@ class Supervisor:
             return runner.run()
         except _TerminatedError:
             runner.end_all()
-            return runner.publish(("Failed", "Deleted", "the job was deleted"))
+            return runner.publish(("Failed", *self._termination()))
         finally:
             runner.end_all()
 
@@ -293,11 +300,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.lock_fd is not None:  # held for life, never handed on to the pods
         os.set_inheritable(args.lock_fd, False)
     job_dir = JobDir(args.job_dir.parent, args.job_dir.name)
-    processes.become_subreaper()
-    supervisor = Supervisor(job_dir, args.python)
+    token = read_json(job_dir.state)["token"]
+    guardian = fork_supervisor(job_dir, token)
+    if guardian is None:  # the guardian, after the supervisor and everything of the job ended
+        return 0
+    supervisor = Supervisor(job_dir, args.python, guardian)
     me = processes.ProcessIdentity.of(os.getpid())
-    guardian = Guardian.start(job_dir, supervisor.token, os.getpid())
-    supervisor.keep.add(guardian.pid)
     code = 1
     try:
         code = supervisor.run(args.detach)
@@ -308,11 +316,9 @@ def main(argv: list[str] | None = None) -> int:
         # Nothing of the job outlives it: what is still below this process (orphans it adopted
         # as a subreaper) or carries the job's token.
         processes.terminate(
-            lambda: processes.find([me] if me else [], supervisor.token, keep=[guardian.pid]),
-            TERMINATION_GRACE_SECONDS,
+            lambda: processes.find([me] if me else [], token), TERMINATION_GRACE_SECONDS
         )
-        processes.reap_adopted({guardian.pid})
-        guardian.release()
+        processes.reap_adopted(())
     return code
 
 
