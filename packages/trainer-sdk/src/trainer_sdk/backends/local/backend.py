@@ -219,6 +219,7 @@ class LocalBackend(RuntimeBackend):
         if state.get("finished") and job.status not in (
             constants.TRAINJOB_COMPLETE,
             constants.TRAINJOB_FAILED,
+            constants.TRAINJOB_SUSPENDED,
         ):
             job.status = constants.TRAINJOB_FAILED
             job.message = job.message or _jobset_message(state)
