@@ -12,6 +12,7 @@ import os
 import secrets
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -148,6 +149,27 @@ def test_a_detached_job_deleted_by_another_client_leaves_nothing(tmp_path: Path)
     )
     wait_until(lambda: len(processes_with(marker)) >= RUNNING_PROCESSES, "the pod and escapees")
     TrainerClient(LocalBackendConfig(root=root)).delete_job(name)
+    assert processes_with(marker) == []
+
+
+def test_the_clients_exit_ends_every_process_of_its_jobs(tmp_path: Path) -> None:
+    root = tmp_path / "jobs"
+    marker = unique_marker()
+    script = escaping_script(marker, f"sleep {marker}")
+    program = (
+        "import sys\n"
+        "from trainer_sdk import (CustomTrainerContainer, LocalBackendConfig, Name,\n"
+        "    TrainerClient, TrainerCommand)\n"
+        f"client = TrainerClient(LocalBackendConfig(root={str(root)!r}))\n"
+        "client.train(trainer=CustomTrainerContainer(image='i'), options=[Name('left'),\n"
+        f"    TrainerCommand(['bash', '-c', {script!r}])])\n"
+        "sys.stdin.readline()\n"
+    )
+    with subprocess.Popen([sys.executable, "-c", program], stdin=subprocess.PIPE) as client:
+        wait_until(lambda: len(processes_with(marker)) >= RUNNING_PROCESSES, "the job's processes")
+        client.kill()  # however it exits
+    directory = JobDir(root, "left")
+    wait_until(lambda: read_json(directory.state).get("finished"), "the job to end")
     assert processes_with(marker) == []
 
 
