@@ -174,33 +174,44 @@ def test_the_clients_exit_ends_every_process_of_its_jobs(tmp_path: Path) -> None
 
 
 # -- a supervisor killed outright ------------------------------------------------------------------
-def supervisor_processes(directory: JobDir) -> tuple[int, int]:
-    """The recorded supervisor process (the guardian) and the one it forked that runs the job."""
+def supervisor_processes(directory: JobDir) -> list[int]:
+    """The recorded supervisor process first, then any process it forked to run the job."""
     wait_until(lambda: directory.supervisor_pid.is_file(), "supervisor.pid")
     recorded = int(directory.supervisor_pid.read_text().split()[0])
-    children: list[int] = []
+    forked = [
+        pid
+        for pid in processes_with("trainer_sdk.backends.local.supervisor")
+        if pid != recorded and str(directory.path) in Path(f"/proc/{pid}/cmdline").read_text()
+    ]
+    return [recorded, *forked]
+
+
+def forked_supervisor(directory: JobDir) -> int:
+    found: list[int] = []
 
     def forked() -> bool:
-        children[:] = [
-            pid
-            for pid in processes_with("trainer_sdk.backends.local.supervisor")
-            if pid != recorded and str(directory.path) in Path(f"/proc/{pid}/cmdline").read_text()
-        ]
-        return len(children) == 1
+        found[:] = supervisor_processes(directory)[1:]
+        return len(found) == 1
 
-    wait_until(forked, "the supervisor's fork")
-    return recorded, children[0]
+    wait_until(forked, "the process the supervisor forks to run the job")
+    return found[0]
 
 
-@pytest.mark.parametrize("victim", [0, 1], ids=["recorded-supervisor", "its-fork"])
+@pytest.mark.parametrize("victim", ["recorded-supervisor", "its-fork"])
 def test_killing_a_supervisor_process_ends_the_job_and_fails_it(
-    client: TrainerClient, victim: int
+    client: TrainerClient, victim: str
 ) -> None:
     marker = unique_marker()
     script = escaping_script(marker, f"sleep {marker}")
     name = run_command(client, "orphaned", ["bash", "-c", script])
+    directory = job_dir(client, name)
     wait_until(lambda: len(processes_with(marker)) >= RUNNING_PROCESSES, "the pod and escapees")
-    os.kill(supervisor_processes(job_dir(client, name))[victim], signal.SIGKILL)
+    pid = (
+        supervisor_processes(directory)[0]
+        if victim == "recorded-supervisor"
+        else forked_supervisor(directory)
+    )
+    os.kill(pid, signal.SIGKILL)
     with pytest.raises(JobFailedError, match="SupervisorLost"):
         client.wait_for_job_status(name, timeout=DEADLINE_SECONDS, polling_interval=0.2)
     wait_until(lambda: processes_with(marker) == [], "the job's processes to be ended")
@@ -214,10 +225,10 @@ def test_a_job_whose_supervisor_processes_all_died_reads_failed_and_delete_ends_
     name = run_command(client, "abandoned", ["bash", "-c", f"sleep {marker}"])
     directory = job_dir(client, name)
     wait_until(lambda: processes_with(marker), "the pod")
-    both = supervisor_processes(directory)
-    for pid in both:  # stopped first: neither can react to the other's death
+    every = supervisor_processes(directory)
+    for pid in every:  # stopped first: none can react to another's death
         os.kill(pid, signal.SIGSTOP)
-    for pid in both:
+    for pid in every:
         os.kill(pid, signal.SIGKILL)
     job = None
 
@@ -228,7 +239,7 @@ def test_a_job_whose_supervisor_processes_all_died_reads_failed_and_delete_ends_
 
     wait_until(failed, "the job to read Failed")
     assert job is not None and "SupervisorLost" in (job.message or "")
-    assert processes_with(marker), "the pod should have outlived both (or this tests nothing)"
+    assert processes_with(marker), "the pod should have outlived them (or this tests nothing)"
     client.delete_job(name)
     assert processes_with(marker) == []
 
