@@ -123,3 +123,15 @@ def test_run_python_file_on_two_nodes(tmp_path: Path) -> None:
     code, _, _ = invoke(tmp_path, "delete", "file-job")
     assert code == 0
     assert invoke(tmp_path, "get", "file-job")[0] == 1
+
+
+@pytest.mark.e2e
+def test_run_gives_up_after_its_timeout_while_the_job_still_runs(tmp_path: Path) -> None:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(FAILING_JOB.replace("exit 4", "sleep 120"))
+    code, out, err = invoke(tmp_path, "run", "-f", str(manifest), "--timeout", "2")
+    try:
+        assert code == 124
+        assert "from-yaml" in out and "timeout waiting for TrainJob 'yaml-job'" in err
+    finally:
+        assert invoke(tmp_path, "delete", "yaml-job")[0] == 0

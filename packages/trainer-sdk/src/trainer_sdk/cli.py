@@ -199,8 +199,9 @@ def _override(
         trainer["env"] = kept + [{"name": key, "value": value} for key, value in env.items()]
 
 
-def _follow_all(client: TrainerClient, name: str) -> None:
-    """Print every step's lines as they come, each prefixed with its step."""
+def _follow_all(client: TrainerClient, name: str, timeout: float) -> None:
+    """Print every step's lines as they come, each prefixed with its step, until the job ends or
+    ``timeout`` seconds have passed."""
     steps = [step.name for step in client.get_job(name).steps]
     lock = threading.Lock()
 
@@ -210,13 +211,16 @@ def _follow_all(client: TrainerClient, name: str) -> None:
                 click.echo(f"[{step}] {line}" if len(steps) > 1 else line)
 
     threads = [
-        threading.Thread(target=follow, args=(step, client.get_job_logs(name, step, follow=True)))
+        threading.Thread(
+            target=follow, args=(step, client.get_job_logs(name, step, follow=True)), daemon=True
+        )
         for step in steps
     ]
+    deadline = time.monotonic() + timeout
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _outcome(client: TrainerClient, name: str, timeout: int) -> int:
@@ -287,8 +291,12 @@ def run(
     if detach:
         click.echo(job_name)
         return
-    _follow_all(client, job_name)
-    sys.exit(_outcome(client, job_name, timeout))
+    started = time.monotonic()
+    _follow_all(client, job_name, timeout)
+    try:
+        sys.exit(_outcome(client, job_name, max(1, round(timeout - time.monotonic() + started))))
+    except TimeoutError as error:
+        _fail(str(error), 124)
 
 
 def _target_manifest(
