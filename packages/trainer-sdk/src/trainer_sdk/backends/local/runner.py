@@ -12,6 +12,7 @@ carries the attempt's token (``processes``), SIGTERM first and SIGKILL after the
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import queue
 import secrets
@@ -194,7 +195,7 @@ class JobSetRunner:
         except (OSError, ValueError, subprocess.SubprocessError) as error:
             reason = _start_error(error)
             self._attempt.start_errors[pod.name] = reason
-            with open_private(self.job_dir.log(pod.step)) as log:
+            with contextlib.suppress(OSError), open_private(self.job_dir.log(pod.step)) as log:
                 log.write(f"[trainer-sdk] pod {pod.name} could not start: {reason}\n".encode())
             state.started_at = _now()
             self._exits.put((self._attempt_number, pod.name, START_FAILED_EXIT_CODE))
