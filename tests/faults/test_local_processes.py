@@ -27,6 +27,7 @@ from trainer_sdk import (
     TrainerCommand,
     constants,
 )
+from trainer_sdk.backends.local import cgroups
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
 
 pytestmark = pytest.mark.e2e
@@ -242,6 +243,38 @@ def test_a_job_whose_supervisor_processes_all_died_reads_failed_and_delete_ends_
     assert processes_with(marker), "the pod should have outlived them (or this tests nothing)"
     client.delete_job(name)
     assert processes_with(marker) == []
+
+
+def cgroups_writable() -> bool:
+    probe = cgroups.create("probe")
+    if probe is None:
+        return False
+    cgroups.remove(probe)
+    return True
+
+
+@pytest.mark.skipif(not cgroups_writable(), reason="cgroup v2 is not writable here")
+def test_with_a_cgroup_delete_ends_even_what_left_the_tree_and_its_environment(
+    client: TrainerClient,
+) -> None:
+    """Both supervisor processes killed at once: only the job's cgroup still knows the escapees."""
+    marker = unique_marker()
+    name = run_command(
+        client, "cgrouped", ["bash", "-c", escaping_script(marker, f"sleep {marker}")]
+    )
+    directory = job_dir(client, name)
+    wait_until(lambda: len(processes_with(marker)) >= RUNNING_PROCESSES, "the pod and escapees")
+    every = supervisor_processes(directory)
+    for pid in every:
+        os.kill(pid, signal.SIGSTOP)
+    for pid in every:
+        os.kill(pid, signal.SIGKILL)
+    wait_until(lambda: client.get_job(name).status == constants.TRAINJOB_FAILED, "Failed")
+    assert len(processes_with(marker)) >= RUNNING_PROCESSES
+    cgroup = Path(read_json(directory.state)["cgroup"])
+    client.delete_job(name)
+    assert processes_with(marker) == []
+    assert not cgroup.exists()
 
 
 # -- PID reuse -------------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from typing import Any
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.backends.local import mpi, processes
+from trainer_sdk.backends.local import cgroups, mpi, processes
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, record_failure
 from trainer_sdk.backends.local.jobdir import (
@@ -290,9 +290,17 @@ class LocalBackend(RuntimeBackend):
         else:
             _end_recorded_supervisor(job_dir)
         _wait_for_lock(job_dir, STOP_TIMEOUT_SECONDS)  # its guardian, if it had to clean up
-        token = _read_state(job_dir).get("token")
-        if token:
-            processes.terminate(lambda: processes.find(token=token), TERMINATION_GRACE_SECONDS)
+        state = _read_state(job_dir)
+        cgroup = Path(state["cgroup"]) if state.get("cgroup") else None
+        if cgroup is not None and not cgroups.is_job_cgroup(cgroup, job_dir.name):
+            cgroup = None
+        if state.get("token") or cgroup is not None:
+            processes.terminate(
+                lambda: processes.find(token=state.get("token"), cgroup=cgroup),
+                TERMINATION_GRACE_SECONDS,
+            )
+        if cgroup is not None:
+            cgroups.remove(cgroup)
 
     def close(self) -> None:
         """End the jobs this client started (unless detached) and wait for their supervisors."""

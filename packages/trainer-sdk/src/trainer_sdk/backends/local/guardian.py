@@ -11,6 +11,9 @@ subreaper too: whatever the pods start stays below one of them.
   job as Failed (``SupervisorLost``).
 - SIGTERM to the guardian (``delete_job``) is passed on to the supervisor, which ends the job.
 
+Where cgroup v2 is writable, the supervisor runs in a cgroup of the job's own (``cgroups``) and
+the guardian outside it: whatever is left inside when the supervisor has gone is ended too.
+
 Both hold the job's ``supervisor.lock`` (inherited across the fork) until they exit, so a reader
 that finds the lock free knows that nobody will finish the job any more.
 """
@@ -22,9 +25,10 @@ import os
 import signal
 import sys
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
-from trainer_sdk.backends.local import processes
+from trainer_sdk.backends.local import cgroups, processes
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
 
 __all__ = ["SUPERVISOR_LOST", "fork_supervisor", "record_failure"]
@@ -53,15 +57,29 @@ def record_failure(state: dict[str, Any], reason: str, message: str) -> None:
 
 def fork_supervisor(job_dir: JobDir, token: str) -> int | None:
     """Fork; in the supervisor return the guardian's PID, in the guardian run it and return
-    None once the supervisor has gone and the job is cleaned up. Call it before any thread."""
+    None once the supervisor has gone and the job is cleaned up. Call it before any thread.
+
+    Where cgroup v2 is writable the supervisor runs in a new cgroup, recorded as ``cgroup`` in
+    ``state.json``."""
     guardian = os.getpid()
     processes.become_subreaper()
+    cgroup = cgroups.create(job_dir.name)
+    if cgroup is not None:
+        state = read_json(job_dir.state)
+        state["cgroup"] = str(cgroup)
+        write_json(job_dir.state, state)
     child = os.fork()
     if child == 0:
         processes.become_subreaper()  # not inherited across fork
+        if cgroup is not None:
+            cgroups.enter(cgroup)
         _die_with(guardian)
         return guardian
-    _guard(child, job_dir, token)
+    try:
+        _guard(child, job_dir, token, cgroup)
+    finally:
+        if cgroup is not None:
+            cgroups.remove(cgroup)
     return None
 
 
@@ -76,11 +94,11 @@ def _die_with(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _guard(supervisor: int, job_dir: JobDir, token: str) -> None:
+def _guard(supervisor: int, job_dir: JobDir, token: str, cgroup: Path | None) -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(supervisor, signal.SIGTERM))
     _, status = os.waitpid(supervisor, 0)
     me = processes.ProcessIdentity.of(os.getpid())
-    left = processes.terminate(lambda: _reaped_then_found(me, token), GRACE_SECONDS)
+    left = processes.terminate(lambda: _reaped_then_found(me, token, cgroup), GRACE_SECONDS)
     processes.reap_adopted(())
     state = read_json(job_dir.state)
     if state.get("finished"):
@@ -99,7 +117,7 @@ def _guard(supervisor: int, job_dir: JobDir, token: str) -> None:
 
 
 def _reaped_then_found(
-    me: processes.ProcessIdentity | None, token: str
+    me: processes.ProcessIdentity | None, token: str, cgroup: Path | None
 ) -> list[processes.ProcessIdentity]:
     processes.reap_adopted(())
-    return processes.find([me] if me else [], token)
+    return processes.find([me] if me else [], token, cgroup=cgroup)

@@ -24,6 +24,8 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from trainer_sdk.backends.local import cgroups
+
 __all__ = [
     "JOB_TOKEN_ENV",
     "ProcessIdentity",
@@ -136,9 +138,10 @@ def find(
     token: str | None = None,
     keep: Collection[int] = (),
     scoped: bool = False,
+    cgroup: Path | None = None,
 ) -> list[ProcessIdentity]:
     """Live processes that are ``roots`` (still those very processes) or their descendants, or
-    that carry ``token``.
+    that carry ``token``, or that are in ``cgroup``.
 
     ``token`` matches ``TRAINER_SDK_JOB_TOKEN=<token>`` and, unless ``scoped``, also
     ``<token>.<scope>``. Processes in ``keep`` and their descendants, and the caller, are left out.
@@ -170,6 +173,8 @@ def find(
         for root in roots
         if root.pid in stats and stats[root.pid].start_time == root.start_time
     )
+    if cgroup is not None:
+        selected |= {pid for pid in cgroups.members(cgroup) if pid in stats}
     if token is not None:
         needle = f"{JOB_TOKEN_ENV}={token}".encode()
         selected |= {pid for pid in stats if _has_token(pid, needle, not scoped)}

@@ -127,6 +127,7 @@ class Supervisor:
         self.jobset = read_json(job_dir.jobset)
         self.state: dict[str, Any] = read_json(job_dir.state)
         self.token: str = self.state["token"]
+        self.cgroup = Path(self.state["cgroup"]) if self.state.get("cgroup") else None
         # Processes below this one that are not the job's pods (the data cache).
         self.keep: set[int] = set()
         self.lock = threading.Lock()
@@ -241,7 +242,7 @@ class Supervisor:
     def _adopted(self) -> list[processes.ProcessIdentity]:
         """Orphans of the pods that this process (a subreaper) adopted."""
         me = processes.ProcessIdentity.of(os.getpid())
-        return processes.find([me] if me else [], keep=self.keep)
+        return processes.find([me] if me else [], keep=self.keep, cgroup=self.cgroup)
 
     def _run_jobset(self, jobset: dict[str, Any], env: dict[str, str], detach: bool) -> Any:
         """Run ``jobset``'s pods to the end; its final status."""
@@ -316,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
         # Nothing of the job outlives it: what is still below this process (orphans it adopted
         # as a subreaper) or carries the job's token.
         processes.terminate(
-            lambda: processes.find([me] if me else [], token), TERMINATION_GRACE_SECONDS
+            lambda: processes.find([me] if me else [], token, cgroup=supervisor.cgroup),
+            TERMINATION_GRACE_SECONDS,
         )
         processes.reap_adopted(())
     return code
