@@ -217,6 +217,9 @@ def test_killing_a_supervisor_process_ends_the_job_and_fails_it(
         client.wait_for_job_status(name, timeout=DEADLINE_SECONDS, polling_interval=0.2)
     wait_until(lambda: processes_with(marker) == [], "the job's processes to be ended")
     assert client.get_job(name).status == constants.TRAINJOB_FAILED
+    cgroup = read_json(directory.state).get("cgroup")
+    if cgroup:  # where cgroup v2 is writable, the surviving process removes it
+        wait_until(lambda: not Path(cgroup).exists(), "the job's cgroup to be removed")
 
 
 def test_a_job_whose_supervisor_processes_all_died_reads_failed_and_delete_ends_it(

@@ -15,7 +15,7 @@ import re
 import secrets
 from pathlib import Path
 
-__all__ = ["create", "enter", "is_job_cgroup", "members", "remove"]
+__all__ = ["create", "enter", "is_job_cgroup", "leave", "members", "remove"]
 
 _PREFIX = "trainer-sdk-"
 
@@ -65,6 +65,15 @@ def enter(path: Path) -> bool:
     """Move this process into ``path``; whether it moved (its children are born there)."""
     try:
         (path / "cgroup.procs").write_text(str(os.getpid()))
+    except OSError:
+        return False
+    return True
+
+
+def leave(path: Path) -> bool:
+    """Move this process from ``path`` back to the cgroup above it, so that ``path`` can go."""
+    try:
+        (path.parent / "cgroup.procs").write_text(str(os.getpid()))
     except OSError:
         return False
     return True

@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk.backends.local import caches, processes
+from trainer_sdk.backends.local import caches, cgroups, processes
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, fork_supervisor, record_failure
 from trainer_sdk.backends.local.jobdir import JobDir, open_private, read_json, write_json
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS, JobSetRunner, PodState
@@ -321,6 +321,8 @@ def main(argv: list[str] | None = None) -> int:
             TERMINATION_GRACE_SECONDS,
         )
         processes.reap_adopted(())
+        if supervisor.cgroup is not None and cgroups.leave(supervisor.cgroup):
+            cgroups.remove(supervisor.cgroup)  # also when the guardian is gone
     return code
 
 
