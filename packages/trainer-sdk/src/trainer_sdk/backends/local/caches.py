@@ -45,8 +45,8 @@ def _has_cache(objects: Sequence[Mapping[str, Any]]) -> bool:
 
 
 def serve_command(python: str, objects: Sequence[Mapping[str, Any]]) -> list[str] | None:
-    """``python -m trainer_data_cache serve ...`` for the cache the planned objects describe, or None
-    when the plan has no cache."""
+    """``python -m trainer_data_cache serve ...`` for the cache the planned objects describe, or
+    None when the plan has no cache."""
     if not _has_cache(objects):
         return None
     return [python, "-m", "trainer_data_cache", *data_cache_manifests.serve_args(objects)]

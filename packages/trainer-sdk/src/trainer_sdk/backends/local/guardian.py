@@ -99,7 +99,7 @@ def _guard(supervisor: int, job_dir: JobDir, token: str, cgroup: Path | None) ->
     _, status = os.waitpid(supervisor, 0)
     me = processes.ProcessIdentity.of(os.getpid())
     left = processes.terminate(lambda: _reaped_then_found(me, token, cgroup), GRACE_SECONDS)
-    processes.reap_adopted(())
+    processes.reap_adopted()
     state = read_json(job_dir.state)
     if state.get("finished"):
         return
@@ -119,5 +119,5 @@ def _guard(supervisor: int, job_dir: JobDir, token: str, cgroup: Path | None) ->
 def _reaped_then_found(
     me: processes.ProcessIdentity | None, token: str, cgroup: Path | None
 ) -> list[processes.ProcessIdentity]:
-    processes.reap_adopted(())
+    processes.reap_adopted()
     return processes.find([me] if me else [], token, cgroup=cgroup)

@@ -207,12 +207,12 @@ def terminate(
     return current
 
 
-def reap_adopted(known: Collection[int]) -> None:
-    """Reap exited children of this process that it did not start itself (orphans it adopted as
-    a subreaper); ``known`` are the children whose exit status someone else waits for."""
+def reap_adopted() -> None:
+    """Reap exited children of this process (orphans it adopted as a subreaper). Call it only
+    once nobody waits for a child's exit status any more."""
     me = os.getpid()
     for entry in os.scandir(_PROC):
-        if not entry.name.isdigit() or int(entry.name) in known:
+        if not entry.name.isdigit():
             continue
         stat = _stat(int(entry.name))
         if stat is not None and stat.ppid == me and stat.state == "Z":

@@ -320,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
             lambda: processes.find([me] if me else [], token, cgroup=supervisor.cgroup),
             TERMINATION_GRACE_SECONDS,
         )
-        processes.reap_adopted(())
+        processes.reap_adopted()
         if supervisor.cgroup is not None and cgroups.leave(supervisor.cgroup):
             cgroups.remove(supervisor.cgroup)  # also when the guardian is gone
     return code
