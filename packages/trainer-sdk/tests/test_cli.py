@@ -448,3 +448,15 @@ spec:
     numNodes: 1
     command: ["bash", "-c", "echo started; sleep 120"]
 """
+
+
+@pytest.mark.e2e
+def test_run_gives_up_after_its_timeout_while_the_job_still_runs(tmp_path: Path) -> None:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(FAILING_JOB.replace("exit 4", "sleep 120"))
+    code, out, err = invoke(tmp_path, "run", "-f", str(manifest), "--timeout", "2")
+    try:
+        assert code == 124
+        assert "from-yaml" in out and "timeout waiting for TrainJob 'yaml-job'" in err
+    finally:
+        assert invoke(tmp_path, "delete", "yaml-job")[0] == 0

@@ -274,6 +274,7 @@ def test_options_edit_the_manifest(
     ("make", "message"),
     [
         pytest.param(lambda: Name("Bad_Name"), "Name.name", id="name-not-dns"),
+        pytest.param(lambda: Name("job\n"), "Name.name", id="name-trailing-newline"),
         pytest.param(lambda: ActiveDeadlineSeconds(0), "activeDeadlineSeconds", id="deadline-zero"),
         pytest.param(lambda: HuggingFaceDatasetInitializer("s3://x"), "hf://", id="hf-scheme"),
         pytest.param(

@@ -313,8 +313,9 @@ def _override(
         trainer["env"] = kept + [{"name": key, "value": value} for key, value in env.items()]
 
 
-def _follow_all(client: TrainerClient, name: str) -> None:
-    """Print every step's lines as they come, each prefixed with its step."""
+def _follow_all(client: TrainerClient, name: str, timeout: float) -> None:
+    """Print every step's lines as they come, each prefixed with its step, until the job ends or
+    ``timeout`` seconds have passed."""
     steps = [step.name for step in client.get_job(name).steps]
     lock = threading.Lock()
 
@@ -329,10 +330,11 @@ def _follow_all(client: TrainerClient, name: str) -> None:
         )
         for step in steps
     ]
+    deadline = time.monotonic() + timeout
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _outcome(client: TrainerClient, name: str, timeout: float) -> int:
@@ -416,8 +418,11 @@ def run(
         if detach:
             click.echo(job_name)
             return
-        _follow_all(client, job_name)
-        code = _outcome(client, job_name, timeout)
+        started = time.monotonic()
+        _follow_all(client, job_name, timeout)
+        code = _outcome(client, job_name, max(1, round(timeout - time.monotonic() + started)))
+    except TimeoutError as error:
+        _fail(str(error), 124)
     except KeyboardInterrupt:
         _interrupted(client, job_name)
     sys.exit(code)

@@ -38,11 +38,14 @@ def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None
 
 
 def derive_status(status: Mapping[str, Any], pods: Iterable[PodView]) -> str:
-    """Created, Running, Complete or Failed, as upstream defines them."""
+    """Created, Running, Complete or Failed, as upstream defines them; Suspended while the
+    TrainJob's Suspended condition is True."""
     if _condition(status, "Failed"):
         return constants.TRAINJOB_FAILED
     if _condition(status, "Complete"):
         return constants.TRAINJOB_COMPLETE
+    if _condition(status, "Suspended"):
+        return constants.TRAINJOB_SUSPENDED
     phases = [pod.phase for pod in pods]
     if phases and all(
         phase in (constants.POD_RUNNING, constants.POD_SUCCEEDED) for phase in phases

@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 AnyTrainer = CustomTrainer | CustomTrainerContainer | BuiltinTrainer | None
-_DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DNS_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 
 
 class Option(Protocol):
@@ -51,7 +51,11 @@ class Name:
     name: str
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or len(self.name) > 63 or not _DNS_LABEL.match(self.name):
+        if (
+            not isinstance(self.name, str)
+            or len(self.name) > 63
+            or not _DNS_LABEL.fullmatch(self.name)
+        ):
             raise ValueError(
                 f"Name.name: expected a DNS-1035 label (lower-case letters, digits, '-', "
                 f"starting with a letter, "

@@ -14,7 +14,6 @@ from trainer_sdk.backends.local.caches import (
     serve_command,
     start_cache,
 )
-from trainer_sdk.backends.local.runner import end_process_group
 
 SECRET = {
     "apiVersion": "v1",
@@ -89,7 +88,7 @@ def test_start_returns_the_first_line_and_logs_the_rest(tmp_path: Path) -> None:
         assert endpoint == "grpc://127.0.0.1:9"
         assert process.poll() is None
     finally:
-        end_process_group(process.pid)
+        process.terminate()  # our unreaped child
     assert process.wait(timeout=10) != 0
 
 

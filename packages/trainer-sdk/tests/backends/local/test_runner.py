@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from trainer_sdk.backends.local import processes
 from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.runner import JobSetRunner, PodState
 
@@ -144,3 +145,57 @@ def test_suspended_jobset_starts_nothing(tmp_path: Path) -> None:
     assert condition(status) == ("Suspended", "SuspendedJobs")
     assert not job_dir.log("node-0").exists()
     assert reports[-1] == []
+
+
+@pytest.mark.parametrize(
+    ("container", "reason"),
+    [
+        pytest.param({"command": ["no-such-command-7b1d"]}, "FileNotFoundError", id="missing"),
+        pytest.param(
+            {"command": ["true"], "env": [{"name": "A=B", "value": "1"}]},
+            "ValueError: illegal environment variable name",
+            id="equals-in-env-name",
+        ),
+        pytest.param(
+            {"command": ["true"], "env": [{"name": "A", "value": "x\0y"}]},
+            "ValueError: embedded null byte",
+            id="nul-in-env-value",
+        ),
+        pytest.param({"command": ["echo", "x\0y"]}, "embedded null byte", id="nul-in-argument"),
+        pytest.param(
+            {"command": ["echo", "x" * 200_000]}, "at most 128 KiB", id="argument-over-128KiB"
+        ),
+    ],
+)
+def test_a_pod_that_cannot_start_fails_the_attempt_with_the_reason(
+    container: dict[str, Any], reason: str, tmp_path: Path
+) -> None:
+    job = replicated_job("node", container["command"], env=container.get("env"))
+    status, reports, job_dir = run(jobset(job, failurePolicy={"maxRestarts": 1}), tmp_path)
+    assert condition(status) == ("Failed", "FailedJobs")
+    message = status["conditions"][0]["message"]
+    assert message.startswith("pod job-node-0-0 (step node-0) could not start: ")
+    assert reason in message and message.endswith("reached maxRestarts 1")
+    assert reports[-1][0].phase == "Failed" and reports[-1][0].exit_code == 128
+    assert reason in job_dir.log("node-0").read_text()
+
+
+def test_ending_an_attempt_ends_what_its_pods_left_behind(tmp_path: Path) -> None:
+    """A pod that exits leaving a SIGTERM-ignoring child in a session of its own, which the
+    success of the JobSet must still end."""
+    script = 'setsid bash -c \'trap "" TERM; echo $$ > "$SHARED/left"; exec sleep 300\' &'
+    status, _, _ = run(
+        jobset(
+            replicated_job(
+                "node",
+                ["bash", "-c", f'{script} while [ ! -s "$SHARED/left" ]; do sleep 0.05; done'],
+            )
+        ),
+        tmp_path,
+    )
+    assert condition(status) == ("Completed", "AllJobsCompleted")
+    pid = int((tmp_path / "left").read_text())
+    assert (
+        processes.ProcessIdentity.of(pid) is None
+        or "sleep" not in Path(f"/proc/{pid}/cmdline").read_text()
+    )

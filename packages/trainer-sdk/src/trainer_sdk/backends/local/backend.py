@@ -5,12 +5,14 @@ from __future__ import annotations
 import atexit
 import logging
 import os
+import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import time
 import weakref
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -19,10 +21,20 @@ from trainer_api import FieldError
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.backends.local import caches, mpi
+from trainer_sdk.backends.local import caches, cgroups, mpi, processes
 from trainer_sdk.backends.local import pods as pod_plan
-from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
-from trainer_sdk.backends.local.runner import end_process_group
+from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, record_failure
+from trainer_sdk.backends.local.jobdir import (
+    JobDir,
+    hold_lock,
+    lock_held,
+    make_private_dir,
+    open_private,
+    read_json,
+    write_json,
+    write_text,
+)
+from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
 from trainer_sdk.jobs import PodView, to_train_job
@@ -56,7 +68,7 @@ class LocalBackend(RuntimeBackend):
     def __init__(self, cfg: LocalBackendConfig | None = None) -> None:
         self.config = cfg or LocalBackendConfig()
         self.root = Path(self.config.root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.root)
         self._supervisors: dict[str, subprocess.Popen[bytes]] = {}
         self._runtimes: dict[str, dict[str, Any]] | None = None
         atexit.register(_release, weakref.ref(self))
@@ -131,35 +143,44 @@ class LocalBackend(RuntimeBackend):
         )
         mpi.check_mpi_pods(expanded, planned.jobset, planned.others)
         pods = [pod for _, group in expanded for pod in group]
-        job_dir.path.mkdir(parents=True)
-        write_json(job_dir.trainjob, manifest)
-        write_json(job_dir.runtime, runtime_manifest)
-        write_json(job_dir.jobset, planned.jobset)
-        write_json(
-            job_dir.state,
-            {
-                "objects": planned.others,
-                "packages": list(packages),
-                "pipIndexUrls": list(pip_index_urls),
-                "pods": [
-                    {
-                        "name": pod.name,
-                        "step": pod.step,
-                        "phase": constants.POD_PENDING,
-                        "device": pod.device,
-                        "device_count": pod.device_count,
-                    }
-                    for pod in pods
-                ],
-                "events": [],
-                "finished": False,
-            },
-        )
-        self._start_supervisor(job_dir)
+        make_private_dir(self.root)
+        job_dir.path.mkdir(mode=0o700)
+        # Held from here on, by this client and then by the supervisor: a job whose lock is free
+        # and that has not finished has died (see _read).
+        lock = hold_lock(job_dir.supervisor_lock)
+        try:
+            write_json(job_dir.runtime, runtime_manifest)
+            write_json(job_dir.jobset, planned.jobset)
+            write_json(
+                job_dir.state,
+                {
+                    "token": secrets.token_hex(16),
+                    "objects": planned.others,
+                    "packages": list(packages),
+                    "pipIndexUrls": list(pip_index_urls),
+                    "pods": [
+                        {
+                            "name": pod.name,
+                            "step": pod.step,
+                            "phase": constants.POD_PENDING,
+                            "device": pod.device,
+                            "device_count": pod.device_count,
+                        }
+                        for pod in pods
+                    ],
+                    "events": [],
+                    "finished": False,
+                },
+            )
+            write_json(job_dir.trainjob, manifest)  # last: the job exists once complete on disk
+            self._start_supervisor(job_dir, lock)
+        finally:
+            os.close(lock)
         return name
 
-    def _start_supervisor(self, job_dir: JobDir) -> None:
+    def _start_supervisor(self, job_dir: JobDir, lock: int) -> None:
         command = [sys.executable, "-m", "trainer_sdk.backends.local.supervisor", str(job_dir.path)]
+        command += ["--lock-fd", str(lock)]
         if self.config.python:
             command += ["--python", self.config.python]
         stop_on_exit = self.config.stop_on_exit
@@ -167,64 +188,43 @@ class LocalBackend(RuntimeBackend):
             command.append("--detach")
         # Its own session, no terminal, no pipe to us: the job outlives this process unless
         # stop_on_exit (then the supervisor ends the job when our end of its stdin closes).
-        with open(job_dir.supervisor_log, "ab") as log:
+        with open_private(job_dir.supervisor_log) as log:
             process = subprocess.Popen(
                 command,
                 stdin=subprocess.PIPE if stop_on_exit else subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                pass_fds=(lock,),
             )
-        job_dir.supervisor_pid.write_text(str(process.pid))
+        identity = processes.ProcessIdentity.of(process.pid)  # our unreaped child: still it
+        write_text(job_dir.supervisor_pid, str(identity) if identity else "")
         self._supervisors[job_dir.name] = process
 
     # -- reading --------------------------------------------------------------------------------
-    def _job_dir(self, name: str) -> JobDir:
+    def _job_dir(self, name: str, partial: bool = False) -> JobDir:
+        """The job's directory; with ``partial`` also one a killed submission left incomplete."""
         try:
             job_dir = JobDir(self.root, name)
         except ValueError:
             raise JobNotFoundError(name, str(self.root)) from None
-        if not job_dir.exists():
+        if not (job_dir.path.is_dir() if partial else job_dir.exists()):
             raise JobNotFoundError(name, str(self.root))
         return job_dir
 
-    def _supervisor_alive(self, job_dir: JobDir) -> bool:
-        """Whether the job's supervisor still runs (ours: not yet exited; another's: its pid)."""
-        process = self._supervisors.get(job_dir.name)
-        if process is not None:
-            return process.poll() is None
-        if not job_dir.supervisor_pid.is_file():
-            return True  # being started
-        try:
-            os.kill(int(job_dir.supervisor_pid.read_text()), 0)
-        except ProcessLookupError:
-            return False
-        except (PermissionError, ValueError):
-            return True
-        return True
-
-    def _ended(self, job_dir: JobDir) -> bool:
-        """The job has finished, or its supervisor is gone without finishing it."""
-        return _finished(job_dir) or not self._supervisor_alive(job_dir)
-
     def _read(self, job_dir: JobDir) -> types.TrainJob:
         manifest = read_json(job_dir.trainjob)
-        state = read_json(job_dir.state)
-        orphaned = False
-        if not state.get("finished") and not self._supervisor_alive(job_dir):
-            state = read_json(job_dir.state)  # it may have finished as we looked
-            orphaned = not state.get("finished")
-        ended = bool(state.get("finished")) or orphaned
+        state = load_state(job_dir)
         manifest["status"] = state.get("trainjob") or {}
+        ended = bool(state.get("finished"))
         pods = [
             PodView(
                 pod["name"],
                 pod["step"],
-                # Of a job that has ended, a pod still marked Running runs only if its processes do.
+                # A job that has ended has ended every process it started: a pod it still
+                # records as Running was stopped with it.
                 constants.POD_FAILED
-                if ended
-                and pod["phase"] == constants.POD_RUNNING
-                and not _group_alive(pod.get("pid"))
+                if ended and pod["phase"] == constants.POD_RUNNING
                 else pod["phase"],
                 pod.get("device", constants.UNKNOWN),
                 pod.get("device_count", constants.UNKNOWN),
@@ -235,14 +235,13 @@ class LocalBackend(RuntimeBackend):
         job = to_train_job(
             manifest, runtime_from_manifest(read_json(job_dir.runtime)), pods, progress
         )
-        if ended and job.status not in (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED):
+        if ended and job.status not in (
+            constants.TRAINJOB_COMPLETE,
+            constants.TRAINJOB_FAILED,
+            constants.TRAINJOB_SUSPENDED,
+        ):
             job.status = constants.TRAINJOB_FAILED
             job.message = job.message or _jobset_message(state)
-            if orphaned:
-                job.message = job.message or (
-                    f"the job's supervisor exited before the job ended; see "
-                    f"{job_dir.supervisor_log}"
-                )
         return job
 
     def get_job(self, name: str) -> types.TrainJob:
@@ -253,7 +252,11 @@ class LocalBackend(RuntimeBackend):
         for path in sorted(self.root.iterdir()):
             if path.name.startswith(".") or not (path / "trainjob.json").is_file():
                 continue
-            job = self._read(JobDir(self.root, path.name))
+            try:
+                job = self._read(JobDir(self.root, path.name))
+            except (OSError, ValueError) as error:  # one damaged directory hides only itself
+                _logger.warning("skipping %s: %s", path, error)
+                continue
             if runtime is None or job.runtime.name == runtime.name:
                 jobs.append(job)
         return sorted(jobs, key=lambda job: job.creation_timestamp)
@@ -262,17 +265,15 @@ class LocalBackend(RuntimeBackend):
         self, name: str, step: str = constants.NODE + "-0", follow: bool = False
     ) -> Iterator[str]:
         job_dir = self._job_dir(name)
-        steps = [pod["step"] for pod in read_json(job_dir.state).get("pods", [])]
+        steps = [pod["step"] for pod in load_state(job_dir).get("pods", [])]
         if step not in steps:
             raise ValueError(
                 f"step: TrainJob {name!r} has no step {step!r}; its steps are {', '.join(steps)}"
             )
-        if not follow:
-            return _read_lines(job_dir.log(step))
-        return _follow(job_dir.log(step), lambda: self._ended(job_dir))
+        return _follow(job_dir, step) if follow else _read_lines(job_dir.log(step))
 
     def get_job_events(self, name: str) -> list[types.Event]:
-        state = read_json(self._job_dir(name).state)
+        state = load_state(self._job_dir(name))
         return [
             types.Event(
                 involved_object_kind=event["kind"],
@@ -289,28 +290,36 @@ class LocalBackend(RuntimeBackend):
 
     # -- ending ---------------------------------------------------------------------------------
     def delete_job(self, name: str) -> None:
-        job_dir = self._job_dir(name)
+        job_dir = self._job_dir(name, partial=True)
         self._stop(job_dir)
         shutil.rmtree(job_dir.path)
 
     def _stop(self, job_dir: JobDir) -> None:
-        """End the supervisor and every pod's process group; wait until they are gone."""
+        """End the supervisor (which ends the job's processes) and whatever carries the job's
+        token; wait until they are gone. Only processes proven to be the job's are signalled."""
         supervisor = self._supervisors.pop(job_dir.name, None)
-        if (
-            supervisor is not None
-        ):  # our child: signal it and reap it (a zombie still has its group)
+        if supervisor is not None:  # our unreaped child: its PID is still its own
             if supervisor.poll() is None:
                 supervisor.terminate()
             try:
                 supervisor.wait(timeout=STOP_TIMEOUT_SECONDS)
             except subprocess.TimeoutExpired:
-                end_process_group(supervisor.pid, grace=0)
+                supervisor.kill()
                 supervisor.wait()
-        elif job_dir.supervisor_pid.is_file():
-            end_process_group(int(job_dir.supervisor_pid.read_text()), grace=STOP_TIMEOUT_SECONDS)
-        for pod in read_json(job_dir.state).get("pods", []):
-            if pod.get("pid") and pod.get("phase") == constants.POD_RUNNING:
-                end_process_group(int(pod["pid"]))
+        else:
+            _end_recorded_supervisor(job_dir)
+        _wait_for_lock(job_dir, STOP_TIMEOUT_SECONDS)  # its guardian, if it had to clean up
+        state = _read_state(job_dir)
+        cgroup = Path(state["cgroup"]) if state.get("cgroup") else None
+        if cgroup is not None and not cgroups.is_job_cgroup(cgroup, job_dir.name):
+            cgroup = None
+        if state.get("token") or cgroup is not None:
+            processes.terminate(
+                lambda: processes.find(token=state.get("token"), cgroup=cgroup),
+                TERMINATION_GRACE_SECONDS,
+            )
+        if cgroup is not None:
+            cgroups.remove(cgroup)
 
     def close(self) -> None:
         """With ``stop_on_exit``: end the jobs this client started and wait for their supervisors.
@@ -324,24 +333,59 @@ class LocalBackend(RuntimeBackend):
             try:
                 process.wait(timeout=STOP_TIMEOUT_SECONDS)
             except subprocess.TimeoutExpired:
-                end_process_group(process.pid)
+                process.kill()
+                process.wait()
 
 
-def _group_alive(pid: int | None) -> bool:
-    """Whether the process group a pod leads still has a process."""
-    if not pid:
-        return False
+def _read_state(job_dir: JobDir) -> dict[str, Any]:
+    """``state.json``, empty when a killed submission never wrote it."""
     try:
-        os.killpg(int(pid), 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+        state: dict[str, Any] = read_json(job_dir.state)
+    except FileNotFoundError:
+        return {}
+    return state
 
 
-def _finished(job_dir: JobDir) -> bool:
-    return bool(read_json(job_dir.state).get("finished"))
+def load_state(job_dir: JobDir) -> dict[str, Any]:
+    """``state.json`` as readers must see it: a job that has not finished and whose lock nobody
+    holds any more (its supervisor, guardian and submitting client are gone) has Failed."""
+    state = _read_state(job_dir)
+    if state.get("finished") or lock_held(job_dir.supervisor_lock):
+        return state
+    state = _read_state(job_dir)  # what it wrote last before letting go
+    if not state.get("finished"):
+        message = (
+            f"the job's supervisor ended before the job did; see {job_dir.supervisor_log}"
+            if state
+            else "the job was never started: its submission was interrupted"
+        )
+        record_failure(state, SUPERVISOR_LOST, message)
+    return state
+
+
+def _end_recorded_supervisor(job_dir: JobDir) -> None:
+    """SIGTERM the supervisor recorded in ``supervisor.pid`` if it is provably still that process;
+    SIGKILL it if it is still there after the stop timeout."""
+    try:
+        identity = processes.ProcessIdentity.parse(job_dir.supervisor_pid.read_text())
+    except FileNotFoundError:
+        return
+    if identity is None or not identity.send(signal.SIGTERM):
+        return
+    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+    while identity.alive() and time.monotonic() < deadline:
+        time.sleep(FOLLOW_INTERVAL_SECONDS)
+    identity.send(signal.SIGKILL)
+
+
+def _wait_for_lock(job_dir: JobDir, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while lock_held(job_dir.supervisor_lock) and time.monotonic() < deadline:
+        time.sleep(FOLLOW_INTERVAL_SECONDS)
+
+
+def _ended(job_dir: JobDir) -> bool:
+    return bool(load_state(job_dir).get("finished"))
 
 
 def _jobset_message(state: dict[str, Any]) -> str | None:
@@ -358,12 +402,13 @@ def _read_lines(path: Path) -> Iterator[str]:
             yield line.rstrip("\n")
 
 
-def _follow(path: Path, ended: Callable[[], bool]) -> Iterator[str]:
-    """Lines as they are written; stops when the job has ended and the log is read to its end."""
+def _follow(job_dir: JobDir, step: str) -> Iterator[str]:
+    """Lines as they are written; stops when the job has finished and the log is read to its end."""
+    path = job_dir.log(step)
     pending = ""
     position = 0
     while True:
-        finished = ended()
+        finished = _ended(job_dir)
         if path.is_file():
             with open(path, errors="replace") as stream:
                 stream.seek(position)

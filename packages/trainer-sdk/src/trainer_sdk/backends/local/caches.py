@@ -25,6 +25,8 @@ from typing import Any, Final
 
 import data_cache_manifests
 
+from trainer_sdk.backends.local.jobdir import open_private
+
 __all__ = [
     "CACHE_LOG_STEP",
     "CacheStartError",
@@ -75,8 +77,7 @@ def start_cache(
     ``log``. Raises CacheStartError (with the process ended) when it exits first or is slower
     than ``timeout`` seconds.
     """
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with open(log, "ab") as stream:
+    with open_private(log) as stream:
         process = subprocess.Popen(
             list(command),
             stdout=subprocess.PIPE,
@@ -107,7 +108,7 @@ def _pump(process: subprocess.Popen[bytes], first_line: queue.Queue[bytes], log:
     """Hand the first line of output over, append the rest to the log."""
     assert process.stdout is not None
     first_line.put(process.stdout.readline())
-    with open(log, "ab") as stream:
+    with open_private(log) as stream:
         for line in process.stdout:
             stream.write(line)
             stream.flush()

@@ -45,12 +45,16 @@ class Planned:
         self.others = [dict(obj) for obj in objects if obj.get("kind") != "JobSet"]
 
 
-def _parse(document: Mapping[str, Any], what: str) -> ApiObject:
+def _parse(document: Mapping[str, Any], what: str | None = None) -> ApiObject:
+    """The parsed object; its field errors as they are, or, for a runtime (``what``), with a
+    message that names which object's fields they are."""
     import trainer_api
 
     try:
         return trainer_api.parse(dict(document))
     except trainer_api.ValidationError as error:
+        if what is None:
+            raise InvalidTrainJobError(error.errors) from None
         raise InvalidTrainJobError(
             [trainer_api.FieldError(item.field, f"{what}: {item.message}") for item in error.errors]
         ) from None
@@ -59,7 +63,7 @@ def _parse(document: Mapping[str, Any], what: str) -> ApiObject:
 def _parse_trainjob(document: Mapping[str, Any]) -> TrainJob:
     import trainer_api
 
-    parsed = _parse(document, "TrainJob")
+    parsed = _parse(document)
     if not isinstance(parsed, trainer_api.TrainJob):
         message = f"TrainJob: expected kind TrainJob, got {parsed.kind}"
         raise InvalidTrainJobError([trainer_api.FieldError("kind", message)])

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from trainer_sdk import constants
@@ -35,6 +36,7 @@ DEFAULT_MASTER_PORT = 29500
 # the runner adds it to the pod's failure message.
 TERMINATION_LOG = "termination-log"
 LOOPBACK = "127.0.0.1"
+_MASTER_PORT = re.compile(rf"(?<![0-9]){DEFAULT_MASTER_PORT}(?![0-9])")
 JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 REPLICATED_JOB_LABEL = constants.JOBSET_RJOB_NAME_LABEL
 JOBSET_NAME_LABEL = constants.JOBSET_NAME_LABEL
@@ -60,9 +62,26 @@ class PodAddresses:
 
     def rewrite(self, text: str) -> str:
         """Host names to loopback, port 29500 to the job's port."""
-        for host in self.hosts:
-            text = re.sub(rf"\b{re.escape(host)}(\.[A-Za-z0-9.-]+)?\b", LOOPBACK, text)
-        return re.sub(rf"(?<![0-9]){DEFAULT_MASTER_PORT}(?![0-9])", str(self.master_port), text)
+        text = self._host_pattern.sub(self._loopback, text)
+        return _MASTER_PORT.sub(str(self.master_port), text)
+
+    @cached_property
+    def _host_pattern(self) -> re.Pattern[str]:
+        """One pattern for every ``<prefix>-<job index>-<pod index>`` host name (then looked up),
+        so that rewriting costs the same whatever the number of pods."""
+        prefixes = sorted({host.rsplit("-", 2)[0] for host in self.hosts}, key=len, reverse=True)
+        if not prefixes:
+            return re.compile(r"(?!)")  # matches nothing
+        names = "|".join(map(re.escape, prefixes))
+        return re.compile(rf"\b(?:{names})-[0-9]+-[0-9]+(\.[A-Za-z0-9.-]+)?\b")
+
+    def _loopback(self, match: re.Match[str]) -> str:
+        host = match.group(0)[: len(match.group(0)) - len(match.group(1) or "")]
+        return LOOPBACK if host in self._host_set else match.group(0)
+
+    @cached_property
+    def _host_set(self) -> frozenset[str]:
+        return frozenset(self.hosts)
 
 
 @dataclass(frozen=True)

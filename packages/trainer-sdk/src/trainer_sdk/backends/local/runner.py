@@ -1,17 +1,21 @@
 """Runs a JobSet's pods as processes and reports what a JobSet controller would.
 
 One attempt starts replicated jobs as their ``dependsOn`` allows, each pod a process group of its
-own. A failed pod fails the attempt: every pod is ended, and the JobSet restarts while
+own. A failed pod fails the attempt, and so does a pod that cannot start (a missing command, an
+environment or argument the kernel refuses): every pod is ended, and the JobSet restarts while
 ``failurePolicy.maxRestarts`` allows. ``successPolicy`` decides when the JobSet has completed
 (remaining pods are then ended). ``activeDeadlineSeconds`` ends the run as failed.
+
+Ending an attempt ends every process it started: the pods, their descendants, and whatever
+carries the attempt's token (``processes``), SIGTERM first and SIGKILL after the grace period.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
+import errno
 import queue
-import signal
+import secrets
 import subprocess
 import threading
 import time
@@ -21,34 +25,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk.backends.local import mpi
+from trainer_sdk.backends.local import mpi, processes
 from trainer_sdk.backends.local import pods as pod_plan
-from trainer_sdk.backends.local.jobdir import JobDir
+from trainer_sdk.backends.local.jobdir import JobDir, open_private
 
-__all__ = ["JobSetRunner", "PodState", "end_process_group"]
+__all__ = ["START_FAILED_EXIT_CODE", "TERMINATION_GRACE_SECONDS", "JobSetRunner", "PodState"]
 
 TERMINATION_GRACE_SECONDS = 5.0
+START_FAILED_EXIT_CODE = 128
+"""The exit code recorded for a pod whose process could not be started (as a container runtime's
+'cannot run')."""
 
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
-
-
-def end_process_group(pid: int, grace: float = TERMINATION_GRACE_SECONDS) -> None:
-    """SIGTERM the process group led by ``pid``; SIGKILL what is left after ``grace`` seconds."""
-    try:
-        os.killpg(pid, signal.SIGTERM)
-    except (ProcessLookupError, PermissionError):
-        return
-    deadline = time.monotonic() + grace
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(pid, 0)
-        except (ProcessLookupError, PermissionError):
-            return
-        time.sleep(0.05)
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
 
 
 @dataclass
@@ -70,7 +60,8 @@ class PodState:
 
 @dataclass
 class _Attempt:
-    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    identities: dict[str, processes.ProcessIdentity] = field(default_factory=dict)
+    start_errors: dict[str, str] = field(default_factory=dict)
     states: dict[str, PodState] = field(default_factory=dict)
     started_jobs: set[str] = field(default_factory=set)
 
@@ -87,10 +78,14 @@ class JobSetRunner:
         report: Callable[[dict[str, Any], list[PodState]], None],
         active_deadline_seconds: float | None = None,
         objects: Sequence[Mapping[str, Any]] = (),
+        adopted: Callable[[], list[processes.ProcessIdentity]] = list,
     ) -> None:
         self.jobset = jobset
+        self.adopted = adopted  # processes of the job that left every pod's tree (a subreaper's)
         self.job_dir = job_dir
         self.base_env = dict(base_env)
+        # What every pod (and all it starts) carries: how the attempt's processes are found.
+        self.token = self.base_env.setdefault(processes.JOB_TOKEN_ENV, secrets.token_hex(16))
         self.report = report
         self.plan = mpi.prepare_mpi_pods(
             pod_plan.expand_pods(jobset, master_port, str(job_dir.path / "volumes")),
@@ -183,6 +178,8 @@ class JobSetRunner:
 
     def _failure_message(self, name: str, step: str, code: int) -> str:
         """Why pod ``name`` failed: its exit code, and its termination log when it wrote one."""
+        if name in self._attempt.start_errors:
+            return f"pod {name} (step {step}) could not start: {self._attempt.start_errors[name]}"
         message = f"pod {name} (step {step}) exited with code {code}"
         try:
             reason = self._termination_log(name).read_text(errors="replace").strip()
@@ -190,16 +187,35 @@ class JobSetRunner:
             return message
         return f"{message}: {reason}" if reason else message
 
-    def _start_pod(self, pod: pod_plan.LocalPod) -> None:
+    def _start_pod(self, pod: pod_plan.LocalPod) -> bool:
+        """Start ``pod``'s process; False (the pod Failed, its exit queued) when it cannot start."""
+        state = self._attempt.states[pod.name]
+        try:
+            process = self._spawn(pod)
+        except (OSError, ValueError, subprocess.SubprocessError) as error:
+            reason = _start_error(error)
+            self._attempt.start_errors[pod.name] = reason
+            with contextlib.suppress(OSError), open_private(self.job_dir.log(pod.step)) as log:
+                log.write(f"[trainer-sdk] pod {pod.name} could not start: {reason}\n".encode())
+            state.started_at = _now()
+            self._exits.put((self._attempt_number, pod.name, START_FAILED_EXIT_CODE))
+            return False
+        identity = processes.ProcessIdentity.of(process.pid)  # not reaped yet: still this child
+        if identity is not None:
+            self._attempt.identities[pod.name] = identity
+        state.pid, state.phase, state.started_at = process.pid, "Running", _now()
+        attempt = self._attempt_number
+        threading.Thread(target=self._watch, args=(attempt, pod.name, process), daemon=True).start()
+        return True
+
+    def _spawn(self, pod: pod_plan.LocalPod) -> subprocess.Popen[bytes]:
         work_dir = self.job_dir.pod_dir(pod.name)
         for directory in (work_dir, *map(Path, pod.directories)):
             directory.mkdir(parents=True, exist_ok=True)
         self._termination_log(pod.name).unlink(missing_ok=True)  # from an earlier attempt
-        log_path = self.job_dir.log(pod.step)
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = {**self.base_env, **pod.env}
+        env = {**self.base_env, **pod.env, processes.JOB_TOKEN_ENV: self.token}
         cwd = pod.working_dir if pod.working_dir and Path(pod.working_dir).is_dir() else work_dir
-        with open(log_path, "ab") as log:
+        with open_private(self.job_dir.log(pod.step)) as log:
             if self.restarts:
                 log.write(f"--- restart {self.restarts} of the JobSet ---\n".encode())
             if pod.image:
@@ -208,7 +224,7 @@ class JobSetRunner:
                     "environment instead\n".encode()
                 )
             log.flush()
-            process = subprocess.Popen(
+            return subprocess.Popen(
                 list(pod.command),
                 cwd=cwd,
                 env=env,
@@ -217,26 +233,20 @@ class JobSetRunner:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
             )
-        state = self._attempt.states[pod.name]
-        state.pid, state.phase, state.started_at = process.pid, "Running", _now()
-        self._attempt.processes[pod.name] = process
-        attempt = self._attempt_number
-        threading.Thread(target=self._watch, args=(attempt, pod.name, process), daemon=True).start()
 
     def _watch(self, attempt: int, name: str, process: subprocess.Popen[bytes]) -> None:
         self._exits.put((attempt, name, process.wait()))
 
+    def attempt_processes(self) -> list[processes.ProcessIdentity]:
+        """The live processes of the current attempt: its pods, their descendants, and every
+        process that carries the attempt's token (also those that left the tree), and those
+        ``adopted`` names."""
+        found = processes.find(self._attempt.identities.values(), self.token, scoped=True)
+        return sorted({*found, *self.adopted()}, key=lambda process: process.pid)
+
     def end_all(self) -> None:
-        """End every running pod's process group."""
-        threads = [
-            threading.Thread(target=end_process_group, args=(process.pid,))
-            for process in self._attempt.processes.values()
-            if process.poll() is None
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        """End every process of the current attempt (SIGTERM, SIGKILL after the grace period)."""
+        processes.terminate(self.attempt_processes, TERMINATION_GRACE_SECONDS)
 
     def stop(self) -> None:
         """Ask a running ``run()`` to end its pods and return as failed (from another thread)."""
@@ -253,7 +263,8 @@ class JobSetRunner:
                 continue
             self._attempt.started_jobs.add(job["name"])
             for pod in pods:
-                self._start_pod(pod)
+                if not self._start_pod(pod):
+                    return
             states = self._job_states()
 
     def _succeeded(self) -> bool:
@@ -318,3 +329,13 @@ class JobSetRunner:
             if kind == "Failed" and reason == "FailedJobs" and budget:
                 message = f"{message}; reached maxRestarts {budget}"
             return self.publish((kind, reason, message))
+
+
+def _start_error(error: BaseException) -> str:
+    """Why a process could not start, with what to do where the kernel's words are terse."""
+    if isinstance(error, OSError) and error.errno == errno.E2BIG:
+        return (
+            f"{error} (the command line or environment is too large for the kernel: one argument "
+            "or variable may hold at most 128 KiB; pass large values through a file)"
+        )
+    return f"{type(error).__name__}: {error}"

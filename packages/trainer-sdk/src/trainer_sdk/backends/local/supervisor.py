@@ -4,6 +4,14 @@ It plays the JobSet controller and the kubelet for the job's JobSet (``runner``)
 change it feeds the JobSet status back into the runtime framework's ``build`` for the TrainJob's
 status, which it writes to ``state.json``. Unless started with ``--detach`` it ends the job when
 its standard input closes, i.e. when the client that started it exits, however it exits.
+
+Containment: the supervisor is a child subreaper, so whatever its pods start stays below it, and
+every process of the job carries the job's token (``processes``). When the job ends, however it
+ends, nothing of it is left running: the runner ends each attempt, and a final sweep ends what
+remains below the supervisor or carries the token. A supervisor that fails records the job as
+Failed; the process the client started is its ``guardian``, so that killing either of the two
+still ends the job. Both hold the job's ``supervisor.lock`` (handed over by the client,
+``--lock-fd``) for their whole life.
 """
 
 from __future__ import annotations
@@ -18,13 +26,15 @@ import socket
 import subprocess
 import sys
 import threading
+import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk.backends.local import caches
-from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
-from trainer_sdk.backends.local.runner import JobSetRunner, PodState, end_process_group
+from trainer_sdk.backends.local import caches, cgroups, processes
+from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, fork_supervisor, record_failure
+from trainer_sdk.backends.local.jobdir import JobDir, open_private, read_json, write_json
+from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS, JobSetRunner, PodState
 from trainer_sdk.progress import STATUS_FILE_ENV
 from trainer_sdk.trainjobs import PACKAGES_READY_ENV
 
@@ -83,7 +93,7 @@ def install_packages(
             index_urls[0],
             *[arg for url in index_urls[1:] for arg in ("--extra-index-url", url)],
         ]
-    with open(log, "ab") as stream:
+    with open_private(log) as stream:
         stream.write(f"[trainer-sdk] installing {' '.join(packages)} into {target}\n".encode())
         stream.flush()
         result = subprocess.run(
@@ -108,13 +118,18 @@ def _now() -> datetime:
 class Supervisor:
     """Runs the job in ``job_dir`` and keeps ``state.json`` current."""
 
-    def __init__(self, job_dir: JobDir, python: str) -> None:
+    def __init__(self, job_dir: JobDir, python: str, guardian: int | None = None) -> None:
         self.job_dir = job_dir
+        self.guardian = guardian
         self.python = python
         self.trainjob = read_json(job_dir.trainjob)
         self.runtime = read_json(job_dir.runtime)
         self.jobset = read_json(job_dir.jobset)
         self.state: dict[str, Any] = read_json(job_dir.state)
+        self.token: str = self.state["token"]
+        self.cgroup = Path(self.state["cgroup"]) if self.state.get("cgroup") else None
+        # Processes below this one that are not the job's pods (the data cache).
+        self.keep: set[int] = set()
         self.lock = threading.Lock()
 
     def _environment(self) -> dict[str, str]:
@@ -124,6 +139,7 @@ class Supervisor:
         env["PATH"] = f"{shims}{os.pathsep}{env.get('PATH', '')}"
         env["PYTHONUNBUFFERED"] = "1"
         env[STATUS_FILE_ENV] = str(self.job_dir.progress)
+        env[processes.JOB_TOKEN_ENV] = self.token
         packages = self.state.get("packages") or []
         if packages:
             target = install_packages(
@@ -176,20 +192,9 @@ class Supervisor:
             write_json(self.job_dir.state, self.state)
 
     def fail(self, reason: str, message: str) -> None:
-        """Record a failure that happened before or around the pods (e.g. package installation)."""
+        """Record a failure that happened before, around or instead of the pods."""
         with self.lock:
-            condition = {
-                "type": "Failed",
-                "status": "True",
-                "reason": reason,
-                "message": message,
-                "lastTransitionTime": _now().isoformat(),
-            }
-            self.state["trainjob"] = {
-                **(self.state.get("trainjob") or {}),
-                "conditions": [condition],
-            }
-            self.state["finished"] = True
+            record_failure(self.state, reason, message)
             write_json(self.job_dir.state, self.state)
 
     def run(self, detach: bool) -> int:
@@ -210,23 +215,39 @@ class Supervisor:
                     cache, endpoint = caches.start_cache(
                         cache_command,
                         self.job_dir.log(caches.CACHE_LOG_STEP),
-                        {**env, **caches.cache_tokens(objects)},
+                        {
+                            **env,
+                            **caches.cache_tokens(objects),
+                            processes.JOB_TOKEN_ENV: f"{self.token}.cache",
+                        },
                     )
                 except caches.CacheStartError as error:
                     self.fail("DataCacheFailed", str(error))
                     return 1
+                self.keep.add(cache.pid)
                 jobset = caches.local_jobset(self.jobset, endpoint, objects)
             final = self._run_jobset(jobset, env, detach)
         except _TerminatedError:  # while the cache was starting
-            self.fail("Deleted", "the job was deleted")
+            self.fail(*self._termination())
             return 1
         finally:
             if cache is not None:
-                end_process_group(cache.pid)
+                _end_cache(cache, f"{self.token}.cache")
         with self.lock:
             self.state["finished"] = True
             write_json(self.job_dir.state, self.state)
         return 0 if final.get("terminalState") == "Completed" else 1
+
+    def _termination(self) -> tuple[str, str]:
+        """Why SIGTERM arrived: the job was deleted (through the guardian), or the guardian died."""
+        if self.guardian is None or os.getppid() == self.guardian:
+            return "Deleted", "the job was deleted"
+        return SUPERVISOR_LOST, f"the job's guardian process (pid {self.guardian}) was killed"
+
+    def _adopted(self) -> list[processes.ProcessIdentity]:
+        """Orphans of the pods that this process (a subreaper) adopted."""
+        me = processes.ProcessIdentity.of(os.getpid())
+        return processes.find([me] if me else [], keep=self.keep, cgroup=self.cgroup)
 
     def _run_jobset(self, jobset: dict[str, Any], env: dict[str, str], detach: bool) -> Any:
         """Run ``jobset``'s pods to the end; its final status."""
@@ -239,6 +260,7 @@ class Supervisor:
             self.report,
             deadline,
             self.state.get("objects") or [],
+            self._adopted,
         )
         if not detach:
             threading.Thread(target=_stop_when_parent_exits, args=(runner,), daemon=True).start()
@@ -246,9 +268,17 @@ class Supervisor:
             return runner.run()
         except _TerminatedError:
             runner.end_all()
-            return runner.publish(("Failed", "Deleted", "the job was deleted"))
+            return runner.publish(("Failed", *self._termination()))
         finally:
             runner.end_all()
+
+
+def _end_cache(cache: subprocess.Popen[bytes], token: str) -> None:
+    identity = processes.ProcessIdentity.of(cache.pid)
+    roots = [identity] if identity is not None else []
+    processes.terminate(
+        lambda: processes.find(roots, token, scoped=True), TERMINATION_GRACE_SECONDS
+    )
 
 
 class _TerminatedError(Exception):
@@ -256,6 +286,7 @@ class _TerminatedError(Exception):
 
 
 def _raise_terminated(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the first one ends the job; ignore repeats
     raise _TerminatedError
 
 
@@ -270,9 +301,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("job_dir", type=Path)
     parser.add_argument("--detach", action="store_true")
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--lock-fd", type=int, default=None)
     args = parser.parse_args(argv)
+    if args.lock_fd is not None:  # held for life, never handed on to the pods
+        os.set_inheritable(args.lock_fd, False)
     job_dir = JobDir(args.job_dir.parent, args.job_dir.name)
-    return Supervisor(job_dir, args.python).run(args.detach)
+    token = read_json(job_dir.state)["token"]
+    guardian = fork_supervisor(job_dir, token)
+    if guardian is None:  # the guardian, after the supervisor and everything of the job ended
+        return 0
+    supervisor = Supervisor(job_dir, args.python, guardian)
+    me = processes.ProcessIdentity.of(os.getpid())
+    code = 1
+    try:
+        code = supervisor.run(args.detach)
+    except BaseException as error:  # whatever it was, the job must read Failed
+        traceback.print_exc()
+        supervisor.fail("SupervisorFailed", f"the job's supervisor failed: {error!r}")
+    finally:
+        # Nothing of the job outlives it: what is still below this process (orphans it adopted
+        # as a subreaper) or carries the job's token.
+        processes.terminate(
+            lambda: processes.find([me] if me else [], token, cgroup=supervisor.cgroup),
+            TERMINATION_GRACE_SECONDS,
+        )
+        processes.reap_adopted()
+        if supervisor.cgroup is not None and cgroups.leave(supervisor.cgroup):
+            cgroups.remove(supervisor.cgroup)  # also when the guardian is gone
+    return code
 
 
 if __name__ == "__main__":
