@@ -26,6 +26,7 @@ from trainer_sdk.backends.local.runner import end_process_group
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
 from trainer_sdk.jobs import PodView, to_train_job
+from trainer_sdk.metrics import MetricPoint, read_history
 from trainer_sdk.options import Option
 from trainer_sdk.runtimes import runtime_from_manifest
 from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
@@ -284,7 +285,15 @@ class LocalBackend(RuntimeBackend):
     def _pause(self, name: str, seconds: float) -> None:
         time.sleep(min(seconds, FOLLOW_INTERVAL_SECONDS))
 
+    def get_job_metrics(self, name: str) -> list[MetricPoint]:
+        """Every point ``log_metrics`` (and ``update_trainjob_status``) recorded, by step."""
+        return read_history(self._job_dir(name).metrics)
+
     # -- ending ---------------------------------------------------------------------------------
+    def stop_job(self, name: str) -> None:
+        """End the job's processes and keep it (Failed, with its logs and metrics)."""
+        self._stop(self._job_dir(name))
+
     def delete_job(self, name: str) -> None:
         job_dir = self._job_dir(name)
         self._stop(job_dir)

@@ -5,6 +5,7 @@
 <root>/<name>/jobset.json       the JobSet from the runtime framework's Plan
 <root>/<name>/state.json        JobSet status, TrainJob status, pods (pid, phase, exit code)
 <root>/<name>/progress.json     what update_trainjob_status() last wrote
+<root>/<name>/metrics/rank-<r>.jsonl  log_metrics() history of rank r (JSON lines)
 <root>/<name>/supervisor.pid    the process that runs the job (supervisor.log: its output)
 <root>/<name>/logs/<step>.log   each step's output
 <root>/<name>/pods/<pod>/       each pod's working directory
@@ -73,6 +74,10 @@ class JobDir:
     @property
     def progress(self) -> Path:
         return self.path / "progress.json"
+
+    @property
+    def metrics(self) -> Path:
+        return self.path / "metrics"
 
     @property
     def supervisor_pid(self) -> Path:
