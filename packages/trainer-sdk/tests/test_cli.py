@@ -350,3 +350,33 @@ spec:
     numNodes: 1
     command: ["bash", "-c", "echo started; sleep 120"]
 """
+
+
+METRICS_SCRIPT = """
+import os
+from trainer_sdk import log_metrics
+for step in range(5):
+    log_metrics({"loss": 1.0 / (step + 1), "lr": 0.1}, step=step, all_ranks=True)
+print("rank", os.environ["RANK"], "logged")
+"""
+
+
+@pytest.mark.e2e
+def test_get_metrics_prints_the_latest_values_and_json_the_history(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(METRICS_SCRIPT)
+    code, _, err = invoke(tmp_path, "run", str(script), "--nodes", "2", "--name", "metrics-job")
+    assert code == 0, err
+    code, out, _ = invoke(tmp_path, "get", "metrics-job", "--metrics")
+    assert code == 0
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith("│ l")]
+    assert [[cell for cell in row if cell != "│"] for row in rows] == [
+        ["loss", "0.2", "4"],
+        ["lr", "0.1", "4"],
+    ]
+    code, out, _ = invoke(tmp_path, "get", "metrics-job", "--metrics", "--json")
+    history = json.loads(out)
+    assert [(point["step"], point["rank"]) for point in history] == [
+        (step, rank) for step in range(5) for rank in (0, 1)
+    ]
+    assert history[-1]["values"] == {"loss": 0.2, "lr": 0.1}
