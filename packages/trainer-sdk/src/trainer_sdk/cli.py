@@ -634,6 +634,40 @@ def runtimes(context: click.Context, output: str) -> None:
     _emit(found, output, table)
 
 
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8265, show_default=True)
+@click.option(
+    "--token",
+    default=None,
+    envvar="TRAINER_UI_TOKEN",
+    help="Token the browser must present (default: none on loopback, generated otherwise).",
+)
+@click.option(
+    "--read-only", is_flag=True, help="No stop or delete buttons (the in-cluster default)."
+)
+@click.pass_context
+def ui(context: click.Context, host: str, port: int, token: str | None, read_only: bool) -> None:
+    """Serve the web UI: jobs, live logs, metric charts, runtimes. Ctrl-C stops it."""
+    from trainer_sdk.ui import Access, UiServer, is_loopback, new_token
+
+    if token is None and not is_loopback(host):
+        token = new_token()
+    try:
+        server = UiServer(_client(context), Access(host, token), port, allow_delete=not read_only)
+    except OSError as error:
+        _fail(f"--host/--port: cannot listen on {host}:{port}: {error}")
+    _errors.print(f"trainer ui: open {server.url}", highlight=False, soft_wrap=True)
+    if token is not None:
+        _errors.print("anyone with this URL (it holds the token) can use the UI", highlight=False)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C: the documented way to stop it
+    finally:
+        server.server_close()
+
+
 def main() -> None:
     """Console entry point."""
     cli()
