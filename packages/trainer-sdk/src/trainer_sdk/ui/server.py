@@ -238,7 +238,10 @@ class _Handler(BaseHTTPRequestHandler):
         for key, value in headers.items():
             self.send_header(key.replace("_", "-"), value)
         self.end_headers()
-        self.wfile.write(body)
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the page went away before the answer
 
     def _send_json(self, status: HTTPStatus, document: Any) -> None:
         self._send(status, json.dumps(document).encode(), "application/json")

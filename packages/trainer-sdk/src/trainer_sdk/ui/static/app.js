@@ -162,7 +162,8 @@ function logPanel(name, steps) {
 // -- charts ---------------------------------------------------------------------------------
 function chartPanel(name) {
   const compare = el("select", { id: "compare", multiple: true, size: 3, title: "Overlay other jobs" });
-  const grid = el("div", { className: "charts", id: "charts" });
+  const empty = el("p", { className: "empty" }, "No metrics logged (trainer_sdk.log_metrics)");
+  const grid = el("div", { className: "charts", id: "charts" }, empty);
   const panel = el("section", {}, el("h2", {}, "Metrics"),
     el("div", { className: "filters" }, el("label", { for: "compare" }, "Compare with "), compare,
       el("span", { className: "hint" }, "drag to zoom, double-click to reset")), grid);
@@ -172,8 +173,8 @@ function chartPanel(name) {
     const others = [...compare.selectedOptions].map((option) => option.value);
     const all = await Promise.all([name, ...others].map(async (job) => [job, await api(`/api/jobs/${encodeURIComponent(job)}/metrics`)]));
     const metrics = new Set(all.flatMap(([, series]) => Object.keys(series.metrics)));
+    empty.hidden = metrics.size > 0;
     for (const metric of [...metrics].sort()) drawChart(metric, all);
-    if (!metrics.size) grid.replaceChildren(el("p", { className: "empty" }, "No metrics logged (trainer_sdk.log_metrics)"));
   };
   const drawChart = (metric, all) => {
     const lines = [];
@@ -260,12 +261,12 @@ function jobPage(main, name) {
     const job = await api(`/api/jobs/${encodeURIComponent(name)}`);
     document.getElementById("job-status").replaceChildren(badge(job.status));
     stopButton.disabled = job.status === "Complete" || job.status === "Failed";
-    summary.replaceChildren(
+    summary.replaceChildren(...[
       el("span", {}, `Runtime ${job.runtime}`), el("span", {}, `Nodes ${job.nodes}`),
       el("span", {}, `Age ${seconds(job.age)}`), el("span", {}, `Duration ${seconds(job.duration)}`),
       job.progress !== null ? progressCell(job) : null,
       ...Object.entries(job.metrics).map(([key, value]) => el("span", {}, `${key}=${value}`)),
-      job.message ? el("div", { className: "message" }, job.message) : null);
+      job.message ? el("div", { className: "message" }, job.message) : null].filter(Boolean));
     steps.replaceChildren(el("h2", {}, "Steps"), table("steps", ["Step", "Status", "Pod", "Device"],
       job.steps.map((step) => [step.name, badge(step.status), step.pod, `${step.device} × ${step.deviceCount}`])));
     conditions.replaceChildren(el("h2", {}, "Conditions"), table("conditions", ["Type", "Status", "Reason", "Message", "Time"],
