@@ -644,17 +644,33 @@ def runtimes(context: click.Context, output: str) -> None:
     help="Token the browser must present (default: none on loopback, generated otherwise).",
 )
 @click.option(
-    "--read-only", is_flag=True, help="No stop or delete buttons (the in-cluster default)."
+    "--read-only",
+    is_flag=True,
+    envvar="TRAINER_UI_READ_ONLY",
+    help="No stop or delete (the in-cluster default).",
 )
+@click.option("--namespace", default=None, help="Kubernetes: the namespace to show.")
 @click.pass_context
-def ui(context: click.Context, host: str, port: int, token: str | None, read_only: bool) -> None:
+def ui(
+    context: click.Context,
+    host: str,
+    port: int,
+    token: str | None,
+    read_only: bool,
+    namespace: str | None,
+) -> None:
     """Serve the web UI: jobs, live logs, metric charts, runtimes. Ctrl-C stops it."""
     from trainer_sdk.ui import Access, UiServer, is_loopback, new_token
 
     if token is None and not is_loopback(host):
         token = new_token()
+    client = (
+        TrainerClient(KubernetesBackendConfig(namespace=namespace))
+        if namespace is not None
+        else _client(context)
+    )
     try:
-        server = UiServer(_client(context), Access(host, token), port, allow_delete=not read_only)
+        server = UiServer(client, Access(host, token), port, allow_delete=not read_only)
     except OSError as error:
         _fail(f"--host/--port: cannot listen on {host}:{port}: {error}")
     _errors.print(f"trainer ui: open {server.url}", highlight=False, soft_wrap=True)
