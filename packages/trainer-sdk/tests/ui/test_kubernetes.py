@@ -104,6 +104,7 @@ def test_the_api_lists_cluster_jobs_and_samples_their_reported_metrics(
 
 @pytest.mark.e2e
 def test_the_job_list_renders_against_the_api_stand_in(
+    cluster: Any,
     jobs: tuple[TrainerClient, list[str]],
     start_ui: Callable[..., UiServer],
     browser: Any,
@@ -111,10 +112,12 @@ def test_the_job_list_renders_against_the_api_stand_in(
 ) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as seen
-    from selenium.webdriver.support.ui import WebDriverWait
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     client, names = jobs
     server = start_ui(client, allow_delete=False)
+    for index, name in enumerate(names):
+        report(cluster, name, 1.0 + index, "2026-01-01T00:00:05Z")
     browser.get(server.url)
     for name in names:
         cell = (By.CSS_SELECTOR, f'tr[data-job="{name}"] td.status .badge')
@@ -128,3 +131,13 @@ def test_the_job_list_renders_against_the_api_stand_in(
         seen.text_to_be_present_in_element((By.ID, "job-status"), "Created")
     )
     assert not browser.find_elements(By.ID, "delete")  # read-only: no delete button
+    chart = (By.CSS_SELECTOR, '.chart[data-metric="loss"]')
+    WebDriverWait(browser, SEE_SECONDS).until(
+        seen.text_to_be_present_in_element_attribute(chart, "data-points", "1")
+    )
+    Select(browser.find_element(By.ID, "compare")).select_by_value(names[1])
+    overlaid = (By.CSS_SELECTOR, '.chart[data-metric="loss"] .u-legend .u-series')
+    WebDriverWait(browser, SEE_SECONDS).until(
+        lambda driver: len(driver.find_elements(*overlaid)) == 3  # step, this job, the other
+    )
+    assert f"{names[1]} r0" in browser.find_element(*chart).get_attribute("textContent")
