@@ -125,6 +125,12 @@ def test_the_job_list_renders_against_the_api_stand_in(
             seen.text_to_be_present_in_element(cell, "Created")
         )
     assert browser.find_element(By.ID, "backend").text == "kubernetes backend"
+    rows = (By.CSS_SELECTOR, "#jobs tr[data-job]")
+    Select(browser.find_element(By.ID, "filter-status")).select_by_value("Running")
+    WebDriverWait(browser, SEE_SECONDS).until(lambda driver: not driver.find_elements(*rows))
+    Select(browser.find_element(By.ID, "filter-status")).select_by_value("Created")
+    Select(browser.find_element(By.ID, "filter-runtime")).select_by_value("torch-distributed")
+    WebDriverWait(browser, SEE_SECONDS).until(lambda driver: len(driver.find_elements(*rows)) == 2)
     browser.save_screenshot(str(tmp_path / "cluster-job-list.png"))
     browser.find_element(By.LINK_TEXT, names[0]).click()
     WebDriverWait(browser, SEE_SECONDS).until(
@@ -141,3 +147,20 @@ def test_the_job_list_renders_against_the_api_stand_in(
         lambda driver: len(driver.find_elements(*overlaid)) == 3  # step, this job, the other
     )
     assert f"{names[1]} r0" in browser.find_element(*chart).get_attribute("textContent")
+
+
+@pytest.mark.e2e
+def test_the_runtimes_page_shows_what_each_runtime_builds(
+    jobs: tuple[TrainerClient, list[str]], start_ui: Callable[..., UiServer], browser: Any
+) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as seen
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    server = start_ui(jobs[0], allow_delete=False)
+    browser.get(f"{server.url}#/runtimes")
+    section = (By.CSS_SELECTOR, '.runtime[data-runtime="torch-distributed"]')
+    WebDriverWait(browser, SEE_SECONDS).until(
+        seen.text_to_be_present_in_element(section, "Framework torch")
+    )
+    assert "node" in browser.find_element(*section).find_element(By.TAG_NAME, "table").text

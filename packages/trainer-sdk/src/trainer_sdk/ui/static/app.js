@@ -97,7 +97,7 @@ function jobList(main) {
   const render = () => {
     const runtimes = [...new Set(jobs.map((job) => job.runtime))].sort();
     const chosen = runtime.value;
-    runtime.replaceChildren(el("option", { value: "" }, "All runtimes"), runtimes.map((r) => el("option", { value: r }, r)));
+    runtime.replaceChildren(el("option", { value: "" }, "All runtimes"), ...runtimes.map((r) => el("option", { value: r }, r)));
     runtime.value = runtimes.includes(chosen) ? chosen : "";
     const shown = jobs.filter((job) => (!status.value || job.status === status.value) && (!runtime.value || job.runtime === runtime.value));
     body.replaceChildren(...shown.slice().reverse().map((job) => el("tr", { "data-job": job.name },
