@@ -84,6 +84,15 @@ def test_a_running_job_shows_live_logs_and_its_loss_curve_then_stops(
             seen.text_to_be_present_in_element((By.ID, "log"), "rank 1 step")
         )
         assert "rank 0 step" not in browser.find_element(By.ID, "log").text
+        WebDriverWait(browser, SEE_SECONDS).until(
+            seen.text_to_be_present_in_element((By.ID, "log"), f"rank 1 logged {STEPS} steps")
+        )
+        browser.find_element(By.ID, "log-search").send_keys("step 39")
+        WebDriverWait(browser, SEE_SECONDS).until(
+            seen.text_to_be_present_in_element((By.ID, "log-count"), "1 matching")
+        )
+        download = browser.find_element(By.ID, "log-download").get_attribute("href")
+        assert download.endswith(f"/api/jobs/{name}/logs?step=node-1&download=1")
 
         browser.find_element(By.ID, "stop").click()
         WebDriverWait(browser, SEE_SECONDS).until(seen.alert_is_present()).accept()
