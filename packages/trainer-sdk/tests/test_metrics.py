@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
@@ -168,3 +169,18 @@ def test_in_a_cluster_the_latest_values_go_to_the_status_with_the_progress(
         {"name": "loss", "value": "0.125"},
         {"name": "lr", "value": "0.05"},
     ]
+
+
+def test_a_forked_child_starts_its_own_logger(job_dir: Path) -> None:
+    log_metrics({"loss": 1.0}, step=0)
+    parent = metrics.default_logger()
+    pid = os.fork()
+    if pid == 0:  # the child: a fresh logger, whose own thread flushes its points
+        child = metrics.default_logger()
+        child.log({"loss": 2.0}, step=1)
+        child.close()
+        os._exit(0 if child is not parent else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    parent.flush()
+    assert [point.values["loss"] for point in read_history(job_dir / "metrics")] == [1.0, 2.0]

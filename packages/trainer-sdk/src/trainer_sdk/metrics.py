@@ -231,14 +231,21 @@ _default_lock = threading.Lock()
 
 
 def default_logger() -> MetricsLogger:
-    """This process's logger, configured from the job's environment on first use."""
+    """This process's logger, configured from the job's environment on first use. A forked
+    child (a DataLoader worker) starts its own: the parent's flushing thread is not in it."""
     global _default
     if _default is None:
         with _default_lock:
             if _default is None:
                 rank = _rank_from_env()
                 _default = MetricsLogger(_sinks_from_env(rank), rank)
+                os.register_at_fork(after_in_child=_forget_default)
     return _default
+
+
+def _forget_default() -> None:
+    global _default
+    _default = None
 
 
 def log_metrics(
