@@ -122,12 +122,19 @@ def test_bad_input_names_what_is_wrong(values: object, step: object, message: st
 
 
 def test_progress_reports_feed_the_same_history(job_dir: Path) -> None:
-    log_metrics({"loss": 0.9}, step=0)
+    assert update_trainjob_status(10, 90, {"loss": 1.0}) is True  # alone: steps 0, 1
+    assert update_trainjob_status(20, 80, {"loss": 0.95}) is True
+    log_metrics({"loss": 0.9}, step=5)
+    # right after log_metrics, a report joins the step just logged
     assert update_trainjob_status(50, 10, {"loss": 0.7, "epoch": 1, "phase": "warmup"}) is True
+    log_metrics({"loss": 0.6})
     metrics.default_logger().flush()
     assert [(point.step, point.values) for point in read_history(job_dir / "metrics")] == [
-        (0, {"loss": 0.9}),
-        (1, {"loss": 0.7, "epoch": 1.0}),
+        (0, {"loss": 1.0}),
+        (1, {"loss": 0.95}),
+        (5, {"loss": 0.9}),
+        (5, {"loss": 0.7, "epoch": 1.0}),
+        (6, {"loss": 0.6}),
     ]
 
 

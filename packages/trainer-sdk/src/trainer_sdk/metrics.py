@@ -141,6 +141,7 @@ class MetricsLogger:
         self.sinks, self.rank, self.flush_interval = tuple(sinks), rank, flush_interval
         self._buffer: list[Entry] = []
         self._next_step = 0
+        self._after_log = False  # the last point came from log_metrics (publish=True)
         self._flush_lock = threading.Lock()
         self._stopped = threading.Event()
         self._thread: threading.Thread | None = None
@@ -160,10 +161,11 @@ class MetricsLogger:
                 values = _as_numbers(values)
                 break
         if step is None:
-            step = self._next_step
+            # A progress report right after log_metrics belongs to the step just logged.
+            step = self._next_step - 1 if self._after_log and not publish else self._next_step
         elif step.__class__ is not int:
             step = _as_step(step)
-        self._next_step = step + 1
+        self._next_step, self._after_log = step + 1, publish
         self._buffer.append((step, time.time(), values, publish))
         if self._thread is None:
             self._start()

@@ -4,7 +4,7 @@ the UI also shows the objects themselves."""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from trainer_sdk import constants
 from trainer_sdk.backends.base import RuntimeBackend
@@ -14,9 +14,9 @@ from trainer_sdk.errors import JobNotFoundError
 
 __all__ = ["finished_at", "jobset_manifest", "runtime_manifests", "trainjob_manifest"]
 
-JOBSET_GROUP = "jobset.x-k8s.io"
-JOBSET_VERSION = "v1alpha2"
-JOBSET_PLURAL = "jobsets"
+JOBSET_GROUP: Final = "jobset.x-k8s.io"
+JOBSET_VERSION: Final = "v1alpha2"
+JOBSET_PLURAL: Final = "jobsets"
 
 
 def _local_dir(backend: LocalBackend, name: str) -> JobDir:

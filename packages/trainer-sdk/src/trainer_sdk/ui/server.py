@@ -38,7 +38,6 @@ from trainer_sdk.ui.observed import ObservedHistory
 __all__ = ["STATIC_DIR", "UiServer"]
 
 STATIC_DIR: Final = Path(__file__).parent / "static"
-_JOB_PATH_PARTS: Final = 3  # /api/jobs/NAME
 
 
 def _now() -> datetime:
