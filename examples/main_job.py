@@ -106,9 +106,9 @@ def train_shufflenet(
     )
 
     try:
-        from trainer_sdk import update_trainjob_status
-    except ImportError:  # a cluster image without the SDK: progress is optional
-        update_trainjob_status = None
+        from trainer_sdk import log_metrics, update_trainjob_status
+    except ImportError:  # a cluster image without the SDK: progress and metrics are optional
+        log_metrics = update_trainjob_status = None
 
     started = time.monotonic()
     for epoch in range(epochs):
@@ -119,6 +119,8 @@ def train_shufflenet(
             loss = F.cross_entropy(model(inputs), targets)
             loss.backward()
             optimizer.step()
+            if log_metrics is not None:  # every step: the loss curve in `trainer ui`
+                log_metrics({"loss": loss.item()}, step=epoch * len(loader) + step)
             if step % 5 == 0:
                 print(
                     f"[rank {rank}] epoch {epoch + 1}/{epochs} step {step:3d}/{len(loader)} "

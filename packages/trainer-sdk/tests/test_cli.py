@@ -6,10 +6,13 @@ import importlib.metadata
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -460,3 +463,56 @@ def test_run_gives_up_after_its_timeout_while_the_job_still_runs(tmp_path: Path)
         assert "from-yaml" in out and "timeout waiting for TrainJob 'yaml-job'" in err
     finally:
         assert invoke(tmp_path, "delete", "yaml-job")[0] == 0
+
+
+METRICS_SCRIPT = """
+import os
+from trainer_sdk import log_metrics
+for step in range(5):
+    log_metrics({"loss": 1.0 / (step + 1), "lr": 0.1}, step=step, all_ranks=True)
+print("rank", os.environ["RANK"], "logged")
+"""
+
+
+@pytest.mark.e2e
+def test_get_metrics_prints_the_latest_values_and_json_the_history(tmp_path: Path) -> None:
+    script = tmp_path / "train.py"
+    script.write_text(METRICS_SCRIPT)
+    code, _, err = invoke(tmp_path, "run", str(script), "--nodes", "2", "--name", "metrics-job")
+    assert code == 0, err
+    code, out, _ = invoke(tmp_path, "get", "metrics-job", "--metrics")
+    assert code == 0
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith("│ l")]
+    assert [[cell for cell in row if cell != "│"] for row in rows] == [
+        ["loss", "0.2", "4"],
+        ["lr", "0.1", "4"],
+    ]
+    code, out, _ = invoke(tmp_path, "get", "metrics-job", "--metrics", "--json")
+    history = json.loads(out)
+    assert [(point["step"], point["rank"]) for point in history] == [
+        (step, rank) for step in range(5) for rank in (0, 1)
+    ]
+    assert history[-1]["values"] == {"loss": 0.2, "lr": 0.1}
+
+
+def test_ui_on_a_non_loopback_address_prints_a_url_with_a_token(tmp_path: Path) -> None:
+    command = [sys.executable, "-c", "from trainer_sdk.cli import main; main()", "--backend"]
+    command += ["local"]
+    command += ["--root", str(tmp_path), "ui", "--host", "0.0.0.0", "--port", "0"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()  # the first thing it prints; it then serves
+        match = re.search(r"open (http://0\.0\.0\.0:(\d+)/\?token=([\w-]+))", line)
+        assert match, line
+        port, token = match.group(2), match.group(3)
+        base = f"http://127.0.0.1:{port}/api/jobs"
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(base, timeout=30)
+        assert refused.value.code == 401
+        request = urllib.request.Request(base, headers={"Authorization": f"Bearer {token}"})
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            assert json.loads(answer.read()) == []
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

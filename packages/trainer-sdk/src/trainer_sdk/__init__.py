@@ -18,6 +18,7 @@ from trainer_sdk.errors import (
     RuntimeNotFoundError,
     TrainerError,
 )
+from trainer_sdk.metrics import MetricPoint, log_metrics
 from trainer_sdk.options import (
     ActiveDeadlineSeconds,
     Annotations,
@@ -94,6 +95,7 @@ __all__ = [
     "LocalProcessBackendConfig",
     "LoraConfig",
     "Loss",
+    "MetricPoint",
     "Name",
     "PodSpecPatch",
     "PodTemplatePatch",
@@ -119,5 +121,6 @@ __all__ = [
     "TrainingRuntimeSource",
     "TrainingRuntimeSpecPatch",
     "get_tpu_num_nodes",
+    "log_metrics",
     "update_trainjob_status",
 ]

@@ -30,6 +30,7 @@ from trainer_sdk.backends.local.backend import LocalBackend
 from trainer_sdk.client import TrainerClient, select_backend_config
 from trainer_sdk.configs import KubernetesBackendConfig, LocalBackendConfig
 from trainer_sdk.errors import JobFailedError, TrainerError
+from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.trainjobs import build_trainjob_manifest, command_for_code, generate_name
 
 __all__ = ["cli", "main", "status_line"]
@@ -496,14 +497,32 @@ def list_jobs(context: click.Context, output: str) -> None:
     _emit(jobs, output, lambda: _jobs_table(jobs))
 
 
+def _metrics_table(points: list[MetricPoint]) -> Table:
+    """The latest value of each metric and the step it was logged at."""
+    latest: dict[str, tuple[float, int]] = {}
+    for point in points:
+        for key, value in point.values.items():
+            latest[key] = (value, point.step)
+    rows = [[key, f"{value:.6g}", str(step)] for key, (value, step) in sorted(latest.items())]
+    return _table([_column("METRIC", name=True), _column("VALUE"), _column("STEP")], rows)
+
+
 @cli.command()
 @click.argument("name")
 @click.option("--output", "-o", type=OUTPUTS, default="table", show_default=True)
+@click.option("--metrics", "show_metrics", is_flag=True, help="The latest value of each metric.")
+@click.option("--json", "as_json", is_flag=True, help="-o json; with --metrics, the history.")
 @click.pass_context
-def get(context: click.Context, name: str, output: str) -> None:
-    """Show one TrainJob and its steps."""
+def get(context: click.Context, name: str, output: str, show_metrics: bool, as_json: bool) -> None:
+    """Show one TrainJob and its steps, or (--metrics) what its code logged."""
+    output = "json" if as_json else output
+    client = _client(context)
     try:
-        job = _client(context).get_job(name)
+        if show_metrics:
+            points = client.get_job_metrics(name)
+            _emit(points, output, lambda: _metrics_table(points))
+            return
+        job = client.get_job(name)
     except TrainerError as error:
         _fail(str(error), 1)
     _emit(job, output, lambda: _job_table(job))
@@ -633,6 +652,56 @@ def runtimes(context: click.Context, output: str) -> None:
         return _table(columns, rows)
 
     _emit(found, output, table)
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=8265, show_default=True)
+@click.option(
+    "--token",
+    default=None,
+    envvar="TRAINER_UI_TOKEN",
+    help="Token the browser must present (default: none on loopback, generated otherwise).",
+)
+@click.option(
+    "--read-only",
+    is_flag=True,
+    envvar="TRAINER_UI_READ_ONLY",
+    help="No stop or delete (the in-cluster default).",
+)
+@click.option("--namespace", default=None, help="Kubernetes: the namespace to show.")
+@click.pass_context
+def ui(
+    context: click.Context,
+    host: str,
+    port: int,
+    token: str | None,
+    read_only: bool,
+    namespace: str | None,
+) -> None:
+    """Serve the web UI: jobs, live logs, metric charts, runtimes. Ctrl-C stops it."""
+    from trainer_sdk.ui import Access, UiServer, is_loopback, new_token
+
+    if token is None and not is_loopback(host):
+        token = new_token()
+    client = (
+        TrainerClient(KubernetesBackendConfig(namespace=namespace))
+        if namespace is not None
+        else _client(context)
+    )
+    try:
+        server = UiServer(client, Access(host, token), port, allow_delete=not read_only)
+    except OSError as error:
+        _fail(f"--host/--port: cannot listen on {host}:{port}: {error}")
+    _errors.print(f"trainer ui: open {server.url}", highlight=False, soft_wrap=True)
+    if token is not None:
+        _errors.print("anyone with this URL (it holds the token) can use the UI", highlight=False)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    except KeyboardInterrupt:
+        pass  # Ctrl-C: the documented way to stop it
+    finally:
+        server.server_close()
 
 
 def main() -> None:

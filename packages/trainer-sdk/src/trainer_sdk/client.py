@@ -10,6 +10,7 @@ from typing import Any
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
 from trainer_sdk.configs import ContainerBackendConfig, KubernetesBackendConfig, LocalBackendConfig
+from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.options import Option
 
 __all__ = ["TrainerClient", "select_backend_config"]
@@ -107,6 +108,11 @@ class TrainerClient:
     def get_job_events(self, name: str) -> list[types.Event]:
         """Events of the TrainJob and its pods."""
         return self.backend.get_job_events(name=name)
+
+    def get_job_metrics(self, name: str) -> list[MetricPoint]:
+        """What the job's code recorded with ``log_metrics``, by step: the whole history on the
+        local backend, the latest values a cluster's TrainJob status carries."""
+        return self.backend.get_job_metrics(name=name)
 
     def wait_for_job_status(
         self,

@@ -7,6 +7,10 @@ with the token at ``KUBEFLOW_TRAINER_SERVER_TOKEN`` and the CA at
 when the endpoint answers 429 with ``Retry-After``, so calling it every step is safe. A report of
 100 % is always posted: the final state is never dropped by the throttle.
 Outside a TrainJob it does nothing and returns False.
+
+Numeric metrics of every report also enter the job's metric history (``trainer_sdk.metrics``),
+as ``log_metrics`` points do; ``report_metrics`` is how ``log_metrics`` reaches a cluster job's
+status, carrying the progress and ETA this process last reported.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["STATUS_FILE_ENV", "update_trainjob_status"]
+__all__ = ["STATUS_FILE_ENV", "report_metrics", "update_trainjob_status"]
 
 STATUS_FILE_ENV: Final = "TRAINER_SDK_STATUS_FILE"
 SERVER_URL_ENV: Final = "KUBEFLOW_TRAINER_SERVER_URL"
@@ -81,6 +85,9 @@ class _PostThrottle:
 
 
 _throttle = _PostThrottle()
+# What this process last reported besides metrics, carried by report_metrics' posts so that a
+# metrics report does not erase the progress and ETA.
+_last_reported: dict[str, Any] = {}
 
 
 def _retry_after(error: urllib.error.HTTPError) -> float:
@@ -128,6 +135,14 @@ def update_trainjob_status(
     throttle allows (each report carries the whole state, so the next one catches up).
     """
     status = _trainer_status(progress_percent, estimated_remaining_seconds, metrics)
+    _last_reported.update(
+        {
+            key: status[key]
+            for key in ("progressPercentage", "estimatedRemainingSeconds")
+            if key in status
+        }
+    )
+    _record_history(metrics)
     if status_file := os.environ.get(STATUS_FILE_ENV):
         path = Path(status_file)
         temporary = path.with_name(f".{path.name}.{os.getpid()}")
@@ -139,3 +154,30 @@ def update_trainjob_status(
             return False
         return _post(url, status)
     return False
+
+
+def _record_history(metrics: dict[str, float | int | str] | None) -> None:
+    """The numeric metrics of a report, as one point of the job's history (rank rule of
+    ``log_metrics``); not posted again by the metrics logger."""
+    from trainer_sdk import metrics as history
+
+    numbers = {
+        name: value
+        for name, value in (metrics or {}).items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+    }
+    if not numbers:
+        return
+    logger = history.default_logger()
+    if logger.rank == 0:
+        logger.log(numbers, publish=False)
+
+
+def report_metrics(latest: dict[str, float]) -> bool:
+    """Post ``latest`` metric values (with the last progress and ETA) to a cluster job's status
+    when the throttle admits it; True when the endpoint took it."""
+    url = os.environ.get(SERVER_URL_ENV)
+    if not url or not _throttle.admits(final=False):
+        return False
+    status = _trainer_status(None, None, dict(latest))
+    return _post(url, {**status, **_last_reported})

@@ -9,6 +9,7 @@ from typing import Any
 
 from trainer_sdk import constants, failures, types
 from trainer_sdk.errors import JobFailedError, RuntimeNotFoundError
+from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.options import Option
 from trainer_sdk.runtimes import runtime_from_manifest
 
@@ -107,6 +108,22 @@ class RuntimeBackend(abc.ABC):
 
     @abc.abstractmethod
     def delete_job(self, name: str) -> None: ...
+
+    def get_job_metrics(self, name: str) -> list[MetricPoint]:
+        """The job's metric history, by step. Here: the latest numeric values its status
+        carries, as one point (a cluster keeps no more; see the README)."""
+        job = self.get_job(name)
+        reported = job.trainer_status
+        if reported is None:
+            return []
+        values = {}
+        for key, value in reported.metrics.items():
+            try:
+                values[key] = float(value)
+            except ValueError:
+                continue  # a text metric: not charted
+        at = reported.last_updated_time or job.creation_timestamp
+        return [MetricPoint(step=0, time=at.timestamp(), rank=0, values=values)] if values else []
 
     def get_runtime_packages(self, runtime: types.Runtime) -> list[str] | None:
         """The runtime's Python packages (a list locally; printed by a cluster's job)."""

@@ -38,6 +38,7 @@ from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
 from trainer_sdk.jobs import PodView, to_train_job
+from trainer_sdk.metrics import MetricPoint, read_history
 from trainer_sdk.options import Option
 from trainer_sdk.runtimes import runtime_from_manifest
 from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
@@ -288,7 +289,19 @@ class LocalBackend(RuntimeBackend):
     def _pause(self, name: str, seconds: float) -> None:
         time.sleep(min(seconds, FOLLOW_INTERVAL_SECONDS))
 
+    def get_job_metrics(self, name: str) -> list[MetricPoint]:
+        """Every point ``log_metrics`` (and ``update_trainjob_status``) recorded, by step."""
+        return read_history(self._job_dir(name).metrics)
+
     # -- ending ---------------------------------------------------------------------------------
+    def stop_job(self, name: str) -> None:
+        """End the job's processes and keep it (Failed, with its logs and metrics); a job that
+        has already ended keeps its outcome."""
+        job_dir = self._job_dir(name)
+        ended = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED)
+        if self._read(job_dir).status not in ended:
+            self._stop(job_dir)
+
     def delete_job(self, name: str) -> None:
         job_dir = self._job_dir(name, partial=True)
         self._stop(job_dir)

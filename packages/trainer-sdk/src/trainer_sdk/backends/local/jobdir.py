@@ -5,6 +5,7 @@
 <root>/<name>/jobset.json       the JobSet from the runtime framework's Plan
 <root>/<name>/state.json        JobSet status, TrainJob status, pods (pid, phase, exit code)
 <root>/<name>/progress.json     what update_trainjob_status() last wrote
+<root>/<name>/metrics/rank-<r>.jsonl  log_metrics() history of rank r (JSON lines)
 <root>/<name>/supervisor.pid    the process that runs the job, "PID START_TIME" (supervisor.log:
                                 its output)
 <root>/<name>/supervisor.lock   locked (flock) for as long as the submitting client or the
@@ -115,6 +116,10 @@ class JobDir:
     @property
     def progress(self) -> Path:
         return self.path / "progress.json"
+
+    @property
+    def metrics(self) -> Path:
+        return self.path / "metrics"
 
     @property
     def supervisor_pid(self) -> Path:

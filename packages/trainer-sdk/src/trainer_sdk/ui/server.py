@@ -1,0 +1,298 @@
+"""``trainer ui``'s HTTP server (standard library): the page, its assets, and a JSON API over
+``TrainerClient``.
+
+GET  /                                  the app (hash routes: #/, #/jobs/NAME, #/runtimes)
+GET  /static/...                        its JavaScript, CSS and the vendored uPlot
+GET  /api/info                          backend, what this server may do
+GET  /api/jobs                          the job list
+GET  /api/jobs/NAME                     one job: steps, conditions, events, TrainJob/JobSet YAML
+GET  /api/jobs/NAME/metrics             its metric history, per metric and rank
+GET  /api/jobs/NAME/logs?step=S         a step's log as text (``&download=1``: as a file)
+GET  /api/jobs/NAME/logs/stream?step=S  the same as server-sent events, following until the end
+POST /api/jobs/NAME/stop                end its processes, keep it (local backend)
+POST /api/jobs/NAME/delete              delete it
+GET  /api/runtimes                      the runtimes and what each builds
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import threading
+import urllib.parse
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Final
+
+from trainer_sdk.backends.local.backend import LocalBackend
+from trainer_sdk.client import TrainerClient
+from trainer_sdk.errors import JobNotFoundError, TrainerError
+from trainer_sdk.metrics import MetricPoint
+from trainer_sdk.ui import manifests, views
+from trainer_sdk.ui.access import Access
+from trainer_sdk.ui.observed import ObservedHistory
+
+__all__ = ["STATIC_DIR", "UiServer"]
+
+STATIC_DIR: Final = Path(__file__).parent / "static"
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class _ApiError(Exception):
+    """An answer other than 200, with the reason shown to the user."""
+
+    def __init__(self, status: HTTPStatus, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class UiServer(ThreadingHTTPServer):
+    """Serves the UI for ``client`` on ``access.host``:``port`` (0: any free port)."""
+
+    daemon_threads = True
+
+    def __init__(
+        self,
+        client: TrainerClient,
+        access: Access,
+        port: int = 0,
+        allow_delete: bool = True,
+        clock: Callable[[], datetime] = _now,
+    ) -> None:
+        self.client, self.access, self.allow_delete, self.clock = (
+            client,
+            access,
+            allow_delete,
+            clock,
+        )
+        self.observed = ObservedHistory()
+        self.log_streams: set[threading.Event] = set()
+        super().__init__((access.host, port), _Handler)
+
+    @property
+    def url(self) -> str:
+        host, port = str(self.access.host), self.server_address[1]
+        shown = f"[{host}]" if ":" in host else host
+        query = f"/?token={self.access.token}" if self.access.token else "/"
+        return f"http://{shown}:{port}{query}"
+
+    @property
+    def is_local(self) -> bool:
+        return isinstance(self.client.backend, LocalBackend)
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "backend": "local" if self.is_local else "kubernetes",
+            "canStop": self.is_local and self.allow_delete,
+            "canDelete": self.allow_delete,
+        }
+
+    def jobs(self) -> list[dict[str, Any]]:
+        now = self.clock()
+        rows = []
+        for job in self.client.list_jobs():
+            try:
+                finished = manifests.finished_at(
+                    manifests.trainjob_manifest(self.client.backend, job.name)
+                )
+            except JobNotFoundError:
+                continue  # deleted while we looked
+            rows.append(views.job_summary(job, finished, now))
+        return rows
+
+    def job(self, name: str) -> dict[str, Any]:
+        backend = self.client.backend
+        job = self.client.get_job(name)
+        trainjob = manifests.trainjob_manifest(backend, name)
+        return views.job_detail(
+            job,
+            trainjob,
+            manifests.jobset_manifest(backend, name),
+            self.client.get_job_events(name),
+            manifests.finished_at(trainjob),
+            self.clock(),
+        )
+
+    def metrics(self, name: str) -> dict[str, Any]:
+        points: list[MetricPoint] = self.client.get_job_metrics(name)
+        if not self.is_local:
+            points = self.observed.observe(name, points)
+        return views.metric_series(points)
+
+    def runtimes(self) -> list[dict[str, Any]]:
+        return [
+            views.runtime_view(item) for item in manifests.runtime_manifests(self.client.backend)
+        ]
+
+    def stop(self, name: str) -> None:
+        if not self.allow_delete:
+            raise _ApiError(HTTPStatus.FORBIDDEN, "this UI is read-only (started without delete)")
+        backend = self.client.backend
+        if not isinstance(backend, LocalBackend):
+            raise _ApiError(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                "stop: a cluster job cannot be stopped and kept; delete it instead",
+            )
+        backend.stop_job(name)
+
+    def delete(self, name: str) -> None:
+        if not self.allow_delete:
+            raise _ApiError(HTTPStatus.FORBIDDEN, "this UI is read-only (started without delete)")
+        self.client.delete_job(name)
+
+    def server_close(self) -> None:
+        for stream in list(self.log_streams):
+            stream.set()
+        super().server_close()
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: UiServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the terminal shows the URL, not every request."""
+
+    # -- dispatch -------------------------------------------------------------------------------
+    def do_GET(self) -> None:
+        self._dispatch("GET")
+
+    def do_POST(self) -> None:
+        self._dispatch("POST")
+
+    def _dispatch(self, method: str) -> None:
+        url = urllib.parse.urlsplit(self.path)
+        query = {key: values[-1] for key, values in urllib.parse.parse_qs(url.query).items()}
+        headers = {key.lower(): str(value) for key, value in self.headers.items()}
+        refusal = self.server.access.refusal(method, headers, query.get("token"))
+        if refusal is not None:
+            self._send_json(HTTPStatus(refusal[0]), {"error": refusal[1]})
+            return
+        if "token" in query and method == "GET":
+            self._remember_token(url.path)
+            return
+        parts = [urllib.parse.unquote(part) for part in url.path.strip("/").split("/")]
+        try:
+            if method == "GET" and url.path == "/":
+                self._send_file(STATIC_DIR / "index.html")
+            elif method == "GET" and parts[0] == "static":
+                self._send_static(parts[1:])
+            elif parts[0] == "api":
+                self._api(method, parts[1:], query)
+            else:
+                raise _ApiError(HTTPStatus.NOT_FOUND, f"no page {url.path!r}")
+        except _ApiError as error:
+            self._send_json(error.status, {"error": str(error)})
+        except JobNotFoundError as error:
+            self._send_json(HTTPStatus.NOT_FOUND, {"error": str(error)})
+        except (TrainerError, ValueError) as error:
+            self._send_json(HTTPStatus.BAD_REQUEST, {"error": str(error)})
+
+    def _api(self, method: str, parts: list[str], query: dict[str, str]) -> None:
+        server = self.server
+        match (method, parts):
+            case ("GET", ["info"]):
+                self._send_json(HTTPStatus.OK, server.info())
+            case ("GET", ["jobs"]):
+                self._send_json(HTTPStatus.OK, server.jobs())
+            case ("GET", ["runtimes"]):
+                self._send_json(HTTPStatus.OK, server.runtimes())
+            case ("GET", ["jobs", name]):
+                self._send_json(HTTPStatus.OK, server.job(name))
+            case ("GET", ["jobs", name, "metrics"]):
+                self._send_json(HTTPStatus.OK, server.metrics(name))
+            case ("GET", ["jobs", name, "logs"]):
+                self._send_log(name, self._step(query), download=query.get("download") == "1")
+            case ("GET", ["jobs", name, "logs", "stream"]):
+                self._stream_log(name, self._step(query))
+            case ("POST", ["jobs", name, "stop"]):
+                server.stop(name)
+                self._send_json(HTTPStatus.OK, {"stopped": name})
+            case ("POST", ["jobs", name, "delete"]):
+                server.delete(name)
+                self._send_json(HTTPStatus.OK, {"deleted": name})
+            case _:
+                raise _ApiError(HTTPStatus.NOT_FOUND, f"no API {method} /api/{'/'.join(parts)}")
+
+    @staticmethod
+    def _step(query: dict[str, str]) -> str:
+        if not query.get("step"):
+            raise _ApiError(HTTPStatus.BAD_REQUEST, "step: the query needs ?step=STEP")
+        return query["step"]
+
+    # -- answers --------------------------------------------------------------------------------
+    def _send(self, status: HTTPStatus, body: bytes, content_type: str, **headers: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
+        for key, value in headers.items():
+            self.send_header(key.replace("_", "-"), value)
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the page went away before the answer
+
+    def _send_json(self, status: HTTPStatus, document: Any) -> None:
+        self._send(status, json.dumps(document).encode(), "application/json")
+
+    def _send_file(self, path: Path) -> None:
+        content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        self._send(HTTPStatus.OK, path.read_bytes(), f"{content_type}; charset=utf-8")
+
+    def _send_static(self, parts: list[str]) -> None:
+        path = STATIC_DIR.joinpath(*parts).resolve()
+        if STATIC_DIR.resolve() not in path.parents or not path.is_file():
+            raise _ApiError(HTTPStatus.NOT_FOUND, f"no file static/{'/'.join(parts)}")
+        self._send_file(path)
+
+    def _remember_token(self, path: str) -> None:
+        """``?token=`` once: keep it in a cookie, and drop it from the address bar."""
+        self.send_response(HTTPStatus.SEE_OTHER)
+        self.send_header("Set-Cookie", self.server.access.cookie_header())
+        self.send_header("Location", path or "/")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def _send_log(self, name: str, step: str, download: bool) -> None:
+        text = "".join(f"{line}\n" for line in self.server.client.get_job_logs(name, step))
+        headers = {"Content_Disposition": f'attachment; filename="{name}-{step}.log"'}
+        self._send(
+            HTTPStatus.OK,
+            text.encode(),
+            "text/plain; charset=utf-8",
+            **(headers if download else {}),
+        )
+
+    def _stream_log(self, name: str, step: str) -> None:
+        """Server-sent events: one ``data`` event per line, then ``end`` when the job has ended."""
+        lines: Iterator[str] = self.server.client.get_job_logs(name, step, follow=True)
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        closed = threading.Event()
+        self.server.log_streams.add(closed)
+        try:
+            for line in lines:
+                if closed.is_set():
+                    return
+                self.wfile.write(f"data: {json.dumps(line)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"event: end\ndata: {}\n\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the page went away
+        finally:
+            self.server.log_streams.discard(closed)
