@@ -13,6 +13,7 @@ from trainer_sdk.errors import (
     InvalidTrainJobError,
     JobFailedError,
     JobNotFoundError,
+    MissingPackageError,
     RuntimeNotFoundError,
     TrainerError,
 )
@@ -92,6 +93,7 @@ __all__ = [
     "LocalProcessBackendConfig",
     "LoraConfig",
     "Loss",
+    "MissingPackageError",
     "Name",
     "PodSpecPatch",
     "PodTemplatePatch",

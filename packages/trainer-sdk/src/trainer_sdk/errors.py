@@ -4,7 +4,8 @@ TrainerError
 ├── JobNotFoundError        (also RuntimeError: the upstream SDK raised RuntimeError)
 ├── RuntimeNotFoundError    (also RuntimeError)
 ├── JobFailedError          (also RuntimeError: wait_for_job_status raised it)
-└── InvalidTrainJobError    (also ValueError: bad arguments or manifest; carries field errors)
+├── InvalidTrainJobError    (also ValueError: bad arguments or manifest; carries field errors)
+└── MissingPackageError     (also RuntimeError: a local job needs a package this Python lacks)
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ __all__ = [
     "InvalidTrainJobError",
     "JobFailedError",
     "JobNotFoundError",
+    "MissingPackageError",
     "RuntimeNotFoundError",
     "TrainerError",
 ]
@@ -61,3 +63,15 @@ class InvalidTrainJobError(TrainerError, ValueError):
     def __init__(self, errors: Sequence[str]) -> None:
         super().__init__("\n".join(errors))
         self.errors = tuple(errors)
+
+
+class MissingPackageError(TrainerError, RuntimeError):
+    """A local job's command needs a module that the Python it runs in cannot import."""
+
+    def __init__(self, command: str, module: str, python: str, install: str) -> None:
+        super().__init__(
+            f"the job runs {command!r}, which needs the module {module!r}, but {python} cannot "
+            f"import it; install it with: {install}"
+        )
+        self.command = command
+        self.module = module

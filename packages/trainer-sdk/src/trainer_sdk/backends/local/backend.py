@@ -18,6 +18,7 @@ from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
 from trainer_sdk.backends.local import mpi
 from trainer_sdk.backends.local import pods as pod_plan
+from trainer_sdk.backends.local.needs import check_commands
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
 from trainer_sdk.backends.local.runner import end_process_group
 from trainer_sdk.configs import LocalBackendConfig
@@ -118,6 +119,9 @@ class LocalBackend(RuntimeBackend):
         expanded = pod_plan.expand_pods(planned.jobset, pod_plan.DEFAULT_MASTER_PORT)
         mpi.check_mpi_pods(expanded, planned.jobset, planned.others)
         pods = [pod for _, group in expanded for pod in group]
+        check_commands(
+            (pod.command for pod in pods), self.config.python or sys.executable, packages
+        )
         job_dir.path.mkdir(parents=True)
         write_json(job_dir.trainjob, manifest)
         write_json(job_dir.runtime, runtime_manifest)
