@@ -34,7 +34,7 @@ COMMAND_NEEDS: Final = (
     CommandNeed("torchrun", "torch", "torch", 'pip install "trainer-sdk[torch]"'),
     CommandNeed(
         "data-cache", "trainer_data_cache", "trainer-data-cache", "pip install trainer-data-cache"
-    ),  # fmt: skip
+    ),
 )
 _REQUIREMENT_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
