@@ -5,6 +5,8 @@ build a job's cache without importing ``trainer_data_cache`` (whose ``CacheDatas
 ``trainer_data_cache`` re-exports the same names.
 """
 
+from importlib import metadata as _metadata
+
 from data_cache_manifests.objects import (
     DATASET_ENV,
     ENDPOINT_ENV,
@@ -17,12 +19,15 @@ from data_cache_manifests.objects import (
     trainer_env,
 )
 
+__version__ = _metadata.version("data-cache-manifests")
+
 __all__ = [
     "DATASET_ENV",
     "ENDPOINT_ENV",
     "HEAD_PORT",
     "NODE_PORT",
     "ManifestArgumentError",
+    "__version__",
     "cache_endpoint",
     "cache_manifests",
     "serve_args",

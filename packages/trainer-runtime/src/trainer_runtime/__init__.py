@@ -6,6 +6,8 @@
 local backend alike); ``builtin_runtimes`` are the ClusterTrainingRuntimes shipped here.
 """
 
+from importlib import metadata as _metadata
+
 from trainer_runtime.builtin import builtin_runtimes
 from trainer_runtime.curve import CurveKeyPair
 from trainer_runtime.errors import (
@@ -20,6 +22,8 @@ from trainer_runtime.registry import PLUGINS
 from trainer_runtime.rendering import admit, render, validate
 from trainer_runtime.settings import Settings, StatusServer
 
+__version__ = _metadata.version("trainer-runtime")
+
 __all__ = [
     "PLUGINS",
     "BuildError",
@@ -33,6 +37,7 @@ __all__ = [
     "RuntimeInfo",
     "Settings",
     "StatusServer",
+    "__version__",
     "admit",
     "build",
     "builtin_runtimes",

@@ -1,5 +1,7 @@
 """TrainerClient (Kubeflow Trainer SDK compatible), local and Kubernetes backends, trainer CLI."""
 
+from importlib import metadata as _metadata
+
 from trainer_sdk import constants  # noqa: F401 - the constants module, as upstream exposes it
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.configs import (
@@ -63,6 +65,8 @@ from trainer_sdk.types import (
     TrainJobTemplate,
 )
 
+__version__ = _metadata.version("trainer-sdk")
+
 __all__ = [
     "DATASET_PATH",
     "MODEL_PATH",
@@ -117,5 +121,6 @@ __all__ = [
     "TrainerStatus",
     "TrainerType",
     "TrainingRuntimeSpecPatch",
+    "__version__",
     "update_trainjob_status",
 ]

@@ -117,6 +117,9 @@ def _fail(message: str, code: int = 2) -> None:
 
 
 @click.group()
+@click.version_option(
+    package_name="trainer-sdk", prog_name="trainer", message="%(prog)s %(version)s"
+)
 @click.option(
     "--backend",
     type=click.Choice(["auto", "local", "kubernetes"]),
@@ -422,4 +425,4 @@ def runtimes(context: click.Context, output: str) -> None:
 
 def main() -> None:
     """Console entry point."""
-    cli()
+    cli(prog_name="trainer")
