@@ -26,6 +26,7 @@ half is the thin driver that reads files, runs `build`, `twine`, `pip` and `kube
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import configparser
 import email.parser
 import json
@@ -419,7 +420,7 @@ def footprint_table(footprints: Iterable[Footprint]) -> str:
     rows = sorted(footprints, key=lambda row: (-row.installed_bytes, row.name))
     lines = [f"{'package':<24} {'installed':>11} {'dependencies':>12}"]
     lines += [
-        f"{row.name:<24} {row.installed_bytes / 2**20:>8.1f} MB {row.dependencies:>12}"
+        f"{row.name:<24} {row.installed_bytes / 2**20:>8.2f} MB {row.dependencies:>12}"
         for row in rows
     ]
     return "\n".join(lines)
@@ -615,13 +616,15 @@ def render_manifests(project: Project, dist: Path, version: str) -> list[str]:
     any other top-level kustomization but `base`) into `dist`, rendered with `kubectl kustomize`
     and validated; return the problems."""
     manifests = project.directory / "manifests"
+    # target -> (its directory, whether it must ship CRDs): an overlay installs the whole
+    # controller, CRDs included; another top-level kustomization (runtimes, CRDs) is a part.
     targets = {
-        path.parent.name: path.parent
-        for path in sorted(manifests.glob("overlays/*/kustomization.yaml"))
-    } | {
-        path.parent.name: path.parent
+        path.parent.name: (path.parent, False)
         for path in sorted(manifests.glob("*/kustomization.yaml"))
         if path.parent.name not in ("base", "overlays")
+    } | {
+        path.parent.name: (path.parent, True)
+        for path in sorted(manifests.glob("overlays/*/kustomization.yaml"))
     }
     if not targets:
         return []
@@ -629,13 +632,13 @@ def render_manifests(project: Project, dist: Path, version: str) -> list[str]:
     if kubectl is None:
         return [f"{project.name}: kubectl is not on PATH; it renders the install manifests"]
     problems = []
-    for target, directory in targets.items():
+    for target, (directory, with_crds) in targets.items():
         text = run([kubectl, "kustomize", directory], what=f"kubectl kustomize {directory}")
         output = dist / MANIFESTS_FILE.format(name=project.name, target=target)
         output.write_text(text)
         documents = [document for document in yaml.safe_load_all(text) if document]
         problems += manifest_problems(
-            output.name, documents, project.name, version, with_crds=target != "runtimes"
+            output.name, documents, project.name, version, with_crds=with_crds
         )
         problems += schema_problems(output.name, documents)
     return problems
@@ -784,7 +787,9 @@ def release(
         print(f"[{time.monotonic() - start:4.0f}s] {message}", flush=True)
 
     say(f"names free on {INDEX_URL}? {', '.join(chosen)}")
-    problems += name_problems(chosen, taken)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:  # one index query each
+        answers = dict(zip(chosen, pool.map(taken, chosen), strict=True))
+    problems += name_problems(chosen, answers.__getitem__)
     for name in chosen:
         problems += readme_problems(name, (projects[name].directory / "README.md").read_text())
     dist.mkdir(parents=True, exist_ok=True)
