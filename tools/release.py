@@ -796,7 +796,10 @@ def release(
     for stale in [*dist.glob("*.whl"), *dist.glob("*.tar.gz"), *dist.glob("*.yaml"),
                   *dist.glob(CONSTRAINTS_FILE.format(name="*"))]:  # fmt: skip
         stale.unlink()
-    license_text = (root / "LICENSE").read_bytes()
+    license_file = root / "LICENSE"
+    if not license_file.is_file():
+        raise ReleaseError(f"{license_file}: missing; every sdist and wheel ships it")
+    license_text = license_file.read_bytes()
     built = {}
     for name in chosen:
         say(f"build {name} {version}")
