@@ -519,7 +519,7 @@ def run(
         result = subprocess.run(
             [str(part) for part in command],
             cwd=cwd,
-            env=isolated_environment({**os.environ, **(env or {})}),
+            env={**isolated_environment(os.environ), **(env or {})},
             capture_output=True,
             text=True,
             check=False,
