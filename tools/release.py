@@ -513,6 +513,7 @@ def run(
     what: str,
     env: Mapping[str, str] | None = None,
     timeout: float | None = None,
+    tail_lines: int = 40,
 ) -> str:
     """Run a command and return its standard output; on failure raise with the output's tail."""
     try:
@@ -528,7 +529,7 @@ def run(
     except subprocess.TimeoutExpired as error:
         raise ReleaseError(f"{what} did not finish within {timeout:.0f} s") from error
     if result.returncode != 0:
-        tail = "\n".join((result.stdout + result.stderr).splitlines()[-40:])
+        tail = "\n".join((result.stdout + result.stderr).splitlines()[-tail_lines:])
         raise ReleaseError(f"{what} failed (exit {result.returncode}):\n{tail}")
     return result.stdout
 
@@ -678,56 +679,57 @@ def install_alone(
     expected: Collection[str],
     names: Collection[str],
     version: str,
+    scratch: Path,
 ) -> Installed:
-    """Install `wheel` (with the extras its README's install line names) into a fresh venv;
-    there import it, run each console command's --version and the README's quickstart."""
+    """Install `wheel` (with the extras its README's install line names) into a fresh venv in
+    the empty directory `scratch`; there import it, run each console command's --version and the
+    README's quickstart."""
     readme = (project.directory / "README.md").read_text()
     requirement = install_requirement(project.name, readme)
     extras = (
         f"[{','.join(sorted(requirement.extras))}]" if requirement and requirement.extras else ""
     )
-    with tempfile.TemporaryDirectory(prefix=f"release-{project.name}-") as scratch:
-        venv, report_file, constraints = (
-            Path(scratch, "venv"),
-            Path(scratch, "report.json"),
-            Path(scratch, "constraints.txt"),
+    venv, report_file, constraints = (
+        scratch / "venv",
+        scratch / "report.json",
+        scratch / "constraints.txt",
+    )
+    constraints.write_text(TORCH_PIN + "\n")
+    # The fresh venv has no pip of its own: this interpreter's pip installs into it.
+    run(
+        [sys.executable, "-m", "venv", "--without-pip", venv],
+        what=f"create a venv for {project.name}",
+    )
+    python = venv / "bin" / "python"
+    run(
+        [sys.executable, "-m", "pip", "--python", python, "install", "--quiet",
+         "--no-compile", "--find-links", dist, "--constraint", constraints,
+         "--report", report_file, f"{wheel}{extras}"],
+        what=f"pip install {wheel.name}{extras} alone",
+    )  # fmt: skip
+    report = json.loads(report_file.read_text())
+    problems = install_problems(report, expected, names, dist.resolve().as_uri())
+    with zipfile.ZipFile(wheel) as archive:
+        modules = top_level_packages(archive.namelist())
+        entry_points = "".join(
+            archive.read(name).decode()
+            for name in archive.namelist()
+            if name.endswith(".dist-info/entry_points.txt")
         )
-        constraints.write_text(TORCH_PIN + "\n")
-        # The fresh venv has no pip of its own: this interpreter's pip installs into it.
-        run(
-            [sys.executable, "-m", "venv", "--without-pip", venv],
-            what=f"create a venv for {project.name}",
-        )
-        python = venv / "bin" / "python"
-        run(
-            [sys.executable, "-m", "pip", "--python", python, "install", "--quiet",
-             "--no-compile", "--find-links", dist, "--constraint", constraints,
-             "--report", report_file, f"{wheel}{extras}"],
-            what=f"pip install {wheel.name}{extras} alone",
-        )  # fmt: skip
-        report = json.loads(report_file.read_text())
-        problems = install_problems(report, expected, names, dist.resolve().as_uri())
-        with zipfile.ZipFile(wheel) as archive:
-            modules = top_level_packages(archive.namelist())
-            entry_points = "".join(
-                archive.read(name).decode()
-                for name in archive.namelist()
-                if name.endswith(".dist-info/entry_points.txt")
-            )
-        if not modules:
-            problems.append(f"{wheel.name}: installs no importable package")
-        else:
-            problems += _imported_from(python, modules, venv, Path(scratch))
-        for command in console_scripts(entry_points):
-            output = run([venv / "bin" / command, "--version"], cwd=Path(scratch),
-                         what=f"{command} --version in the fresh venv")  # fmt: skip
-            problem = version_problem(command, output, version)
-            problems += [problem] if problem else []
-        problems += _run_quickstart(project, readme, venv, Path(scratch))
-        site = next(venv.glob("lib/python*/site-packages"))
-        size = sum(path.stat().st_size for path in site.rglob("*") if path.is_file())
-        footprint = Footprint(project.name, size, len(report.get("install", [])) - 1)
-        return Installed(problems, footprint, constraints_text(report))
+    if not modules:
+        problems.append(f"{wheel.name}: installs no importable package")
+    else:
+        problems += _imported_from(python, modules, venv, scratch)
+    for command in console_scripts(entry_points):
+        output = run([venv / "bin" / command, "--version"], cwd=scratch,
+                     what=f"{command} --version in the fresh venv")  # fmt: skip
+        problem = version_problem(command, output, version)
+        problems += [problem] if problem else []
+    problems += _run_quickstart(project, readme, venv, scratch)
+    site = next(venv.glob("lib/python*/site-packages"))
+    size = sum(path.stat().st_size for path in site.rglob("*") if path.is_file())
+    footprint = Footprint(project.name, size, len(report.get("install", [])) - 1)
+    return Installed(problems, footprint, constraints_text(report))
 
 
 def _imported_from(python: Path, modules: Sequence[str], venv: Path, cwd: Path) -> list[str]:
@@ -764,7 +766,8 @@ def _run_quickstart(project: Project, readme: str, venv: Path, scratch: Path) ->
     }
     try:
         run([interpreter, script], cwd=home, env=environ, timeout=QUICKSTART_TIMEOUT_SECONDS,
-            what=f"{project.name}'s README quickstart ({quickstart.language})")  # fmt: skip
+            what=f"{project.name}'s README quickstart ({quickstart.language})",
+            tail_lines=200)  # fmt: skip
     except ReleaseError as error:
         return [str(error)]
     return []
@@ -814,13 +817,21 @@ def release(
         problems += rendered
     targets = [canonicalize_name(name) for name in selected] or chosen
     footprints = []
-    for name in targets:
-        expected = dependency_closure(projects, [name])
-        say(f"install {name} alone (repo packages it pulls in: {', '.join(expected)})")
-        installed = install_alone(projects[name], built[name][0], dist, expected, names, version)
-        problems += installed.problems
-        footprints.append(installed.footprint)
-        (dist / CONSTRAINTS_FILE.format(name=name)).write_text(installed.constraints)
+    # A venv with torch is a gigabyte of small files: each is deleted while the next installs.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as cleaner:
+        for name in targets:
+            expected = dependency_closure(projects, [name])
+            say(f"install {name} alone (repo packages it pulls in: {', '.join(expected)})")
+            scratch = Path(tempfile.mkdtemp(prefix=f"release-{name}-"))
+            try:
+                installed = install_alone(
+                    projects[name], built[name][0], dist, expected, names, version, scratch
+                )
+            finally:
+                cleaner.submit(shutil.rmtree, scratch, ignore_errors=True)
+            problems += installed.problems
+            footprints.append(installed.footprint)
+            (dist / CONSTRAINTS_FILE.format(name=name)).write_text(installed.constraints)
     say("done")
     print(footprint_table(footprints), flush=True)
     return problems
