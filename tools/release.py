@@ -784,6 +784,10 @@ def release(
     if problems:
         return problems
     chosen = dependency_closure(projects, selected or projects)
+    license_file = root / "LICENSE"
+    if not license_file.is_file():
+        raise ReleaseError(f"{license_file}: missing; every sdist and wheel ships it")
+    license_text = license_file.read_bytes()
     start = time.monotonic()
 
     def say(message: str) -> None:
@@ -799,10 +803,6 @@ def release(
     for stale in [*dist.glob("*.whl"), *dist.glob("*.tar.gz"), *dist.glob("*.yaml"),
                   *dist.glob(CONSTRAINTS_FILE.format(name="*"))]:  # fmt: skip
         stale.unlink()
-    license_file = root / "LICENSE"
-    if not license_file.is_file():
-        raise ReleaseError(f"{license_file}: missing; every sdist and wheel ships it")
-    license_text = license_file.read_bytes()
     built = {}
     for name in chosen:
         say(f"build {name} {version}")
@@ -813,8 +813,7 @@ def release(
         what="twine check")  # fmt: skip
     say(f"twine check: {len(archives)} files pass")
     for name in chosen:
-        rendered = render_manifests(projects[name], dist, version)
-        problems += rendered
+        problems += render_manifests(projects[name], dist, version)
     targets = [canonicalize_name(name) for name in selected] or chosen
     footprints = []
     # A venv with torch is a gigabyte of small files: each is deleted while the next installs.
