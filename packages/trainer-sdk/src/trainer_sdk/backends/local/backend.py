@@ -18,8 +18,8 @@ from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
 from trainer_sdk.backends.local import mpi
 from trainer_sdk.backends.local import pods as pod_plan
-from trainer_sdk.backends.local.needs import check_commands
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
+from trainer_sdk.backends.local.needs import check_commands
 from trainer_sdk.backends.local.runner import end_process_group
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
