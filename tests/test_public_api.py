@@ -1,6 +1,7 @@
-"""Each package's public API is exactly what its ``__all__`` lists."""
+"""Each package's public API is exactly what its ``__all__`` lists, ``__version__`` included."""
 
 import importlib
+from pathlib import Path
 from types import ModuleType
 
 import pytest
@@ -26,4 +27,10 @@ def test_all_lists_exactly_the_public_names(name: str) -> None:
         for attribute, value in vars(package).items()
         if not attribute.startswith("_") and not isinstance(value, ModuleType)
     }
-    assert set(package.__all__) == public
+    assert set(package.__all__) == public | {"__version__"}
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_version_is_the_release_version(name: str) -> None:
+    version = (Path(__file__).resolve().parents[1] / "VERSION").read_text().strip()
+    assert importlib.import_module(name).__version__ == version

@@ -6,7 +6,6 @@ import subprocess
 import sys
 import textwrap
 import tomllib
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -191,6 +190,12 @@ def test_parse_project_names_the_bad_requirement() -> None:
 METADATA = """Metadata-Version: 2.4
 Name: trainer-sdk
 Version: 0.1.0
+Summary: TrainerClient.
+Author: The authors
+License-Expression: Apache-2.0
+License-File: LICENSE
+Classifier: Typing :: Typed
+Project-URL: Homepage, https://example.org
 Requires-Dist: trainer-api==0.1.0
 Requires-Dist: pyyaml>=6
 
@@ -216,6 +221,18 @@ The README.
             METADATA.replace("Name: trainer-sdk", "Name: trainer-api"),
             ["trainer-sdk: metadata names 'trainer-api'"],
             id="wrong-name",
+        ),
+        pytest.param(
+            METADATA.replace("License-File: LICENSE\n", "").replace(
+                "Classifier: Typing :: Typed\n", ""
+            ),
+            [
+                "trainer-sdk: metadata has no License-File (set project.license-files in "
+                "pyproject.toml)",
+                "trainer-sdk: metadata has no Classifier (set project.classifiers in "
+                "pyproject.toml)",
+            ],
+            id="no-licence-file-no-classifiers",
         ),
     ],
 )
@@ -322,14 +339,232 @@ def test_bump_to_an_older_version_changes_nothing(tmp_path: Path) -> None:
     assert (root / "VERSION").read_text() == "0.3.0\n"
 
 
-def run_release(*args: str) -> subprocess.CompletedProcess[str]:
+def test_name_problems_ask_the_injected_lookup_for_every_name() -> None:
+    asked: list[str] = []
+
+    def taken(name: str) -> bool:
+        asked.append(name)
+        return name == "data-cache"
+
+    assert release.name_problems(["trainer-api", "data-cache"], taken) == [
+        "data-cache: the name is taken on the package index by another project (pip download "
+        "--no-deps data-cache finds it); `pip install data-cache` would not install this package"
+    ]
+    assert sorted(asked) == ["data-cache", "trainer-api"]
+
+
+FENCE = "```"
+README = f"""# trainer-sdk
+
+What it is.
+
+## Install
+
+{FENCE}bash
+pip install "trainer-sdk[torch]"   # the local backend
+{FENCE}
+
+## Quickstart
+
+{FENCE}console
+$ trainer list
+{FENCE}
+
+{FENCE}python
+print("hello")
+{FENCE}
+
+## Usage
+
+See [the docs](https://example.org/docs), [a section](#usage) and `[grid](...)` in code.
+"""
+
+
+def test_readme_install_line_and_quickstart() -> None:
+    assert release.readme_problems("trainer-sdk", README) == []
+    requirement = release.install_requirement("trainer-sdk", README)
+    assert requirement is not None and requirement.extras == {"torch"}
+    assert release.quickstart_of(README) == release.Quickstart("python", 'print("hello")\n')
+
+
+@pytest.mark.parametrize(
+    ("readme", "problem"),
+    [
+        pytest.param(
+            README + "\nMore in [the API](../trainer-api/README.md).\n",
+            "trainer-sdk: README.md links to '../trainer-api/README.md', which does not exist off "
+            "the repository (on the package index); use an absolute URL",
+            id="relative-link",
+        ),
+        pytest.param(
+            README.replace("pip install", "pipx install"),
+            "trainer-sdk: README.md has no `pip install trainer-sdk` line in a code block",
+            id="no-install-line",
+        ),
+        pytest.param(
+            README.replace('pip install "trainer-sdk[torch]"', "pip install trainer-api"),
+            "trainer-sdk: README.md has no `pip install trainer-sdk` line in a code block",
+            id="install-line-of-another-package",
+        ),
+        pytest.param(
+            README.replace("## Quickstart", "## Example"),
+            "trainer-sdk: README.md has no '## Quickstart' section with a python or bash block",
+            id="no-quickstart",
+        ),
+    ],
+)
+def test_readme_problems(readme: str, problem: str) -> None:
+    assert release.readme_problems("trainer-sdk", readme) == [problem]
+
+
+def test_console_scripts_of_a_wheel() -> None:
+    entry_points = "[console_scripts]\nmpi-worker = a:b\nmpi-launch = a:c\n\n[other]\nx = y:z\n"
+    assert release.console_scripts(entry_points) == ["mpi-launch", "mpi-worker"]
+    assert release.console_scripts("") == []
+
+
+@pytest.mark.parametrize(
+    ("output", "ok"),
+    [
+        pytest.param("trainer 0.1.0\n", True, id="argparse-style"),
+        pytest.param("warning: x\ndata-cache 0.1.0\n", True, id="last-line"),
+        pytest.param("trainer, version 0.1.0\n", True, id="click-default"),
+        pytest.param("trainer 0.1.0rc1\n", False, id="other-version"),
+        pytest.param("", False, id="nothing"),
+    ],
+)
+def test_version_problem(output: str, ok: bool) -> None:
+    problem = release.version_problem("trainer", output, "0.1.0")
+    assert (problem is None) == ok
+
+
+def test_constraints_pin_everything_installed() -> None:
+    installed = {
+        "install": [
+            {"metadata": {"name": "PyYAML", "version": "6.0.2"}},
+            {"metadata": {"name": "trainer_api", "version": "0.1.0"}},
+        ]
+    }
+    assert release.constraints_text(installed) == "pyyaml==6.0.2\ntrainer-api==0.1.0\n"
+
+
+def test_footprint_table_largest_first() -> None:
+    table = release.footprint_table(
+        [
+            release.Footprint("trainer-api", 10 * 2**20, 6),
+            release.Footprint("gems-kernels", 2**30, 9),
+        ]
+    )
+    assert table.splitlines() == [
+        "package                    installed dependencies",
+        "gems-kernels              1024.00 MB            9",
+        "trainer-api                 10.00 MB            6",
+    ]
+
+
+def deployment(image: str) -> dict[str, object]:
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "trainer-controller"},
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": image}]}}},
+    }
+
+
+CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1",
+    "kind": "CustomResourceDefinition",
+    "metadata": {"name": "trainjobs.trainer.kubeflow.org"},
+}
+
+
+@pytest.mark.parametrize(
+    ("documents", "with_crds", "problems"),
+    [
+        pytest.param([CRD, deployment("ghcr.io/x/trainer-controller:0.2.0")], True, [], id="good"),
+        pytest.param(
+            [deployment("ghcr.io/x/trainer-controller:0.1.0"), deployment("busybox:1")],
+            False,
+            ["f.yaml: image ghcr.io/x/trainer-controller:0.1.0 is not tagged 0.2.0"],
+            id="stale-tag-other-images-ignored",
+        ),
+        pytest.param(
+            [deployment("ghcr.io/x/trainer-controller:0.2.0")],
+            True,
+            ["f.yaml: has no CustomResourceDefinition (an install file ships its CRDs)"],
+            id="overlay-without-crds",
+        ),
+        pytest.param(
+            [CRD, {"kind": "ConfigMap"}],
+            True,
+            ["f.yaml: document 1 has no apiVersion, kind and metadata.name"],
+            id="no-identity",
+        ),
+    ],
+)
+def test_manifest_problems(documents: list[object], with_crds: bool, problems: list[str]) -> None:
+    assert (
+        release.manifest_problems("f.yaml", documents, "trainer-controller", "0.2.0", with_crds)
+        == problems
+    )
+
+
+LICENSE = b"Apache License\nVersion 2.0\n"
+
+
+@pytest.mark.parametrize(
+    ("files", "problems"),
+    [
+        pytest.param(
+            {"p-1.dist-info/licenses/LICENSE": LICENSE, "p/__init__.py": None, "p/py.typed": None},
+            [],
+            id="wheel",
+        ),
+        pytest.param({"p-1/LICENSE": LICENSE, "p-1/src/p/py.typed": None}, [], id="sdist"),
+        pytest.param({"p/py.typed": None}, ["a.whl: ships no LICENSE"], id="no-licence"),
+        pytest.param(
+            {"p-1/LICENSE": b"MIT", "p-1/src/p/py.typed": None},
+            ["a.whl: p-1/LICENSE is not the repository's LICENSE"],
+            id="other-licence",
+        ),
+        pytest.param(
+            {"p-1/LICENSE": LICENSE},
+            ["a.whl: ships no p/py.typed (the package has type hints)"],
+            id="no-py-typed",
+        ),
+    ],
+)
+def test_shipped_problems(files: dict[str, bytes | None], problems: list[str]) -> None:
+    assert release.shipped_problems("a.whl", files, LICENSE, ["p"]) == problems
+
+
+def test_bump_sets_the_image_tag_of_kustomizations(tmp_path: Path) -> None:
+    root = make_repo(tmp_path, "0.1.0", {"trainer-controller": pyproject("trainer-controller")})
+    kustomization = root / "packages/trainer-controller/manifests/base/kustomization.yaml"
+    kustomization.parent.mkdir(parents=True)
+    kustomization.write_text("images:\n  - name: trainer-controller\n    newTag: 0.1.0\n")
+    release.bump(root, "0.2.0")
+    assert kustomization.read_text() == (
+        "images:\n  - name: trainer-controller\n    newTag: 0.2.0\n"
+    )
+
+
+def test_parse_project_reads_the_quickstart_env() -> None:
+    text = (
+        pyproject("gems-kernels") + '[tool.release]\nquickstart-env = { TRITON_INTERPRET = "1" }\n'
+    )
+    project = release.parse_project(tomllib.loads(text), Path("packages/gems-kernels"))
+    assert project.quickstart_env == {"TRITON_INTERPRET": "1"}
+
+
+def run_release(*args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     """The release command line, as `hatch run release:release` runs it."""
     return subprocess.run(
         [sys.executable, str(ROOT / "tools" / "release.py"), *args],
         capture_output=True,
         text=True,
         check=False,
-        timeout=600,
+        timeout=timeout,
     )
 
 
@@ -355,32 +590,55 @@ def test_command_line_wants_a_version_or_check(args: list[str]) -> None:
     assert "give either NEW_VERSION or --check" in result.stderr
 
 
+# Three fresh venvs get torch (gems-kernels, trainer-data-cache, trainer-sdk[torch]): minutes on a
+# loaded 2-core machine, so this one test has a longer bound than the suite's default.
 @pytest.mark.e2e
-def test_trainer_api_and_gems_kernels_build_and_install_alone(tmp_path: Path) -> None:
-    """The real check: build, twine check, install each wheel alone in a fresh venv, import."""
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+def test_every_package_installs_alone_and_its_quickstart_runs(tmp_path: Path) -> None:
+    """The real check of every package (the one the release runs): names free on the index,
+    build, twine check, install manifests, then per package a fresh venv with the wheel alone (and
+    its README's extras), imports, each console command's --version and the README quickstart."""
     dist = tmp_path / "dist"
-    result = run_release("--check", "--package", "trainer-api", "--package", "gems-kernels",
-                         "--dist", str(dist))  # fmt: skip
+    result = run_release("--check", "--dist", str(dist), timeout=2300)
     assert result.returncode == 0, result.stdout + result.stderr
     version = (ROOT / "VERSION").read_text().strip()
-    assert sorted(path.name for path in dist.iterdir()) == [
-        f"gems_kernels-{version}-py3-none-any.whl",
-        f"gems_kernels-{version}.tar.gz",
-        f"trainer_api-{version}-py3-none-any.whl",
-        f"trainer_api-{version}.tar.gz",
-    ]
-    assert "install gems-kernels alone (repo packages it pulls in: gems-kernels)" in result.stdout
-    with zipfile.ZipFile(dist / f"trainer_api-{version}-py3-none-any.whl") as wheel:
-        assert "trainer_api/__init__.py" in wheel.namelist()
+    projects = release.read_projects(ROOT)
+    files = {path.name for path in dist.iterdir()}
+    for name in projects:
+        module = name.replace("-", "_")
+        assert {f"{module}-{version}-py3-none-any.whl", f"{module}-{version}.tar.gz"} <= files
+        assert f"{name}-constraints.txt" in files
+        assert f"install {name} alone" in result.stdout
+    assert {
+        "trainer-controller-standalone.yaml",
+        "trainer-controller-cert-manager.yaml",
+        "trainer-controller-runtimes.yaml",
+    } <= files
+    constraints = (dist / "trainer-controller-constraints.txt").read_text().splitlines()
+    assert f"trainer-controller=={version}" in constraints
+    assert not any(line.startswith("kubernetes==") for line in constraints)
+    table = result.stdout[result.stdout.index("package ") :].splitlines()
+    assert sorted(line.split()[0] for line in table[1 : len(projects) + 1]) == sorted(projects)
 
 
-def write_package(root: Path, name: str, code: str) -> None:
-    """A minimal hatchling package at root/packages/<name> whose module holds `code`."""
+def write_package(root: Path, name: str, code: str, quickstart: str | None = None) -> None:
+    """A minimal hatchling package at root/packages/<name> whose module holds `code`, with a
+    LICENSE, a README (install line and quickstart) and a `NAME-hello` console command."""
     module = name.replace("-", "_")
     directory = root / "packages" / name
     (directory / "src" / module).mkdir(parents=True)
     (directory / "src" / module / "__init__.py").write_text(code)
-    (directory / "README.md").write_text(f"# {name}\n\nA package for the release tests.\n")
+    (directory / "src" / module / "py.typed").write_text("")
+    (directory / "src" / module / "cli.py").write_text(
+        "import sys\ndef main() -> None:\n    print(sys.argv[1:])\n"
+    )
+    (directory / "LICENSE").write_text("The licence.\n")
+    (directory / "README.md").write_text(
+        f"# {name}\n\nA package for the release tests.\n\n## Install\n\n"
+        f"```bash\npip install {name}\n```\n\n## Quickstart\n\n"
+        f"```python\n{quickstart or f'import {module}'}\n```\n"
+    )
     (directory / "pyproject.toml").write_text(
         textwrap.dedent(
             f"""\
@@ -390,8 +648,19 @@ def write_package(root: Path, name: str, code: str) -> None:
 
             [project]
             name = "{name}"
+            description = "A package for the release tests."
             readme = "README.md"
+            license = "Apache-2.0"
+            license-files = ["LICENSE"]
+            authors = [{{ name = "Tests" }}]
+            classifiers = ["Typing :: Typed"]
             dynamic = ["version"]
+
+            [project.urls]
+            Homepage = "https://example.org"
+
+            [project.scripts]
+            {name}-hello = "{module}.cli:main"
 
             [tool.hatch.version]
             path = "../../VERSION"
@@ -404,15 +673,59 @@ def write_package(root: Path, name: str, code: str) -> None:
     )
 
 
-@pytest.mark.e2e
-def test_check_fails_when_a_wheel_imports_an_undeclared_sibling(tmp_path: Path) -> None:
-    root = tmp_path / "repo"
+def small_repo(root: Path, **packages: tuple[str, str | None]) -> Path:
+    """A repo at `root` with VERSION 1.0.0, a LICENSE and the packages (code, quickstart)."""
     root.mkdir()
     (root / "VERSION").write_text("1.0.0\n")
-    write_package(root, "solo-base", "VALUE = 1\n")
-    write_package(root, "solo-user", "from solo_base import VALUE\n")  # not in its dependencies
-    result = run_release("--check", "--root", str(root), "--dist", str(tmp_path / "dist"))
-    assert result.returncode == 1
-    assert "install solo-base alone (repo packages it pulls in: solo-base)" in result.stdout
-    assert "import solo_user from the fresh venv failed" in result.stderr
-    assert "No module named 'solo_base'" in result.stderr
+    (root / "LICENSE").write_text("The licence.\n")
+    for name, (code, quickstart) in packages.items():
+        write_package(root, name.replace("_", "-"), code, quickstart)
+    return root
+
+
+@pytest.mark.e2e
+def test_check_fails_when_a_wheel_imports_an_undeclared_sibling(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = small_repo(
+        tmp_path / "repo",
+        solo_base=("VALUE = 1\n", None),
+        solo_user=("from solo_base import VALUE\n", None),  # not in its dependencies
+    )
+    with pytest.raises(release.ReleaseError) as raised:
+        release.release(root, tmp_path / "dist", [], taken=lambda name: False)
+    assert (
+        "install solo-base alone (repo packages it pulls in: solo-base)" in capsys.readouterr().out
+    )
+    assert "import solo_user from the fresh venv failed" in str(raised.value)
+    assert "No module named 'solo_base'" in str(raised.value)
+
+
+@pytest.mark.e2e
+def test_check_reports_a_taken_name_a_bad_command_and_a_failing_quickstart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = small_repo(
+        tmp_path / "repo",
+        solo_fine=("VALUE = 1\n", "import solo_fine\nprint(solo_fine.VALUE)"),
+        solo_broken=("VALUE = 1\n", "raise SystemExit('the quickstart broke')"),
+    )
+    problems = release.release(root, tmp_path / "dist", [], taken=lambda name: name == "solo-fine")
+    assert problems[0].startswith("solo-fine: the name is taken on the package index")
+    assert (
+        "solo-broken-hello --version printed \"['--version']\", expected a line ending in 1.0.0"
+        in problems
+    )
+    assert any(
+        "solo-broken's README quickstart (python) failed (exit 1)" in problem
+        and "the quickstart broke" in problem
+        for problem in problems
+    )
+    assert len(problems) == 4, problems  # and solo-fine-hello's --version
+    assert "solo-fine  " in capsys.readouterr().out  # the footprint table
+
+
+@pytest.mark.e2e
+def test_the_index_lookup_finds_a_taken_name_and_not_a_free_one() -> None:
+    assert release.taken_on_index("data-cache")  # an unrelated project on the index
+    assert not release.taken_on_index("trainer-data-cache")

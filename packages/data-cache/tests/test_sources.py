@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import fsspec
@@ -143,3 +144,12 @@ def test_unknown_columns_and_formats_are_refused(tmp_path: Path) -> None:
         resolve_source(str(path), format="orc")
     with pytest.raises(InvalidArgumentError, match="paths: expected at least one"):
         resolve_source([])
+
+
+def test_an_iceberg_source_without_pyiceberg_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table_dir = write_iceberg(tmp_path)
+    monkeypatch.setitem(sys.modules, "pyiceberg.table", None)  # as if not installed
+    with pytest.raises(SourceError, match=r'pip install "trainer-data-cache\[iceberg\]"'):
+        resolve_source(str(table_dir))

@@ -1,7 +1,9 @@
-"""The image recipe: multi-stage, non-root, and the wheels it installs provide its entrypoint.
+"""The image recipe: multi-stage, non-root, from the release's wheels with the release's pinned
+constraints, a base image given as a build argument, and the wheels it installs provide its
+entrypoint.
 
-No image can be built here, so this builds the same wheels the Dockerfile builds (offline, without
-dependencies) and checks what they declare.
+No image can be built here, so this builds the wheels of the controller and its sibling packages
+(offline, without dependencies) and checks what they declare.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Final
 
 import pytest
 
+import release
+
 PACKAGE: Final = Path(__file__).resolve().parents[1]
 REPO: Final = PACKAGE.parents[1]
 DOCKERFILE: Final = (PACKAGE / "Dockerfile").read_text()
@@ -29,11 +33,24 @@ def test_dockerfile_is_multi_stage_and_non_root() -> None:
     assert "--no-index" in DOCKERFILE  # the final stage installs only the wheels built in the first
 
 
+def test_base_image_is_a_build_argument_of_every_stage() -> None:
+    assert re.search(r"^ARG BASE_IMAGE=\S+$", DOCKERFILE, re.MULTILINE)
+    bases = re.findall(r"^FROM (\S+)", DOCKERFILE, re.MULTILINE)
+    assert bases and set(bases) == {"${BASE_IMAGE}"}
+
+
+def test_installs_the_release_wheels_with_the_release_constraints() -> None:
+    constraints = release.CONSTRAINTS_FILE.format(name="trainer-controller")
+    assert "--find-links /dist" in DOCKERFILE and "COPY dist/ /dist/" in DOCKERFILE
+    assert f"--constraint /dist/{constraints}" in DOCKERFILE
+
+
 @pytest.mark.slow
 def test_wheels_it_installs_provide_the_entrypoint(tmp_path: Path) -> None:
-    packages = re.findall(
-        r"\./packages/([\w-]+)", DOCKERFILE.split("pip wheel", 1)[1].split("\n\n", 1)[0]
-    )
+    packages = [
+        release.read_projects(REPO)[name].directory.name
+        for name in release.dependency_closure(release.read_projects(REPO), ["trainer-controller"])
+    ]
     assert "trainer-controller" in packages
     entrypoint = re.search(r'^ENTRYPOINT \["([^"]+)"', DOCKERFILE, re.MULTILINE)
     assert entrypoint is not None

@@ -259,7 +259,7 @@ def test_run_python_file_on_two_nodes(tmp_path: Path) -> None:
 def test_version_is_the_distributions(tmp_path: Path) -> None:
     code, out, _ = invoke(tmp_path, "--version")
     assert code == 0
-    assert out.strip() == f"trainer, version {importlib.metadata.version('trainer-sdk')}"
+    assert out.strip() == f"trainer {importlib.metadata.version('trainer-sdk')}"
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,8 @@ build a job's cache without importing ``trainer_data_cache`` (whose ``CacheDatas
 ``trainer_data_cache`` re-exports the same names.
 """
 
+from importlib import metadata as _metadata
+
 from data_cache_manifests.objects import (
     ADMIN_TOKEN_ENV,
     ADMIN_TOKEN_KEY,
@@ -22,6 +24,8 @@ from data_cache_manifests.objects import (
     trainer_env,
 )
 
+__version__ = _metadata.version("data-cache-manifests")
+
 __all__ = [
     "ADMIN_TOKEN_ENV",
     "ADMIN_TOKEN_KEY",
@@ -32,6 +36,7 @@ __all__ = [
     "TOKEN_ENV",
     "TOKEN_KEY",
     "ManifestArgumentError",
+    "__version__",
     "cache_endpoint",
     "cache_manifests",
     "serve_args",

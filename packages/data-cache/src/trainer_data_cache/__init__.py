@@ -4,6 +4,8 @@ Serve data with ``LocalCache`` (or ``data-cache serve PATH``) and read it in tra
 ``CacheDataset``; every rank and DataLoader worker gets its own disjoint, complete share.
 """
 
+from importlib import metadata as _metadata
+
 from data_cache_manifests import (
     ADMIN_TOKEN_ENV,
     ADMIN_TOKEN_KEY,
@@ -45,6 +47,8 @@ from trainer_data_cache.server.head import HeadServer
 from trainer_data_cache.server.local import LocalCache
 from trainer_data_cache.server.node import NodeServer
 
+__version__ = _metadata.version("trainer-data-cache")
+
 __all__ = [
     "ADMIN_TOKEN_ENV",
     "ADMIN_TOKEN_KEY",
@@ -76,6 +80,7 @@ __all__ = [
     "UnknownColumnError",
     "UnsafeForkError",
     "UnsupportedCallError",
+    "__version__",
     "cache_endpoint",
     "cache_manifests",
     "plan_batches",

@@ -80,6 +80,9 @@ def _with_source(command: _Command) -> _Command:
 
 
 @click.group()
+@click.version_option(
+    package_name="trainer-data-cache", prog_name="data-cache", message="%(prog)s %(version)s"
+)
 def main() -> None:
     """An Arrow Flight cache that streams exact shards of a dataset to training ranks."""
 

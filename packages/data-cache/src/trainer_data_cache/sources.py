@@ -195,8 +195,13 @@ def _uri(path: str) -> str:
 
 
 def _iceberg_table(metadata: str):  # type: ignore[no-untyped-def]
-    from pyiceberg.table import StaticTable
-
+    try:
+        from pyiceberg.table import StaticTable
+    except ModuleNotFoundError as error:
+        raise SourceError(
+            f"paths: {metadata!r} is an Iceberg table, which needs pyiceberg: "
+            'pip install "trainer-data-cache[iceberg]"'
+        ) from error
     try:
         return StaticTable.from_metadata(metadata)
     except Exception as error:  # pyiceberg raises many kinds for unreadable metadata

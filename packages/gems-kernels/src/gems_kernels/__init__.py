@@ -4,6 +4,8 @@
 on Triton kernels; ``gems_kernels.ops`` and ``gems_kernels.fused`` call them directly.
 """
 
+from importlib import metadata as _metadata
+
 from gems_kernels import backends as _backends
 from gems_kernels import fused as fused
 from gems_kernels import ops as ops
@@ -13,8 +15,11 @@ from gems_kernels.registration import all_registered_ops
 
 vendor_name: str = _backends.current_vendor().name
 
+__version__ = _metadata.version("gems-kernels")
+
 __all__ = [
     "GemsSession",
+    "__version__",
     "all_registered_ops",
     "disable",
     "enable",

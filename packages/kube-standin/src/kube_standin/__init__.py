@@ -4,6 +4,8 @@ A test-support package of this repository (not published). What it does and does
 not cover is listed in the package README.
 """
 
+from importlib import metadata as _metadata
+
 from kube_standin.resources import (
     BUILTIN_TYPES,
     TRAINER_TYPES,
@@ -12,6 +14,8 @@ from kube_standin.resources import (
 )
 from kube_standin.server import ApiServer, TokenIdentity
 from kube_standin.store import ApiError, Store, WatchEvent
+
+__version__ = _metadata.version("kube-standin")
 
 __all__ = [
     "BUILTIN_TYPES",
@@ -22,5 +26,6 @@ __all__ = [
     "Store",
     "TokenIdentity",
     "WatchEvent",
+    "__version__",
     "types_from_crd",
 ]

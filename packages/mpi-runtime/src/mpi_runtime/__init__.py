@@ -1,5 +1,7 @@
 """The MPI launcher: hostfiles, SSH keys and mpirun commands for Open MPI, Intel MPI and MPICH."""
 
+from importlib import metadata as _metadata
+
 from mpi_runtime.commands import mpirun_command, shell_command, with_mpi4py
 from mpi_runtime.errors import (
     HostNotReadyError,
@@ -52,6 +54,8 @@ from mpi_runtime.ssh_keys import (
 )
 from mpi_runtime.workers import find_sshd, prepare_sshd, run_sshd
 
+__version__ = _metadata.version("mpi-runtime")
+
 __all__ = [
     "DEEPSPEED_LAUNCHERS",
     "MASTER_PORT",
@@ -80,6 +84,7 @@ __all__ = [
     "RanksNotStartedError",
     "SSHKeyPair",
     "StartWatch",
+    "__version__",
     "deepspeed_command",
     "detect_implementation",
     "exec_with_rank_env",

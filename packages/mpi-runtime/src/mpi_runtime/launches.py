@@ -18,6 +18,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Final
 
@@ -306,6 +307,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="mpi-launch",
         description="Wait for every host's sshd, then run CMD on every slot with mpirun.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('mpi-runtime')}")
     parser.add_argument(
         "--impl",
         choices=["openmpi", "intel", "mpich"],

@@ -13,6 +13,7 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
+from importlib.metadata import version
 from pathlib import Path
 from typing import Final, NoReturn
 
@@ -70,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="mpi-worker", description="Run sshd in the foreground with the job's mounted keys."
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('mpi-runtime')}")
     parser.add_argument("--ssh-dir", type=Path, default=Path.home() / ".ssh")
     parser.add_argument("--port", type=int, default=SSH_PORT)
     parser.add_argument(

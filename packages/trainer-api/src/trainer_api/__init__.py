@@ -3,6 +3,8 @@
 Parsing, validation, defaulting and CRD generation; see the package README.
 """
 
+from importlib import metadata as _metadata
+
 from trainer_api._base import (
     KEEP_UNKNOWN_FIELDS,
     ApiModel,
@@ -261,6 +263,8 @@ from trainer_api._wellknown import (
     VERSION,
 )
 
+__version__ = _metadata.version("trainer-api")
+
 __all__ = [
     "ANCESTOR_LABEL",
     "CLUSTER_TRAINING_RUNTIME_KIND",
@@ -473,6 +477,7 @@ __all__ = [
     "WeightedPodAffinityTerm",
     "WindowsSecurityContextOptions",
     "XGBoostMLPolicySource",
+    "__version__",
     "apply_defaults",
     "format_path",
     "is_dns1123_label",

@@ -6,6 +6,15 @@ Plan and writes status. ``trainer-controller run`` starts it; ``trainer-controll
 the objects one TrainJob becomes.
 """
 
+from importlib import metadata as _metadata
+
 from trainer_controller.operator import Operator, OperatorConfig, load_credentials
 
-__all__ = ["Operator", "OperatorConfig", "load_credentials"]
+__version__ = _metadata.version("trainer-controller")
+
+__all__ = [
+    "Operator",
+    "OperatorConfig",
+    "__version__",
+    "load_credentials",
+]

@@ -28,6 +28,11 @@ Runtime: TypeAlias = TrainingRuntime | ClusterTrainingRuntime
 
 
 @click.group()
+@click.version_option(
+    package_name="trainer-controller",
+    prog_name="trainer-controller",
+    message="%(prog)s %(version)s",
+)
 def cli() -> None:
     """The trainer controller: render TrainJobs into the objects that run them."""
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from trainer_controller.cli import cli
 
@@ -94,3 +97,45 @@ def test_cert_dir_without_certificates_names_the_missing_files(cluster, tmp_path
     )
     assert result.exit_code == 1
     assert "missing ca.crt, tls.crt, tls.key" in str(result.exception)
+
+
+@pytest.mark.parametrize(
+    ("kubeconfig", "message"),
+    [
+        pytest.param(None, "cannot start: no cluster to connect to", id="no-kubeconfig"),
+        pytest.param(
+            "http://127.0.0.1:1",
+            "cannot reach the API server http://127.0.0.1:1: Cannot connect to host",
+            id="unreachable",
+        ),
+    ],
+)
+def test_run_without_a_cluster_is_one_json_error_line(
+    tmp_path: Path, kubeconfig: str | None, message: str
+) -> None:
+    env = {**os.environ, "HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "absent")}
+    env.pop("KUBERNETES_SERVICE_HOST", None)
+    if kubeconfig is not None:
+        env["KUBECONFIG"] = str(tmp_path / "kc")
+        (tmp_path / "kc").write_text(
+            yaml.safe_dump(
+                {
+                    "current-context": "c",
+                    "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+                    "clusters": [{"name": "k", "cluster": {"server": kubeconfig}}],
+                    "users": [{"name": "u", "user": {"token": "t"}}],
+                }
+            )
+        )
+    config = tmp_path / "config.yaml"
+    config.write_text(CONFIG)
+    result = subprocess.run(
+        [sys.executable, "-c", "from trainer_controller.cli import main; main()", "run",
+         "--no-webhooks", "--config", str(config), "--log-format", "json"],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    entry = json.loads(lines[0])
+    assert entry["level"] == "ERROR" and message in entry["msg"], entry

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
-from trainer_controller.operator import load_credentials
+from trainer_controller.operator import Credentials, CredentialsError, load_credentials
+from trainer_controller.operator.credentials import in_cluster
 
 
 def kubeconfig(path: Path, cluster: dict[str, Any], user: dict[str, Any], **context: str) -> str:
@@ -45,3 +49,91 @@ def test_plain_http_needs_no_tls_context(tmp_path: Path) -> None:
         kubeconfig(tmp_path / "kc", {"server": "http://127.0.0.1:1"}, {})
     )
     assert credentials.ssl_context() is False and credentials.headers() == {}
+
+
+def test_embedded_certificates_become_private_files(tmp_path: Path) -> None:
+    ca, cert, key = b"CA PEM", b"CERT PEM", b"KEY PEM"
+    cluster = {
+        "server": "https://k:6443",
+        "certificate-authority-data": base64.b64encode(ca).decode(),
+    }
+    user = {
+        "client-certificate-data": base64.b64encode(cert).decode(),
+        "client-key-data": base64.b64encode(key).decode(),
+    }
+    credentials = load_credentials(kubeconfig(tmp_path / "kc", cluster, user))
+    files = (credentials.ca_path, credentials.certificate_path, credentials.private_key_path)
+    assert [Path(str(file)).read_bytes() for file in files] == [ca, cert, key]
+    assert {Path(str(file)).stat().st_mode & 0o777 for file in files} == {0o600}
+    assert credentials.headers() == {}
+
+
+def test_file_paths_are_relative_to_the_kubeconfig(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("from-file\n")
+    cluster = {"server": "https://k:6443", "certificate-authority": "ca.crt"}
+    user = {"tokenFile": "token", "client-certificate": "/abs/c.crt"}
+    credentials = load_credentials(kubeconfig(tmp_path / "kc", cluster, user))
+    assert (credentials.ca_path, credentials.certificate_path, credentials.token) == (
+        str(tmp_path / "ca.crt"),
+        "/abs/c.crt",
+        "from-file",
+    )
+
+
+def test_basic_auth_header(tmp_path: Path) -> None:
+    user = {"username": "admin", "password": "pw"}
+    credentials = load_credentials(kubeconfig(tmp_path / "kc", {"server": "https://k"}, user))
+    assert credentials.headers() == {"Authorization": "Basic YWRtaW46cHc="}
+    assert credentials.to_connection_info().username == "admin"
+
+
+def test_in_cluster_service_account(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("sa-token")
+    (tmp_path / "namespace").write_text("kubeflow-system")
+    credentials = in_cluster(
+        {"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"}, tmp_path
+    )
+    assert credentials == Credentials(
+        server="https://[fd00::1]:443",
+        token="sa-token",
+        ca_path=str(tmp_path / "ca.crt"),
+        default_namespace="kubeflow-system",
+    )
+
+
+def test_kubeconfig_from_the_environment(tmp_path: Path) -> None:
+    path = kubeconfig(tmp_path / "kc", {"server": "http://127.0.0.1:1"}, {})
+    missing = str(tmp_path / "missing")
+    credentials = load_credentials(environ={"KUBECONFIG": f"{missing}:{path}"})
+    assert credentials.server == "http://127.0.0.1:1"
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        pytest.param(None, "no cluster to connect to: not in a cluster", id="nothing"),
+        pytest.param("[]", "expected a mapping, got []", id="not-a-mapping"),
+        pytest.param("kind: Config\n", "current-context is not set", id="no-context"),
+        pytest.param(
+            "current-context: c\ncontexts: []\n", "contexts: no entry named 'c'", id="no-entry"
+        ),
+        pytest.param(
+            yaml.safe_dump(
+                {
+                    "current-context": "c",
+                    "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
+                    "clusters": [{"name": "k", "cluster": {"server": "https://k"}}],
+                    "users": [{"name": "u", "user": {"exec": {"command": "aws"}}}],
+                }
+            ),
+            "user 'u' logs in with 'exec', which trainer-controller does not run",
+            id="exec-plugin",
+        ),
+    ],
+)
+def test_errors_say_what_is_wrong(tmp_path: Path, document: str | None, message: str) -> None:
+    path = tmp_path / "config"
+    if document is not None:
+        path.write_text(document)
+    with pytest.raises(CredentialsError, match=re.escape(message)):
+        load_credentials(environ={"KUBECONFIG": str(path)})

@@ -8,6 +8,8 @@ runtime labels or the live JobSet; ``builtin_runtimes`` are the ClusterTrainingR
 here.
 """
 
+from importlib import metadata as _metadata
+
 from trainer_runtime.admission import deprecation_warnings, runtime_patch_errors
 from trainer_runtime.builtin import builtin_runtimes
 from trainer_runtime.curve import CurveKeyPair
@@ -23,6 +25,8 @@ from trainer_runtime.registry import PLUGINS
 from trainer_runtime.rendering import admission_errors, admit, render, validate
 from trainer_runtime.settings import Settings, StatusServer
 
+__version__ = _metadata.version("trainer-runtime")
+
 __all__ = [
     "PLUGINS",
     "BuildError",
@@ -36,6 +40,7 @@ __all__ = [
     "RuntimeInfo",
     "Settings",
     "StatusServer",
+    "__version__",
     "admission_errors",
     "admit",
     "build",

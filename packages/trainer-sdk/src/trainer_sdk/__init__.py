@@ -1,5 +1,7 @@
 """TrainerClient (Kubeflow Trainer SDK compatible), local and Kubernetes backends, trainer CLI."""
 
+from importlib import metadata as _metadata
+
 from trainer_sdk import constants  # noqa: F401 - the constants module, as upstream exposes it
 from trainer_sdk.backends.kubernetes.utils import get_tpu_num_nodes
 from trainer_sdk.client import TrainerClient
@@ -15,6 +17,7 @@ from trainer_sdk.errors import (
     InvalidTrainJobError,
     JobFailedError,
     JobNotFoundError,
+    MissingPackageError,
     RuntimeNotFoundError,
     TrainerError,
 )
@@ -65,6 +68,8 @@ from trainer_sdk.types import (
     TrainJobTemplate,
 )
 
+__version__ = _metadata.version("trainer-sdk")
+
 __all__ = [
     "DATASET_PATH",
     "MODEL_PATH",
@@ -96,6 +101,7 @@ __all__ = [
     "LoraConfig",
     "Loss",
     "MetricPoint",
+    "MissingPackageError",
     "Name",
     "PodSpecPatch",
     "PodTemplatePatch",
@@ -120,6 +126,7 @@ __all__ = [
     "TrainerType",
     "TrainingRuntimeSource",
     "TrainingRuntimeSpecPatch",
+    "__version__",
     "get_tpu_num_nodes",
     "log_metrics",
     "update_trainjob_status",

@@ -166,7 +166,9 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 
 @click.group()
-@click.version_option(package_name="trainer-sdk", prog_name="trainer")
+@click.version_option(
+    package_name="trainer-sdk", prog_name="trainer", message="%(prog)s %(version)s"
+)
 @click.option(
     "--backend",
     type=click.Choice(["auto", "local", "kubernetes"]),
@@ -706,4 +708,4 @@ def ui(
 
 def main() -> None:
     """Console entry point."""
-    cli()
+    cli(prog_name="trainer")

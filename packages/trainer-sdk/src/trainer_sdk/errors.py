@@ -5,7 +5,8 @@ TrainerError
 │                            raises RuntimeError, its local backends ValueError)
 ├── RuntimeNotFoundError    (also RuntimeError and ValueError, likewise)
 ├── JobFailedError          (also RuntimeError: wait_for_job_status raised it)
-└── InvalidTrainJobError    (also ValueError: bad arguments or manifest; carries field errors)
+├── InvalidTrainJobError    (also ValueError: bad arguments or manifest; carries field errors)
+└── MissingPackageError     (also RuntimeError: a local job needs a package this Python lacks)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ __all__ = [
     "InvalidTrainJobError",
     "JobFailedError",
     "JobNotFoundError",
+    "MissingPackageError",
     "RuntimeNotFoundError",
     "TrainerError",
 ]
@@ -85,3 +87,15 @@ class InvalidTrainJobError(TrainerError, ValueError):
     def __init__(self, errors: Sequence[FieldError]) -> None:
         super().__init__("\n".join(str(error) for error in errors))
         self.errors: tuple[FieldError, ...] = tuple(errors)
+
+
+class MissingPackageError(TrainerError, RuntimeError):
+    """A local job's command needs a module that the Python it runs in cannot import."""
+
+    def __init__(self, command: str, module: str, python: str, install: str) -> None:
+        super().__init__(
+            f"the job runs {command!r}, which needs the module {module!r}, but {python} cannot "
+            f"import it; install it with: {install}"
+        )
+        self.command = command
+        self.module = module

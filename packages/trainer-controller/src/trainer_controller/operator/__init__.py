@@ -4,12 +4,13 @@ admission webhooks, the progress endpoint, Lease-based leadership, probes and me
 
 from trainer_controller.operator.command import run
 from trainer_controller.operator.config import ConfigError, OperatorConfig, load_config
-from trainer_controller.operator.credentials import Credentials, load_credentials
+from trainer_controller.operator.credentials import Credentials, CredentialsError, load_credentials
 from trainer_controller.operator.runner import Operator
 
 __all__ = [
     "ConfigError",
     "Credentials",
+    "CredentialsError",
     "Operator",
     "OperatorConfig",
     "load_config",

@@ -3,19 +3,30 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 import sys
 from pathlib import Path
+from typing import NoReturn
 
+import aiohttp
 import click
 
 from trainer_controller.operator.config import ConfigError, OperatorConfig, load_config
-from trainer_controller.operator.credentials import Credentials, load_credentials
+from trainer_controller.operator.credentials import Credentials, CredentialsError, load_credentials
 from trainer_controller.operator.leader import LostLeadershipError
 from trainer_controller.operator.logs import configure_logging
 from trainer_controller.operator.runner import Operator
 
 __all__ = ["run"]
+
+_logger = logging.getLogger("trainer_controller")
+
+
+def _exit_with(message: str) -> NoReturn:
+    """One error record in the configured log format (a JSON line by default), then exit 1."""
+    _logger.error(message)
+    sys.exit(1)
 
 
 async def _serve(config: OperatorConfig, credentials: Credentials) -> None:
@@ -89,9 +100,17 @@ def run(
     except ConfigError as error:
         raise click.BadParameter(str(error), param_hint="--config") from error
     configure_logging(config.log_level, config.log_format)
-    credentials = load_credentials(str(kubeconfig) if kubeconfig else None)
+    try:
+        credentials = load_credentials(str(kubeconfig) if kubeconfig else None)
+    except CredentialsError as error:
+        _exit_with(f"cannot start: {error}")
     try:
         asyncio.run(_serve(config, credentials))
+    except aiohttp.ClientConnectionError as error:
+        _exit_with(
+            f"cannot reach the API server {credentials.server}: {error}; check the server of "
+            "the kubeconfig's current context and that the cluster is up"
+        )
     except LostLeadershipError as error:
         click.echo(f"error: {error}; exiting so that a standby takes over", err=True)
         sys.exit(1)

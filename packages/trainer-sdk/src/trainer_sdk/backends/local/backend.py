@@ -34,6 +34,7 @@ from trainer_sdk.backends.local.jobdir import (
     write_json,
     write_text,
 )
+from trainer_sdk.backends.local.needs import check_commands
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
@@ -144,6 +145,9 @@ class LocalBackend(RuntimeBackend):
         )
         mpi.check_mpi_pods(expanded, planned.jobset, planned.others)
         pods = [pod for _, group in expanded for pod in group]
+        check_commands(
+            (pod.command for pod in pods), self.config.python or sys.executable, packages
+        )
         make_private_dir(self.root)
         job_dir.path.mkdir(mode=0o700)
         # Held from here on, by this client and then by the supervisor: a job whose lock is free
