@@ -92,6 +92,14 @@ def index_add(
     self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, *, alpha: Any = 1
 ) -> torch.Tensor:
     """aten::index_add: a copy of ``self`` with alpha * source rows added at ``index``."""
+    if self.dim() == 0:
+        # A 0-d self is a single row of a 1-d tensor, and its source is 0-d as well.
+        if source.dim() != 0:
+            raise RuntimeError(
+                "source tensor shape must match self tensor shape, excluding the specified "
+                f"dimension. Got self.shape = [] source.shape = {list(source.shape)}"
+            )
+        return index_add(self.reshape(1), dim, index, source.reshape(-1), alpha=alpha).reshape(())
     (axis,) = normalize_dims(dim, self.dim())
     _check_range(index, self.shape[axis], "index")
     out = self.to(torch.float32, copy=True).contiguous()

@@ -7,7 +7,7 @@ expressed here through ``exp``/``log`` and friends; all take and return float32 
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-__all__ = ["erf", "pow_float", "sigmoid", "tanh"]
+__all__ = ["erf", "expm1", "pow_float", "sigmoid", "tanh"]
 
 
 @triton.jit
@@ -17,12 +17,22 @@ def sigmoid(x):
 
 
 @triton.jit
+def expm1(x):
+    """exp(x) - 1 without cancellation near 0 (Kahan: the rounding error of exp(x) cancels in
+    (u - 1) * x / log(u))."""
+    u = tl.exp(x)
+    u_minus_1 = u - 1.0
+    return tl.where(
+        u == 1.0, x, tl.where(u_minus_1 == -1.0, -1.0, u_minus_1 * x / tl.log(u))
+    )
+
+
+@triton.jit
 def tanh(x):
-    """tanh(x) = 2 sigmoid(2x) - 1, computed on |x| to avoid overflow."""
-    magnitude = tl.abs(x)
-    e = tl.exp(-2.0 * magnitude)
-    t = (1.0 - e) / (1.0 + e)
-    return tl.where(x < 0, -t, t)
+    """tanh(x) = -expm1(-2|x|) / (2 + expm1(-2|x|)), signed; exact for tiny |x| and -0.0."""
+    e = expm1(-2.0 * tl.abs(x))
+    t = -e / (2.0 + e)
+    return tl.where(x == 0, x, tl.where(x < 0, -t, t))
 
 
 @triton.jit

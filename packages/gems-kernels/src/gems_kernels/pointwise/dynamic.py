@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
@@ -174,7 +175,14 @@ class PointwiseOp:
             if t and isinstance(a, torch.Tensor)
         ]
         if not positions:
-            raise TypeError(f"{self.__name__}: expected at least one tensor argument")
+            # Numbers only (``torch.add(2.5, 1.5)``): ATen computes on 0-d tensors.
+            return self(
+                *(
+                    torch.tensor(a) if t and isinstance(a, (bool, int, float)) else a
+                    for a, t in zip(args, self.is_tensor, strict=True)
+                ),
+                **outputs,
+            )
         tensors = [args[i] for i in positions]
         dtypes = [promotion.dtypes(args) for promotion in self.promotions]
         compute_dtype = dtypes[0][0]
@@ -245,6 +253,8 @@ class PointwiseOp:
             if tensor and isinstance(arg, torch.Tensor):
                 kinds.append("tensor")
                 operands.append(arg)
+            elif compute_dtype == torch.float64 and type(arg) is float:
+                kinds.append("float64")
             else:
                 kinds.append("scalar" if tensor else "param")
         strides = [_broadcast_strides(t, shape) for t in (*operands, *results)]
@@ -257,6 +267,8 @@ class PointwiseOp:
             num_outputs=self.num_outputs,
             compute_dtype=_TRITON_DTYPES[compute_dtype],
             index64=needs_int64_indexing(numel, sizes, strides),
+            out_dtypes=tuple(_TRITON_DTYPES[r.dtype] for r in results),
+            exact_bfloat16=current_vendor().name == "cpu",
         )
         kernel = _load_kernel(spec, self.scalar_fn) if numel else None
         input_strides = strides[: len(operands)]
@@ -270,7 +282,7 @@ class PointwiseOp:
             kernel_args: list[Any] = []
             stride_iter = iter(input_strides)
             for arg, kind in zip(call_args, kinds, strict=True):
-                kernel_args.append(arg)
+                kernel_args.append(_float64_bits(arg) if kind == "float64" else arg)
                 if kind == "tensor":
                     kernel_args.extend(next(stride_iter))
             for result, result_strides in zip(call_results, output_strides, strict=True):
@@ -281,6 +293,11 @@ class PointwiseOp:
             kernel[grid](*kernel_args, BLOCK=block, num_warps=config.num_warps)
 
         return launch
+
+
+def _float64_bits(value: float) -> int:
+    """The IEEE bit pattern of ``value`` as a signed int64."""
+    return int(struct.unpack("<q", struct.pack("<d", value))[0])
 
 
 @dataclass(frozen=True)
