@@ -106,8 +106,10 @@ def test_float32_to_bfloat16_rounds_to_nearest_even() -> None:
     expected, actual = _both(lambda: x.to(torch.bfloat16) * torch.tensor(1.0))
     assert torch.equal(actual, expected)
     with gems_kernels.use_gems():
-        product = torch.ones(4, dtype=torch.bfloat16) * x
-    assert torch.equal(product, x.to(torch.bfloat16))
+        # A bfloat16 tensor times a 0-d float32 tensor is computed in float32, stored as bfloat16.
+        products = torch.cat([torch.ones(1, dtype=torch.bfloat16) * value for value in x])
+    assert products.dtype == torch.bfloat16
+    assert torch.equal(products, x.to(torch.bfloat16))
 
 
 def test_tanh_of_small_inputs() -> None:
