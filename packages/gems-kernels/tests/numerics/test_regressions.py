@@ -87,11 +87,12 @@ def test_float32_pow_large_exponent() -> None:
         ),
         pytest.param(
             lambda: torch.masked_fill(
-                torch.ones(3, dtype=torch.bfloat16), torch.tensor([True, False, True]),
+                torch.ones(3, dtype=torch.bfloat16),
+                torch.tensor([True, False, True]),
                 torch.tensor(7),
             ),
             id="masked_fill",
-        ),  # fmt: skip
+        ),
     ],
 )
 def test_bfloat16_with_integer_0d_operand(fn: Callable[[], torch.Tensor]) -> None:

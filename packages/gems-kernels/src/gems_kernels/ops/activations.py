@@ -34,7 +34,7 @@ _GRAD = [((0, 1), "DEFAULT")]
 @pointwise_dynamic(is_tensor=[True], promotions=_SAME)
 @triton.jit
 def _relu(x):
-    return tl.where(x > 0, x, 0)
+    return tl.where((x > 0) | (x != x), x, 0)
 
 
 @pointwise_dynamic(is_tensor=[True], promotions=_SAME)

@@ -71,13 +71,13 @@ def _trunc_div(x, y):
 @pointwise_dynamic(is_tensor=[True, True], promotions=[((0, 1), "DEFAULT")])
 @triton.jit
 def _floor_div(x, y):
-    return tl.floor(x / y)
+    return scalar_math.floor_divide(x, y)
 
 
 @pointwise_dynamic(is_tensor=[True, True], promotions=[((0, 1), "DEFAULT")])
 @triton.jit
 def _remainder(x, y):
-    return x - tl.floor(x / y) * y
+    return scalar_math.remainder(x, y)
 
 
 @pointwise_dynamic(is_tensor=[True, True], promotions=[((0, 1), "DEFAULT")])

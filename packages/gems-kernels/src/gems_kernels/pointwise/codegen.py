@@ -53,7 +53,7 @@ def render_kernel(spec: KernelSpec) -> str:
     lines = [
         "import triton",
         "import triton.language as tl",
-        "from gems_kernels.pointwise.rounding import to_bfloat16 as _to_bfloat16",
+        "from gems_kernels.pointwise.rounding import convert as _convert",
         "from gems_kernels.pointwise.rounding import to_float64 as _to_float64",
         "",
         "",
@@ -96,13 +96,13 @@ def render_kernel(spec: KernelSpec) -> str:
     for output in range(spec.num_outputs):
         result = f"result{output}"
         if spec.exact_bfloat16 and spec.out_dtypes[output] == "tl.bfloat16":
-            result = f"_to_bfloat16({result})"
+            result = f"_convert({result}, tl.bfloat16)"
         lines.append(f"    tl.store(out{output} + ({offset(f'out{output}')}), {result}, mask=mask)")
     return "\n".join(lines) + "\n"
 
 
 def _cast(value: str, dtype: str, exact_bfloat16: bool) -> str:
     """Source converting ``value`` to ``dtype``."""
-    if exact_bfloat16 and dtype == "tl.bfloat16":
-        return f"_to_bfloat16({value})"
+    if exact_bfloat16:
+        return f"_convert({value}, {dtype})"
     return f"{value}.to({dtype})"

@@ -10,7 +10,7 @@ rounds to nearest-even already.
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-__all__ = ["to_bfloat16", "to_float64"]
+__all__ = ["convert", "from_bfloat16", "to_bfloat16", "to_float64"]
 
 
 @triton.jit
@@ -23,6 +23,26 @@ def to_bfloat16(x):
     quiet = (bits >> 16) | 0x40
     half = tl.where(x32 != x32, quiet, rounded)
     return half.to(tl.uint16).to(tl.bfloat16, bitcast=True)
+
+
+@triton.jit
+def from_bfloat16(x):
+    """bfloat16 ``x`` as float32, subnormals included (the interpreter flushes them)."""
+    return (x.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def convert(x, dtype: tl.constexpr):
+    """``x`` converted to ``dtype``, bfloat16 both ways exactly rounded."""
+    if x.dtype == dtype:
+        y = x
+    elif x.dtype == tl.bfloat16:
+        y = from_bfloat16(x).to(dtype)
+    elif dtype == tl.bfloat16:
+        y = to_bfloat16(x)
+    else:
+        y = x.to(dtype)
+    return y
 
 
 @triton.jit
