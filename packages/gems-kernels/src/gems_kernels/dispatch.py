@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -25,18 +24,14 @@ from typing import Any
 
 import torch
 
-from gems_kernels import caches, registration
+from gems_kernels import caches, host, registration
 from gems_kernels.backends import current_vendor
 from gems_kernels.recording import OpRecorder
 
 __all__ = ["GemsSession", "disable", "enable", "only_enable", "use_gems"]
 
-_STATE = threading.local()
 _ENABLED: list[GemsSession] = []
-
-
-def _depth() -> int:
-    return getattr(_STATE, "depth", 0)
+_depth = host.depth
 
 
 def _tensor_parameters(entry: registration.Registration) -> tuple[tuple[int, ...], frozenset[str]]:
@@ -108,11 +103,11 @@ def _make_kernel(
             return fall_through(keyset, args, kwargs)
         if recorder is not None:
             recorder.record(overload)
-        _STATE.depth = 1
+        previous = host.enter()
         try:
             return impl(*args, **kwargs)
         finally:
-            _STATE.depth = 0
+            host.leave(previous)
 
     return kernel
 

@@ -15,9 +15,13 @@ import torch
 from gems_kernels.ops import (
     activations,
     advanced_indexing,
+    amp,
     arg_reductions,
     arithmetic,
     comparisons,
+    copies,
+    foreach,
+    fused_adam,
     logical,
     moments,
     norms,
@@ -25,6 +29,7 @@ from gems_kernels.ops import (
     scans,
     scatter_gather,
     selection,
+    ternary,
     unary_math,
 )
 from gems_kernels.ops.attention import is_supported_attention, scaled_dot_product_attention
@@ -120,6 +125,7 @@ def _bitwise(name: str, family: Variants) -> list[Registration]:
 
 
 _floating = arithmetic.is_floating
+_all_floating = foreach.all_floating
 _floating_input = reductions.is_floating_input
 _advanced_index = advanced_indexing.is_advanced_index
 _index_put = advanced_indexing.is_index_put
@@ -165,6 +171,30 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("pow.Tensor_Scalar", arithmetic.pow_scalar, condition=_floating),
     Registration("maximum", arithmetic.maximum),
     Registration("minimum", arithmetic.minimum),
+    # Optimizer arithmetic: three operands, lists of tensors, fused Adam, gradient scaling.
+    Registration("addcmul", ternary.addcmul, condition=_all_floating),
+    Registration("addcmul_", ternary.addcmul_, condition=_all_floating),
+    Registration("addcmul.out", ternary.addcmul_out, condition=_all_floating),
+    Registration("addcdiv", ternary.addcdiv, condition=_all_floating),
+    Registration("addcdiv_", ternary.addcdiv_, condition=_all_floating),
+    Registration("addcdiv.out", ternary.addcdiv_out, condition=_all_floating),
+    *_entries(ternary.lerp, "lerp.Scalar", "lerp.Tensor", condition=_all_floating),
+    *_entries(ternary.lerp_, "lerp_.Scalar", "lerp_.Tensor", condition=_all_floating),
+    *_entries(ternary.lerp_out, "lerp.Scalar_out", "lerp.Tensor_out", condition=_all_floating),
+    *(
+        Registration(overload, impl, condition=_all_floating)
+        for overload, impl in foreach.FOREACH.items()
+    ),
+    Registration("_fused_adam_", fused_adam.fused_adam_, condition=fused_adam.is_plain_fused_adam),
+    Registration(
+        "_fused_adamw_", fused_adam.fused_adamw_, condition=fused_adam.is_plain_fused_adam
+    ),
+    Registration(
+        "_amp_foreach_non_finite_check_and_unscale_",
+        amp.non_finite_check_and_unscale_,
+        condition=amp.is_dense_unscale,
+    ),
+    Registration("_amp_update_scale_", amp.amp_update_scale_),
     # Unary math.
     *_pointwise("abs", unary_math.ABS, condition=_no_bool),
     *_pointwise("neg", unary_math.NEG, condition=_no_bool),
@@ -216,6 +246,7 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("gelu_backward", activations.gelu_backward),
     Registration("silu", activations.silu),
     Registration("silu_", activations.silu_),
+    Registration("silu_backward", activations.silu_backward),
     Registration("sigmoid_backward", activations.sigmoid_backward),
     Registration("tanh_backward", activations.tanh_backward),
     Registration("threshold_backward", activations.threshold_backward),
@@ -273,6 +304,9 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     *_entries(fill_, "fill_.Scalar", "fill_.Tensor"),
     Registration("zero_", zero_),
     Registration("cat", cat),
+    Registration("cat.out", copies.cat_out),
+    Registration("copy_", copies.copy_, condition=copies.is_same_device_copy),
+    Registration("_to_copy", copies.to_copy, condition=copies.is_plain_copy),
     Registration("stack", stack),
     Registration("repeat", repeat),
     Registration("constant_pad_nd", constant_pad_nd),

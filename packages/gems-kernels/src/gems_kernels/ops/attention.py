@@ -29,6 +29,7 @@ import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 from torch.autograd.function import once_differentiable
 
+from gems_kernels import host
 from gems_kernels.backends import current_vendor
 from gems_kernels.ops.matmul import dot_precision
 
@@ -510,6 +511,7 @@ class ScaledDotProductAttention(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
+    @host.host_code
     def backward(ctx: Any, grad_out: torch.Tensor) -> tuple[Any, ...]:
         query, key, value, attn_mask, out, lse = ctx.saved_tensors
         grads = attention_backward(

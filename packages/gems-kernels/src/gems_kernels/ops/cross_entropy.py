@@ -14,6 +14,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
+from gems_kernels import host
 from gems_kernels.backends import current_vendor, launch_config
 from gems_kernels.ops import arithmetic, reductions
 from gems_kernels.ops.softmax import row_max_and_sum_exp
@@ -91,6 +92,7 @@ class CrossEntropy(torch.autograd.Function):
         return loss.to(scores.dtype)
 
     @staticmethod
+    @host.host_code
     def backward(ctx: Any, grad_loss: torch.Tensor) -> tuple[Any, ...]:
         (grad,) = ctx.saved_tensors
         return arithmetic.mul(grad, grad_loss), None, None, None
