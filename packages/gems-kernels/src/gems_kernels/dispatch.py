@@ -64,10 +64,11 @@ def _as_scalar_tensor(value: Any, like: torch.Tensor | None) -> Any:
 
 def _has_complex(args: tuple[Any, ...]) -> bool:
     for arg in args:
-        if isinstance(arg, torch.Tensor):
+        kind = type(arg)
+        if kind is torch.Tensor or kind is torch.nn.Parameter or isinstance(arg, torch.Tensor):
             if arg.is_complex():
                 return True
-        elif isinstance(arg, (list, tuple)) and any(
+        elif (kind is list or kind is tuple) and any(
             isinstance(item, torch.Tensor) and item.is_complex() for item in arg
         ):
             return True
@@ -94,20 +95,22 @@ def _make_kernel(
             }
         return native.call_boxed(keyset, *args, **kwargs)
 
+    state = host._STATE
+
     def kernel(keyset: Any, *args: Any, **kwargs: Any) -> Any:
         if (
-            _depth()
+            state.depth
             or _has_complex(args)
             or (condition is not None and not condition(*args, **kwargs))
         ):
             return fall_through(keyset, args, kwargs)
         if recorder is not None:
             recorder.record(overload)
-        previous = host.enter()
+        state.depth = 1
         try:
             return impl(*args, **kwargs)
         finally:
-            host.leave(previous)
+            state.depth = 0
 
     return kernel
 

@@ -15,13 +15,18 @@ from typing import Any, TypeVar
 
 __all__ = ["depth", "enter", "host_code", "leave"]
 
-_STATE = threading.local()
+
+class _State(threading.local):
+    depth = 0
+
+
+_STATE = _State()
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
 def depth() -> int:
     """1 inside a gems kernel's host code, else 0."""
-    return getattr(_STATE, "depth", 0)
+    return _STATE.depth
 
 
 def enter() -> int:

@@ -9,7 +9,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 
 __all__ = ["amp_update_scale_", "is_dense_unscale", "non_finite_check_and_unscale_"]
 
@@ -56,8 +56,8 @@ def non_finite_check_and_unscale_(
             raise NotImplementedError("non_finite_check_and_unscale_: contiguous gradients only")
         numel = grad.numel()
         if numel:
-            block = min(config.block_size, triton.next_power_of_2(numel))
-            _unscale_kernel[(triton.cdiv(numel, block),)](
+            block = min(config.block_size, tuning.next_power_of_2(numel))
+            _unscale_kernel[(tuning.cdiv(numel, block),)](
                 grad, found_inf, inv_scale, numel, BLOCK=block, num_warps=config.num_warps
             )
 

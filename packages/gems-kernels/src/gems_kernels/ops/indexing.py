@@ -12,7 +12,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import normalize_dims
 
 __all__ = ["index_add", "index_select"]
@@ -48,7 +48,7 @@ def _index_add_kernel(out, index, source, alpha, dim_size, num_index, inner,
 
 def _block(size: int) -> tuple[int, int]:
     config = launch_config(current_vendor().name, "row")
-    return min(triton.next_power_of_2(max(size, 1)), config.block_size), config.num_warps
+    return min(tuning.next_power_of_2(max(size, 1)), config.block_size), config.num_warps
 
 
 def _check_range(index: torch.Tensor, size: int, name: str) -> None:

@@ -1,0 +1,116 @@
+"""Host overhead of the gems dispatch path on this machine, without a GPU.
+
+Times ``enable()``d calls of small-tensor ops (add, mul, softmax, layer_norm, mm) with the Triton
+launch itself stubbed out (``InterpretedFunction.run`` returns at once), so what remains is the
+path a GPU call also takes on the host: PyTorch's dispatcher into the Python kernel, the
+condition check, planning or the plan-cache lookup, output allocation and the argument list of
+the launch. ATen's CPU call of the same op on the same tensors is timed beside it (it does the
+arithmetic too, on a few elements). Reports microseconds per call at steady state: the best of
+``--repeats`` rounds of ``--calls`` calls after a warm-up, in thread CPU time (on a shared machine
+wall time also counts the time other processes hold the cores).
+
+    TRITON_INTERPRET=1 python packages/gems-kernels/benchmarks/host_path.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+import torch
+import torch.nn.functional as F
+from triton.runtime import interpreter  # type: ignore[import-untyped]
+
+import gems_kernels
+
+TARGET_US = 10.0
+
+
+def _cases() -> dict[str, tuple[Callable[..., Any], tuple[Any, ...]]]:
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    weight, bias = torch.randn(8), torch.randn(8)
+    a, b = torch.randn(4, 8), torch.randn(8, 4)
+    return {
+        "add": (torch.add, (x, y)),
+        "mul": (torch.mul, (x, y)),
+        "softmax": (lambda t: torch.softmax(t, -1), (x,)),
+        "layer_norm": (lambda t: F.layer_norm(t, (8,), weight, bias), (x,)),
+        "mm": (torch.mm, (a, b)),
+    }
+
+
+@contextlib.contextmanager
+def launches_stubbed() -> Iterator[list[int]]:
+    """Every Triton launch returns at once; yields a one-element launch counter."""
+    counter = [0]
+    original = interpreter.InterpretedFunction.run
+
+    def run(self: Any, *args: Any, **kwargs: Any) -> None:
+        counter[0] += 1
+
+    interpreter.InterpretedFunction.run = run
+    try:
+        yield counter
+    finally:
+        interpreter.InterpretedFunction.run = original
+
+
+def per_call_us(fn: Callable[..., Any], args: Sequence[Any], calls: int, repeats: int) -> float:
+    """Best-of-``repeats`` microseconds per call of ``fn(*args)``, after a warm-up."""
+    for _ in range(max(calls // 10, 10)):
+        fn(*args)
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.thread_time()
+        for _ in range(calls):
+            fn(*args)
+        best = min(best, time.thread_time() - start)
+    return best / calls * 1e6
+
+
+def measure(calls: int, repeats: int) -> list[dict[str, Any]]:
+    """Per op: ATen's CPU call and the stubbed gems call, in microseconds, and launches per call."""
+    rows = []
+    for name, (fn, args) in _cases().items():
+        aten_us = per_call_us(fn, args, calls, repeats)
+        with gems_kernels.use_gems(), launches_stubbed() as launches:
+            gems_us = per_call_us(fn, args, calls, repeats)
+            before = launches[0]
+            fn(*args)
+            launches_per_call = launches[0] - before
+        rows.append(
+            {"op": name, "aten_us": aten_us, "gems_us": gems_us, "launches": launches_per_call}
+        )
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Print the table (and JSON with ``--json``); exit 1 when an op's gems path is over target."""
+    parser = argparse.ArgumentParser(description="gems host path per call, launches stubbed")
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    rows = measure(args.calls, args.repeats)
+    print(f"{'op':<12} {'ATen CPU us':>12} {'gems host us':>13} {'launches':>9}")
+    for row in rows:
+        print(
+            f"{row['op']:<12} {row['aten_us']:>12.2f} {row['gems_us']:>13.2f} {row['launches']:>9}"
+        )
+    worst = max(row["gems_us"] for row in rows)
+    print(f"target: <= {TARGET_US} us of gems host path per call; worst {worst:.2f} us")
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=2))
+    return 0 if worst <= TARGET_US else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
