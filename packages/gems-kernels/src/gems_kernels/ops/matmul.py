@@ -17,7 +17,20 @@ import triton.language as tl  # type: ignore[import-untyped]
 from gems_kernels import caches
 from gems_kernels.backends import current_vendor, tuning
 
-__all__ = ["addmm", "bmm", "dot_precision", "is_matmul_dtype", "mm", "mv"]
+__all__ = [
+    "addmm",
+    "addmm_",
+    "addmm_out",
+    "baddbmm",
+    "baddbmm_",
+    "bmm",
+    "bmm_out",
+    "dot_precision",
+    "is_matmul_dtype",
+    "mm",
+    "mm_out",
+    "mv",
+]
 
 
 @triton.jit
@@ -26,7 +39,7 @@ def _matmul_kernel(
     stride_ab, stride_am, stride_ak,
     stride_bb, stride_bk, stride_bn,
     stride_cb, stride_cm, stride_cn,
-    stride_bias_m, stride_bias_n, alpha, beta,
+    stride_bias_b, stride_bias_m, stride_bias_n, alpha, beta,
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):  # fmt: skip
@@ -57,7 +70,9 @@ def _matmul_kernel(
     acc = acc * alpha
     mask = (rows[:, None] < M) & (cols[None, :] < N)
     if HAS_BIAS:
-        offsets = rows[:, None] * stride_bias_m + cols[None, :] * stride_bias_n
+        offsets = (
+            batch * stride_bias_b + rows[:, None] * stride_bias_m + cols[None, :] * stride_bias_n
+        )
         acc += beta * tl.load(bias + offsets, mask=mask, other=0.0).to(tl.float32)
     out = c + batch * stride_cb + rows.to(tl.int64)[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(out, acc, mask=mask)
@@ -142,7 +157,7 @@ def _launch(
     _, c_strides = _batched(c)
     if c.numel() == 0:
         return c
-    bias_strides = (0, 0) if bias is None else bias.stride()[-2:]
+    bias_strides = (0, 0, 0) if bias is None else _batched(bias)[1]
 
     def launch(config: tuple[int, ...]) -> None:
         block_m, block_n, block_k, warps = config
@@ -204,3 +219,75 @@ def mv(self: torch.Tensor, vec: torch.Tensor) -> torch.Tensor:
     out = torch.empty(self.shape[0], dtype=self.dtype, device=self.device)
     _launch(self, vec, out)
     return out
+
+
+def _sized(out: torch.Tensor, *shape: int) -> torch.Tensor:
+    """``out`` resized to ``shape`` when it differs, as ATen's ``out=`` does."""
+    if tuple(out.shape) != shape:
+        out.resize_(shape)
+    return out
+
+
+def mm_out(self: torch.Tensor, mat2: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::mm.out: written straight into ``out`` (any strides)."""
+    _check("mm", self, mat2, 2, 2)
+    return _launch(self, mat2, _sized(out, self.shape[0], mat2.shape[1]))
+
+
+def bmm_out(self: torch.Tensor, mat2: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::bmm.out."""
+    _check("bmm", self, mat2, 3, 3)
+    return _launch(self, mat2, _sized(out, self.shape[0], self.shape[1], mat2.shape[2]))
+
+
+def addmm_out(
+    self: torch.Tensor,
+    mat1: torch.Tensor,
+    mat2: torch.Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+    out: torch.Tensor,
+) -> torch.Tensor:
+    """aten::addmm.out (``out`` may be ``self``: each element's bias is read by the program that
+    writes it)."""
+    _check("addmm", mat1, mat2, 2, 2)
+    bias = self.expand(mat1.shape[0], mat2.shape[1])
+    if out is not self:
+        _sized(out, mat1.shape[0], mat2.shape[1])
+    return _launch(mat1, mat2, out, bias, float(alpha), float(beta))
+
+
+def addmm_(
+    self: torch.Tensor, mat1: torch.Tensor, mat2: torch.Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> torch.Tensor:
+    """aten::addmm_."""
+    return addmm_out(self, mat1, mat2, beta=beta, alpha=alpha, out=self)
+
+
+def baddbmm(
+    self: torch.Tensor,
+    batch1: torch.Tensor,
+    batch2: torch.Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> torch.Tensor:
+    """aten::baddbmm: beta * self + alpha * batch1 @ batch2 (``self`` broadcasts)."""
+    _check("baddbmm", batch1, batch2, 3, 3)
+    shape = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
+    out = torch.empty(shape, dtype=batch1.dtype, device=batch1.device)
+    return _launch(batch1, batch2, out, self.expand(shape), float(alpha), float(beta))
+
+
+def baddbmm_(
+    self: torch.Tensor,
+    batch1: torch.Tensor,
+    batch2: torch.Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> torch.Tensor:
+    """aten::baddbmm_."""
+    _check("baddbmm", batch1, batch2, 3, 3)
+    return _launch(batch1, batch2, self, self, float(alpha), float(beta))
