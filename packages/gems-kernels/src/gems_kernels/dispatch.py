@@ -75,6 +75,17 @@ def _has_complex(args: tuple[Any, ...]) -> bool:
     return False
 
 
+def _previous_kernel(overload: str, key: str) -> Any:
+    """The kernel registered at ``key`` before gems, or None where ATen has none (the CUDA-only
+    attention entry points on the CPU backend)."""
+    try:
+        return torch._C._dispatch_get_computed_kernel_for_dispatch_key(
+            f"aten::{overload}", getattr(torch._C.DispatchKey, key)
+        )
+    except RuntimeError:
+        return None
+
+
 def _make_kernel(
     entry: registration.Registration, native: Any, recorder: OpRecorder | None
 ) -> Callable[..., Any]:
@@ -82,6 +93,11 @@ def _make_kernel(
     positions, names = _tensor_parameters(entry)
 
     def fall_through(keyset: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if native is None:
+            raise NotImplementedError(
+                f"aten::{overload}: no kernel for these arguments on this backend (gems takes "
+                "only the calls its condition accepts, and ATen has no kernel here)"
+            )
         like = next((arg for arg in args if isinstance(arg, torch.Tensor)), None)
         if positions:
             args = tuple(
@@ -140,9 +156,7 @@ class GemsSession:
             warnings.filterwarnings("ignore", message=".*[Oo]verrid.*")
             for entry in entries:
                 key = vendor.autograd_key if entry.autograd else vendor.dispatch_key
-                native = torch._C._dispatch_get_computed_kernel_for_dispatch_key(
-                    f"aten::{entry.overload}", getattr(torch._C.DispatchKey, key)
-                )
+                native = _previous_kernel(entry.overload, key)
                 kernel = _make_kernel(entry, native, self.recorder)
                 self._library.impl(entry.overload, kernel, key, with_keyset=True)
                 registered.append(entry.overload)

@@ -18,6 +18,7 @@ from gems_kernels.ops import (
     amp,
     arg_reductions,
     arithmetic,
+    attention_entry,
     comparisons,
     copies,
     foreach,
@@ -389,6 +390,37 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     ),
     Registration(
         "embedding_dense_backward", embedding_dense_backward, condition=is_unscaled_backward
+    ),
+    # The SDPA entry points below the composite, reached when called directly or traced.
+    Registration(
+        "_scaled_dot_product_flash_attention",
+        attention_entry.flash_attention,
+        condition=attention_entry.fits_flash,
+    ),
+    Registration(
+        "_scaled_dot_product_flash_attention_backward",
+        attention_entry.flash_attention_backward,
+        condition=attention_entry.fits_flash_backward,
+    ),
+    Registration(
+        "_scaled_dot_product_flash_attention_for_cpu",
+        attention_entry.flash_attention_cpu,
+        condition=attention_entry.fits_flash_cpu,
+    ),
+    Registration(
+        "_scaled_dot_product_flash_attention_for_cpu_backward",
+        attention_entry.flash_attention_cpu_backward,
+        condition=attention_entry.fits_flash_cpu_backward,
+    ),
+    Registration(
+        "_scaled_dot_product_efficient_attention",
+        attention_entry.efficient_attention,
+        condition=attention_entry.fits_efficient,
+    ),
+    Registration(
+        "_scaled_dot_product_efficient_attention_backward",
+        attention_entry.efficient_attention_backward,
+        condition=attention_entry.fits_efficient_backward,
     ),
 )
 

@@ -29,26 +29,63 @@ def _listed(fn: Callable[..., Any]) -> Callable[..., tuple[torch.Tensor, ...]]:
 
 POINTWISE = [
     pytest.param("addcmul", lambda x, a, b: torch.addcmul(x, a, b, value=0.3), id="addcmul"),
-    pytest.param("addcdiv", lambda x, a, b: torch.addcdiv(x, a, b.abs() + 1, value=-0.5), id="addcdiv"),
+    pytest.param(
+        "addcdiv", lambda x, a, b: torch.addcdiv(x, a, b.abs() + 1, value=-0.5), id="addcdiv"
+    ),
     pytest.param("lerp.Scalar", lambda x, a, b: torch.lerp(x, a, 0.7), id="lerp-scalar"),
     pytest.param("lerp.Tensor", lambda x, a, b: torch.lerp(x, a, b.sigmoid()), id="lerp-tensor"),
     pytest.param("addcmul_", lambda x, a, b: x.addcmul_(a, b, value=2), id="addcmul_"),
     pytest.param("lerp_.Scalar", lambda x, a, b: x.lerp_(a, 0.1), id="lerp_"),
     pytest.param("clamp_min", lambda x, a, b: torch.clamp_min(x, 0.25), id="clamp_min"),
     pytest.param("clamp_max_", lambda x, a, b: x.clamp_max_(0.25), id="clamp_max_"),
-    pytest.param("clamp.out", lambda x, a, b: torch.clamp(x, -1, 1, out=x.new_empty(0)), id="clamp-out"),
+    pytest.param(
+        "clamp.out", lambda x, a, b: torch.clamp(x, -1, 1, out=x.new_empty(0)), id="clamp-out"
+    ),
     pytest.param("clamp_.Tensor", lambda x, a, b: x.clamp_(a, a + 1), id="clamp_-tensor"),
-    pytest.param("where.self_out", lambda x, a, b: torch.where(x > 0, a, b, out=torch.empty_like(x)), id="where-out"),
+    pytest.param(
+        "where.self_out",
+        lambda x, a, b: torch.where(x > 0, a, b, out=torch.empty_like(x)),
+        id="where-out",
+    ),
     pytest.param("pow_.Scalar", lambda x, a, b: x.abs().pow_(1.5), id="pow_"),
-    pytest.param("silu_backward", lambda x, a, b: torch.ops.aten.silu_backward(a, x), id="silu_backward"),
-    pytest.param("silu.out", lambda x, a, b: F.silu(x, inplace=False).clone().copy_(torch.ops.aten.silu.out(x, out=torch.empty_like(x))), id="silu-out"),
-    pytest.param("softplus", lambda x, a, b: F.softplus(x * 10, beta=2, threshold=5), id="softplus"),
-    pytest.param("softplus_backward", lambda x, a, b: torch.ops.aten.softplus_backward(a, x * 10, 2, 5), id="softplus_backward"),
-    pytest.param("nan_to_num", lambda x, a, b: torch.nan_to_num(torch.where(x > 1, x / 0, x) * torch.where(x < -1, 0.0, 1.0), nan=0.5, posinf=3.0, neginf=-3.0), id="nan_to_num"),
-    pytest.param("copy_", lambda x, a, b: torch.empty(4, 5, dtype=torch.bfloat16).copy_(x.t()), id="copy_-bf16"),
+    pytest.param(
+        "silu_backward", lambda x, a, b: torch.ops.aten.silu_backward(a, x), id="silu_backward"
+    ),
+    pytest.param(
+        "silu.out",
+        lambda x, a, b: (
+            F.silu(x, inplace=False)
+            .clone()
+            .copy_(torch.ops.aten.silu.out(x, out=torch.empty_like(x)))
+        ),
+        id="silu-out",
+    ),
+    pytest.param(
+        "softplus", lambda x, a, b: F.softplus(x * 10, beta=2, threshold=5), id="softplus"
+    ),
+    pytest.param(
+        "softplus_backward",
+        lambda x, a, b: torch.ops.aten.softplus_backward(a, x * 10, 2, 5),
+        id="softplus_backward",
+    ),
+    pytest.param(
+        "nan_to_num",
+        lambda x, a, b: torch.nan_to_num(
+            torch.where(x > 1, x / 0, x) * torch.where(x < -1, 0.0, 1.0),
+            nan=0.5,
+            posinf=3.0,
+            neginf=-3.0,
+        ),
+        id="nan_to_num",
+    ),
+    pytest.param(
+        "copy_",
+        lambda x, a, b: torch.empty(4, 5, dtype=torch.bfloat16).copy_(x.t()),
+        id="copy_-bf16",
+    ),
     pytest.param("_to_copy", lambda x, a, b: x.to(torch.float16), id="to-half"),
     pytest.param("_to_copy", lambda x, a, b: x.t().to(torch.float64), id="to-double-transposed"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("overload", "fn"), POINTWISE)
@@ -58,22 +95,65 @@ def test_pointwise(overload: str, fn: Callable[..., torch.Tensor]) -> None:
 
 REDUCING = [
     pytest.param("mse_loss", lambda x, y: F.mse_loss(x, y), 20, id="mse_loss-mean"),
-    pytest.param("mse_loss", lambda x, y: F.mse_loss(x, y, reduction="none"), 1, id="mse_loss-none"),
+    pytest.param(
+        "mse_loss", lambda x, y: F.mse_loss(x, y, reduction="none"), 1, id="mse_loss-none"
+    ),
     pytest.param("logsumexp", lambda x, y: torch.logsumexp(x, 1), 4, id="logsumexp"),
-    pytest.param("logsumexp", lambda x, y: torch.logsumexp(torch.where(x > 0, x, -torch.inf), (0, 1), keepdim=True), 20, id="logsumexp-inf"),
-    pytest.param("_softmax.out", lambda x, y: torch.softmax(x, 0, out=x.new_empty(1)), 1, id="softmax-out"),
-    pytest.param("_log_softmax.out", lambda x, y: torch.log_softmax(x, 1, out=x.new_empty(5, 4)), 1, id="log_softmax-out"),
-    pytest.param("sum.IntList_out", lambda x, y: torch.sum(x, 1, out=x.new_empty(5)), 4, id="sum-out"),
+    pytest.param(
+        "logsumexp",
+        lambda x, y: torch.logsumexp(torch.where(x > 0, x, -torch.inf), (0, 1), keepdim=True),
+        20,
+        id="logsumexp-inf",
+    ),
+    pytest.param(
+        "_softmax.out", lambda x, y: torch.softmax(x, 0, out=x.new_empty(1)), 1, id="softmax-out"
+    ),
+    pytest.param(
+        "_log_softmax.out",
+        lambda x, y: torch.log_softmax(x, 1, out=x.new_empty(5, 4)),
+        1,
+        id="log_softmax-out",
+    ),
+    pytest.param(
+        "sum.IntList_out", lambda x, y: torch.sum(x, 1, out=x.new_empty(5)), 4, id="sum-out"
+    ),
     pytest.param("cumsum_", lambda x, y: x.clone().cumsum_(0), 5, id="cumsum_"),
-    pytest.param("cumsum.out", lambda x, y: torch.cumsum(x, 1, out=x.new_empty(0)), 4, id="cumsum-out"),
+    pytest.param(
+        "cumsum.out", lambda x, y: torch.cumsum(x, 1, out=x.new_empty(0)), 4, id="cumsum-out"
+    ),
     pytest.param("tril_", lambda x, y: x.clone().tril_(1), 1, id="tril_"),
     pytest.param("triu.out", lambda x, y: torch.triu(x, -1, out=x.new_empty(0)), 1, id="triu-out"),
-    pytest.param("mm.out", lambda x, y: torch.mm(x, y.t(), out=x.new_empty(5, 5).t()), 4, id="mm-out-transposed"),
-    pytest.param("bmm.out", lambda x, y: torch.bmm(x[None], y.t()[None], out=x.new_empty(0)), 4, id="bmm-out"),
-    pytest.param("addmm_", lambda x, y: x.new_ones(5, 5).addmm_(x, y.t(), beta=0.5, alpha=2), 4, id="addmm_"),
-    pytest.param("baddbmm", lambda x, y: torch.baddbmm(x.new_ones(2, 5, 5), x.expand(2, 5, 4), y.t().expand(2, 4, 5), beta=0.5), 4, id="baddbmm"),
-    pytest.param("baddbmm", lambda x, y: torch.baddbmm(torch.arange(50.0, dtype=x.dtype).view(2, 5, 5), x.expand(2, 5, 4), y.t().expand(2, 4, 5)), 4, id="baddbmm-batched-bias"),
-]  # fmt: skip
+    pytest.param(
+        "mm.out",
+        lambda x, y: torch.mm(x, y.t(), out=x.new_empty(5, 5).t()),
+        4,
+        id="mm-out-transposed",
+    ),
+    pytest.param(
+        "bmm.out", lambda x, y: torch.bmm(x[None], y.t()[None], out=x.new_empty(0)), 4, id="bmm-out"
+    ),
+    pytest.param(
+        "addmm_", lambda x, y: x.new_ones(5, 5).addmm_(x, y.t(), beta=0.5, alpha=2), 4, id="addmm_"
+    ),
+    pytest.param(
+        "baddbmm",
+        lambda x, y: torch.baddbmm(
+            x.new_ones(2, 5, 5), x.expand(2, 5, 4), y.t().expand(2, 4, 5), beta=0.5
+        ),
+        4,
+        id="baddbmm",
+    ),
+    pytest.param(
+        "baddbmm",
+        lambda x, y: torch.baddbmm(
+            torch.arange(50.0, dtype=x.dtype).view(2, 5, 5),
+            x.expand(2, 5, 4),
+            y.t().expand(2, 4, 5),
+        ),
+        4,
+        id="baddbmm-batched-bias",
+    ),
+]
 
 
 @pytest.mark.parametrize(("overload", "fn", "terms"), REDUCING)
@@ -88,18 +168,40 @@ def test_mse_loss_backward() -> None:
 
 
 FOREACH = [
-    pytest.param("_foreach_add_.Scalar", lambda t, o: torch._foreach_add_(t, 0.5), id="add_-scalar"),
-    pytest.param("_foreach_add.List", lambda t, o: torch._foreach_add(t, o, alpha=2), id="add-list"),
-    pytest.param("_foreach_mul_.Tensor", lambda t, o: torch._foreach_mul_(t, torch.tensor(0.3)), id="mul_-tensor"),
-    pytest.param("_foreach_div_.ScalarList", lambda t, o: torch._foreach_div_(t, [2.0, 3.0]), id="div_-scalarlist"),
+    pytest.param(
+        "_foreach_add_.Scalar", lambda t, o: torch._foreach_add_(t, 0.5), id="add_-scalar"
+    ),
+    pytest.param(
+        "_foreach_add.List", lambda t, o: torch._foreach_add(t, o, alpha=2), id="add-list"
+    ),
+    pytest.param(
+        "_foreach_mul_.Tensor",
+        lambda t, o: torch._foreach_mul_(t, torch.tensor(0.3)),
+        id="mul_-tensor",
+    ),
+    pytest.param(
+        "_foreach_div_.ScalarList",
+        lambda t, o: torch._foreach_div_(t, [2.0, 3.0]),
+        id="div_-scalarlist",
+    ),
     pytest.param("_foreach_sub_.List", lambda t, o: torch._foreach_sub_(t, o), id="sub_-list"),
     pytest.param("_foreach_lerp_.Scalar", lambda t, o: torch._foreach_lerp_(t, o, 0.1), id="lerp_"),
-    pytest.param("_foreach_addcmul_.Scalar", lambda t, o: torch._foreach_addcmul_(t, o, o, 0.2), id="addcmul_"),
-    pytest.param("_foreach_addcdiv_.ScalarList", lambda t, o: torch._foreach_addcdiv_(t, o, [u.abs() + 1 for u in o], [0.1, -0.2]), id="addcdiv_"),
-    pytest.param("_foreach_sqrt", lambda t, o: torch._foreach_sqrt([u.abs() for u in t]), id="sqrt"),
+    pytest.param(
+        "_foreach_addcmul_.Scalar",
+        lambda t, o: torch._foreach_addcmul_(t, o, o, 0.2),
+        id="addcmul_",
+    ),
+    pytest.param(
+        "_foreach_addcdiv_.ScalarList",
+        lambda t, o: torch._foreach_addcdiv_(t, o, [u.abs() + 1 for u in o], [0.1, -0.2]),
+        id="addcdiv_",
+    ),
+    pytest.param(
+        "_foreach_sqrt", lambda t, o: torch._foreach_sqrt([u.abs() for u in t]), id="sqrt"
+    ),
     pytest.param("_foreach_norm.Scalar", lambda t, o: torch._foreach_norm(t), id="norm"),
     pytest.param("_foreach_maximum.List", lambda t, o: torch._foreach_maximum(t, o), id="maximum"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("overload", "fn"), FOREACH)
@@ -184,9 +286,11 @@ def test_one_hot_and_isfinite() -> None:
     [
         pytest.param("uniform_", lambda t: t.uniform_(-1, 3), 1.0, 4 / 12**0.5, id="uniform_"),
         pytest.param("normal_", lambda t: t.normal_(2, 0.5), 2.0, 0.5, id="normal_"),
-        pytest.param("bernoulli_.float", lambda t: t.bernoulli_(0.25), 0.25, 0.75**0.5 * 0.5, id="bernoulli_"),
+        pytest.param(
+            "bernoulli_.float", lambda t: t.bernoulli_(0.25), 0.25, 0.75**0.5 * 0.5, id="bernoulli_"
+        ),
     ],
-)  # fmt: skip
+)
 def test_random_fills(
     overload: str, fill: Callable[..., Any], mean: float, std: float, recorded: Any
 ) -> None:
