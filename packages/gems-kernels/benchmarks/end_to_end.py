@@ -13,9 +13,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import torch
-
 import gems_kernels
+import torch
 from gems_kernels.llama_step import LlamaConfig, LlamaStep
 
 __all__ = ["EndToEndResult", "format_end_to_end", "run_end_to_end"]

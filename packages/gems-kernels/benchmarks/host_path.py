@@ -25,11 +25,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+import gems_kernels
 import torch
 import torch.nn.functional as F
 from triton.runtime import interpreter  # type: ignore[import-untyped]
-
-import gems_kernels
 
 TARGET_US = 10.0
 

@@ -28,6 +28,7 @@ from gems_kernels.ops import (
     matmul,
     moments,
     mse_loss,
+    nonzero,
     norms,
     one_hot,
     out_variants,
@@ -366,6 +367,8 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("normal_", random.normal_, condition=random.is_dense_float),
     Registration("bernoulli_.float", random.bernoulli_, condition=random.is_dense_float),
     Registration("index_select", index_select),
+    Registration("nonzero", nonzero.nonzero, condition=nonzero.is_nonzero_input),
+    Registration("masked_select", nonzero.masked_select, condition=nonzero.is_selectable),
     Registration("index_add", index_add, condition=_float32_target),
     # Advanced indexing, gather and the scatter family.
     Registration("index.Tensor", advanced_indexing.index, condition=_advanced_index),

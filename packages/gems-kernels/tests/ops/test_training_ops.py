@@ -303,3 +303,20 @@ def test_random_fills(
     assert torch.equal(first, again)  # the seed comes from torch's generator
     assert abs(float(first.mean()) - mean) < 4 * std / 4000**0.5
     assert abs(float(first.std()) - std) < 0.05 * std
+
+
+@pytest.mark.parametrize(
+    ("overload", "fn"),
+    [
+        pytest.param("nonzero", lambda x, m: torch.nonzero(x * m), id="nonzero"),
+        pytest.param("nonzero", lambda x, m: torch.nonzero((x * m).t()), id="nonzero-transposed"),
+        pytest.param("nonzero", lambda x, m: torch.nonzero(m[0]), id="nonzero-bool-1d"),
+        pytest.param("masked_select", lambda x, m: torch.masked_select(x, m.bool()), id="select"),
+        pytest.param(
+            "masked_select", lambda x, m: torch.masked_select(x, m[0].bool()), id="broadcast"
+        ),
+    ],
+)
+def test_nonzero_and_masked_select(overload: str, fn: Callable[..., torch.Tensor]) -> None:
+    mask = (torch.rand(4, 6) > 0.5).to(torch.float32)
+    accuracy.check_op(fn, _x(4, 6), mask, overloads=[overload])
