@@ -41,6 +41,9 @@ def rotate_half(x: torch.Tensor) -> torch.Tensor:
 class TinyLlama(nn.Module):
     """Embedding, one pre-norm decoder block and a language-model head."""
 
+    cos: torch.Tensor
+    sin: torch.Tensor
+
     def __init__(self, config: LlamaConfig) -> None:
         super().__init__()
         self.config = config
@@ -78,7 +81,8 @@ class TinyLlama(nn.Module):
         x = x + self.o(attended.transpose(1, 2).reshape(batch, length, -1))
         h = self.mlp_norm(x)
         x = x + self.down(F.silu(self.gate(h)) * self.up(h))
-        return self.head(self.final_norm(x)).view(batch * length, -1)
+        logits: torch.Tensor = self.head(self.final_norm(x))
+        return logits.view(batch * length, -1)
 
 
 class LlamaStep:
@@ -101,9 +105,12 @@ class LlamaStep:
         )
         self.tokens = self.tokens.to(device)
         self.targets = torch.roll(self.tokens, -1, dims=1).reshape(-1)
-        options = {"fused": True} if fused else {"foreach": True}
         self.optimizer = torch.optim.AdamW(
-            self.model.parameters(), lr=1e-2, weight_decay=0.1, **options
+            self.model.parameters(),
+            lr=1e-2,
+            weight_decay=0.1,
+            foreach=None if fused else True,
+            fused=True if fused else None,
         )
         self.device = torch.device(device)
         self.autocast = autocast
@@ -118,11 +125,11 @@ class LlamaStep:
             logits = self.model(self.tokens)
         loss = F.cross_entropy(logits.float(), self.targets)
         if self.scaler is None:
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0, foreach=True)
             self.optimizer.step()
         else:
-            self.scaler.scale(loss).backward()
+            self.scaler.scale(loss).backward()  # type: ignore[no-untyped-call]
             self.scaler.unscale_(self.optimizer)
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0, foreach=True)
             self.scaler.step(self.optimizer)
