@@ -127,7 +127,9 @@ def _measure(launch: Callable[[tuple[int, ...]], None]) -> Callable[[tuple[int, 
 
 def dot_precision(dtype: torch.dtype) -> str:
     """``tl.dot``'s input precision: IEEE for float32 unless PyTorch allows TF32 matmuls."""
-    if dtype == torch.float32 and not torch.backends.cuda.matmul.allow_tf32:
+    # The flag behind torch.backends.cuda.matmul.allow_tf32, read without that property's
+    # Python layers (several microseconds a call).
+    if dtype == torch.float32 and not torch._C._get_cublas_allow_tf32():
         return "ieee"
     return "tf32"
 
