@@ -89,18 +89,19 @@ def is_matmul_dtype(*args: Any, **kwargs: Any) -> bool:
 _GPU_CANDIDATES: Final = ((64, 64, 32, 4), (128, 64, 32, 4), (64, 128, 32, 4), (128, 128, 32, 8))
 
 
-# Block choices per (M, N, K) bucket and dtype, once looked up in this process.
-_BLOCKS: dict[tuple[int, int, int, torch.dtype], tuple[int, int, int, int]] = {}
+# Block choices per vendor, (M, N, K) bucket and dtype, once looked up in this process.
+_BLOCKS: dict[tuple[str, int, int, int, torch.dtype], tuple[int, int, int, int]] = {}
 
 
 def _blocks(
     m: int, n: int, k: int, dtype: torch.dtype, measure: Callable[[tuple[int, ...]], float]
 ) -> tuple[int, int, int, int]:
     bucket = (tuning.next_power_of_2(m), tuning.next_power_of_2(n), tuning.next_power_of_2(k))
-    known = _BLOCKS.get((*bucket, dtype))
+    vendor = current_vendor().name
+    known = _BLOCKS.get((vendor, *bucket, dtype))
     if known is not None:
         return known
-    if current_vendor().name == "cpu":
+    if vendor == "cpu":
         # The interpreter runs each program in Python: few, large tiles are fastest.
         size = 16 if max(m, n) <= 16 else 32
         choice: tuple[int, int, int, int] = (size, size, 32, 1)
@@ -109,7 +110,7 @@ def _blocks(
         device = f"{torch.cuda.get_device_name()}:{name}:{dtype}"
         source = getattr(_matmul_kernel, "src", "_matmul_kernel")
         choice = caches.tuned(source, device, list(_GPU_CANDIDATES), measure)
-    _BLOCKS[(*bucket, dtype)] = choice
+    _BLOCKS[(vendor, *bucket, dtype)] = choice
     return choice
 
 

@@ -115,8 +115,11 @@ def _rows(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, int, int]:
     """``x`` with ``dim`` moved last and made contiguous, the moved dim and the row size."""
     if x.dim() == 0:
         return x.reshape(1).contiguous(), 0, 1
-    (axis,) = normalize_dims(dim, x.dim())
-    if axis == x.dim() - 1:
+    ndim = x.dim()
+    axis = dim + ndim if -ndim <= dim < 0 else dim
+    if not 0 <= axis < ndim:
+        (axis,) = normalize_dims(dim, ndim)  # raises ATen's IndexError
+    if axis == ndim - 1:
         return x.contiguous(), axis, x.shape[axis]
     return x.movedim(axis, -1).contiguous(), axis, x.shape[axis]
 
