@@ -7,13 +7,19 @@ Competitors: wheels that ``fetch_competitors.sh`` put in ``.bench-wheels/`` at t
 root are installed (``pip --no-deps --no-index``) into a temporary directory first; whatever
 then imports (flag-gems, liger-kernel) is compared in the same run, the rest shows as "-".
 
+After the per-op tables, the end-to-end case (``end_to_end.py``): a Llama-style training step in
+tokens/s on ATen and on gems (``--only llama_step`` runs just that one).
+
 Stops starting new cases after --deadline seconds (default 420) so the whole run stays under
 eight minutes including Triton compilation; kernels compile into GEMS_CACHE_DIR / Triton's cache.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import sys
+import warnings
 from pathlib import Path
 
 # The device machine gets a bare checkout: the package is imported from the source tree.
@@ -22,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import competitors
 import torch
 from cases import core_cases, fused_cases
+from end_to_end import as_json, format_end_to_end, run_end_to_end
 from harness import Case, main
 
 WHEELS = Path(__file__).resolve().parents[3] / ".bench-wheels"
@@ -35,6 +42,27 @@ def h200_cases(smoke: bool) -> list[Case]:
     )
 
 
+def end_to_end(smoke: bool) -> bool:
+    """The Llama-style training step on ATen and on gems; writes $OUT/gems_llama_step_h200.json.
+    Returns whether the losses agreed."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
+        results = run_end_to_end(smoke)
+    print()
+    print(format_end_to_end(results), flush=True)
+    out_dir = os.environ.get("OUT")
+    if out_dir:
+        target = Path(out_dir) / "gems_llama_step_h200.json"
+        target.write_text(json.dumps(as_json(results), indent=2))
+        print(f"wrote {target}")
+    return all(r.matches for r in results)
+
+
 if __name__ == "__main__":
     print(competitors.install_wheels(WHEELS), flush=True)
-    sys.exit(main(h200_cases, "gems_core_h200", rivals_for=competitors.load))
+    only = sys.argv[sys.argv.index("--only") + 1 :] if "--only" in sys.argv else None
+    per_op = only is None or any(name != "llama_step" for name in only)
+    status = main(h200_cases, "gems_core_h200", rivals_for=competitors.load) if per_op else 0
+    if (only is None or "llama_step" in only) and not end_to_end("--smoke" in sys.argv):
+        status = 1
+    sys.exit(status)

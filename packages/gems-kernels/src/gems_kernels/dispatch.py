@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -25,18 +24,14 @@ from typing import Any
 
 import torch
 
-from gems_kernels import caches, registration
+from gems_kernels import caches, host, registration
 from gems_kernels.backends import current_vendor
 from gems_kernels.recording import OpRecorder
 
 __all__ = ["GemsSession", "disable", "enable", "only_enable", "use_gems"]
 
-_STATE = threading.local()
 _ENABLED: list[GemsSession] = []
-
-
-def _depth() -> int:
-    return getattr(_STATE, "depth", 0)
+_depth = host.depth
 
 
 def _tensor_parameters(entry: registration.Registration) -> tuple[tuple[int, ...], frozenset[str]]:
@@ -69,14 +64,26 @@ def _as_scalar_tensor(value: Any, like: torch.Tensor | None) -> Any:
 
 def _has_complex(args: tuple[Any, ...]) -> bool:
     for arg in args:
-        if isinstance(arg, torch.Tensor):
+        kind = type(arg)
+        if kind is torch.Tensor or kind is torch.nn.Parameter or isinstance(arg, torch.Tensor):
             if arg.is_complex():
                 return True
-        elif isinstance(arg, (list, tuple)) and any(
+        elif (kind is list or kind is tuple) and any(
             isinstance(item, torch.Tensor) and item.is_complex() for item in arg
         ):
             return True
     return False
+
+
+def _previous_kernel(overload: str, key: str) -> Any:
+    """The kernel registered at ``key`` before gems, or None where ATen has none (the CUDA-only
+    attention entry points on the CPU backend)."""
+    try:
+        return torch._C._dispatch_get_computed_kernel_for_dispatch_key(
+            f"aten::{overload}", getattr(torch._C.DispatchKey, key)
+        )
+    except RuntimeError:
+        return None
 
 
 def _make_kernel(
@@ -86,6 +93,11 @@ def _make_kernel(
     positions, names = _tensor_parameters(entry)
 
     def fall_through(keyset: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if native is None:
+            raise NotImplementedError(
+                f"aten::{overload}: no kernel for these arguments on this backend (gems takes "
+                "only the calls its condition accepts, and ATen has no kernel here)"
+            )
         like = next((arg for arg in args if isinstance(arg, torch.Tensor)), None)
         if positions:
             args = tuple(
@@ -99,20 +111,22 @@ def _make_kernel(
             }
         return native.call_boxed(keyset, *args, **kwargs)
 
+    state = host._STATE
+
     def kernel(keyset: Any, *args: Any, **kwargs: Any) -> Any:
         if (
-            _depth()
+            state.depth
             or _has_complex(args)
             or (condition is not None and not condition(*args, **kwargs))
         ):
             return fall_through(keyset, args, kwargs)
         if recorder is not None:
             recorder.record(overload)
-        _STATE.depth = 1
+        state.depth = 1
         try:
             return impl(*args, **kwargs)
         finally:
-            _STATE.depth = 0
+            state.depth = 0
 
     return kernel
 
@@ -142,9 +156,7 @@ class GemsSession:
             warnings.filterwarnings("ignore", message=".*[Oo]verrid.*")
             for entry in entries:
                 key = vendor.autograd_key if entry.autograd else vendor.dispatch_key
-                native = torch._C._dispatch_get_computed_kernel_for_dispatch_key(
-                    f"aten::{entry.overload}", getattr(torch._C.DispatchKey, key)
-                )
+                native = _previous_kernel(entry.overload, key)
                 kernel = _make_kernel(entry, native, self.recorder)
                 self._library.impl(entry.overload, kernel, key, with_keyset=True)
                 registered.append(entry.overload)

@@ -15,16 +15,29 @@ import torch
 from gems_kernels.ops import (
     activations,
     advanced_indexing,
+    amp,
     arg_reductions,
     arithmetic,
+    attention_entry,
     comparisons,
+    copies,
+    foreach,
+    fused_adam,
     logical,
+    logsumexp,
+    matmul,
     moments,
+    mse_loss,
+    nonzero,
     norms,
+    one_hot,
+    out_variants,
+    random,
     reductions,
     scans,
     scatter_gather,
     selection,
+    ternary,
     unary_math,
 )
 from gems_kernels.ops.attention import is_supported_attention, scaled_dot_product_attention
@@ -120,6 +133,7 @@ def _bitwise(name: str, family: Variants) -> list[Registration]:
 
 
 _floating = arithmetic.is_floating
+_all_floating = foreach.all_floating
 _floating_input = reductions.is_floating_input
 _advanced_index = advanced_indexing.is_advanced_index
 _index_put = advanced_indexing.is_index_put
@@ -162,9 +176,34 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     *_entries(arithmetic.remainder_, "remainder_.Tensor", "remainder_.Scalar", condition=_floating),
     *_entries(arithmetic.pow_tensor, "pow.Tensor_Tensor", "pow.Scalar", condition=_floating),
     Registration("pow_.Tensor", arithmetic.pow_tensor_, condition=_floating),
+    Registration("pow_.Scalar", arithmetic.pow_tensor_, condition=_floating),
     Registration("pow.Tensor_Scalar", arithmetic.pow_scalar, condition=_floating),
     Registration("maximum", arithmetic.maximum),
     Registration("minimum", arithmetic.minimum),
+    # Optimizer arithmetic: three operands, lists of tensors, fused Adam, gradient scaling.
+    Registration("addcmul", ternary.addcmul, condition=_all_floating),
+    Registration("addcmul_", ternary.addcmul_, condition=_all_floating),
+    Registration("addcmul.out", ternary.addcmul_out, condition=_all_floating),
+    Registration("addcdiv", ternary.addcdiv, condition=_all_floating),
+    Registration("addcdiv_", ternary.addcdiv_, condition=_all_floating),
+    Registration("addcdiv.out", ternary.addcdiv_out, condition=_all_floating),
+    *_entries(ternary.lerp, "lerp.Scalar", "lerp.Tensor", condition=_all_floating),
+    *_entries(ternary.lerp_, "lerp_.Scalar", "lerp_.Tensor", condition=_all_floating),
+    *_entries(ternary.lerp_out, "lerp.Scalar_out", "lerp.Tensor_out", condition=_all_floating),
+    *(
+        Registration(overload, impl, condition=_all_floating)
+        for overload, impl in foreach.FOREACH.items()
+    ),
+    Registration("_fused_adam_", fused_adam.fused_adam_, condition=fused_adam.is_plain_fused_adam),
+    Registration(
+        "_fused_adamw_", fused_adam.fused_adamw_, condition=fused_adam.is_plain_fused_adam
+    ),
+    Registration(
+        "_amp_foreach_non_finite_check_and_unscale_",
+        amp.non_finite_check_and_unscale_,
+        condition=amp.is_dense_unscale,
+    ),
+    Registration("_amp_update_scale_", amp.amp_update_scale_),
     # Unary math.
     *_pointwise("abs", unary_math.ABS, condition=_no_bool),
     *_pointwise("neg", unary_math.NEG, condition=_no_bool),
@@ -185,6 +224,8 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     *_pointwise("reciprocal", unary_math.RECIPROCAL),
     Registration("isnan", unary_math.ISNAN.functional),
     Registration("isinf", unary_math.ISINF.functional),
+    # isfinite is a composite: at the autograd key it runs as one kernel.
+    Registration("isfinite", unary_math.ISFINITE.functional, condition=_floating, autograd=True),
     # Comparisons.
     *_binary("eq", comparisons.EQ),
     *_binary("ne", comparisons.NE),
@@ -206,6 +247,19 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("clamp", selection.clamp),
     Registration("clamp_", selection.clamp_),
     Registration("clamp.Tensor", selection.clamp_tensor),
+    Registration("clamp.out", selection.clamp_out),
+    Registration("clamp_.Tensor", selection.clamp_tensor_),
+    Registration("clamp.Tensor_out", selection.clamp_tensor_out),
+    *_entries(selection.clamp_min, "clamp_min", "clamp_min.Tensor"),
+    *_entries(selection.clamp_min_, "clamp_min_", "clamp_min_.Tensor"),
+    *_entries(selection.clamp_min_out, "clamp_min.out", "clamp_min.Tensor_out"),
+    *_entries(selection.clamp_max, "clamp_max", "clamp_max.Tensor"),
+    *_entries(selection.clamp_max_, "clamp_max_", "clamp_max_.Tensor"),
+    *_entries(selection.clamp_max_out, "clamp_max.out", "clamp_max.Tensor_out"),
+    Registration("where.self_out", selection.where_out),
+    Registration("nan_to_num", selection.nan_to_num, condition=_floating),
+    Registration("nan_to_num_", selection.nan_to_num_, condition=_floating),
+    Registration("nan_to_num.out", selection.nan_to_num_out, condition=_floating),
     *_entries(selection.masked_fill, "masked_fill.Scalar", "masked_fill.Tensor"),
     *_entries(selection.masked_fill_, "masked_fill_.Scalar", "masked_fill_.Tensor"),
     # Activations and their backward ops.
@@ -216,6 +270,11 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("gelu_backward", activations.gelu_backward),
     Registration("silu", activations.silu),
     Registration("silu_", activations.silu_),
+    Registration("silu_backward", activations.silu_backward),
+    Registration("silu.out", activations.silu_out),
+    Registration("softplus", activations.softplus, condition=_floating),
+    Registration("softplus.out", activations.softplus_out, condition=_floating),
+    Registration("softplus_backward", activations.softplus_backward, condition=_floating),
     Registration("sigmoid_backward", activations.sigmoid_backward),
     Registration("tanh_backward", activations.tanh_backward),
     Registration("threshold_backward", activations.threshold_backward),
@@ -245,11 +304,22 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("std.correction", moments.std, condition=_floating_input),
     Registration("linalg_vector_norm", norms.linalg_vector_norm, condition=norms.supports_order),
     Registration("cumsum", scans.cumsum),
+    Registration("cumsum.out", out_variants.cumsum_out),
+    Registration("cumsum_", out_variants.cumsum_),
+    Registration("sum.IntList_out", out_variants.sum_out),
+    Registration("logsumexp", logsumexp.logsumexp, condition=logsumexp.is_floating_logsumexp),
+    Registration(
+        "logsumexp.out", logsumexp.logsumexp_out, condition=logsumexp.is_floating_logsumexp
+    ),
     # Softmax, normalisation, losses.
     Registration("_softmax", softmax, condition=_floating_input),
     Registration("_log_softmax", log_softmax, condition=_floating_input),
     Registration("_softmax_backward_data", softmax_backward, condition=_floating_input),
     Registration("_log_softmax_backward_data", log_softmax_backward, condition=_floating_input),
+    Registration("_softmax.out", out_variants.softmax_out, condition=_floating_input),
+    Registration("_log_softmax.out", out_variants.log_softmax_out, condition=_floating_input),
+    Registration("mse_loss", mse_loss.mse_loss, condition=_all_floating),
+    Registration("mse_loss_backward", mse_loss.mse_loss_backward, condition=_all_floating),
     Registration("native_layer_norm", layer_norm_forward, condition=_floating_input),
     Registration("native_layer_norm_backward", layer_norm_backward, condition=_floating_input),
     Registration("rms_norm", rms_norm, autograd=True, condition=_floating_input),
@@ -268,18 +338,37 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     *_entries(bmm, "bmm", condition=is_matmul_dtype),
     *_entries(addmm, "addmm", condition=is_matmul_dtype),
     *_entries(mv, "mv", condition=is_matmul_dtype),
+    Registration("mm.out", matmul.mm_out, condition=is_matmul_dtype),
+    Registration("bmm.out", matmul.bmm_out, condition=is_matmul_dtype),
+    Registration("addmm.out", matmul.addmm_out, condition=is_matmul_dtype),
+    Registration("addmm_", matmul.addmm_, condition=is_matmul_dtype),
+    Registration("baddbmm", matmul.baddbmm, condition=is_matmul_dtype),
+    Registration("baddbmm_", matmul.baddbmm_, condition=is_matmul_dtype),
     Registration("embedding", embedding),
     # Copies, fills, indexing, dropout.
     *_entries(fill_, "fill_.Scalar", "fill_.Tensor"),
     Registration("zero_", zero_),
     Registration("cat", cat),
+    Registration("cat.out", copies.cat_out),
+    Registration("copy_", copies.copy_, condition=copies.is_same_device_copy),
+    Registration("_to_copy", copies.to_copy, condition=copies.is_plain_copy),
     Registration("stack", stack),
     Registration("repeat", repeat),
     Registration("constant_pad_nd", constant_pad_nd),
     Registration("arange.start_out", arange_out),
     Registration("triu", triu),
     Registration("tril", tril),
+    Registration("triu_", out_variants.triu_),
+    Registration("tril_", out_variants.tril_),
+    Registration("triu.out", out_variants.triu_out),
+    Registration("tril.out", out_variants.tril_out),
+    Registration("one_hot", one_hot.one_hot, condition=one_hot.is_int64_index, autograd=True),
+    Registration("uniform_", random.uniform_, condition=random.is_dense_float),
+    Registration("normal_", random.normal_, condition=random.is_dense_float),
+    Registration("bernoulli_.float", random.bernoulli_, condition=random.is_dense_float),
     Registration("index_select", index_select),
+    Registration("nonzero", nonzero.nonzero, condition=nonzero.is_nonzero_input),
+    Registration("masked_select", nonzero.masked_select, condition=nonzero.is_selectable),
     Registration("index_add", index_add, condition=_float32_target),
     # Advanced indexing, gather and the scatter family.
     Registration("index.Tensor", advanced_indexing.index, condition=_advanced_index),
@@ -304,6 +393,37 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     ),
     Registration(
         "embedding_dense_backward", embedding_dense_backward, condition=is_unscaled_backward
+    ),
+    # The SDPA entry points below the composite, reached when called directly or traced.
+    Registration(
+        "_scaled_dot_product_flash_attention",
+        attention_entry.flash_attention,
+        condition=attention_entry.fits_flash,
+    ),
+    Registration(
+        "_scaled_dot_product_flash_attention_backward",
+        attention_entry.flash_attention_backward,
+        condition=attention_entry.fits_flash_backward,
+    ),
+    Registration(
+        "_scaled_dot_product_flash_attention_for_cpu",
+        attention_entry.flash_attention_cpu,
+        condition=attention_entry.fits_flash_cpu,
+    ),
+    Registration(
+        "_scaled_dot_product_flash_attention_for_cpu_backward",
+        attention_entry.flash_attention_cpu_backward,
+        condition=attention_entry.fits_flash_cpu_backward,
+    ),
+    Registration(
+        "_scaled_dot_product_efficient_attention",
+        attention_entry.efficient_attention,
+        condition=attention_entry.fits_efficient,
+    ),
+    Registration(
+        "_scaled_dot_product_efficient_attention_backward",
+        attention_entry.efficient_attention_backward,
+        condition=attention_entry.fits_efficient_backward,
     ),
 )
 

@@ -10,25 +10,38 @@ from types import SimpleNamespace
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-MODULES = ("cases", "compile_check", "competitors", "harness", "run_h200")
+MODULES = (
+    "cases",
+    "compile_check",
+    "competitors",
+    "end_to_end",
+    "harness",
+    "host_path",
+    "run_h200",
+)
 
 
 @pytest.fixture
 def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
-    """``cases``, ``compile_check``, ``competitors``, ``harness`` and ``run_h200``, forgotten
-    afterwards (their names are generic; they must not stay in sys.modules for other tests)."""
+    """The benchmark modules (``cases``, ``compile_check``, ``competitors``, ``end_to_end``,
+    ``harness``, ``host_path``, ``run_h200``), forgotten afterwards (their names are generic;
+    they must not stay in sys.modules for other tests)."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import cases
     import competitors
     import compile_check
+    import end_to_end
     import harness
+    import host_path
     import run_h200
 
     yield SimpleNamespace(
         cases=cases,
         compile_check=compile_check,
         competitors=competitors,
+        end_to_end=end_to_end,
         harness=harness,
+        host_path=host_path,
         run_h200=run_h200,
     )
     for name in MODULES:

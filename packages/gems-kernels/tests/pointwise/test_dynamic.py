@@ -153,7 +153,6 @@ def test_int64_indexing_kernel_computes_the_same(monkeypatch: pytest.MonkeyPatch
             "expected 3 arguments",
             id="arity",
         ),
-        pytest.param(lambda: axpy(1.0, 2.0, 3.0), TypeError, "at least one tensor", id="no-tensor"),
         pytest.param(
             lambda: axpy(torch.ones(2), torch.ones(2), 1.0, out1=None),
             TypeError,
@@ -177,6 +176,13 @@ def test_int64_indexing_kernel_computes_the_same(monkeypatch: pytest.MonkeyPatch
 def test_errors(call, error: type[Exception], message: str) -> None:
     with pytest.raises(error, match=message):
         call()
+
+
+def test_numbers_only_compute_on_0d_tensors() -> None:
+    # As ATen does for torch.add(2.5, 1.5): the numbers become 0-d tensors of their own type.
+    result = axpy(1.5, 2.0, 3.0)
+    assert result.shape == () and result.dtype == torch.float32
+    assert result.item() == axpy(torch.tensor(1.5), torch.tensor(2.0), 3.0).item()
 
 
 def test_repeated_signatures_reuse_one_plan() -> None:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import functools
 
-from gems_kernels.backends.tuning import TUNING, LaunchConfig, launch_config
+from gems_kernels.backends.tuning import (
+    TUNING,
+    LaunchConfig,
+    cdiv,
+    launch_config,
+    next_power_of_2,
+)
 from gems_kernels.backends.vendors import VENDORS, UnknownVendorError, Vendor, detect_vendor
 
 __all__ = [
@@ -13,9 +19,11 @@ __all__ = [
     "LaunchConfig",
     "UnknownVendorError",
     "Vendor",
+    "cdiv",
     "current_vendor",
     "detect_vendor",
     "launch_config",
+    "next_power_of_2",
 ]
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
-__all__ = ["TUNING", "LaunchConfig", "launch_config"]
+__all__ = ["TUNING", "LaunchConfig", "cdiv", "launch_config", "next_power_of_2"]
 
 
 @dataclass(frozen=True)
@@ -45,3 +45,13 @@ def launch_config(vendor_name: str, family: str) -> LaunchConfig:
             f"no launch config for vendor={vendor_name!r} family={family!r}; "
             f"known families: {sorted(TUNING.get(vendor_name, {}))}"
         ) from None
+
+
+def cdiv(a: int, b: int) -> int:
+    """ceil(a / b) for launch grids (``triton.cdiv`` is a constexpr function, slow on the host)."""
+    return -(-a // b)
+
+
+def next_power_of_2(n: int) -> int:
+    """The smallest power of two >= ``n`` (1 for ``n`` <= 1), for block sizes."""
+    return 1 << (n - 1).bit_length() if n > 1 else 1

@@ -23,6 +23,10 @@ __all__ = [
     "silu",
     "silu_",
     "silu_backward",
+    "silu_out",
+    "softplus",
+    "softplus_backward",
+    "softplus_out",
     "tanh_backward",
     "threshold_backward",
 ]
@@ -34,7 +38,7 @@ _GRAD = [((0, 1), "DEFAULT")]
 @pointwise_dynamic(is_tensor=[True], promotions=_SAME)
 @triton.jit
 def _relu(x):
-    return tl.where(x > 0, x, 0)
+    return tl.where((x > 0) | (x != x), x, 0)
 
 
 @pointwise_dynamic(is_tensor=[True], promotions=_SAME)
@@ -108,6 +112,48 @@ def _leaky_relu(x, slope):
 @triton.jit
 def _leaky_relu_backward(grad, x, slope):
     return tl.where(x > 0, grad, grad * slope)
+
+
+@pointwise_dynamic(is_tensor=[True, False, False], promotions=_SAME)
+@triton.jit
+def _softplus(x, beta, threshold):
+    scaled = x * beta
+    # log1p(exp(s)) = max(s, 0) + log1p(exp(-|s|)), with log1p's small-argument correction.
+    e = tl.exp(-tl.abs(scaled))
+    u = 1.0 + e
+    log1p = tl.where(u == 1.0, e, tl.log(u) * (e / (u - 1.0)))
+    return tl.where(scaled > threshold, x, (tl.maximum(scaled, 0.0) + log1p) / beta)
+
+
+@pointwise_dynamic(is_tensor=[True, True, False, False], promotions=_GRAD)
+@triton.jit
+def _softplus_backward(grad, x, beta, threshold):
+    scaled = x * beta
+    return tl.where(scaled > threshold, grad, grad * scalar_math.sigmoid(scaled))
+
+
+def softplus(self: torch.Tensor, beta: Any = 1, threshold: Any = 20) -> torch.Tensor:
+    """aten::softplus: log(1 + exp(beta * x)) / beta, x itself above the threshold."""
+    return _softplus(self, float(beta), float(threshold))
+
+
+def softplus_out(
+    self: torch.Tensor, beta: Any = 1, threshold: Any = 20, *, out: torch.Tensor
+) -> torch.Tensor:
+    """aten::softplus.out."""
+    return _softplus(self, float(beta), float(threshold), out0=out)
+
+
+def softplus_backward(
+    grad_output: torch.Tensor, self: torch.Tensor, beta: Any, threshold: Any
+) -> torch.Tensor:
+    """aten::softplus_backward: grad * sigmoid(beta * x) (grad itself above the threshold)."""
+    return _softplus_backward(grad_output, self, float(beta), float(threshold))
+
+
+def silu_out(self: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::silu.out."""
+    return _silu(self, out0=out)
 
 
 def relu(self: torch.Tensor) -> torch.Tensor:

@@ -9,7 +9,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import normalize_dims, to_rows
 
 __all__ = ["argmax", "argmin", "max_dim", "min_dim"]
@@ -67,9 +67,9 @@ def _arg_reduce(
     if layout.num_rows == 0:
         return values, indices
     config = launch_config(current_vendor().name, "reduction")
-    block_n = min(triton.next_power_of_2(layout.row_size), config.block_size)
-    block_m = max(1, min(config.block_size // block_n, triton.next_power_of_2(layout.num_rows)))
-    grid = (triton.cdiv(layout.num_rows, block_m),)
+    block_n = min(tuning.next_power_of_2(layout.row_size), config.block_size)
+    block_m = max(1, min(config.block_size // block_n, tuning.next_power_of_2(layout.num_rows)))
+    grid = (tuning.cdiv(layout.num_rows, block_m),)
     _arg_reduce_rows_kernel[grid](
         layout.rows, values, indices, layout.num_rows, layout.row_size,
         SIGN=1 if is_max else -1, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=config.num_warps,

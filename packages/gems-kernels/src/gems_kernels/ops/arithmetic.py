@@ -71,19 +71,20 @@ def _trunc_div(x, y):
 @pointwise_dynamic(is_tensor=[True, True], promotions=[((0, 1), "DEFAULT")])
 @triton.jit
 def _floor_div(x, y):
-    return tl.floor(x / y)
+    return scalar_math.floor_divide(x, y)
 
 
 @pointwise_dynamic(is_tensor=[True, True], promotions=[((0, 1), "DEFAULT")])
 @triton.jit
 def _remainder(x, y):
-    return x - tl.floor(x / y) * y
+    return scalar_math.remainder(x, y)
 
 
 @pointwise_dynamic(is_tensor=[True, True], promotions=[((0, 1), "DEFAULT")])
 @triton.jit
 def _pow(x, y):
-    return scalar_math.pow_float(x, y)
+    # exp(y * log|x|) in float32 loses about |y * log x| ulps; float64 keeps float32 results exact.
+    return scalar_math.pow_float(x.to(tl.float64), y.to(tl.float64))
 
 
 @pointwise_dynamic(is_tensor=[True, True], promotions=[((0, 1), "DEFAULT")])

@@ -29,7 +29,8 @@ import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 from torch.autograd.function import once_differentiable
 
-from gems_kernels.backends import current_vendor
+from gems_kernels import host
+from gems_kernels.backends import current_vendor, tuning
 from gems_kernels.ops.matmul import dot_precision
 
 __all__ = [
@@ -378,8 +379,8 @@ def _prepare(
         "PRECISION": dot_precision(query.dtype),
         # Triton's interpreter multiplies bfloat16 tiles wrongly; it gets float32 tiles.
         "UPCAST": interpreted,
-        "BLOCK_D": max(16, triton.next_power_of_2(head_dim)),
-        "BLOCK_DV": max(16, triton.next_power_of_2(value_dim)),
+        "BLOCK_D": max(16, tuning.next_power_of_2(head_dim)),
+        "BLOCK_DV": max(16, tuning.next_power_of_2(value_dim)),
         "num_warps": blocks.num_warps,
     }
     launch = _Launch(
@@ -415,7 +416,7 @@ def attention_forward(
         out.zero_()
     else:
         block_m, block_n = launch.blocks.forward
-        grid = (launch.batch * launch.heads, triton.cdiv(launch.query_len, block_m))
+        grid = (launch.batch * launch.heads, tuning.cdiv(launch.query_len, block_m))
         _attention_forward_kernel[grid](
             q, k, v, launch.mask if launch.mask is not None else q, out, lse,
             launch.heads, launch.heads // launch.kv_heads, launch.query_len, launch.key_len,
@@ -454,7 +455,7 @@ def attention_backward(
         constants = launch.constants
         delta = torch.empty_like(lse)
         q_block_m, q_block_n = launch.blocks.grad_q
-        rows_grid = (launch.batch * launch.heads, triton.cdiv(launch.query_len, q_block_m))
+        rows_grid = (launch.batch * launch.heads, tuning.cdiv(launch.query_len, q_block_m))
         _attention_backward_preprocess_kernel[rows_grid](
             o, do, delta, launch.heads, launch.query_len, launch.value_dim,
             *o.stride(), *do.stride(),
@@ -468,7 +469,7 @@ def attention_backward(
         group = launch.heads // launch.kv_heads
         if grad_k is not None and grad_v is not None:
             kv_block_m, kv_block_n = launch.blocks.grad_kv
-            keys_grid = (launch.batch * launch.kv_heads, triton.cdiv(launch.key_len, kv_block_n))
+            keys_grid = (launch.batch * launch.kv_heads, tuning.cdiv(launch.key_len, kv_block_n))
             _attention_backward_kv_kernel[keys_grid](
                 q, k, v, mask, do, lse, delta, grad_k, grad_v,
                 launch.heads, launch.kv_heads, group, *shared,
@@ -510,6 +511,7 @@ class ScaledDotProductAttention(torch.autograd.Function):
 
     @staticmethod
     @once_differentiable
+    @host.host_code
     def backward(ctx: Any, grad_out: torch.Tensor) -> tuple[Any, ...]:
         query, key, value, attn_mask, out, lse = ctx.saved_tensors
         grads = attention_backward(

@@ -1,4 +1,5 @@
-"""Element copies and fills: fill_, zero_, cat, stack, repeat and constant padding.
+"""Element copies and fills: copy_, _to_copy, fill_, zero_, cat, stack, repeat and constant
+padding.
 
 Everything here is the one strided copy kernel (or the fill kernel) aimed at views of the result.
 """
@@ -16,7 +17,19 @@ import triton.language as tl  # type: ignore[import-untyped]
 from gems_kernels.ops.row_layout import normalize_dims
 from gems_kernels.pointwise import pointwise_dynamic
 
-__all__ = ["cat", "constant_pad_nd", "fill_", "repeat", "stack", "zero_"]
+__all__ = [
+    "cat",
+    "cat_out",
+    "constant_pad_nd",
+    "copy_",
+    "fill_",
+    "is_plain_copy",
+    "is_same_device_copy",
+    "repeat",
+    "stack",
+    "to_copy",
+    "zero_",
+]
 
 
 @pointwise_dynamic(is_tensor=[True], promotions=[((0,), "NO_OPMATH")])
@@ -30,6 +43,73 @@ def _copy(x):
 def _fill(x, value):
     # x only gives the shape: the loaded values are replaced.
     return tl.where(x == x, value, value)
+
+
+def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether the memory ``a`` and ``b`` span (first to last element) intersects."""
+    if (
+        not a.numel()
+        or not b.numel()
+        or a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr()
+    ):
+        return False
+
+    def span(t: torch.Tensor) -> tuple[int, int]:
+        start = t.storage_offset()
+        extent = sum(
+            (size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride(), strict=True)
+        )
+        return start, start + extent
+
+    (a0, a1), (b0, b1) = span(a), span(b)
+    return a0 <= b1 and b0 <= a1
+
+
+def is_same_device_copy(self: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> bool:
+    """Condition for copy_: same device, a destination that is not bool unless the source is
+    (ATen tests != 0), and no overlap between source and destination (unless identical)."""
+    if not isinstance(src, torch.Tensor) or self.device != src.device:
+        return False
+    if self.dtype == torch.bool and src.dtype != torch.bool:
+        return False
+    return src is self or not _overlaps(self, src)
+
+
+def copy_(self: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
+    """aten::copy_: ``src`` broadcast and converted into ``self``."""
+    if src is self or not self.numel():
+        return self
+    return _copy(src, out0=self)
+
+
+def is_plain_copy(self: torch.Tensor, **options: Any) -> bool:
+    """Condition for _to_copy: a strided result on the same device, no pinned memory."""
+    device = options.get("device")
+    return (
+        (device is None or torch.device(device) == self.device)
+        and options.get("layout") in (None, torch.strided)
+        and not options.get("pin_memory")
+        and not (options.get("dtype") == torch.bool and self.dtype != torch.bool)
+    )
+
+
+def to_copy(
+    self: torch.Tensor,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    non_blocking: bool = False,
+    memory_format: torch.memory_format | None = None,
+) -> torch.Tensor:
+    """aten::_to_copy on the same device: a converted copy, dense inputs keep their layout."""
+    out = torch.empty_like(
+        self, dtype=dtype or self.dtype, memory_format=memory_format or torch.preserve_format
+    )
+    if out.numel():
+        _copy(self, out0=out)
+    return out
 
 
 def fill_(self: torch.Tensor, value: Any) -> torch.Tensor:
@@ -74,6 +154,14 @@ def cat(tensors: Sequence[torch.Tensor], dim: int = 0) -> torch.Tensor:
             _copy(t, out0=out.narrow(axis, offset, size))
         offset += size
     return out
+
+
+def cat_out(tensors: Sequence[torch.Tensor], dim: int = 0, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::cat.out: the concatenation written into ``out`` (resized when its shape differs)."""
+    result = cat(tensors, dim)
+    if out.shape != result.shape:
+        out.resize_(result.shape)
+    return _copy(result, out0=out) if result.numel() else out
 
 
 def stack(tensors: Sequence[torch.Tensor], dim: int = 0) -> torch.Tensor:

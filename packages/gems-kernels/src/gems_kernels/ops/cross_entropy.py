@@ -14,7 +14,8 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels import host
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import arithmetic, reductions
 from gems_kernels.ops.softmax import row_max_and_sum_exp
 
@@ -77,7 +78,7 @@ class CrossEntropy(torch.autograd.Function):
         grad = torch.empty_like(rows)
         if num_rows:
             config = launch_config(current_vendor().name, "row")
-            block = min(triton.next_power_of_2(num_classes), config.block_size)
+            block = min(tuning.next_power_of_2(num_classes), config.block_size)
             _cross_entropy_forward_kernel[(num_rows,)](
                 rows, target.contiguous(), losses, valid, grad, num_classes, ignore_index,
                 BLOCK_N=block, num_warps=config.num_warps,
@@ -91,6 +92,7 @@ class CrossEntropy(torch.autograd.Function):
         return loss.to(scores.dtype)
 
     @staticmethod
+    @host.host_code
     def backward(ctx: Any, grad_loss: torch.Tensor) -> tuple[Any, ...]:
         (grad,) = ctx.saved_tensors
         return arithmetic.mul(grad, grad_loss), None, None, None

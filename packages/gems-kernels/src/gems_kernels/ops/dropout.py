@@ -7,7 +7,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.pointwise import pointwise_dynamic
 
 __all__ = ["native_dropout", "native_dropout_backward"]
@@ -45,8 +45,8 @@ def native_dropout(
         seed = int(torch.randint(0, 2**31 - 1, (1,)).item())
         scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
         config = launch_config(current_vendor().name, "pointwise")
-        block = min(config.block_size, triton.next_power_of_2(numel))
-        _dropout_forward_kernel[(triton.cdiv(numel, block),)](
+        block = min(config.block_size, tuning.next_power_of_2(numel))
+        _dropout_forward_kernel[(tuning.cdiv(numel, block),)](
             x, out, keep, numel, p, scale, seed, BLOCK=block, num_warps=config.num_warps
         )
     return out, keep

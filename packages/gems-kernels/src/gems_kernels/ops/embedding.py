@@ -8,7 +8,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 
 __all__ = ["embedding", "embedding_dense_backward", "is_unscaled_backward"]
 
@@ -39,7 +39,7 @@ def _embedding_backward_kernel(grad_out, indices, grad_weight, dim, padding_idx,
 
 def _block(dim: int) -> tuple[int, int]:
     config = launch_config(current_vendor().name, "row")
-    return min(triton.next_power_of_2(max(dim, 1)), config.block_size), config.num_warps
+    return min(tuning.next_power_of_2(max(dim, 1)), config.block_size), config.num_warps
 
 
 def embedding(

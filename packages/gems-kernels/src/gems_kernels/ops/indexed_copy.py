@@ -19,7 +19,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 
 __all__ = [
     "ACCUMULABLE",
@@ -154,7 +154,7 @@ def target(t: torch.Tensor, lead: int, trail: int, axis_stride: int) -> Target:
 
 def _tile(inner: int) -> tuple[int, int, int]:
     config = launch_config(current_vendor().name, "row")
-    block_n = min(triton.next_power_of_2(max(inner, 1)), config.block_size)
+    block_n = min(tuning.next_power_of_2(max(inner, 1)), config.block_size)
     return max(1, config.block_size // block_n), block_n, config.num_warps
 
 
@@ -249,7 +249,7 @@ def indexed_copy(mode: int, dest: Target, plain: Walk, index: Walk, dim_size: in
     if rows == 0 or inner == 0:
         return
     block_m, block_n, warps = _tile(inner)
-    grid = (triton.cdiv(rows, block_m), triton.cdiv(inner, block_n))
+    grid = (tuning.cdiv(rows, block_m), tuning.cdiv(inner, block_n))
     _indexed_copy_kernel[grid](
         dest.tensor, dest.outer, dest.inner, dest.inner_stride or 0, dest.axis_stride,
         plain.tensor, plain.outer, plain.middle, plain.inner, plain.inner_stride or 0,
@@ -275,8 +275,8 @@ def reduce_lines(
     if lines == 0 or plain.middle.numel() == 0:
         return
     config = launch_config(current_vendor().name, "pointwise")
-    block = min(triton.next_power_of_2(lines), config.block_size)
-    _reduce_lines_kernel[(triton.cdiv(lines, block),)](
+    block = min(tuning.next_power_of_2(lines), config.block_size)
+    _reduce_lines_kernel[(tuning.cdiv(lines, block),)](
         dest.tensor, dest.outer, dest.inner, dest.axis_stride, count,
         plain.tensor, plain.outer, plain.middle, plain.inner,
         index.tensor, index.outer, index.middle, index.inner,

@@ -12,7 +12,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import normalize_dims
 
 __all__ = ["index_add", "index_select"]
@@ -48,7 +48,7 @@ def _index_add_kernel(out, index, source, alpha, dim_size, num_index, inner,
 
 def _block(size: int) -> tuple[int, int]:
     config = launch_config(current_vendor().name, "row")
-    return min(triton.next_power_of_2(max(size, 1)), config.block_size), config.num_warps
+    return min(tuning.next_power_of_2(max(size, 1)), config.block_size), config.num_warps
 
 
 def _check_range(index: torch.Tensor, size: int, name: str) -> None:
@@ -92,6 +92,14 @@ def index_add(
     self: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, *, alpha: Any = 1
 ) -> torch.Tensor:
     """aten::index_add: a copy of ``self`` with alpha * source rows added at ``index``."""
+    if self.dim() == 0:
+        # A 0-d self is a single row of a 1-d tensor, and its source is 0-d as well.
+        if source.dim() != 0:
+            raise RuntimeError(
+                "source tensor shape must match self tensor shape, excluding the specified "
+                f"dimension. Got self.shape = [] source.shape = {list(source.shape)}"
+            )
+        return index_add(self.reshape(1), dim, index, source.reshape(-1), alpha=alpha).reshape(())
     (axis,) = normalize_dims(dim, self.dim())
     _check_range(index, self.shape[axis], "index")
     out = self.to(torch.float32, copy=True).contiguous()

@@ -6,6 +6,7 @@ The kernels take a ``CENTER`` flag: without it they compute RMS normalisation, w
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -13,7 +14,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 
 __all__ = [
     "layer_norm_backward",
@@ -162,9 +163,10 @@ def _layer_norm_parameter_grad_kernel(
         tl.store(grad_bias + cols, tl.sum(acc_bias, axis=0), mask=col_mask)
 
 
+@functools.cache
 def _row_block(row_size: int) -> tuple[int, int]:
     config = launch_config(current_vendor().name, "row")
-    return min(triton.next_power_of_2(max(row_size, 1)), config.block_size), config.num_warps
+    return min(tuning.next_power_of_2(max(row_size, 1)), config.block_size), config.num_warps
 
 
 def stats_dtype(x: torch.Tensor) -> torch.dtype:
@@ -181,13 +183,16 @@ def normalize_rows(
     bias: torch.Tensor | None,
     eps: float,
     center: bool,
+    stats_shape: Sequence[int] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(y, mean, rstd) of ``x`` viewed as rows of ``row_size``; mean/rstd are flat float32."""
+    """(y, mean, rstd) of ``x`` viewed as rows of ``row_size``; mean/rstd are float32, flat
+    unless ``stats_shape`` (with as many elements as rows) is given."""
     x = x.contiguous()
     num_rows = x.numel() // row_size if row_size else 0
     y = torch.empty_like(x)
-    mean = torch.empty(num_rows, dtype=torch.float32, device=x.device)
-    rstd = torch.empty(num_rows, dtype=torch.float32, device=x.device)
+    shape = (num_rows,) if stats_shape is None else stats_shape
+    mean = torch.empty(shape, dtype=torch.float32, device=x.device)
+    rstd = torch.empty(shape, dtype=torch.float32, device=x.device)
     if num_rows:
         block, warps = _row_block(row_size)
         _layer_norm_forward_kernel[(num_rows,)](
@@ -228,9 +233,9 @@ def normalize_rows_backward(
     if want_weight or want_bias:
         grad_weight = torch.empty(row_size, dtype=torch.float32, device=x.device)
         grad_bias = torch.empty(row_size, dtype=torch.float32, device=x.device)
-        block_n = min(32, triton.next_power_of_2(max(row_size, 1)))
-        block_m = min(64, triton.next_power_of_2(max(num_rows, 1)))
-        _layer_norm_parameter_grad_kernel[(triton.cdiv(row_size, block_n),)](
+        block_n = min(32, tuning.next_power_of_2(max(row_size, 1)))
+        block_m = min(64, tuning.next_power_of_2(max(num_rows, 1)))
+        _layer_norm_parameter_grad_kernel[(tuning.cdiv(row_size, block_n),)](
             grad_y, x, mean, rstd, grad_weight, grad_bias, num_rows, row_size,
             CENTER=center, HAS_BIAS=want_bias, BLOCK_M=block_m, BLOCK_N=block_n,
             num_warps=warps,
@@ -258,10 +263,12 @@ def layer_norm_forward(
             f"input of shape {list(x.shape)}"
         )
     row_size = math.prod(normalized_shape)
-    y, mean, rstd = normalize_rows(x, row_size, weight, bias, eps, center=True)
     shape = _stat_shape(x, len(normalized_shape))
+    y, mean, rstd = normalize_rows(x, row_size, weight, bias, eps, center=True, stats_shape=shape)
     dtype = stats_dtype(x)
-    return y, mean.to(dtype).reshape(shape), rstd.to(dtype).reshape(shape)
+    if dtype != torch.float32:
+        mean, rstd = mean.to(dtype), rstd.to(dtype)
+    return y, mean, rstd
 
 
 def layer_norm_backward(

@@ -15,9 +15,22 @@ import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
 from gems_kernels import caches
-from gems_kernels.backends import current_vendor
+from gems_kernels.backends import current_vendor, tuning
 
-__all__ = ["addmm", "bmm", "dot_precision", "is_matmul_dtype", "mm", "mv"]
+__all__ = [
+    "addmm",
+    "addmm_",
+    "addmm_out",
+    "baddbmm",
+    "baddbmm_",
+    "bmm",
+    "bmm_out",
+    "dot_precision",
+    "is_matmul_dtype",
+    "mm",
+    "mm_out",
+    "mv",
+]
 
 
 @triton.jit
@@ -26,7 +39,7 @@ def _matmul_kernel(
     stride_ab, stride_am, stride_ak,
     stride_bb, stride_bk, stride_bn,
     stride_cb, stride_cm, stride_cn,
-    stride_bias_m, stride_bias_n, alpha, beta,
+    stride_bias_b, stride_bias_m, stride_bias_n, alpha, beta,
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
 ):  # fmt: skip
@@ -57,7 +70,9 @@ def _matmul_kernel(
     acc = acc * alpha
     mask = (rows[:, None] < M) & (cols[None, :] < N)
     if HAS_BIAS:
-        offsets = rows[:, None] * stride_bias_m + cols[None, :] * stride_bias_n
+        offsets = (
+            batch * stride_bias_b + rows[:, None] * stride_bias_m + cols[None, :] * stride_bias_n
+        )
         acc += beta * tl.load(bias + offsets, mask=mask, other=0.0).to(tl.float32)
     out = c + batch * stride_cb + rows.to(tl.int64)[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(out, acc, mask=mask)
@@ -74,17 +89,29 @@ def is_matmul_dtype(*args: Any, **kwargs: Any) -> bool:
 _GPU_CANDIDATES: Final = ((64, 64, 32, 4), (128, 64, 32, 4), (64, 128, 32, 4), (128, 128, 32, 8))
 
 
+# Block choices per vendor, (M, N, K) bucket and dtype, once looked up in this process.
+_BLOCKS: dict[tuple[str, int, int, int, torch.dtype], tuple[int, int, int, int]] = {}
+
+
 def _blocks(
     m: int, n: int, k: int, dtype: torch.dtype, measure: Callable[[tuple[int, ...]], float]
 ) -> tuple[int, int, int, int]:
-    if current_vendor().name == "cpu":
+    bucket = (tuning.next_power_of_2(m), tuning.next_power_of_2(n), tuning.next_power_of_2(k))
+    vendor = current_vendor().name
+    known = _BLOCKS.get((vendor, *bucket, dtype))
+    if known is not None:
+        return known
+    if vendor == "cpu":
         # The interpreter runs each program in Python: few, large tiles are fastest.
         size = 16 if max(m, n) <= 16 else 32
-        return size, size, 32, 1
-    bucket = f"{triton.next_power_of_2(m)}x{triton.next_power_of_2(n)}x{triton.next_power_of_2(k)}"
-    device = f"{torch.cuda.get_device_name()}:{bucket}:{dtype}"
-    source = getattr(_matmul_kernel, "src", "_matmul_kernel")
-    return caches.tuned(source, device, list(_GPU_CANDIDATES), measure)
+        choice: tuple[int, int, int, int] = (size, size, 32, 1)
+    else:
+        name = "x".join(str(b) for b in bucket)
+        device = f"{torch.cuda.get_device_name()}:{name}:{dtype}"
+        source = getattr(_matmul_kernel, "src", "_matmul_kernel")
+        choice = caches.tuned(source, device, list(_GPU_CANDIDATES), measure)
+    _BLOCKS[(vendor, *bucket, dtype)] = choice
+    return choice
 
 
 def _measure(launch: Callable[[tuple[int, ...]], None]) -> Callable[[tuple[int, ...]], float]:
@@ -101,9 +128,21 @@ def _measure(launch: Callable[[tuple[int, ...]], None]) -> Callable[[tuple[int, 
 
 def dot_precision(dtype: torch.dtype) -> str:
     """``tl.dot``'s input precision: IEEE for float32 unless PyTorch allows TF32 matmuls."""
-    if dtype == torch.float32 and not torch.backends.cuda.matmul.allow_tf32:
+    # The flag behind torch.backends.cuda.matmul.allow_tf32, read without that property's
+    # Python layers (several microseconds a call).
+    if dtype == torch.float32 and not torch._C._get_cublas_allow_tf32():
         return "ieee"
     return "tf32"
+
+
+def _batched(t: torch.Tensor) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Shape and strides of ``t`` (1-, 2- or 3-D) as a (batch, rows, cols) operand, without a
+    view: a vector is one column, a matrix a batch of one."""
+    if t.dim() == 3:
+        return tuple(t.shape), tuple(t.stride())
+    if t.dim() == 2:
+        return (1, *t.shape), (0, *t.stride())
+    return (1, t.shape[0], 1), (0, t.stride()[0], 1)
 
 
 def _launch(
@@ -114,19 +153,21 @@ def _launch(
     alpha: float = 1.0,
     beta: float = 0.0,
 ) -> torch.Tensor:
-    """c[i] = alpha * a[i] @ b[i] + beta * bias, for 3-D a (B, M, K), b (B, K, N), c (B, M, N)."""
-    batch, m, k = a.shape
-    n = b.shape[2]
+    """c[i] = alpha * a[i] @ b[i] + beta * bias, for a (B, M, K), b (B, K, N), c (B, M, N), each
+    given 3-D or as one matrix (2-D) or column (1-D)."""
+    (batch, m, k), a_strides = _batched(a)
+    (_, _, n), b_strides = _batched(b)
+    _, c_strides = _batched(c)
     if c.numel() == 0:
         return c
-    bias_strides = (0, 0) if bias is None else bias.stride()
+    bias_strides = (0, 0, 0) if bias is None else _batched(bias)[1]
 
     def launch(config: tuple[int, ...]) -> None:
         block_m, block_n, block_k, warps = config
-        grid = (triton.cdiv(m, block_m) * triton.cdiv(n, block_n), batch)
+        grid = (tuning.cdiv(m, block_m) * tuning.cdiv(n, block_n), batch)
         _matmul_kernel[grid](
             a, b, c, bias, m, n, k,
-            *a.stride(), *b.stride(), *c.stride(), *bias_strides, alpha, beta,
+            *a_strides, *b_strides, *c_strides, *bias_strides, alpha, beta,
             HAS_BIAS=bias is not None and beta != 0, PRECISION=dot_precision(a.dtype),
             # Triton's interpreter multiplies bfloat16 tiles wrongly; it gets float32 tiles.
             UPCAST=current_vendor().name == "cpu",
@@ -150,7 +191,7 @@ def mm(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
     """aten::mm."""
     _check("mm", self, mat2, 2, 2)
     out = torch.empty(self.shape[0], mat2.shape[1], dtype=self.dtype, device=self.device)
-    _launch(self.unsqueeze(0), mat2.unsqueeze(0), out.unsqueeze(0))
+    _launch(self, mat2, out)
     return out
 
 
@@ -171,8 +212,7 @@ def addmm(
     _check("addmm", mat1, mat2, 2, 2)
     out = torch.empty(mat1.shape[0], mat2.shape[1], dtype=mat1.dtype, device=mat1.device)
     bias = self.expand(out.shape)
-    _launch(mat1.unsqueeze(0), mat2.unsqueeze(0), out.unsqueeze(0), bias, float(alpha),
-            float(beta))  # fmt: skip
+    _launch(mat1, mat2, out, bias, float(alpha), float(beta))
     return out
 
 
@@ -180,5 +220,77 @@ def mv(self: torch.Tensor, vec: torch.Tensor) -> torch.Tensor:
     """aten::mv."""
     _check("mv", self, vec, 2, 1)
     out = torch.empty(self.shape[0], dtype=self.dtype, device=self.device)
-    _launch(self.unsqueeze(0), vec.view(1, -1, 1), out.view(1, -1, 1))
+    _launch(self, vec, out)
     return out
+
+
+def _sized(out: torch.Tensor, *shape: int) -> torch.Tensor:
+    """``out`` resized to ``shape`` when it differs, as ATen's ``out=`` does."""
+    if tuple(out.shape) != shape:
+        out.resize_(shape)
+    return out
+
+
+def mm_out(self: torch.Tensor, mat2: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::mm.out: written straight into ``out`` (any strides)."""
+    _check("mm", self, mat2, 2, 2)
+    return _launch(self, mat2, _sized(out, self.shape[0], mat2.shape[1]))
+
+
+def bmm_out(self: torch.Tensor, mat2: torch.Tensor, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::bmm.out."""
+    _check("bmm", self, mat2, 3, 3)
+    return _launch(self, mat2, _sized(out, self.shape[0], self.shape[1], mat2.shape[2]))
+
+
+def addmm_out(
+    self: torch.Tensor,
+    mat1: torch.Tensor,
+    mat2: torch.Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+    out: torch.Tensor,
+) -> torch.Tensor:
+    """aten::addmm.out (``out`` may be ``self``: each element's bias is read by the program that
+    writes it)."""
+    _check("addmm", mat1, mat2, 2, 2)
+    bias = self.expand(mat1.shape[0], mat2.shape[1])
+    if out is not self:
+        _sized(out, mat1.shape[0], mat2.shape[1])
+    return _launch(mat1, mat2, out, bias, float(alpha), float(beta))
+
+
+def addmm_(
+    self: torch.Tensor, mat1: torch.Tensor, mat2: torch.Tensor, *, beta: Any = 1, alpha: Any = 1
+) -> torch.Tensor:
+    """aten::addmm_."""
+    return addmm_out(self, mat1, mat2, beta=beta, alpha=alpha, out=self)
+
+
+def baddbmm(
+    self: torch.Tensor,
+    batch1: torch.Tensor,
+    batch2: torch.Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> torch.Tensor:
+    """aten::baddbmm: beta * self + alpha * batch1 @ batch2 (``self`` broadcasts)."""
+    _check("baddbmm", batch1, batch2, 3, 3)
+    shape = (batch1.shape[0], batch1.shape[1], batch2.shape[2])
+    out = torch.empty(shape, dtype=batch1.dtype, device=batch1.device)
+    return _launch(batch1, batch2, out, self.expand(shape), float(alpha), float(beta))
+
+
+def baddbmm_(
+    self: torch.Tensor,
+    batch1: torch.Tensor,
+    batch2: torch.Tensor,
+    *,
+    beta: Any = 1,
+    alpha: Any = 1,
+) -> torch.Tensor:
+    """aten::baddbmm_."""
+    _check("baddbmm", batch1, batch2, 3, 3)
+    return _launch(batch1, batch2, self, self, float(alpha), float(beta))

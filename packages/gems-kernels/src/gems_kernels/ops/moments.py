@@ -10,7 +10,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import accumulator, normalize_dims, to_rows
 
 __all__ = ["std", "var", "var_mean"]
@@ -58,9 +58,9 @@ def _moments(
         return spread, mean
     divisor = max(0.0, layout.row_size - (1.0 if correction is None else float(correction)))
     config = launch_config(current_vendor().name, "reduction")
-    block_n = min(triton.next_power_of_2(max(layout.row_size, 1)), config.block_size)
-    block_m = max(1, min(config.block_size // block_n, triton.next_power_of_2(layout.num_rows)))
-    _var_mean_rows_kernel[(triton.cdiv(layout.num_rows, block_m),)](
+    block_n = min(tuning.next_power_of_2(max(layout.row_size, 1)), config.block_size)
+    block_m = max(1, min(config.block_size // block_n, tuning.next_power_of_2(layout.num_rows)))
+    _var_mean_rows_kernel[(tuning.cdiv(layout.num_rows, block_m),)](
         layout.rows, spread, mean, layout.num_rows, layout.row_size,
         divisor if divisor > 0 else math.nan,
         ACC=accumulator(x.dtype), TAKE_SQRT=take_sqrt, BLOCK_M=block_m, BLOCK_N=block_n,

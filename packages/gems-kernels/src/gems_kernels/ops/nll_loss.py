@@ -12,7 +12,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import arithmetic, reductions
 
 __all__ = ["REDUCTIONS", "is_class_scores", "nll_loss_backward", "nll_loss_forward"]
@@ -130,7 +130,7 @@ def nll_loss_backward(
         # The summed weight stays on the device: no synchronisation to read it.
         grad = arithmetic.div(grad, total_weight)
     block = min(
-        triton.next_power_of_2(num_classes), launch_config(current_vendor().name, "row").block_size
+        tuning.next_power_of_2(num_classes), launch_config(current_vendor().name, "row").block_size
     )
     _nll_loss_backward_kernel[(num_rows,)](
         grad, labels, weight, grad_scores, num_classes, ignore_index,

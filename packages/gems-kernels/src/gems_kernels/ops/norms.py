@@ -10,7 +10,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import accumulator, normalize_dims, to_rows
 
 __all__ = ["SUPPORTED_ORDERS", "linalg_vector_norm", "supports_order"]
@@ -66,9 +66,9 @@ def linalg_vector_norm(
     if layout.num_rows == 0:
         return out
     config = launch_config(current_vendor().name, "reduction")
-    block_n = min(triton.next_power_of_2(max(layout.row_size, 1)), config.block_size)
-    block_m = max(1, min(config.block_size // block_n, triton.next_power_of_2(layout.num_rows)))
-    _norm_rows_kernel[(triton.cdiv(layout.num_rows, block_m),)](
+    block_n = min(tuning.next_power_of_2(max(layout.row_size, 1)), config.block_size)
+    block_m = max(1, min(config.block_size // block_n, tuning.next_power_of_2(layout.num_rows)))
+    _norm_rows_kernel[(tuning.cdiv(layout.num_rows, block_m),)](
         layout.rows, out, layout.num_rows, layout.row_size,
         ORDER=0 if order == math.inf else int(order), ACC=accumulator(out_dtype),
         BLOCK_M=block_m, BLOCK_N=block_n, num_warps=config.num_warps,

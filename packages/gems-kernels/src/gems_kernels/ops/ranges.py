@@ -9,7 +9,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 
 __all__ = ["arange_out"]
 
@@ -34,9 +34,9 @@ def arange_out(start: Any, end: Any, step: Any = 1, *, out: torch.Tensor) -> tor
         out.resize_(numel)
     if numel:
         config = launch_config(current_vendor().name, "pointwise")
-        block = min(config.block_size, triton.next_power_of_2(numel))
+        block = min(config.block_size, tuning.next_power_of_2(numel))
         is_float = out.is_floating_point()
-        _arange_kernel[(triton.cdiv(numel, block),)](
+        _arange_kernel[(tuning.cdiv(numel, block),)](
             out, float(start) if is_float else int(start), float(step) if is_float else int(step),
             numel, BLOCK=block, num_warps=config.num_warps,
         )  # fmt: skip

@@ -9,7 +9,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import accumulator, normalize_dims, to_rows
 
 __all__ = [
@@ -115,13 +115,13 @@ def reduce(
     row_stride, col_stride = layout.rows.stride()
     if col_stride == 1 or layout.num_rows == 1:
         # Elements of a row are adjacent: wide blocks along the row.
-        block_n = min(triton.next_power_of_2(max(layout.row_size, 1)), config.block_size)
-        block_m = max(1, min(config.block_size // block_n, triton.next_power_of_2(layout.num_rows)))
+        block_n = min(tuning.next_power_of_2(max(layout.row_size, 1)), config.block_size)
+        block_m = max(1, min(config.block_size // block_n, tuning.next_power_of_2(layout.num_rows)))
     else:
         # Reducing leading dims: neighbouring rows are adjacent, so blocks span many rows.
-        block_m = min(triton.next_power_of_2(layout.num_rows), 128)
-        block_n = max(1, min(config.block_size // block_m, triton.next_power_of_2(layout.row_size)))
-    grid = (triton.cdiv(layout.num_rows, block_m),)
+        block_m = min(tuning.next_power_of_2(layout.num_rows), 128)
+        block_n = max(1, min(config.block_size // block_m, tuning.next_power_of_2(layout.row_size)))
+    grid = (tuning.cdiv(layout.num_rows, block_m),)
     _reduce_rows_kernel[grid](
         layout.rows, out, layout.num_rows, layout.row_size, row_stride, col_stride, scale,
         OP=_OPS[op], ACC=acc, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=config.num_warps,

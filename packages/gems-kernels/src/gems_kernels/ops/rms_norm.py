@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from gems_kernels import host
 from gems_kernels.ops.layer_norm import normalize_rows, normalize_rows_backward
 
 __all__ = ["RmsNorm", "rms_norm", "rms_norm_backward", "rms_norm_forward"]
@@ -58,6 +59,7 @@ class RmsNorm(torch.autograd.Function):
         return y.view(x.shape)
 
     @staticmethod
+    @host.host_code
     def backward(ctx: Any, grad_y: torch.Tensor) -> tuple[Any, ...]:
         x, weight, rstd = ctx.saved_tensors
         grad_x, grad_weight = rms_norm_backward(

@@ -6,7 +6,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import accumulator, normalize_dims
 
 __all__ = ["cumsum"]
@@ -37,7 +37,7 @@ def cumsum(x: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None) -> to
     num_rows = moved.numel() // row_size if row_size else 0
     if num_rows:
         config = launch_config(current_vendor().name, "row")
-        block_n = min(triton.next_power_of_2(row_size), config.block_size)
+        block_n = min(tuning.next_power_of_2(row_size), config.block_size)
         _cumsum_rows_kernel[(num_rows,)](
             moved, out, row_size, ACC=accumulator(out_dtype), BLOCK_N=block_n,
             num_warps=config.num_warps,

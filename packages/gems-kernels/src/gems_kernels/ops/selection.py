@@ -10,7 +10,27 @@ import triton.language as tl  # type: ignore[import-untyped]
 
 from gems_kernels.pointwise import pointwise_dynamic
 
-__all__ = ["clamp", "clamp_", "clamp_tensor", "masked_fill", "masked_fill_", "where"]
+__all__ = [
+    "clamp",
+    "clamp_",
+    "clamp_max",
+    "clamp_max_",
+    "clamp_max_out",
+    "clamp_min",
+    "clamp_min_",
+    "clamp_min_out",
+    "clamp_out",
+    "clamp_tensor",
+    "clamp_tensor_",
+    "clamp_tensor_out",
+    "masked_fill",
+    "masked_fill_",
+    "nan_to_num",
+    "nan_to_num_",
+    "nan_to_num_out",
+    "where",
+    "where_out",
+]
 
 
 @pointwise_dynamic(is_tensor=[True, True, True], promotions=[((1, 2), "NO_OPMATH")])
@@ -44,9 +64,65 @@ def _masked_fill(x, mask, value):
     return tl.where(mask != 0, value, x)
 
 
+@pointwise_dynamic(is_tensor=[True, False, False, False], promotions=[((0,), "DEFAULT")])
+@triton.jit
+def _nan_to_num(x, nan, posinf, neginf):
+    result = tl.where(x != x, nan, x)
+    result = tl.where(x == float("inf"), posinf, result)
+    return tl.where(x == float("-inf"), neginf, result)
+
+
 def where(condition: torch.Tensor, self: Any, other: Any) -> torch.Tensor:
     """aten::where.self / where.ScalarSelf / where.ScalarOther / where.Scalar."""
     return _where(condition, self, other)
+
+
+def where_out(condition: torch.Tensor, self: Any, other: Any, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::where.self_out."""
+    return _where(condition, self, other, out0=out)
+
+
+def _nan_to_num_args(
+    self: torch.Tensor, nan: float | None, posinf: float | None, neginf: float | None
+) -> tuple[float, float, float]:
+    info = torch.finfo(self.dtype)
+    return (
+        0.0 if nan is None else float(nan),
+        info.max if posinf is None else float(posinf),
+        info.min if neginf is None else float(neginf),
+    )
+
+
+def nan_to_num(
+    self: torch.Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> torch.Tensor:
+    """aten::nan_to_num (floating inputs): NaN, +inf and -inf replaced."""
+    return _nan_to_num(self, *_nan_to_num_args(self, nan, posinf, neginf))
+
+
+def nan_to_num_(
+    self: torch.Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+) -> torch.Tensor:
+    """aten::nan_to_num_."""
+    return _nan_to_num(self, *_nan_to_num_args(self, nan, posinf, neginf), out0=self)
+
+
+def nan_to_num_out(
+    self: torch.Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+    *,
+    out: torch.Tensor,
+) -> torch.Tensor:
+    """aten::nan_to_num.out."""
+    return _nan_to_num(self, *_nan_to_num_args(self, nan, posinf, neginf), out0=out)
 
 
 def _clamp(self: torch.Tensor, low: Any, high: Any, out: torch.Tensor | None) -> torch.Tensor:
@@ -91,3 +167,52 @@ def masked_fill_(self: torch.Tensor, mask: torch.Tensor, value: Any) -> torch.Te
             f"self of shape {tuple(self.shape)}"
         )
     return _masked_fill(self, mask, value, out0=self)
+
+
+def clamp_out(
+    self: torch.Tensor, min: Any = None, max: Any = None, *, out: torch.Tensor
+) -> torch.Tensor:
+    """aten::clamp.out."""
+    return _clamp(self, min, max, out)
+
+
+def clamp_tensor_(self: torch.Tensor, min: Any = None, max: Any = None) -> torch.Tensor:
+    """aten::clamp_.Tensor."""
+    return _clamp(self, min, max, self)
+
+
+def clamp_tensor_out(
+    self: torch.Tensor, min: Any = None, max: Any = None, *, out: torch.Tensor
+) -> torch.Tensor:
+    """aten::clamp.Tensor_out."""
+    return _clamp(self, min, max, out)
+
+
+def clamp_min(self: torch.Tensor, min: Any) -> torch.Tensor:
+    """aten::clamp_min / clamp_min.Tensor."""
+    return _clamp_min(self, min)
+
+
+def clamp_min_(self: torch.Tensor, min: Any) -> torch.Tensor:
+    """aten::clamp_min_ / clamp_min_.Tensor."""
+    return _clamp_min(self, min, out0=self)
+
+
+def clamp_min_out(self: torch.Tensor, min: Any, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::clamp_min.out / clamp_min.Tensor_out."""
+    return _clamp_min(self, min, out0=out)
+
+
+def clamp_max(self: torch.Tensor, max: Any) -> torch.Tensor:
+    """aten::clamp_max / clamp_max.Tensor."""
+    return _clamp_max(self, max)
+
+
+def clamp_max_(self: torch.Tensor, max: Any) -> torch.Tensor:
+    """aten::clamp_max_ / clamp_max_.Tensor."""
+    return _clamp_max(self, max, out0=self)
+
+
+def clamp_max_out(self: torch.Tensor, max: Any, *, out: torch.Tensor) -> torch.Tensor:
+    """aten::clamp_max.out / clamp_max.Tensor_out."""
+    return _clamp_max(self, max, out0=out)

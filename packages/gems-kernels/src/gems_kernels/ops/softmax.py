@@ -6,11 +6,13 @@ maximum and normaliser (online softmax) and one to write; rows of any length are
 
 from __future__ import annotations
 
+import functools
+
 import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import normalize_dims
 
 __all__ = [
@@ -113,13 +115,26 @@ def _rows(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, int, int]:
     """``x`` with ``dim`` moved last and made contiguous, the moved dim and the row size."""
     if x.dim() == 0:
         return x.reshape(1).contiguous(), 0, 1
-    (axis,) = normalize_dims(dim, x.dim())
+    ndim = x.dim()
+    axis = dim + ndim if -ndim <= dim < 0 else dim
+    if not 0 <= axis < ndim:
+        (axis,) = normalize_dims(dim, ndim)  # raises ATen's IndexError
+    if axis == ndim - 1:
+        return x.contiguous(), axis, x.shape[axis]
     return x.movedim(axis, -1).contiguous(), axis, x.shape[axis]
 
 
+def _moved_back(result: torch.Tensor, like: torch.Tensor, axis: int) -> torch.Tensor:
+    """``result`` (rows last) in ``like``'s dim order."""
+    if like.dim() == 0:
+        return result.reshape(like.shape)
+    return result if axis == like.dim() - 1 else result.movedim(-1, axis)
+
+
+@functools.cache
 def _block(row_size: int) -> tuple[int, int]:
     config = launch_config(current_vendor().name, "row")
-    return min(triton.next_power_of_2(max(row_size, 1)), config.block_size), config.num_warps
+    return min(tuning.next_power_of_2(max(row_size, 1)), config.block_size), config.num_warps
 
 
 def _forward(x: torch.Tensor, dim: int, half_to_float: bool, log: bool) -> torch.Tensor:
@@ -137,7 +152,7 @@ def _forward(x: torch.Tensor, dim: int, half_to_float: bool, log: bool) -> torch
             BLOCK_N=block,
             num_warps=warps,
         )
-    return out.reshape(x.shape) if x.dim() == 0 else out.movedim(-1, axis)
+    return _moved_back(out, x, axis)
 
 
 def _backward(
@@ -158,7 +173,7 @@ def _backward(
             BLOCK_N=block,
             num_warps=warps,
         )
-    return result.reshape(grad.shape) if grad.dim() == 0 else result.movedim(-1, axis)
+    return _moved_back(result, grad, axis)
 
 
 def softmax(x: torch.Tensor, dim: int, half_to_float: bool = False) -> torch.Tensor:

@@ -14,7 +14,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor
+from gems_kernels.backends import current_vendor, tuning
 from gems_kernels.ops.row_layout import normalize_dims
 
 __all__ = [
@@ -93,7 +93,7 @@ def _sorted_rows(
     if values.numel():
         _sort_rows_kernel[(rows.numel() // row_size,)](
             rows, values, indices, row_size, count, DESCENDING=descending,
-            BLOCK_N=triton.next_power_of_2(row_size),
+            BLOCK_N=tuning.next_power_of_2(row_size),
             num_warps=1 if current_vendor().name == "cpu" else 4,
         )  # fmt: skip
     return values.movedim(-1, axis), indices.movedim(-1, axis)

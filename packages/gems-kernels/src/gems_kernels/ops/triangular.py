@@ -6,7 +6,7 @@ import torch
 import triton  # type: ignore[import-untyped]
 import triton.language as tl  # type: ignore[import-untyped]
 
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 
 __all__ = ["tril", "triu"]
 
@@ -36,7 +36,7 @@ def _triangle(x: torch.Tensor, diagonal: int, upper: bool) -> torch.Tensor:
     rows, cols = x.shape[-2], x.shape[-1]
     if out.numel():
         config = launch_config(current_vendor().name, "row")
-        block = min(triton.next_power_of_2(cols), config.block_size)
+        block = min(tuning.next_power_of_2(cols), config.block_size)
         _triangle_kernel[(out.numel() // cols,)](
             source, out, rows, cols, diagonal, UPPER=upper, BLOCK_N=block,
             num_warps=config.num_warps,

@@ -90,7 +90,7 @@ def _log2(x):
 def _log1p(x):
     # log(1 + x) loses digits for tiny x; the correction term restores them.
     u = 1.0 + x
-    return tl.where(u == 1.0, x, tl.log(u) * (x / (u - 1.0)))
+    return tl.where((u == 1.0) | (u == float("inf")), x, tl.log(u) * (x / (u - 1.0)))
 
 
 @pointwise_dynamic(is_tensor=[True], promotions=_FLOAT)

@@ -17,14 +17,20 @@ class KernelSpec:
     """What one generated kernel is specialised for."""
 
     rank: int
-    # Per argument of the scalar function: "tensor", "scalar" (a number taken as is) or "param"
-    # (a non-broadcast argument, passed through unchanged).
+    # Per argument of the scalar function: "tensor", "scalar" (a number taken as is), "param"
+    # (a non-broadcast argument, passed through unchanged) or "float64" (a Python float passed
+    # as its int64 bit pattern, because Triton would pass it as float32).
     kinds: tuple[str, ...]
     # Per argument: cast to the computation dtype after loading.
     casts: tuple[bool, ...]
     num_outputs: int
     compute_dtype: str
     index64: bool
+    # Per output: its element type (``tl.bfloat16``, ...).
+    out_dtypes: tuple[str, ...] = ()
+    # Convert to bfloat16 through :func:`~gems_kernels.pointwise.rounding.to_bfloat16` (the
+    # interpreter's own casts truncate, and reinterpret integers).
+    exact_bfloat16: bool = False
 
 
 def render_kernel(spec: KernelSpec) -> str:
@@ -47,6 +53,8 @@ def render_kernel(spec: KernelSpec) -> str:
     lines = [
         "import triton",
         "import triton.language as tl",
+        "from gems_kernels.pointwise.rounding import convert as _convert",
+        "from gems_kernels.pointwise.rounding import to_float64 as _to_float64",
         "",
         "",
         "@triton.jit",
@@ -74,7 +82,9 @@ def render_kernel(spec: KernelSpec) -> str:
         if kind == "tensor":
             value = f"tl.load({name} + ({offset(name)}), mask=mask)"
             if spec.casts[position]:
-                value = f"{value}.to({spec.compute_dtype})"
+                value = _cast(value, spec.compute_dtype, spec.exact_bfloat16)
+        elif kind == "float64":
+            value = f"_to_float64(tl.full([BLOCK], {name}, tl.int64))"
         elif kind == "scalar" and spec.casts[position]:
             value = f"tl.full([BLOCK], {name}, {spec.compute_dtype})"
         else:
@@ -84,7 +94,15 @@ def render_kernel(spec: KernelSpec) -> str:
     results = ", ".join(f"result{o}" for o in range(spec.num_outputs))
     lines.append(f"    {results} = _scalar_fn({', '.join(values)})")
     for output in range(spec.num_outputs):
-        lines.append(
-            f"    tl.store(out{output} + ({offset(f'out{output}')}), result{output}, mask=mask)"
-        )
+        result = f"result{output}"
+        if spec.exact_bfloat16 and spec.out_dtypes[output] == "tl.bfloat16":
+            result = f"_convert({result}, tl.bfloat16)"
+        lines.append(f"    tl.store(out{output} + ({offset(f'out{output}')}), {result}, mask=mask)")
     return "\n".join(lines) + "\n"
+
+
+def _cast(value: str, dtype: str, exact_bfloat16: bool) -> str:
+    """Source converting ``value`` to ``dtype``."""
+    if exact_bfloat16:
+        return f"_convert({value}, {dtype})"
+    return f"{value}.to({dtype})"

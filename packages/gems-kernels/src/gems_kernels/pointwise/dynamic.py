@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
 import torch
-import triton  # type: ignore[import-untyped]
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
 
 from gems_kernels import caches
-from gems_kernels.backends import current_vendor, launch_config
+from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.pointwise.codegen import KernelSpec, render_kernel
 
 __all__ = ["PointwiseOp", "Promotion", "needs_int64_indexing", "pointwise_dynamic"]
@@ -174,7 +174,14 @@ class PointwiseOp:
             if t and isinstance(a, torch.Tensor)
         ]
         if not positions:
-            raise TypeError(f"{self.__name__}: expected at least one tensor argument")
+            # Numbers only (``torch.add(2.5, 1.5)``): ATen computes on 0-d tensors.
+            return self(
+                *(
+                    torch.tensor(a) if t and isinstance(a, (bool, int, float)) else a
+                    for a, t in zip(args, self.is_tensor, strict=True)
+                ),
+                **outputs,
+            )
         tensors = [args[i] for i in positions]
         dtypes = [promotion.dtypes(args) for promotion in self.promotions]
         compute_dtype = dtypes[0][0]
@@ -245,6 +252,8 @@ class PointwiseOp:
             if tensor and isinstance(arg, torch.Tensor):
                 kinds.append("tensor")
                 operands.append(arg)
+            elif compute_dtype == torch.float64 and type(arg) is float:
+                kinds.append("float64")
             else:
                 kinds.append("scalar" if tensor else "param")
         strides = [_broadcast_strides(t, shape) for t in (*operands, *results)]
@@ -257,30 +266,58 @@ class PointwiseOp:
             num_outputs=self.num_outputs,
             compute_dtype=_TRITON_DTYPES[compute_dtype],
             index64=needs_int64_indexing(numel, sizes, strides),
+            out_dtypes=tuple(_TRITON_DTYPES[r.dtype] for r in results),
+            exact_bfloat16=current_vendor().name == "cpu",
         )
-        kernel = _load_kernel(spec, self.scalar_fn) if numel else None
-        input_strides = strides[: len(operands)]
-        output_strides = strides[len(operands) :]
-        tail = [*sizes, numel]
+        if not numel:
+            return _no_launch
+        kernel = _load_kernel(spec, self.scalar_fn)
         config = launch_config(current_vendor().name, "pointwise")
-        block = min(config.block_size, triton.next_power_of_2(max(numel, 1)))
-        grid = (triton.cdiv(numel, block),)
+        block = min(config.block_size, tuning.next_power_of_2(max(numel, 1)))
+        return _compile_launch(
+            kernel, kinds, strides, [*sizes, numel], (tuning.cdiv(numel, block),),
+            block, config.num_warps,
+        )  # fmt: skip
 
-        def launch(call_args: Sequence[Any], call_results: list[torch.Tensor]) -> None:
-            kernel_args: list[Any] = []
-            stride_iter = iter(input_strides)
-            for arg, kind in zip(call_args, kinds, strict=True):
-                kernel_args.append(arg)
-                if kind == "tensor":
-                    kernel_args.extend(next(stride_iter))
-            for result, result_strides in zip(call_results, output_strides, strict=True):
-                kernel_args.append(result)
-                kernel_args.extend(result_strides)
-            kernel_args.extend(tail)
-            assert kernel is not None  # plans with elements always have a kernel
-            kernel[grid](*kernel_args, BLOCK=block, num_warps=config.num_warps)
 
-        return launch
+def _no_launch(call_args: Sequence[Any], call_results: list[torch.Tensor]) -> None:
+    """The launch of a plan without elements."""
+
+
+def _compile_launch(
+    kernel: Any,
+    kinds: Sequence[str],
+    strides: Sequence[Sequence[int]],
+    tail: Sequence[int],
+    grid: tuple[int, ...],
+    block: int,
+    num_warps: int,
+) -> Callable[[Sequence[Any], list[torch.Tensor]], None]:
+    """A launch function with every stride, size and option of the plan written in as a
+    constant: at steady state a call only indexes its arguments."""
+    parameters: list[str] = []
+    stride_iter = iter(strides)
+    for position, kind in enumerate(kinds):
+        parameters.append(f"_bits(a[{position}])" if kind == "float64" else f"a[{position}]")
+        if kind == "tensor":
+            parameters.extend(str(int(s)) for s in next(stride_iter))
+    for output, output_strides in enumerate(stride_iter):
+        parameters.append(f"r[{output}]")
+        parameters.extend(str(int(s)) for s in output_strides)
+    parameters.extend(str(int(v)) for v in tail)
+    source = (
+        "def launch(a, r):\n"
+        f"    _kernel[_grid]({', '.join(parameters)}, BLOCK={block}, num_warps={num_warps})\n"
+    )
+    namespace: dict[str, Any] = {"_kernel": kernel, "_grid": grid, "_bits": _float64_bits}
+    exec(compile(source, "<gems pointwise launch>", "exec"), namespace)
+    launch: Callable[[Sequence[Any], list[torch.Tensor]], None] = namespace["launch"]
+    return launch
+
+
+def _float64_bits(value: float) -> int:
+    """The IEEE bit pattern of ``value`` as a signed int64."""
+    return int(struct.unpack("<q", struct.pack("<d", value))[0])
 
 
 @dataclass(frozen=True)
@@ -295,24 +332,29 @@ class _Plan:
     launch: Callable[[Sequence[Any], list[torch.Tensor]], None]
 
 
-def _summary(value: Any) -> Any:
-    if isinstance(value, torch.Tensor):
-        return (tuple(value.shape), value.stride(), value.dtype, value.device)
-    if value is None or isinstance(value, (bool, int, float)):
-        return type(value)
-    raise TypeError
+_NUMBER_TYPES: Final = (type(None), bool, int, float)
 
 
 def _signature(args: tuple[Any, ...], outputs: dict[str, Any]) -> tuple[Any, ...] | None:
     """A hashable summary of everything a plan depends on: tensor layouts, dtypes and devices,
     scalar types and the given outputs. None when an argument cannot be summarised."""
-    try:
-        return (
-            *(_summary(arg) for arg in args),
-            *((name, _summary(outputs[name])) for name in sorted(outputs)),
-        )
-    except TypeError:
-        return None
+    key: list[Any] = []
+    for arg in args:
+        if isinstance(arg, torch.Tensor):
+            key.append((arg.shape, arg.stride(), arg.dtype, arg.device))
+        elif type(arg) in _NUMBER_TYPES:
+            key.append(type(arg))
+        else:
+            return None
+    for name in sorted(outputs) if outputs else ():
+        given = outputs[name]
+        if isinstance(given, torch.Tensor):
+            key.append((name, given.shape, given.stride(), given.dtype, given.device))
+        elif given is None:
+            key.append((name, None))
+        else:
+            return None
+    return tuple(key)
 
 
 def pointwise_dynamic(

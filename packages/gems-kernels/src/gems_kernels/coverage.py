@@ -1,0 +1,125 @@
+"""Which ATen ops of a workload ran on gems kernels and which ran natively.
+
+:class:`NativeOpTrace` is a ``TorchDispatchMode`` that sees every ATen call below autograd. A call
+counts as gems when its overload is in the registration table and the entry's condition accepts
+the arguments (the rule :mod:`gems_kernels.dispatch` applies); views, metadata and uninitialised
+allocations are listed apart because they compute nothing. Calls made by a gems kernel's own host
+code (an autograd-key kernel such as ``rms_norm`` allocating its output) are counted apart too.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any, Final
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from gems_kernels import dispatch, host, registration
+from gems_kernels.backends import current_vendor
+
+__all__ = ["METADATA_OPS", "NativeOpTrace", "overload_name"]
+
+# Ops that compute nothing: allocation without initialisation, aliasing, metadata and reading
+# one value back to the host.
+METADATA_OPS: Final[frozenset[str]] = frozenset(
+    {
+        "empty.memory_format",
+        "empty_like.default",
+        "empty_strided.default",
+        "new_empty.default",
+        "new_empty_strided.default",
+        "detach.default",
+        "lift_fresh.default",
+        "_local_scalar_dense.default",
+        "is_nonzero.default",
+        "resize_.default",
+        "set_.source_Storage_storage_offset",
+        "_has_compatible_shallow_copy_type.default",
+        "_unsafe_view.default",
+        "_record_function_enter_new.default",
+        "_record_function_exit._RecordFunction",
+    }
+)
+
+
+def overload_name(func: torch._ops.OpOverload) -> str:
+    """``add.Tensor`` for ``aten::add.Tensor`` (``mm.default`` for overloads without a name)."""
+    return f"{func._schema.name.split('::', 1)[1]}.{func._overloadname}"
+
+
+def _table_name(name: str) -> str:
+    return name.removesuffix(".default")
+
+
+class NativeOpTrace(TorchDispatchMode):
+    """Counts ATen calls by overload: ``gems``, ``native``, ``metadata``, ``host`` (inside a gems
+    kernel's host code) and ``composite`` (explicit composites, whose parts are counted)."""
+
+    def __init__(self, entries: Mapping[str, registration.Registration] | None = None) -> None:
+        super().__init__()
+        self.entries = (
+            {entry.overload: entry for entry in registration.REGISTRATIONS}
+            if entries is None
+            else dict(entries)
+        )
+        self.gems: Counter[str] = Counter()
+        self.native: Counter[str] = Counter()
+        self.metadata: Counter[str] = Counter()
+        self.host: Counter[str] = Counter()
+        self.composite: Counter[str] = Counter()
+        self._composites: dict[torch._ops.OpOverload, bool] = {}
+
+    def __torch_dispatch__(
+        self,
+        func: torch._ops.OpOverload,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
+        kwargs = kwargs or {}
+        name = overload_name(func)
+        if self._is_explicit_composite(func):
+            # No kernel of its own at the backend (ones_like, zeros, full, ...): run the
+            # decomposition under this mode so that the ops it calls are counted instead.
+            self.composite[name] += 1
+            with self:
+                return func._op_dk(torch._C.DispatchKey.CompositeExplicitAutograd, *args, **kwargs)
+        self._count(name, func, args, kwargs)
+        return func(*args, **kwargs)
+
+    def _is_explicit_composite(self, func: torch._ops.OpOverload) -> bool:
+        if host.depth() or func.is_view:
+            return False
+        known = self._composites.get(func)
+        if known is None:
+            name = func._schema.name
+            if func._overloadname != "default":
+                name = f"{name}.{func._overloadname}"
+            has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
+            known = (
+                not has_kernel(name, current_vendor().dispatch_key)
+                and has_kernel(name, "CompositeExplicitAutograd")
+                and _table_name(overload_name(func)) not in self.entries
+            )
+            self._composites[func] = known
+        return known
+
+    def _count(
+        self, name: str, func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
+        if func.is_view or name in METADATA_OPS:
+            self.metadata[name] += 1
+        elif host.depth():
+            self.host[name] += 1
+        elif self._runs_on_gems(name, args, kwargs):
+            self.gems[name] += 1
+        else:
+            self.native[name] += 1
+
+    def _runs_on_gems(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        entry = self.entries.get(_table_name(name))
+        if entry is None or dispatch._has_complex(args):
+            return False
+        return entry.condition is None or bool(entry.condition(*args, **kwargs))

@@ -1,0 +1,52 @@
+"""Conversions that Triton's interpreter gets wrong, written so that they are exact everywhere.
+
+Under ``TRITON_INTERPRET=1`` a float32-to-bfloat16 cast truncates (rounds toward zero) instead of
+rounding to nearest-even, and an integer-to-bfloat16 cast reinterprets the integer's low bits as
+a bfloat16 pattern (1 becomes 9.2e-41). Generated pointwise kernels convert through these
+functions when they run in the interpreter; compiled kernels keep the hardware conversion, which
+rounds to nearest-even already.
+"""
+
+import triton  # type: ignore[import-untyped]
+import triton.language as tl  # type: ignore[import-untyped]
+
+__all__ = ["convert", "from_bfloat16", "to_bfloat16", "to_float64"]
+
+
+@triton.jit
+def to_bfloat16(x):
+    """``x`` (any float or integer type) rounded to the nearest bfloat16, ties to even."""
+    x32 = x.to(tl.float32)
+    bits = x32.to(tl.uint32, bitcast=True)
+    rounded = (bits + (((bits >> 16) & 1) + 0x7FFF)) >> 16
+    # NaN keeps its sign and becomes a quiet NaN instead of rounding into infinity.
+    quiet = (bits >> 16) | 0x40
+    half = tl.where(x32 != x32, quiet, rounded)
+    return half.to(tl.uint16).to(tl.bfloat16, bitcast=True)
+
+
+@triton.jit
+def from_bfloat16(x):
+    """bfloat16 ``x`` as float32, subnormals included (the interpreter flushes them)."""
+    return (x.to(tl.uint16, bitcast=True).to(tl.uint32) << 16).to(tl.float32, bitcast=True)
+
+
+@triton.jit
+def convert(x, dtype: tl.constexpr):
+    """``x`` converted to ``dtype``, bfloat16 both ways exactly rounded."""
+    if x.dtype == dtype:
+        y = x
+    elif x.dtype == tl.bfloat16:
+        y = from_bfloat16(x).to(dtype)
+    elif dtype == tl.bfloat16:
+        y = to_bfloat16(x)
+    else:
+        y = x.to(dtype)
+    return y
+
+
+@triton.jit
+def to_float64(bits):
+    """The float64 whose IEEE bit pattern is the int64 ``bits`` (Triton passes Python floats as
+    float32; a float64 number travels as its bits instead)."""
+    return bits.to(tl.int64).to(tl.float64, bitcast=True)
