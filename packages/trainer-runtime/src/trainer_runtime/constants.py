@@ -1,53 +1,26 @@
 """Names shared by the framework and its plugins: labels, suffixes, ports and env names.
 
-API names (group, kinds, well-known job and container names) come from ``trainer_api``.
+API names (group, versions, kinds, well-known job and container names, labels) are
+``trainer_api``'s and are used from there; nothing here re-exports or renames them.
 """
 
 from typing import Final
 
-from trainer_api import (
-    ANCESTOR_LABEL,
-    CLUSTER_TRAINING_RUNTIME_KIND,
-    DATASET_INITIALIZER,
-    DEFAULT_MANAGED_BY,
-    GROUP,
-    JOBSET_API_VERSION,
-    MODEL_INITIALIZER,
-    NODE,
-    TRAIN_JOB_KIND,
-    TRAINER_API_VERSION,
-    TRAINING_RUNTIME_KIND,
-)
+from trainer_api import CLUSTER_TRAINING_RUNTIME_KIND, TRAINING_RUNTIME_KIND
 
 __all__ = [
-    "ANCESTOR_TRAINER",
-    "CLUSTER_TRAINING_RUNTIME_KIND",
     "CONTAINER_TRAINER_PORT",
-    "DATASET_INITIALIZER",
-    "DEFAULT_MANAGED_BY",
     "INITIALIZER_ENV_STORAGE_URI",
-    "JOBSET_API_VERSION",
     "JOB_COMPLETION_INDEX_FIELD_PATH",
-    "LABEL_ANCESTOR",
     "LABEL_TRAINJOB_NAME",
     "LAUNCHER",
     "LEGACY_RUNTIME_SNAPSHOT_KEY",
-    "MODEL_INITIALIZER",
-    "NODE",
     "RUNTIME_KINDS",
     "RUNTIME_SNAPSHOT_KEY",
     "RUNTIME_SNAPSHOT_SUFFIX",
-    "TRAINER_API_VERSION",
-    "TRAINER_GROUP",
-    "TRAINING_RUNTIME_KIND",
-    "TRAINJOB_KIND",
 ]
 
-TRAINER_GROUP: Final = GROUP
-TRAINJOB_KIND: Final = TRAIN_JOB_KIND
 RUNTIME_KINDS: Final = (CLUSTER_TRAINING_RUNTIME_KIND, TRAINING_RUNTIME_KIND)
-LABEL_ANCESTOR: Final = ANCESTOR_LABEL
-ANCESTOR_TRAINER: Final = "trainer"
 LAUNCHER: Final = "launcher"
 
 CONTAINER_TRAINER_PORT: Final = 29500

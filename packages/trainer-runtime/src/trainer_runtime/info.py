@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, cast
 
+import trainer_api
 from trainer_api import (
     DatasetInitializer,
     MLPolicy,
@@ -46,9 +47,9 @@ __all__ = ["ANCESTORS", "PodSet", "RuntimeInfo", "Scheduler", "runtime_info"]
 
 # Steps a TrainJob field describes; each runs as one Job (replicas: 1), as upstream requires.
 ANCESTORS: Final = (
-    constants.DATASET_INITIALIZER,
-    constants.MODEL_INITIALIZER,
-    constants.ANCESTOR_TRAINER,
+    trainer_api.DATASET_INITIALIZER,
+    trainer_api.MODEL_INITIALIZER,
+    trainer_api.TRAINER_STEP,
 )
 
 
@@ -147,12 +148,12 @@ class RuntimeInfo:
 
     def trainer_pod_set(self) -> PodSet | None:
         """The pod set labelled as the trainer step, or None."""
-        return self.pod_set_by_ancestor(constants.ANCESTOR_TRAINER)
+        return self.pod_set_by_ancestor(trainer_api.TRAINER_STEP)
 
     def trainer_container(self) -> ContainerDoc | None:
         """The ``node`` container of the trainer pod set, or None."""
         trainer = self.trainer_pod_set()
-        return trainer.container(constants.NODE) if trainer else None
+        return trainer.container(trainer_api.NODE) if trainer else None
 
     def remove_pod_set(self, pod_set: PodSet) -> None:
         """Drop a replicated job and every dependency on it."""
@@ -215,11 +216,11 @@ def runtime_info(
     num_nodes = info.ml_policy.num_nodes or 1
     for replicated_job in spec["replicatedJobs"]:
         labels = ((replicated_job.get("template") or {}).get("metadata") or {}).get("labels") or {}
-        ancestor = labels.get(constants.LABEL_ANCESTOR)
+        ancestor = labels.get(trainer_api.ANCESTOR_LABEL)
         job_spec_of_template = (replicated_job.get("template") or {}).get("spec") or {}
         count = (
             num_nodes
-            if ancestor == constants.ANCESTOR_TRAINER
+            if ancestor == trainer_api.TRAINER_STEP
             else int(job_spec_of_template.get("parallelism") or 1)
         )
         info.pod_sets.append(
@@ -234,8 +235,8 @@ def runtime_info(
     if trainjob.spec.trainer is not None:
         _apply_trainer(info, trainjob.spec.trainer)
     if trainjob.spec.initializer is not None:
-        _apply_initializer(info, constants.DATASET_INITIALIZER, trainjob.spec.initializer.dataset)
-        _apply_initializer(info, constants.MODEL_INITIALIZER, trainjob.spec.initializer.model)
+        _apply_initializer(info, trainer_api.DATASET_INITIALIZER, trainjob.spec.initializer.dataset)
+        _apply_initializer(info, trainer_api.MODEL_INITIALIZER, trainjob.spec.initializer.model)
     return info
 
 

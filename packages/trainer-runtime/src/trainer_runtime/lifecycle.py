@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
+import trainer_api
 from trainer_api import TrainJob, TrainJobStatus
 
 from trainer_runtime import conditions, constants, framework
@@ -68,7 +69,7 @@ def build(
     """
     trainjob = as_trainjob(job)
     spec = trainjob.spec
-    if spec.managed_by not in (None, "", constants.DEFAULT_MANAGED_BY):
+    if spec.managed_by not in (None, "", trainer_api.DEFAULT_MANAGED_BY):
         return Plan()
     old_status = trainjob.status.to_dict() if trainjob.status is not None else {}
     if is_finished(old_status):
@@ -77,12 +78,12 @@ def build(
     found = status.setdefault("conditions", [])
 
     ref = spec.runtime_ref
-    kind = ref.kind or constants.CLUSTER_TRAINING_RUNTIME_KIND
-    group = ref.api_group or constants.TRAINER_GROUP
-    if kind not in constants.RUNTIME_KINDS or group != constants.TRAINER_GROUP:
+    kind = ref.kind or trainer_api.CLUSTER_TRAINING_RUNTIME_KIND
+    group = ref.api_group or trainer_api.GROUP
+    if kind not in constants.RUNTIME_KINDS or group != trainer_api.GROUP:
         message = (
             f"spec.runtimeRef: {group} {kind} {ref.name!r} is not supported; "
-            f"expected apiGroup {constants.TRAINER_GROUP} and kind "
+            f"expected apiGroup {trainer_api.GROUP} and kind "
             f"{' or '.join(constants.RUNTIME_KINDS)}"
         )
         set_condition(
@@ -161,7 +162,7 @@ def _objects(
     elif runtime is None:
         ref = job.spec.runtime_ref
         raise BuildError(
-            f"{ref.kind or constants.CLUSTER_TRAINING_RUNTIME_KIND} {ref.name!r} not found: "
+            f"{ref.kind or trainer_api.CLUSTER_TRAINING_RUNTIME_KIND} {ref.name!r} not found: "
             "create it, or point spec.runtimeRef at an existing runtime"
         )
     return tuple(render(job, runtime, observed, settings, plugins, snapshot=snapshot is None))
@@ -180,7 +181,10 @@ def _clock_start(job: TrainJob, found: Sequence[Mapping[str, Any]], now: datetim
 def _jobset_ref(jobset: Mapping[str, Any]) -> ObjectRef:
     metadata = jobset.get("metadata") or {}
     return ObjectRef(
-        constants.JOBSET_API_VERSION, "JobSet", metadata.get("name", ""), metadata.get("namespace")
+        trainer_api.JOBSET_API_VERSION,
+        "JobSet",
+        metadata.get("name", ""),
+        metadata.get("namespace"),
     )
 
 

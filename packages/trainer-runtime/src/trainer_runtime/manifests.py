@@ -6,9 +6,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+import trainer_api
 from trainer_api import TrainJob
-
-from trainer_runtime import constants
 
 __all__ = ["owned_metadata", "owner_reference", "to_doc"]
 
@@ -30,8 +29,8 @@ def to_doc(obj: Any) -> dict[str, Any]:
 def owner_reference(job: TrainJob) -> dict[str, Any]:
     """The controller owner reference to the TrainJob (``uid`` only when the job has one)."""
     reference: dict[str, Any] = {
-        "apiVersion": constants.TRAINER_API_VERSION,
-        "kind": constants.TRAINJOB_KIND,
+        "apiVersion": trainer_api.TRAINER_API_VERSION,
+        "kind": trainer_api.TRAIN_JOB_KIND,
         "name": job.metadata.name,
     }
     if job.metadata.uid:

@@ -8,7 +8,7 @@ from typing import Any, Final
 import trainer_api
 from trainer_api import FieldError, JobSet, TrainJob
 
-from trainer_runtime import constants, framework
+from trainer_runtime import framework
 from trainer_runtime.admission import runtime_patch_errors
 from trainer_runtime.errors import BuildError, InvalidTrainJobError
 from trainer_runtime.info import runtime_info
@@ -40,7 +40,7 @@ __all__ = [
 def check_runtime_ref(job: TrainJob, runtime: Runtime) -> None:
     """Raise BuildError unless ``runtime`` is the one ``job.spec.runtimeRef`` names."""
     ref = job.spec.runtime_ref
-    kind = ref.kind or constants.CLUSTER_TRAINING_RUNTIME_KIND
+    kind = ref.kind or trainer_api.CLUSTER_TRAINING_RUNTIME_KIND
     name = runtime.metadata.name
     if runtime.kind != kind or name != ref.name:
         raise BuildError(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
+import trainer_api
 from trainer_api import FieldError, Trainer
 
 from trainer_runtime import constants
@@ -95,7 +96,7 @@ def command(
     )
     line = list(ENTRYPOINT)
     if recipe.endswith("_distributed"):
-        node_0 = f"{job_name}-{constants.NODE}-0-0.{job_name}"
+        node_0 = f"{job_name}-{trainer_api.NODE}-0-0.{job_name}"
         line.append(f"--rdzv_endpoint={node_0}:{constants.CONTAINER_TRAINER_PORT}")
     line += [recipe, "--config", config]
     line += [arg for arg in runtime_command if arg.split("=", 1)[0] in IMMUTABLE_CONFIGS]

@@ -37,6 +37,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import data_cache_manifests
+import trainer_api
 from trainer_api import FieldError, Quantity, TrainJob
 
 from trainer_runtime import constants, manifests, podspecs
@@ -80,8 +81,8 @@ def cache_service_account_name(job_name: str) -> str:
 
 def _initializer(info: RuntimeInfo) -> ContainerDoc | None:
     """The dataset-initializer container when its storage URI is ``cache://``, else None."""
-    pod_set = info.pod_set_by_ancestor(constants.DATASET_INITIALIZER)
-    container = pod_set.container(constants.DATASET_INITIALIZER) if pod_set else None
+    pod_set = info.pod_set_by_ancestor(trainer_api.DATASET_INITIALIZER)
+    container = pod_set.container(trainer_api.DATASET_INITIALIZER) if pod_set else None
     if container is None:
         return None
     uri = podspecs.env_value(container, constants.INITIALIZER_ENV_STORAGE_URI)
@@ -241,7 +242,7 @@ class DataCache:
         ]
         # Upstream's ServiceAccount lets its initializer create the cache; waiting needs no
         # rights, so the pod runs under the namespace's default and works where it is absent.
-        initializer = info.pod_set_by_ancestor(constants.DATASET_INITIALIZER)
+        initializer = info.pod_set_by_ancestor(trainer_api.DATASET_INITIALIZER)
         if initializer is not None:
             initializer.pod_spec.pop("serviceAccountName", None)
         podspecs.upsert_env(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+import trainer_api
 from trainer_api import FieldError, TrainJob
 
 from trainer_runtime import constants, podspecs
@@ -41,7 +42,7 @@ class JAX:
         container = apply_trainer_env(info, job)
         if container is None:
             return
-        first_pod = f"{info.job_name}-{constants.NODE}-0-0.{info.subdomain}"
+        first_pod = f"{info.job_name}-{trainer_api.NODE}-0-0.{info.subdomain}"
         coordinator = f"{first_pod}:{constants.CONTAINER_TRAINER_PORT}"
         podspecs.upsert_env(
             container,

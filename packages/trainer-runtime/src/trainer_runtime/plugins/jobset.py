@@ -14,18 +14,19 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import trainer_api
 from trainer_api import TrainJob
 
-from trainer_runtime import conditions, constants, manifests
+from trainer_runtime import conditions, manifests
 from trainer_runtime.info import RuntimeInfo
 from trainer_runtime.plan import Observed
 
 __all__ = ["JobSet", "jobs_status"]
 
 _ANCESTORS = (
-    constants.DATASET_INITIALIZER,
-    constants.MODEL_INITIALIZER,
-    constants.ANCESTOR_TRAINER,
+    trainer_api.DATASET_INITIALIZER,
+    trainer_api.MODEL_INITIALIZER,
+    trainer_api.TRAINER_STEP,
 )
 _JOB_STATUS_FIELDS = ("active", "ready", "succeeded", "failed", "suspended")
 
@@ -81,7 +82,7 @@ class JobSet:
         spec["suspend"] = bool(job.spec.suspend)
         return [
             {
-                "apiVersion": constants.JOBSET_API_VERSION,
+                "apiVersion": trainer_api.JOBSET_API_VERSION,
                 "kind": "JobSet",
                 "metadata": metadata,
                 "spec": spec,

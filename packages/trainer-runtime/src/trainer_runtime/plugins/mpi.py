@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import mpi_runtime
+import trainer_api
 from trainer_api import FieldError, Trainer, TrainJob
 
 from trainer_runtime import constants, manifests, podspecs, resources
@@ -114,11 +115,11 @@ class MPI:
         errors = reserved_env_errors(
             job, mpi_runtime.reserved_env_names(policy.implementation), "MPI"
         )
-        launcher, node = info.pod_set(constants.LAUNCHER), info.pod_set(constants.NODE)
+        launcher, node = info.pod_set(constants.LAUNCHER), info.pod_set(trainer_api.NODE)
         num_nodes = _num_nodes(info, job)
         if policy.run_launcher_as_node:
             if num_nodes > 1 and (launcher is None or node is None):
-                missing = constants.NODE if node is None else constants.LAUNCHER
+                missing = trainer_api.NODE if node is None else constants.LAUNCHER
                 errors.append(
                     FieldError(
                         "spec.trainer.numNodes",
@@ -151,7 +152,7 @@ class MPI:
             return
         num_nodes = _num_nodes(info, job)
         launcher = info.pod_set(constants.LAUNCHER)
-        node = info.pod_set(constants.NODE)
+        node = info.pod_set(trainer_api.NODE)
         if launcher is not None:
             launcher.count = 1
         if node is not None:
@@ -207,7 +208,7 @@ class MPI:
                 },
             )
         for container in pod_set.containers:
-            if container.get("name") not in (constants.NODE, constants.LAUNCHER):
+            if container.get("name") not in (trainer_api.NODE, constants.LAUNCHER):
                 continue
             podspecs.upsert_volume_mount(
                 container, {"name": SSH_AUTH_VOLUME, "mountPath": policy.ssh_auth_mount_path}
@@ -261,7 +262,7 @@ class MPI:
         launcher = info.pod_set(constants.LAUNCHER)
         if policy.run_launcher_as_node and launcher is not None:
             hosts += launcher.endpoints(info.job_name, info.subdomain)
-        node = info.pod_set(constants.NODE)
+        node = info.pod_set(trainer_api.NODE)
         if node is not None:
             hosts += node.endpoints(info.job_name, info.subdomain)
         with _as_build_error("MPI hostfile"):

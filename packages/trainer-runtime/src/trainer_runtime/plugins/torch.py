@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+import trainer_api
 from trainer_api import FieldError, TorchMLPolicySource, Trainer, TrainJob
 
 from trainer_runtime import constants, podspecs, resources
@@ -116,7 +117,7 @@ class Torch:
         ]
         master_env = [
             podspecs.value_env(
-                PET_MASTER_ADDR, f"{info.job_name}-{constants.NODE}-0-0.{info.subdomain}"
+                PET_MASTER_ADDR, f"{info.job_name}-{trainer_api.NODE}-0-0.{info.subdomain}"
             ),
             podspecs.value_env(PET_MASTER_PORT, str(constants.CONTAINER_TRAINER_PORT)),
         ]
@@ -156,11 +157,11 @@ class Torch:
     def _runtime_command(info: RuntimeInfo) -> list[str]:
         for job in info.runtime_spec.get("replicatedJobs") or ():
             labels = ((job.get("template") or {}).get("metadata") or {}).get("labels") or {}
-            if labels.get(constants.LABEL_ANCESTOR) != constants.ANCESTOR_TRAINER:
+            if labels.get(trainer_api.ANCESTOR_LABEL) != trainer_api.TRAINER_STEP:
                 continue
             for container in (
                 ((job.get("template") or {}).get("spec") or {}).get("template") or {}
             ).get("spec", {}).get("containers") or ():
-                if container.get("name") == constants.NODE:
+                if container.get("name") == trainer_api.NODE:
                     return list(container.get("command") or ())
         return []

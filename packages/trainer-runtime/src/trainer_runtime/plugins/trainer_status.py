@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+import trainer_api
 from trainer_api import TrainJob
 
-from trainer_runtime import constants, manifests, podspecs
+from trainer_runtime import manifests, podspecs
 from trainer_runtime.info import RuntimeInfo
 from trainer_runtime.plan import Observed
 
@@ -32,7 +33,7 @@ TLS_CONFIG_MAP_SUFFIX: Final = "-tls-config"
 def status_path(namespace: str | None, name: str) -> str:
     """The status server path a trainer reports this job's progress to."""
     namespace = namespace or "default"
-    return f"/apis/{constants.TRAINER_API_VERSION}/namespaces/{namespace}/trainjobs/{name}/status"
+    return f"/apis/{trainer_api.TRAINER_API_VERSION}/namespaces/{namespace}/trainjobs/{name}/status"
 
 
 def token_audience(namespace: str | None, name: str) -> str:
@@ -42,7 +43,7 @@ def token_audience(namespace: str | None, name: str) -> str:
     trainer built for upstream's status server works against ours and the other way round.
     """
     namespace = namespace or "default"
-    return f"{constants.TRAINER_API_VERSION}/namespaces/{namespace}/trainjobs/{name}/status"
+    return f"{trainer_api.TRAINER_API_VERSION}/namespaces/{namespace}/trainjobs/{name}/status"
 
 
 class TrainerStatus:

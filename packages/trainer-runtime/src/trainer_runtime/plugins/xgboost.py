@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Final
 
+import trainer_api
 from trainer_api import FieldError, TrainJob
 
 from trainer_runtime import constants, podspecs, resources
@@ -47,7 +48,7 @@ class XGBoost:
             container,
             [
                 podspecs.value_env(
-                    DMLC_TRACKER_URI, f"{info.job_name}-{constants.NODE}-0-0.{info.subdomain}"
+                    DMLC_TRACKER_URI, f"{info.job_name}-{trainer_api.NODE}-0-0.{info.subdomain}"
                 ),
                 podspecs.value_env(DMLC_TRACKER_PORT, str(constants.CONTAINER_TRAINER_PORT)),
                 podspecs.field_ref_env(DMLC_TASK_ID, constants.JOB_COMPLETION_INDEX_FIELD_PATH),

@@ -24,6 +24,7 @@ __all__ = [
     "GROUP",
     "INITIALIZER_DEFAULT_IGNORE_PATTERNS",
     "INITIALIZER_ENV_ACCESS_TOKEN",
+    "JOBSET_JOB_INDEX_LABEL",
     "JOBSET_NAME_LABEL",
     "JOBSET_RJOB_NAME_LABEL",
     "JOB_INDEX_LABEL",
@@ -115,6 +116,9 @@ NPU_LABEL: Final = "huawei.com/Ascend910"
 JOBSET_NAME_LABEL: Final = "jobset.sigs.k8s.io/jobset-name"
 JOBSET_RJOB_NAME_LABEL: Final = "jobset.sigs.k8s.io/replicatedjob-name"
 JOB_INDEX_LABEL: Final = "batch.kubernetes.io/job-completion-index"
+"""Upstream's name: the Job completion index (the pod's index within its Job)."""
+JOBSET_JOB_INDEX_LABEL: Final = "jobset.sigs.k8s.io/job-index"
+"""The index of a pod's Job among its replicated job's Jobs."""
 
 POD_LABEL_SELECTOR: Final = (
     f"{JOBSET_NAME_LABEL}={{trainjob_name}},{JOBSET_RJOB_NAME_LABEL} "

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.backends.local.pods import JOB_INDEX_LABEL, step_name
+from trainer_sdk.backends.local.pods import step_name
 from trainer_sdk.configs import KubernetesBackendConfig
 from trainer_sdk.errors import JobNotFoundError
 from trainer_sdk.jobs import PodView, to_train_job
@@ -70,7 +70,7 @@ def pod_view(pod: dict[str, Any], has_launcher: bool) -> PodView | None:
         constants.NODE,
     ):
         return None
-    job_index = int(labels.get(JOB_INDEX_LABEL, 0))
+    job_index = int(labels.get(constants.JOBSET_JOB_INDEX_LABEL, 0))
     annotations = pod.get("metadata", {}).get("annotations") or {}
     pod_index = int(
         annotations.get(constants.JOB_INDEX_LABEL, labels.get(constants.JOB_INDEX_LABEL, 0))

@@ -37,10 +37,6 @@ DEFAULT_MASTER_PORT = 29500
 TERMINATION_LOG = "termination-log"
 LOOPBACK = "127.0.0.1"
 _MASTER_PORT = re.compile(rf"(?<![0-9]){DEFAULT_MASTER_PORT}(?![0-9])")
-JOB_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
-REPLICATED_JOB_LABEL = constants.JOBSET_RJOB_NAME_LABEL
-JOBSET_NAME_LABEL = constants.JOBSET_NAME_LABEL
-COMPLETION_INDEX = constants.JOB_INDEX_LABEL
 # Containers the local backend runs with trainer_sdk.initializers when they have no command.
 INITIALIZER_TARGETS = {
     constants.DATASET_INITIALIZER: ("dataset", constants.DATASET_PATH),
@@ -226,14 +222,19 @@ def _pods_of(
             labels = dict(pod_template.get("metadata", {}).get("labels") or {})
             labels.update(
                 {
-                    JOBSET_NAME_LABEL: jobset_name,
-                    REPLICATED_JOB_LABEL: job["name"],
-                    JOB_INDEX_LABEL: str(job_index),
-                    COMPLETION_INDEX: str(pod_index),
+                    constants.JOBSET_NAME_LABEL: jobset_name,
+                    constants.JOBSET_RJOB_NAME_LABEL: job["name"],
+                    constants.JOBSET_JOB_INDEX_LABEL: str(job_index),
+                    constants.JOB_INDEX_LABEL: str(pod_index),
                 }
             )
             annotations = dict(pod_template.get("metadata", {}).get("annotations") or {})
-            annotations.update({JOB_INDEX_LABEL: str(job_index), COMPLETION_INDEX: str(pod_index)})
+            annotations.update(
+                {
+                    constants.JOBSET_JOB_INDEX_LABEL: str(job_index),
+                    constants.JOB_INDEX_LABEL: str(pod_index),
+                }
+            )
             meta = {
                 "name": pod_name,
                 "namespace": namespace,
