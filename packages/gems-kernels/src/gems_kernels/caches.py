@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import triton  # type: ignore[import-untyped]
+import triton
 
 __all__ = ["atomic_write", "cache_dir", "cache_key", "tuned"]
 

@@ -58,7 +58,7 @@ class NativeOpTrace(TorchDispatchMode):
     kernel's host code) and ``composite`` (explicit composites, whose parts are counted)."""
 
     def __init__(self, entries: Mapping[str, registration.Registration] | None = None) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]  # mypy skips the exclude for super()
         self.entries = (
             {entry.overload: entry for entry in registration.REGISTRATIONS}
             if entries is None

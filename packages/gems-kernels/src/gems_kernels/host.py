@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["depth", "enter", "host_code", "leave"]
 
@@ -52,4 +52,4 @@ def host_code(fn: _F) -> _F:
         finally:
             leave(previous)
 
-    return wrapper  # type: ignore[return-value]
+    return cast(_F, wrapper)

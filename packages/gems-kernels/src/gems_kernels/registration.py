@@ -151,7 +151,7 @@ def _no_bool(self: Any, other: Any = None, *args: Any, **kwargs: Any) -> bool:
 
 
 def _float32_target(self: Any, *args: Any, **kwargs: Any) -> bool:
-    return self.dtype == torch.float32
+    return bool(self.dtype == torch.float32)
 
 
 def _grad_of_class_scores(grad: Any, scores: Any, target: Any, *args: Any) -> bool:

@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from gems_kernels import autograd
 from gems_kernels.ops import arithmetic
 from gems_kernels.ops.rms_norm import rms_norm_backward, rms_norm_forward
 
@@ -43,4 +44,4 @@ def fused_add_rms_norm(
             f"fused_add_rms_norm: x {list(x.shape)} and residual {list(residual.shape)} must "
             f"match and end in weight's size {weight.numel()}"
         )
-    return FusedAddRmsNorm.apply(x, residual, weight, eps)
+    return autograd.apply_pair(FusedAddRmsNorm, x, residual, weight, eps)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
+from gems_kernels import autograd
 from gems_kernels.fused.halves import split_halves
 from gems_kernels.ops import scalar_math
 from gems_kernels.pointwise import pointwise_dynamic
@@ -15,7 +16,7 @@ from gems_kernels.pointwise import pointwise_dynamic
 __all__ = ["GeluAndMul", "gelu_and_mul"]
 
 _ONE = [((0, 1), "DEFAULT")]
-_TWO = [((0, 1, 2), "DEFAULT"), ((0, 1, 2), "DEFAULT")]
+_TWO = (((0, 1, 2), "DEFAULT"), ((0, 1, 2), "DEFAULT"))
 
 
 @triton.jit
@@ -84,4 +85,4 @@ def gelu_and_mul(
     if approximate not in ("none", "tanh"):
         raise ValueError(f"approximate: expected 'none' or 'tanh', got {approximate!r}")
     a, b = split_halves(x, "gelu_and_mul") if y is None else (x, y)
-    return GeluAndMul.apply(a, b, approximate == "tanh")
+    return autograd.apply(GeluAndMul, a, b, approximate == "tanh")

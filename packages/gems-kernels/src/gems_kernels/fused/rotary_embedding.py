@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]  # noqa: F401  (Triton's interpreter needs it in the kernels' globals)
+import triton
+import triton.language as tl  # noqa: F401  (Triton's interpreter needs it in the kernels' globals)
 
+from gems_kernels import autograd
 from gems_kernels.fused.halves import split_halves
 from gems_kernels.pointwise import pointwise_dynamic
 
@@ -76,4 +77,4 @@ def rotary_embedding(
             f"rotary_embedding: cos {list(cos.shape)} and sin {list(sin.shape)} must match and "
             f"end in half of x's last dim ({half})"
         )
-    return RotaryEmbedding.apply(x, cos, sin, rotary_interleaved)
+    return autograd.apply(RotaryEmbedding, x, cos, sin, rotary_interleaved)

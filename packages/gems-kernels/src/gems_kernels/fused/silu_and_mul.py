@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]  # noqa: F401  (Triton's interpreter needs it in the kernels' globals)
+import triton
+import triton.language as tl  # noqa: F401  (Triton's interpreter needs it in the kernels' globals)
 
+from gems_kernels import autograd
 from gems_kernels.fused.halves import split_halves
 from gems_kernels.ops import scalar_math
 from gems_kernels.pointwise import pointwise_dynamic
@@ -22,7 +23,7 @@ def _silu_and_mul_forward(a, b):
 
 
 @pointwise_dynamic(
-    is_tensor=[True, True, True], promotions=[((0, 1, 2), "DEFAULT"), ((0, 1, 2), "DEFAULT")]
+    is_tensor=[True, True, True], promotions=(((0, 1, 2), "DEFAULT"), ((0, 1, 2), "DEFAULT"))
 )
 @triton.jit
 def _silu_and_mul_backward(grad, a, b):
@@ -47,4 +48,4 @@ class SiluAndMul(torch.autograd.Function):
 def silu_and_mul(x: torch.Tensor, y: torch.Tensor | None = None) -> torch.Tensor:
     """silu(x) * y; with one argument, x's last dim holds the two halves (gate, up)."""
     a, b = split_halves(x, "silu_and_mul") if y is None else (x, y)
-    return SiluAndMul.apply(a, b)
+    return autograd.apply(SiluAndMul, a, b)

@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from gems_kernels import autograd
 from gems_kernels.ops import arithmetic
 from gems_kernels.ops.layer_norm import normalize_rows, normalize_rows_backward
 
@@ -52,4 +53,4 @@ def skip_layer_norm(
             f"skip_layer_norm: x {list(x.shape)} and skip {list(skip.shape)} must match and "
             f"end in weight's size {weight.numel()}"
         )
-    return SkipLayerNorm.apply(x, skip, weight, bias, eps)
+    return autograd.apply(SkipLayerNorm, x, skip, weight, bias, eps)

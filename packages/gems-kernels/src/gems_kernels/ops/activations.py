@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from gems_kernels.ops import scalar_math
-from gems_kernels.pointwise import pointwise_dynamic
+from gems_kernels.pointwise import PointwiseOp, pointwise_dynamic
 
 __all__ = [
     "gelu",
@@ -166,7 +166,7 @@ def relu_(self: torch.Tensor) -> torch.Tensor:
     return _relu(self, out0=self)
 
 
-def _gelu_kernel(approximate: str, backward: bool = False) -> Any:
+def _gelu_kernel(approximate: str, backward: bool = False) -> PointwiseOp[torch.Tensor]:
     if approximate == "none":
         return _gelu_none_backward if backward else _gelu_none
     if approximate == "tanh":

@@ -6,8 +6,8 @@ Ties resolve to the first index and NaN counts as the largest (and smallest) val
 from __future__ import annotations
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import normalize_dims, to_rows

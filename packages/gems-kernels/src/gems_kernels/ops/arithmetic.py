@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from gems_kernels.ops import scalar_math
 from gems_kernels.ops.variants import variants
-from gems_kernels.pointwise import pointwise_dynamic
+from gems_kernels.pointwise import PointwiseOp, pointwise_dynamic
 
 __all__ = [
     "add",
@@ -136,7 +136,7 @@ maximum = variants(_maximum).functional
 minimum = variants(_minimum).functional
 
 
-def _divider(rounding_mode: str | None) -> Any:
+def _divider(rounding_mode: str | None) -> PointwiseOp[torch.Tensor]:
     if rounding_mode is None:
         return _true_div
     if rounding_mode == "trunc":

@@ -25,11 +25,11 @@ import math
 from typing import Any, Final, NamedTuple
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 from torch.autograd.function import once_differentiable
 
-from gems_kernels import host
+from gems_kernels import autograd, host
 from gems_kernels.backends import current_vendor, tuning
 from gems_kernels.ops.matmul import dot_precision
 
@@ -523,7 +523,7 @@ class ScaledDotProductAttention(torch.autograd.Function):
 
 def _broadcasts_to(mask: torch.Tensor, shape: tuple[int, ...]) -> bool:
     try:
-        return torch.broadcast_shapes(mask.shape, shape) == shape
+        return bool(torch.broadcast_shapes(mask.shape, shape) == shape)
     except RuntimeError:
         return False
 
@@ -600,4 +600,4 @@ def scaled_dot_product_attention(
             f"key: {key.shape[-3]} heads must equal the query's {query.shape[-3]}, or divide "
             "them with enable_gqa=True"
         )
-    return ScaledDotProductAttention.apply(query, key, value, attn_mask, is_causal, scale)
+    return autograd.apply(ScaledDotProductAttention, query, key, value, attn_mask, is_causal, scale)

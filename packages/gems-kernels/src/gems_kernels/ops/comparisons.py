@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]  # noqa: F401  (Triton's interpreter needs it in the kernels' globals)
+import triton
+import triton.language as tl  # noqa: F401  (Triton's interpreter needs it in the kernels' globals)
 
 from gems_kernels.ops.variants import Variants, variants
 from gems_kernels.pointwise import pointwise_dynamic

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from gems_kernels.ops.row_layout import normalize_dims
 from gems_kernels.pointwise import pointwise_dynamic
@@ -55,7 +55,7 @@ def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
         return False
 
     def span(t: torch.Tensor) -> tuple[int, int]:
-        start = t.storage_offset()
+        start = int(t.storage_offset())
         extent = sum(
             (size - 1) * abs(stride) for size, stride in zip(t.shape, t.stride(), strict=True)
         )

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
-from gems_kernels import host
+from gems_kernels import autograd, host
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import arithmetic, reductions
 from gems_kernels.ops.softmax import row_max_and_sum_exp
@@ -112,4 +112,4 @@ def cross_entropy_loss(
             "cross_entropy_loss: only (N, C) scores without weight or label smoothing, "
             "reduction mean or sum"
         )
-    return CrossEntropy.apply(scores, target, reduction == 1, ignore_index)
+    return autograd.apply(CrossEntropy, scores, target, reduction == 1, ignore_index)

@@ -16,8 +16,8 @@ import math
 from typing import Final, NamedTuple
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from typing import Any, Final
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from gems_kernels import caches
 from gems_kernels.backends import current_vendor, tuning
@@ -98,7 +98,8 @@ def _blocks(
 ) -> tuple[int, int, int, int]:
     bucket = (tuning.next_power_of_2(m), tuning.next_power_of_2(n), tuning.next_power_of_2(k))
     vendor = current_vendor().name
-    known = _BLOCKS.get((vendor, *bucket, dtype))
+    key = (vendor, *bucket, dtype)
+    known = _BLOCKS.get(key)
     if known is not None:
         return known
     if vendor == "cpu":
@@ -110,13 +111,13 @@ def _blocks(
         device = f"{torch.cuda.get_device_name()}:{name}:{dtype}"
         source = getattr(_matmul_kernel, "src", "_matmul_kernel")
         choice = caches.tuned(source, device, list(_GPU_CANDIDATES), measure)
-    _BLOCKS[(vendor, *bucket, dtype)] = choice
+    _BLOCKS[key] = choice
     return choice
 
 
 def _measure(launch: Callable[[tuple[int, ...]], None]) -> Callable[[tuple[int, ...]], float]:
     def measure(config: tuple[int, ...]) -> float:
-        import triton.testing  # type: ignore[import-untyped]
+        import triton.testing
 
         try:
             return float(triton.testing.do_bench(lambda: launch(config), warmup=5, rep=20))

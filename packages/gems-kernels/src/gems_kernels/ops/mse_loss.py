@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]  # noqa: F401  (the interpreter needs it)
+import triton
+import triton.language as tl  # noqa: F401  (the interpreter needs it)
 
 from gems_kernels.ops import reductions
 from gems_kernels.pointwise import pointwise_dynamic

@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import comparisons, copies

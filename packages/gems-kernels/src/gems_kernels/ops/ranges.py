@@ -6,8 +6,8 @@ import math
 from typing import Any
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from gems_kernels import host
+from gems_kernels import autograd, host
 from gems_kernels.ops.layer_norm import normalize_rows, normalize_rows_backward
 
 __all__ = ["RmsNorm", "rms_norm", "rms_norm_backward", "rms_norm_forward"]
@@ -82,4 +82,4 @@ def rms_norm(
             f"normalized_shape: {list(normalized_shape)} does not match the trailing dims of "
             f"input of shape {list(x.shape)}"
         )
-    return RmsNorm.apply(x, weight, math.prod(normalized_shape), _eps(x, eps))
+    return autograd.apply(RmsNorm, x, weight, math.prod(normalized_shape), _eps(x, eps))

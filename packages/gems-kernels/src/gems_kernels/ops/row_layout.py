@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import torch
-import triton.language as tl  # type: ignore[import-untyped]
+import triton.language as tl
 
 __all__ = ["ACCUMULATORS", "RowLayout", "accumulator", "normalize_dims", "to_rows"]
 

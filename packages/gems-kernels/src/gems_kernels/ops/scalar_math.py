@@ -4,8 +4,8 @@
 expressed here through ``exp``/``log`` and friends; all take and return float32 or float64.
 """
 
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 __all__ = ["erf", "expm1", "floor_divide", "pow_float", "remainder", "sigmoid", "tanh"]
 

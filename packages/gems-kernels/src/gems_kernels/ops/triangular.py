@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import torch
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 

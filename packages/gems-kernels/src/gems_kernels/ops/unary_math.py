@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 from gems_kernels.ops import scalar_math
 from gems_kernels.ops.variants import Variants, variants

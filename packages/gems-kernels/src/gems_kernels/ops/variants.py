@@ -22,7 +22,7 @@ class Variants:
     out: Callable[..., torch.Tensor]
 
 
-def variants(op: PointwiseOp) -> Variants:
+def variants(op: PointwiseOp[torch.Tensor]) -> Variants:
     """The three variants of a one-output ``op`` taking its arguments positionally."""
 
     def functional(*args: Any) -> torch.Tensor:

@@ -14,7 +14,7 @@ import math
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar, cast, overload
 
 import torch
 from torch._prims_common import ELEMENTWISE_TYPE_PROMOTION_KIND, elementwise_dtypes
@@ -41,6 +41,10 @@ _TRITON_DTYPES: Final[dict[torch.dtype, str]] = {
 _KERNELS: dict[tuple[int, KernelSpec], Any] = {}
 # Plans remembered per operator; the oldest is dropped beyond this many.
 _MAX_PLANS: Final = 256
+# One output's promotion rule: the argument positions and the promotion kind.
+_Rule = tuple[tuple[int, ...], str]
+# What an operator returns: a tensor, or a tuple of them for several outputs.
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -120,8 +124,11 @@ def needs_int64_indexing(
     return max(numel, extent) > _INT32_MAX
 
 
-class PointwiseOp:
-    """A tensor operator generated from a scalar ``@triton.jit`` function."""
+class PointwiseOp(Generic[_R]):
+    """A tensor operator generated from a scalar ``@triton.jit`` function.
+
+    It returns ``_R``: one tensor for one output, else a tuple with a tensor per output.
+    """
 
     def __init__(
         self,
@@ -137,7 +144,7 @@ class PointwiseOp:
         self.__name__ = getattr(scalar_fn, "__name__", "pointwise")
         self.__doc__ = getattr(scalar_fn, "__doc__", None)
 
-    def __call__(self, *args: Any, **outputs: torch.Tensor | None) -> Any:
+    def __call__(self, *args: Any, **outputs: torch.Tensor | None) -> _R:
         key = _signature(args, outputs)
         plan = self._plans.get(key) if key is not None else None
         if plan is None:
@@ -156,11 +163,15 @@ class PointwiseOp:
                 results.append(torch.empty(plan.shape, dtype=dtype, device=plan.device))
         if plan.numel:
             plan.launch(args, results)
-        return results[0] if self.num_outputs == 1 else tuple(results)
+        return self._result(results)
+
+    def _result(self, results: list[torch.Tensor]) -> _R:
+        # _R is what pointwise_dynamic's overloads derived from the number of outputs.
+        return cast(_R, results[0] if self.num_outputs == 1 else tuple(results))
 
     def _plan_and_run(
         self, key: tuple[Any, ...] | None, args: tuple[Any, ...], outputs: dict[str, Any]
-    ) -> Any:
+    ) -> _R:
         if len(args) != len(self.is_tensor):
             raise TypeError(
                 f"{self.__name__}: expected {len(self.is_tensor)} arguments, got {len(args)}"
@@ -235,7 +246,7 @@ class PointwiseOp:
             if len(self._plans) >= _MAX_PLANS:
                 self._plans.pop(next(iter(self._plans)))
             self._plans[key] = plan
-        return results[0] if self.num_outputs == 1 else tuple(results)
+        return self._result(results)
 
     def _launcher(
         self,
@@ -357,18 +368,32 @@ def _signature(args: tuple[Any, ...], outputs: dict[str, Any]) -> tuple[Any, ...
     return tuple(key)
 
 
+# Overlap: the second overload also takes a tuple of two rules; the first, checked first, wins.
+@overload
+def pointwise_dynamic(  # type: ignore[overload-overlap]
+    *, is_tensor: Sequence[bool], promotions: tuple[_Rule, _Rule]
+) -> Callable[[Any], PointwiseOp[tuple[torch.Tensor, torch.Tensor]]]: ...
+
+
+@overload
+def pointwise_dynamic(
+    *, is_tensor: Sequence[bool], promotions: Sequence[_Rule] = ...
+) -> Callable[[Any], PointwiseOp[torch.Tensor]]: ...
+
+
 def pointwise_dynamic(
     *,
     is_tensor: Sequence[bool],
-    promotions: Sequence[tuple[tuple[int, ...], str]] = (((0,), "DEFAULT"),),
-) -> Callable[[Any], PointwiseOp]:
+    promotions: Sequence[_Rule] = (((0,), "DEFAULT"),),
+) -> Callable[[Any], PointwiseOp[Any]]:
     """Decorate a ``@triton.jit`` element function into a :class:`PointwiseOp`.
 
     ``is_tensor`` marks the arguments that may be tensors (broadcast together; numbers are also
     accepted there); ``promotions`` gives, per output, the argument positions and the promotion
     kind (``DEFAULT``, ``INT_TO_FLOAT``, ``ALWAYS_BOOL``, ``COMPLEX_TO_FLOAT``, ``NO_OPMATH``,
     ``BOOL_TO_LONG``). Loaded values of the first output's arguments are cast to its computation
-    dtype.
+    dtype. For type checkers, give a two-output operator's rules as a tuple of two: its result then
+    types as a pair of tensors; other rules type it as returning one tensor.
     """
     rules = [Promotion(tuple(positions), kind) for positions, kind in promotions]
     if not rules:
@@ -379,7 +404,7 @@ def pointwise_dynamic(
         if any(not 0 <= i < len(is_tensor) for i in rule.args):
             raise ValueError(f"promotions: argument index out of range in {rule.args}")
 
-    def decorate(scalar_fn: Any) -> PointwiseOp:
+    def decorate(scalar_fn: Any) -> PointwiseOp[Any]:
         return PointwiseOp(scalar_fn, is_tensor, rules)
 
     return decorate

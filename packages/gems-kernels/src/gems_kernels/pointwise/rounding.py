@@ -7,8 +7,8 @@ functions when they run in the interpreter; compiled kernels keep the hardware c
 rounds to nearest-even already.
 """
 
-import triton  # type: ignore[import-untyped]
-import triton.language as tl  # type: ignore[import-untyped]
+import triton
+import triton.language as tl
 
 __all__ = ["convert", "from_bfloat16", "to_bfloat16", "to_float64"]
 
