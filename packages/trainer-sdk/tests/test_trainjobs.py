@@ -40,10 +40,10 @@ from trainer_sdk import (
     TrainerCommand,
     TrainingRuntimeSpecPatch,
     constants,
+    rank_entrypoint,
     types,
 )
 from trainer_sdk.backends.local.supervisor import write_shims
-from trainer_sdk import rank_entrypoint
 from trainer_sdk.trainjobs import (
     RANK_ENTRYPOINT_FILE,
     build_trainjob_manifest,
@@ -101,8 +101,8 @@ def test_custom_trainer_sets_nodes_resources_env_image_and_command(
     assert base64.b64decode(written[RANK_ENTRYPOINT_FILE]).decode() == inspect.getsource(
         rank_entrypoint
     )
-    assert spec["command"][2].rstrip().endswith(
-        f"torchrun {RANK_ENTRYPOINT_FILE} test_trainjobs.py"
+    assert (
+        spec["command"][2].rstrip().endswith(f"torchrun {RANK_ENTRYPOINT_FILE} test_trainjobs.py")
     )
 
 

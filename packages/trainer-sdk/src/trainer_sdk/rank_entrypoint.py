@@ -1,4 +1,4 @@
-"""What every rank of a ``CustomTrainer`` job (and of ``trainer run FILE.py``) runs around user code.
+"""What every rank of a ``CustomTrainer`` job (and of ``trainer run FILE.py``) runs around it.
 
     python rank_entrypoint.py USER_FILE [ARGS...]      (torchrun / mpirun run it the same way)
 
@@ -63,8 +63,9 @@ def run_user_file(path: str, args: list[str]) -> int:
         runpy.run_path(path, run_name="__main__")
     except SystemExit as error:
         return exit_code(error)
-    except BaseException as error:  # noqa: BLE001 - every failure is reported, then ends the rank
-        sys.excepthook(type(error), error, _user_frames(error.__traceback__, path))
+    except BaseException as error:
+        user_frames = _user_frames(error.__traceback__, path)
+        sys.excepthook(type(error), error.with_traceback(user_frames), user_frames)
         return 1
     return 0
 
@@ -87,13 +88,13 @@ def _flush_open_files() -> None:
         if isinstance(stream, io.IOBase) and not stream.closed:
             try:
                 stream.flush()
-            except Exception:  # noqa: BLE001, S112 - a read-only or broken stream: nothing to flush
+            except Exception:
                 continue
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         if stream is not None:
             try:
                 stream.flush()
-            except Exception:  # noqa: BLE001, S112 - a closed standard stream: nothing to flush
+            except Exception:
                 continue
 
 
@@ -103,7 +104,7 @@ def finish(status: int) -> NoReturn:
         threading._shutdown()  # type: ignore[attr-defined]  # waits for non-daemon threads
         atexit._run_exitfuncs()
         _end_mpi(status)
-    except BaseException:  # noqa: BLE001 - an exit step failed: report it, and fail the rank
+    except BaseException:
         traceback.print_exc()
         status = status or 1
     _flush_open_files()
