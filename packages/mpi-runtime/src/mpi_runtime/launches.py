@@ -80,9 +80,7 @@ _LAUNCHER_SESSION_DIR: Final = "launcher"
 
 def session_dirs(session_root: str, hosts: Sequence[str]) -> dict[str, str]:
     """The session directory base of mpirun (``launcher``) and of each host's daemon."""
-    return {
-        name: os.path.join(session_root, name) for name in (_LAUNCHER_SESSION_DIR, *hosts)
-    }
+    return {name: os.path.join(session_root, name) for name in (_LAUNCHER_SESSION_DIR, *hosts)}
 
 
 def _session_env(base: str) -> dict[str, str]:

@@ -29,7 +29,7 @@ def _lines(options: Sequence[tuple[str, str]]) -> str:
 
 def _set_env(variables: Mapping[str, str]) -> str:
     for name, value in variables.items():
-        if not value or any(character in value for character in ' "\'\\\n'):
+        if not value or any(character in value for character in " \"'\\\n"):
             raise InvalidArgumentError(
                 f"SetEnv {name}", f"expected a value without spaces or quotes, got {value!r}"
             )
