@@ -1,4 +1,4 @@
-"""A private torch C++-extension directory per test run, seeded from the shared one, published to it.
+"""A private torch C++-extension directory per test run, seeded from the shared one and published.
 
 torch builds JIT extensions (DeepSpeed's CPU ops) in ``<root>/<python>/<op>`` under a lock file:
 test runs that shared ``~/.cache/torch_extensions`` waited on each other's builds (minutes on two
