@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from mpi_runtime import _launcher_life
 from mpi_runtime._arguments import require_text
 from mpi_runtime._process_trees import stop_process_tree
 from mpi_runtime.commands import mpirun_command, with_mpi4py
@@ -240,7 +241,8 @@ def _run(
     """Run the plan's argv, passing SIGINT/SIGTERM on; its exit code (128+N when killed by
     signal N). With ``start_watch``, stop it and raise ``RanksNotStartedError`` when ranks have
     not reported their start within ``start_timeout_s``."""
-    process = subprocess.Popen(plan.argv, env=plan.env)
+    # mpirun stops (and stops its ranks) when mpi-launch dies, even by SIGKILL.
+    process = subprocess.Popen(plan.argv, env=plan.env, preexec_fn=_launcher_life.die_with_parent())
 
     def forward(signum: int, _frame: object) -> None:
         process.send_signal(signum)
@@ -447,6 +449,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not command:
         parser.error("expected a command after --")
     impl = args.impl or detect_implementation(os.environ)
+    if not _launcher_life.become_subreaper():
+        print(
+            "mpi-launch: warning: no prctl on this system: processes that ranks start may "
+            "outlive mpi-launch",
+            file=sys.stderr,
+        )
     try:
         return launch(
             impl,
@@ -469,6 +477,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mpi-launch: error: {error}", file=sys.stderr)
         _write_termination_log(args.termination_log, f"mpi-launch: error: {error}")
         return 1
+    finally:
+        # What ranks started and left behind was adopted by this subreaper: it ends with us.
+        _launcher_life.end_leftovers()
 
 
 if __name__ == "__main__":
