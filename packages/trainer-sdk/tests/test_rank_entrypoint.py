@@ -116,3 +116,19 @@ def test_the_entrypoint_imports_only_the_standard_library() -> None:
         if line.startswith(("import ", "from "))
     }
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def test_objects_are_not_touched_while_files_are_flushed(tmp_path: Path) -> None:
+    """isinstance() reads ``__class__``: torch's deprecated ``reduce_op`` warned at every exit."""
+    result = run_rank(
+        tmp_path,
+        """
+        class Touchy:
+            @property
+            def __class__(self):
+                raise RuntimeError("touched")
+
+        kept = Touchy()
+        """,
+    )
+    assert (result.returncode, result.stderr) == (0, "")

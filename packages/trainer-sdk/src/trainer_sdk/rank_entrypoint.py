@@ -85,7 +85,8 @@ def _end_mpi(status: int) -> None:
 def _flush_open_files() -> None:
     """Flush every open Python file object, as their finalizers would at a normal exit."""
     for stream in gc.get_objects():
-        if isinstance(stream, io.IOBase) and not stream.closed:
+        # The type, not the object: isinstance() reads attributes (deprecated ones warn).
+        if issubclass(type(stream), io.IOBase) and not stream.closed:
             try:
                 stream.flush()
             except Exception:
