@@ -31,6 +31,8 @@ __all__ = ["LocalBackend"]
 
 _logger = logging.getLogger(__name__)
 FOLLOW_INTERVAL_SECONDS = 0.05
+# How often waiting checks whether the job's state changed: a stat, cheap enough to be prompt.
+STATE_CHECK_SECONDS = 0.01
 STOP_TIMEOUT_SECONDS = 15.0
 
 
@@ -237,7 +239,13 @@ class LocalBackend(RuntimeBackend):
         ]
 
     def _pause(self, name: str, seconds: float) -> None:
-        time.sleep(min(seconds, FOLLOW_INTERVAL_SECONDS))
+        """Return as soon as the supervisor rewrites the job's state (a new file each time),
+        whatever ``polling_interval`` the caller chose; a stat per check, no parsing."""
+        state = self._job_dir(name).state
+        before = _file_identity(state)
+        deadline = time.monotonic() + seconds
+        while _file_identity(state) == before and time.monotonic() < deadline:
+            time.sleep(STATE_CHECK_SECONDS)
 
     # -- ending ---------------------------------------------------------------------------------
     def delete_job(self, name: str) -> None:
@@ -275,6 +283,15 @@ class LocalBackend(RuntimeBackend):
                 process.wait(timeout=STOP_TIMEOUT_SECONDS)
             except subprocess.TimeoutExpired:
                 end_process_group(process.pid)
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """What changes when ``write_json`` replaces ``path``: its inode and modification time."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    return status.st_ino, status.st_mtime_ns
 
 
 def _finished(job_dir: JobDir) -> bool:
