@@ -10,13 +10,13 @@ process itself instead of leaving it to interpreter finalization:
 - user code raised: print its traceback (through ``sys.excepthook``, without this module's
   frames), run the same exit steps, abort MPI if it is initialized, ``os._exit(1)``.
 
-Why: on torch 2.13 a gloo process group that is still referenced when Python finalizes (a DDP
-model in a global keeps it alive even after ``destroy_process_group()``) is destroyed during
-finalization; its worker threads then drop the last references to work objects that hold Python
-objects, try to take the GIL, and Python ends such threads with ``pthread_exit``, whose forced
-unwinding through a ``noexcept`` C++ destructor calls ``std::terminate``: ``terminate called
-without an active exception``, SIGABRT, a Failed job after training finished. Skipping
-finalization once everything a normal exit guarantees has been done removes that window.
+Why: on torch 2.13 with gloo, the worker thread of a process group (``ProcessGroupGloo::runLoop``)
+may destroy the last collective's work object after the main thread has entered interpreter
+finalization; the work's captured thread-local state holds a Python object whose decref takes the
+GIL, a finalizing CPython ends that thread with ``pthread_exit``, and the forced unwinding through
+the ``noexcept`` destructor calls ``std::terminate``: ``terminate called without an active
+exception``, SIGABRT, a Failed job after training finished (seen in a core of such a rank).
+Skipping finalization once everything a normal exit guarantees has been done removes the race.
 
 The SDK embeds this file's source in the trainer command (pods run images without the SDK), so it
 imports only the standard library.
