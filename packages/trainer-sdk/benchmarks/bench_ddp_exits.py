@@ -16,6 +16,7 @@ import argparse
 import inspect
 import multiprocessing
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -45,6 +46,13 @@ def ddp_two_steps() -> None:
 TORCHRUN = (sys.executable, "-m", "torch.distributed.run", "--nnodes", "1", "--nproc-per-node", "2")
 
 
+def free_port() -> int:
+    """A port nobody listens on: torchrun's default 29500 is shared by every run on the machine."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def _spin() -> None:
     while True:
         pass
@@ -67,7 +75,7 @@ def cpu_load(processes: int) -> Iterator[None]:
 def run_torchrun(script: Path) -> str | None:
     """None when the run succeeded, else what failed."""
     result = subprocess.run(
-        [*TORCHRUN, str(script)],
+        [*TORCHRUN, "--master-port", str(free_port()), str(script)],
         cwd=script.parent,
         capture_output=True,
         text=True,

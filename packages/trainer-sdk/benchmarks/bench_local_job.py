@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -71,6 +72,13 @@ def ddp(marker_dir: str) -> None:
 JOBS = {"trivial": trivial, "ddp": ddp}
 
 
+def free_port() -> int:
+    """A port nobody listens on: torchrun's default 29500 is shared by every run on the machine."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def user_code_start(marker_dir: Path, ranks: int, t0: float) -> float:
     """Seconds from ``t0`` until the last rank started the function."""
     markers = sorted(marker_dir.glob("rank-*"))
@@ -94,6 +102,8 @@ def run_torchrun(job: str, work: Path) -> tuple[float, float]:
             "1",
             "--nproc-per-node",
             "2",
+            "--master-port",
+            str(free_port()),
             str(script),
         ],
         check=True,
