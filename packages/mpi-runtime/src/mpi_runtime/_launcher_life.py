@@ -76,7 +76,13 @@ def _reap() -> None:
 
 def end_leftovers(grace_s: float = 5.0) -> list[int]:
     """SIGTERM every remaining descendant, SIGKILL those alive after ``grace_s``; their pids."""
+    try:  # a subreaper without children has no descendants: no need to read /proc
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        return []
     left = descendants(os.getpid())
+    if not left:
+        return left
     for pid in left:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGTERM)
