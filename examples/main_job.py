@@ -28,7 +28,7 @@ def train_shufflenet(
     import torch.distributed as dist
     import torch.nn.functional as F
     from torch import nn
-    from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
+    from torch.utils.data import DataLoader, DistributedSampler, Subset, TensorDataset
 
     torch.set_num_threads(1)
     dist.init_process_group(backend="gloo")
@@ -133,14 +133,31 @@ def train_shufflenet(
                 int(100 * done), int(elapsed / done - elapsed), {"loss": round(loss.item(), 4)}
             )
 
-    model.eval()
-    correct = torch.zeros(2)
+    # Evaluate with BatchNorm statistics of the trained model, the same on every rank: the running
+    # averages each rank kept during training trail a model that changed under them (and differ
+    # between ranks), which made the accuracy swing from run to run. Recompute them exactly over
+    # the training set (each rank its share, then averaged), then evaluate the plain module, so
+    # no DDP collective runs per test batch.
+    net = model.module
+    norms = [layer for layer in net.modules() if isinstance(layer, nn.BatchNorm2d)]
+    for layer in norms:
+        layer.reset_running_stats()
+        layer.momentum = None  # a cumulative average over the batches below
+    net.train()
     with torch.no_grad():
-        for index in range(rank, len(test_set), world):
-            image, label = test_set[index]
-            correct += torch.tensor(
-                [float(model(image.unsqueeze(0)).argmax(1).item() == int(label)), 1.0]
-            )
+        for inputs, _ in loader:
+            net(inputs)
+        for layer in norms:
+            for statistic in (layer.running_mean, layer.running_var):
+                dist.all_reduce(statistic)
+                statistic /= world
+    net.eval()
+    correct = torch.zeros(2)
+    shard = Subset(test_set, range(rank, len(test_set), world))  # every sample once, no padding
+    test_loader = DataLoader(shard, batch_size=128)
+    with torch.no_grad():
+        for inputs, targets in test_loader:
+            correct += torch.tensor([float((net(inputs).argmax(1) == targets).sum()), len(targets)])
     dist.all_reduce(correct)
     if rank == 0:
         print(f"[rank 0] test accuracy {correct[0] / correct[1]:.3f} on {int(correct[1])} samples")

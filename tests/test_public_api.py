@@ -21,11 +21,12 @@ PACKAGES = (
 
 @pytest.mark.parametrize("name", PACKAGES)
 def test_all_lists_exactly_the_public_names(name: str) -> None:
+    """Through ``dir`` and ``getattr``: a package may load its names on first use (PEP 562)."""
     package = importlib.import_module(name)
     public = {
         attribute
-        for attribute, value in vars(package).items()
-        if not attribute.startswith("_") and not isinstance(value, ModuleType)
+        for attribute in dir(package)
+        if not attribute.startswith("_") and not isinstance(getattr(package, attribute), ModuleType)
     }
     assert set(package.__all__) == public | {"__version__"}
 

@@ -91,7 +91,7 @@ def test_ranks_report_their_start_only_when_some_host_is_remote(
     ],
 )  # fmt: skip
 def test_loopback_pins_traffic_to_lo(impl: str, expected: dict[str, str]) -> None:
-    plan = plan_launch(impl, ["./a.out"], environ={}, loopback=True)
+    plan = plan_launch(impl, ["./a.out"], environ={}, loopback=True, session_root="/s")
     assert expected.items() <= plan.env.items()
 
 
@@ -100,10 +100,40 @@ def test_loopback_sessions_skip_the_login_shells_startup_files(loopback: bool) -
     """bash reads ~/.bashrc when sshd starts it, unless SHLVL says it is nested."""
     plan = plan_launch(
         "OpenMPI", ["./a.out"], environ={}, hostfile_text=HOSTFILE, ssh_config_path="/c",
-        loopback=loopback, is_local=local_is("-"),
+        session_root="/s", loopback=loopback, is_local=local_is("-"),
     )  # fmt: skip
     assert plan.ssh_config is not None
     assert ("SetEnv SHLVL=1\n" in plan.ssh_config) is loopback
+
+
+def test_loopback_open_mpi_keeps_session_dirs_per_launch_and_host(tmp_path: Path) -> None:
+    """Daemons on loopback hosts share a node name: each needs its own session directory base."""
+    plan = plan_launch(
+        "OpenMPI", ["./a.out"], environ={"TMPDIR": "/scratch"}, hostfile_text=HOSTFILE,
+        ssh_config_path="/c", session_root="/launch-1/sessions", loopback=True,
+        is_local=local_is("job-launcher"),
+    )  # fmt: skip
+    assert plan.env["TMPDIR"] == "/launch-1/sessions/launcher"
+    assert "OMPI_MCA_orte_tmpdir_base" not in plan.env  # mpirun would pass it to every daemon
+    assert plan.argv[plan.argv.index("TMPDIR=/scratch") - 1] == "-x"  # ranks: the user's TMPDIR
+    assert plan.ssh_config is not None
+    config = tmp_path / "ssh_config"
+    config.write_text(plan.ssh_config)
+    result = subprocess.run(
+        ["ssh", "-G", "-F", str(config), "job-node-0-0.job"],
+        capture_output=True, text=True, timeout=30, check=True,
+    )  # fmt: skip
+    base = "/launch-1/sessions/job-node-0-0.job"
+    assert {
+        "setenv SHLVL=1",
+        f"setenv OMPI_MCA_orte_tmpdir_base={base}",
+        f"setenv PRTE_MCA_prte_tmpdir_base={base}",
+    } <= set(result.stdout.splitlines())
+
+
+def test_loopback_open_mpi_needs_a_session_root() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^session_root: "):
+        plan_launch("OpenMPI", ["./a.out"], environ={}, loopback=True)
 
 
 def test_plan_needs_a_place_for_the_ssh_config_when_hosts_are_remote() -> None:
@@ -283,6 +313,37 @@ def test_ranks_run_on_their_loopback_hosts_through_ssh(
         rank: ["4", "6", "local" if host == "localhost" else host, hosts[0], mpi.library.split()[0]]
         for rank, host in enumerate(expected_hosts)
     }
+
+
+SESSION = """\
+import os, sys
+from mpi4py import MPI
+with open(os.path.join(sys.argv[1], f"rank-{MPI.COMM_WORLD.rank}"), "w") as out:
+    out.write(os.environ["OMPI_MCA_orte_top_session_dir"])
+"""
+
+
+@pytest.mark.e2e
+def test_daemons_on_loopback_hosts_keep_apart_session_dirs(
+    loopback_cluster: Any, tmp_path: Path, mpi_launch: Launch, open_mpi: None
+) -> None:
+    """Two Open MPI daemons of one job on this machine once failed with session_dir.c 'File
+    exists': each host's daemon (and mpirun) has its own directory, private to the launch."""
+    script = tmp_path / "session.py"
+    script.write_text(SESSION)
+    hostfile_path = tmp_path / "hostfile"
+    hostfile_path.write_text(hostfile(["localhost", *loopback_cluster.hosts], 1, "OpenMPI"))
+    result = mpi_launch(
+        "--hostfile", str(hostfile_path), "--ssh-port", str(loopback_cluster.port),
+        "--ssh-dir", str(loopback_cluster.ssh_dir), "--loopback", "--wait-timeout", "20",
+        "--", sys.executable, str(script), str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    sessions = [Path((tmp_path / f"rank-{rank}").read_text()) for rank in range(3)]
+    assert [session.parent.name for session in sessions] == ["launcher", *loopback_cluster.hosts]
+    roots = {session.parent.parent for session in sessions}
+    assert len(roots) == 1 and next(iter(roots)).name == "sessions"
+    assert not next(iter(roots)).exists()  # removed with the launch
 
 
 FAILING = """\

@@ -92,3 +92,24 @@ def test_configs_reject_a_bad_port(port: int) -> None:
         ssh_client_config(port=port)
     with pytest.raises(InvalidArgumentError, match=r"^port: "):
         sshd_config(Path("/k"), Path("/a"), port=port)
+
+
+def test_client_config_sets_per_host_session_env_before_the_common_one(tmp_path: Path) -> None:
+    config = tmp_path / "ssh_config"
+    config.write_text(
+        ssh_client_config(set_env={"SHLVL": "1"}, host_env={"127.0.0.2": {"BASE": "/s/2"}})
+    )
+
+    def setenv(host: str) -> list[str]:
+        result = subprocess.run(
+            ["ssh", "-G", "-F", str(config), host], capture_output=True, text=True, timeout=30
+        )
+        return [line for line in result.stdout.splitlines() if line.startswith("setenv")]
+
+    assert setenv("127.0.0.2") == ["setenv SHLVL=1", "setenv BASE=/s/2"]
+    assert setenv("127.0.0.3") == ["setenv SHLVL=1"]
+
+
+def test_client_config_refuses_session_env_values_ssh_would_split() -> None:
+    with pytest.raises(InvalidArgumentError, match=r"^SetEnv BASE: "):
+        ssh_client_config(host_env={"h": {"BASE": "/a b"}})

@@ -1,6 +1,8 @@
-"""A trivial two-node job through TrainerClient (local backend) against torchrun, in one run.
+"""Two-node jobs through TrainerClient (local backend) against torchrun, alternated in one run.
 
-Measures, per launcher, the median over ``--repeats`` runs of
+Two jobs: ``trivial`` (init_process_group, one all_reduce, destroy_process_group), where the fixed
+cost of a launch shows, and ``ddp`` (a few seconds of DDP training), where it hides. Measures, per
+job and launcher, the median over ``--repeats`` runs of
   - wall time: from the call that starts the job until its completion is seen;
   - user code start: until the training function has started on every rank.
 Baseline: ``torchrun --nnodes 1 --nproc-per-node 2`` running the same function directly.
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -23,19 +27,56 @@ from trainer_sdk import CustomTrainer, LocalBackendConfig, TrainerClient
 
 
 def trivial(marker_dir: str) -> None:
-    """Record when user code starts on this rank, then one gloo barrier."""
+    """Record when user code starts on this rank, then one gloo all_reduce."""
     import time
 
     started = time.time()
     import os
 
+    import torch
     import torch.distributed as dist
 
     dist.init_process_group("gloo")
     with open(os.path.join(marker_dir, f"rank-{dist.get_rank()}"), "w") as marker:
         marker.write(repr(started))
-    dist.barrier()
+    dist.all_reduce(torch.ones(1))
     dist.destroy_process_group()
+
+
+def ddp(marker_dir: str) -> None:
+    """Record when user code starts on this rank, then DDP steps of an MLP (a few seconds)."""
+    import time
+
+    started = time.time()
+    import os
+
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    with open(os.path.join(marker_dir, f"rank-{dist.get_rank()}"), "w") as marker:
+        marker.write(repr(started))
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model = torch.nn.parallel.DistributedDataParallel(
+        torch.nn.Sequential(torch.nn.Linear(256, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    )
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for _ in range(300):
+        optimizer.zero_grad()
+        model(torch.randn(64, 256)).sum().backward()
+        optimizer.step()
+    dist.destroy_process_group()
+
+
+JOBS = {"trivial": trivial, "ddp": ddp}
+
+
+def free_port() -> int:
+    """A port nobody listens on: torchrun's default 29500 is shared by every run on the machine."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 def user_code_start(marker_dir: Path, ranks: int, t0: float) -> float:
@@ -46,11 +87,11 @@ def user_code_start(marker_dir: Path, ranks: int, t0: float) -> float:
     return max(float(path.read_text()) for path in markers) - t0
 
 
-def run_torchrun(work: Path) -> tuple[float, float]:
+def run_torchrun(job: str, work: Path) -> tuple[float, float]:
     markers = work / "markers"
     markers.mkdir()
-    script = work / "trivial.py"
-    script.write_text(f"{inspect.getsource(trivial)}\ntrivial(marker_dir={str(markers)!r})\n")
+    script = work / f"{job}.py"
+    script.write_text(f"{inspect.getsource(JOBS[job])}\n{job}(marker_dir={str(markers)!r})\n")
     t0 = time.time()
     subprocess.run(
         [
@@ -61,6 +102,8 @@ def run_torchrun(work: Path) -> tuple[float, float]:
             "1",
             "--nproc-per-node",
             "2",
+            "--master-port",
+            str(free_port()),
             str(script),
         ],
         check=True,
@@ -71,13 +114,13 @@ def run_torchrun(work: Path) -> tuple[float, float]:
     return wall, user_code_start(markers, 2, t0)
 
 
-def run_local(client: TrainerClient, work: Path) -> tuple[float, float]:
+def run_local(job: str, client: TrainerClient, work: Path) -> tuple[float, float]:
     markers = work / "markers"
     markers.mkdir()
     t0 = time.time()
     name = client.train(
         trainer=CustomTrainer(
-            func=trivial,
+            func=JOBS[job],
             func_args={"marker_dir": str(markers)},
             num_nodes=2,
             resources_per_node={"cpu": 1},
@@ -94,26 +137,37 @@ def main() -> None:
     )
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
-    results: dict[str, list[tuple[float, float]]] = {"torchrun": [], "local": []}
+    results: dict[tuple[str, str], list[tuple[float, float]]] = {
+        (job, launcher): [] for job in JOBS for launcher in ("torchrun", "local")
+    }
     with tempfile.TemporaryDirectory() as scratch:
         client = TrainerClient(LocalBackendConfig(root=Path(scratch) / "jobs"))
         for repeat in range(args.repeats):
-            work = Path(scratch) / f"run-{repeat}"
-            (work / "torchrun").mkdir(parents=True)
-            (work / "local").mkdir()
-            results["torchrun"].append(run_torchrun(work / "torchrun"))
-            results["local"].append(run_local(client, work / "local"))
+            for job in JOBS:
+                work = Path(scratch) / f"{job}-{repeat}"
+                (work / "torchrun").mkdir(parents=True)
+                (work / "local").mkdir()
+                results[job, "torchrun"].append(run_torchrun(job, work / "torchrun"))
+                results[job, "local"].append(run_local(job, client, work / "local"))
         client.backend.close()  # type: ignore[attr-defined]  # supervisors end before cleanup
-    print(f"trivial 2-node job, median of {args.repeats} runs (seconds)")
+    print(f"2-node jobs, median of {args.repeats} runs (seconds), load average {_load()}")
     print(
-        f"| {'metric':<28} | {'torchrun 1x2':>12} "
+        f"| {'job':<7} | {'metric':<26} | {'torchrun 1x2':>12} "
         f"| {'TrainerClient local 2x1':>23} | {'ratio':>5} |"
     )
-    print(f"|{'-' * 30}|{'-' * 14}|{'-' * 25}|{'-' * 7}|")
-    for index, metric in enumerate(("wall time", "user code start, all ranks")):
-        base = statistics.median(run[index] for run in results["torchrun"])
-        local = statistics.median(run[index] for run in results["local"])
-        print(f"| {metric:<28} | {base:>12.2f} | {local:>23.2f} | {local / base:>5.2f} |")
+    print(f"|{'-' * 9}|{'-' * 28}|{'-' * 14}|{'-' * 25}|{'-' * 7}|")
+    for job in JOBS:
+        for index, metric in enumerate(("wall time", "user code start, all ranks")):
+            base = statistics.median(run[index] for run in results[job, "torchrun"])
+            local = statistics.median(run[index] for run in results[job, "local"])
+            print(
+                f"| {job:<7} | {metric:<26} | {base:>12.2f} | {local:>23.2f} "
+                f"| {local / base:>5.2f} |"
+            )
+
+
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 if __name__ == "__main__":

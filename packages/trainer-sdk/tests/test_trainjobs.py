@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import inspect
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -37,10 +40,17 @@ from trainer_sdk import (
     TrainerCommand,
     TrainingRuntimeSpecPatch,
     constants,
+    rank_entrypoint,
     types,
 )
 from trainer_sdk.backends.local.supervisor import write_shims
-from trainer_sdk.trainjobs import build_trainjob_manifest, command_for_function, generate_name
+from trainer_sdk.trainjobs import (
+    RANK_ENTRYPOINT_FILE,
+    build_trainjob_manifest,
+    command_for_code,
+    command_for_function,
+    generate_name,
+)
 
 from .conftest import make_runtime
 
@@ -85,8 +95,15 @@ def test_custom_trainer_sets_nodes_resources_env_image_and_command(
     assert spec["env"] == [{"name": "MARKER", "value": "x"}]
     assert spec["image"] == "img:1"
     assert spec["command"][:2] == ["bash", "-c"]
-    assert "train_with_args(**{'learning_rate': 0.5})" in spec["command"][2]
-    assert spec["command"][2].rstrip().endswith('torchrun "test_trainjobs.py"')
+    written = dict(re.findall(r"^write (\S+) '([A-Za-z0-9+/=]*)'", spec["command"][2], re.M))
+    code = base64.b64decode(written["test_trainjobs.py"]).decode()
+    assert code.rstrip().endswith("train_with_args(**{'learning_rate': 0.5})")
+    assert base64.b64decode(written[RANK_ENTRYPOINT_FILE]).decode() == inspect.getsource(
+        rank_entrypoint
+    )
+    assert (
+        spec["command"][2].rstrip().endswith(f"torchrun {RANK_ENTRYPOINT_FILE} test_trainjobs.py")
+    )
 
 
 def test_container_trainer_has_no_command(torch_runtime: types.Runtime) -> None:
@@ -322,3 +339,50 @@ def test_generated_command_runs_the_function_with_keyword_arguments(tmp_path: Pa
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "lr=0.25 epochs=4 home-literal=$HOME seen"
+
+
+def breaks_out() -> None:
+    """Its source holds the old heredoc's delimiter on a line of its own."""
+    text = """
+EOM
+touch escaped; echo escaped
+"""
+    print("ran", len(text.splitlines()))
+
+
+HOSTILE_NAMES = ["my file.py", "a$(touch escaped).py", "q'uote\"s.py"]
+
+
+def _run_command(command: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    write_shims(cwd / "bin", sys.executable)
+    return subprocess.run(
+        command,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": f"{cwd}/bin:/usr/bin:/bin"},
+        check=False,
+    )
+
+
+def test_no_content_of_the_function_escapes_into_the_shell(tmp_path: Path) -> None:
+    """A line ``EOM`` ended the old heredoc; what followed ran as bash."""
+    runtime = make_runtime(constants.DEFAULT_COMMAND, name="plain")
+    result = _run_command(command_for_function(runtime, breaks_out), tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ran 3"
+    assert not (tmp_path / "escaped").exists()
+
+
+@pytest.mark.parametrize("file_name", HOSTILE_NAMES, ids=["space", "substitution", "quotes"])
+def test_file_names_cannot_escape_into_the_shell(tmp_path: Path, file_name: str) -> None:
+    runtime = make_runtime(constants.DEFAULT_COMMAND, name="plain")
+    command = command_for_code(runtime, "import sys; print(sys.argv[0])\n", file_name)
+    result = _run_command(command, tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == file_name
+    assert not (tmp_path / "escaped").exists()
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        ["bin", file_name, RANK_ENTRYPOINT_FILE]
+    )

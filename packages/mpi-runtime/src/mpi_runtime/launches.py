@@ -22,6 +22,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Final
 
+from mpi_runtime import _launcher_life
 from mpi_runtime._arguments import require_text
 from mpi_runtime._process_trees import stop_process_tree
 from mpi_runtime.commands import mpirun_command, with_mpi4py
@@ -43,6 +44,7 @@ __all__ = [
     "detect_implementation",
     "launch",
     "plan_launch",
+    "session_dirs",
 ]
 
 START_TIMEOUT_S: Final = 60.0
@@ -68,6 +70,23 @@ _LOOPBACK_ENV: Final[Mapping[Implementation, Mapping[str, str]]] = {
     Implementation.INTEL: {"I_MPI_HYDRA_IFACE": "lo"},
     Implementation.MPICH: {"HYDRA_IFACE": "lo"},
 }
+# Open MPI's daemons keep their session directories under ``<base>/ompi.<node name>.<uid>``: on
+# loopback hosts every daemon has this machine's node name, so daemons of one job (and of jobs
+# side by side) created and removed the same directories ("session_dir.c ... File exists").
+# Every launch gets its own base, and each host its own below it: the daemons through their ssh
+# session's env, mpirun through TMPDIR (the MCA parameter would be passed on to every daemon's
+# command line, where it beats their env); the ranks get the launcher's TMPDIR back.
+_SESSION_BASE_ENV_NAMES: Final = ("OMPI_MCA_orte_tmpdir_base", "PRTE_MCA_prte_tmpdir_base")
+_LAUNCHER_SESSION_DIR: Final = "launcher"
+
+
+def session_dirs(session_root: str, hosts: Sequence[str]) -> dict[str, str]:
+    """The session directory base of mpirun (``launcher``) and of each host's daemon."""
+    return {name: os.path.join(session_root, name) for name in (_LAUNCHER_SESSION_DIR, *hosts)}
+
+
+def _session_env(base: str) -> dict[str, str]:
+    return dict.fromkeys(_SESSION_BASE_ENV_NAMES, base)
 
 
 @dataclass(frozen=True)
@@ -111,6 +130,7 @@ def plan_launch(
     local_slots: int = 1,
     ssh_port: int = SSH_PORT,
     ssh_config_path: str = "",
+    session_root: str = "",
     identity_file: Path | None = None,
     ssh_connection_log: Path | None = None,
     loopback: bool = False,
@@ -131,7 +151,8 @@ def plan_launch(
     ``MASTER_ADDR`` is the first hostfile host (rank 0's) and ``MASTER_PORT`` is ``master_port``,
     unless ``environ`` sets them.
     ``loopback``: every host is this machine (the local backend's loopback sshds); MPI traffic
-    is pinned to ``lo`` over TCP.
+    is pinned to ``lo`` over TCP, and Open MPI keeps its session directories under
+    ``session_dirs(session_root, hosts)``, one per host (required then).
     ``report_starts``: when some host is remote, every rank reports its start (through the
     ``with_rank_env`` wrapper, else ``with_start_report``), forwarding ``START_REPORT_ENV``.
     """
@@ -142,6 +163,13 @@ def plan_launch(
     env.setdefault("MASTER_ADDR", entries[0].host if entries else "127.0.0.1")
     env.setdefault("MASTER_PORT", str(master_port))
     ssh_config = None
+    sessions: dict[str, str] = {}
+    rank_env_values: dict[str, str] = {}
+    if loopback and implementation is Implementation.OPENMPI:
+        require_text(session_root, "session_root", "where session directories will be kept")
+        sessions = session_dirs(session_root, list(dict.fromkeys(remote_hosts)))
+        env["TMPDIR"] = sessions.pop(_LAUNCHER_SESSION_DIR)
+        rank_env_values["TMPDIR"] = environ.get("TMPDIR") or "/tmp"
     if remote_hosts:
         require_text(ssh_config_path, "ssh_config_path", "where the ssh config will be written")
         ssh_config = ssh_client_config(
@@ -149,6 +177,7 @@ def plan_launch(
             identity_file=identity_file,
             connection_log=ssh_connection_log,
             set_env=_LOOPBACK_SESSION_ENV if loopback else None,
+            host_env={host: _session_env(base) for host, base in sessions.items()},
         )
         for name in SSH_ARGS_ENV_NAMES[implementation]:
             env[name] = f"-F {ssh_config_path} {environ.get(name, SSH_ARGS)}"
@@ -173,6 +202,7 @@ def plan_launch(
             *([START_REPORT_ENV] if reports_starts else []),
             *export,
         ],
+        set_env=rank_env_values,
         allow_run_as_root=run_as_root,
         oversubscribe=oversubscribe,
         tag_output=tag_output,
@@ -212,7 +242,8 @@ def _run(
     """Run the plan's argv, passing SIGINT/SIGTERM on; its exit code (128+N when killed by
     signal N). With ``start_watch``, stop it and raise ``RanksNotStartedError`` when ranks have
     not reported their start within ``start_timeout_s``."""
-    process = subprocess.Popen(plan.argv, env=plan.env)
+    # mpirun stops (and stops its ranks) when mpi-launch dies, even by SIGKILL.
+    process = subprocess.Popen(plan.argv, env=plan.env, preexec_fn=_launcher_life.die_with_parent())
 
     def forward(signum: int, _frame: object) -> None:
         process.send_signal(signum)
@@ -273,6 +304,7 @@ def launch(
         if ssh_dir is not None and (ssh_dir / SSH_PRIVATE_KEY_FILE).exists():
             identity = private_identity(ssh_dir / SSH_PRIVATE_KEY_FILE, Path(private_dir))
         config_path = Path(private_dir) / "ssh_config"
+        session_root = Path(private_dir) / "sessions"
         connection_log = Path(private_dir) / "ssh_connections"
         plan = plan_launch(
             implementation,
@@ -281,6 +313,7 @@ def launch(
             hostfile_path=hostfile_path,
             hostfile_text=hostfile_text,
             ssh_config_path=str(config_path),
+            session_root=str(session_root),
             identity_file=identity,
             ssh_connection_log=connection_log if start_timeout_s > 0 else None,
             local_slots=os.cpu_count() or 1,
@@ -418,6 +451,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not command:
         parser.error("expected a command after --")
     impl = args.impl or detect_implementation(os.environ)
+    if not _launcher_life.become_subreaper():
+        print(
+            "mpi-launch: warning: no prctl on this system: processes that ranks start may "
+            "outlive mpi-launch",
+            file=sys.stderr,
+        )
     try:
         return launch(
             impl,
@@ -440,6 +479,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"mpi-launch: error: {error}", file=sys.stderr)
         _write_termination_log(args.termination_log, f"mpi-launch: error: {error}")
         return 1
+    finally:
+        # What ranks started and left behind was adopted by this subreaper: it ends with us.
+        _launcher_life.end_leftovers()
 
 
 if __name__ == "__main__":

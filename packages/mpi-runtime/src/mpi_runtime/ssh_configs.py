@@ -27,6 +27,15 @@ def _lines(options: Sequence[tuple[str, str]]) -> str:
     return "".join(f"{key} {value}\n" for key, value in options)
 
 
+def _set_env(variables: Mapping[str, str]) -> str:
+    for name, value in variables.items():
+        if not value or any(character in value for character in " \"'\\\n"):
+            raise InvalidArgumentError(
+                f"SetEnv {name}", f"expected a value without spaces or quotes, got {value!r}"
+            )
+    return " ".join(f"{name}={value}" for name, value in variables.items())
+
+
 def sshd_config(
     host_key: Path,
     authorized_keys: Path,
@@ -62,6 +71,7 @@ def ssh_client_config(
     identity_file: Path | None = None,
     connection_log: Path | None = None,
     set_env: Mapping[str, str] | None = None,
+    host_env: Mapping[str, Mapping[str, str]] | None = None,
 ) -> str:
     """The launcher's ssh client config for every host: ``port``, no host-key checks, batch mode.
 
@@ -69,9 +79,14 @@ def ssh_client_config(
     it) to this file on the launcher (ssh's ``LocalCommand``), so that a host ssh never got into
     can be told from one where the MPI daemon did not start.
     ``set_env``: variables for the remote session (``SetEnv``; the worker's sshd accepts all).
+    ``host_env``: more variables for the sessions on one host each (ssh takes the first
+    ``SetEnv`` that applies, so each host's block repeats ``set_env``).
     """
     require_positive_int(port, "port")
-    options = [("Host", "*"), ("Port", str(port))]
+    options: list[tuple[str, str]] = []
+    for host, variables in (host_env or {}).items():
+        options += [("Host", host), ("SetEnv", _set_env({**(set_env or {}), **variables}))]
+    options += [("Host", "*"), ("Port", str(port))]
     if identity_file is not None:
         options += [("IdentityFile", str(identity_file)), ("IdentitiesOnly", "yes")]
     options += [
@@ -82,7 +97,7 @@ def ssh_client_config(
         ("ConnectionAttempts", "10"),
     ]
     if set_env:
-        options.append(("SetEnv", " ".join(f"{name}={value}" for name, value in set_env.items())))
+        options.append(("SetEnv", _set_env(set_env)))
     if connection_log is not None:
         if '"' in str(connection_log) or "%" in str(connection_log):
             raise InvalidArgumentError(

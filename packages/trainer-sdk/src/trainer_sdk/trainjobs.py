@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import base64
 import inspect
 import os
 import random
@@ -15,11 +16,12 @@ from dataclasses import fields
 from typing import Any
 from urllib.parse import urlparse
 
-from trainer_sdk import constants, types
+from trainer_sdk import constants, rank_entrypoint, types
 from trainer_sdk.options import Option
 
 __all__ = [
     "PACKAGES_READY_ENV",
+    "RANK_ENTRYPOINT_FILE",
     "build_trainjob_manifest",
     "command_for_code",
     "command_for_function",
@@ -29,6 +31,9 @@ __all__ = [
 
 # Set by the local backend when it has installed packages_to_install already (on the path).
 PACKAGES_READY_ENV = "TRAINER_SDK_PACKAGES_READY"
+# Written beside the training code; every rank runs it around that code.
+RANK_ENTRYPOINT_FILE = ".trainer_rank_entrypoint.py"
+_RANK_ENTRYPOINT_SOURCE = inspect.getsource(rank_entrypoint)
 
 AnyTrainer = types.CustomTrainer | types.CustomTrainerContainer | types.BuiltinTrainer
 
@@ -124,6 +129,10 @@ def command_for_function(
     return command_for_code(runtime, code, func_file, pip_index_urls, packages_to_install)
 
 
+def _base64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode("ascii")
+
+
 def command_for_code(
     runtime: types.Runtime,
     code: str,
@@ -131,14 +140,22 @@ def command_for_code(
     pip_index_urls: Sequence[str] = (),
     packages_to_install: Sequence[str] | None = None,
 ) -> list[str]:
-    """The runtime's entrypoint wrapped around Python source, written to ``file_name`` first."""
+    """The runtime's entrypoint running ``rank_entrypoint`` on Python source written to
+    ``file_name`` first; the source travels base64-encoded, so nothing in it can escape."""
     if runtime.trainer.command[:1] == ("mpirun",):
         file_name = os.path.join(constants.DEFAULT_MPI_USER_HOME, file_name)
+    rank_file = os.path.join(os.path.dirname(file_name), RANK_ENTRYPOINT_FILE)
     install = _install_script(packages_to_install, pip_index_urls) if packages_to_install else ""
     command = []
     for part in runtime.trainer.command:
         if "{func_file}" in part:
-            command.append(install + part.format(func_code=code, func_file=file_name))
+            script = part.format(
+                func_code=_base64(code),
+                func_file=shlex.quote(file_name),
+                rank_code=_base64(_RANK_ENTRYPOINT_SOURCE),
+                rank_file=shlex.quote(rank_file),
+            )
+            command.append(install + script)
         else:
             command.append(part)
     return command

@@ -129,14 +129,16 @@ DEFAULT_PIP_INDEX_URLS: Final = os.getenv(
     "DEFAULT_PIP_INDEX_URLS", "https://pypi.org/simple"
 ).split(",")
 
-# The script that writes the training function to a file and runs it with the entrypoint.
+# The script that writes the training code and the rank entrypoint (``rank_entrypoint.py``) to
+# files and runs the entrypoint on the code. Both arrive base64-encoded inside single quotes, so no
+# content of the code can end the script; each file is written under a temporary name and renamed,
+# so ranks that share a directory never read a half-written file. Paths are shell-quoted.
 EXEC_FUNC_SCRIPT: Final = textwrap.dedent(
     """
-    read -r -d '' SCRIPT << 'EOM'
-    {func_code}
-    EOM
-    printf "%s" "$SCRIPT" > "{func_file}"
-    __ENTRYPOINT__ "{func_file}\""""
+    write() {{ printf %s "$2" | base64 -d > "$1.$$.tmp" && mv -f "$1.$$.tmp" "$1"; }}
+    write {func_file} '{func_code}' || exit 1
+    write {rank_file} '{rank_code}' || exit 1
+    __ENTRYPOINT__ {rank_file} {func_file}"""
 )
 DEFAULT_COMMAND: Final = ("bash", "-c", EXEC_FUNC_SCRIPT.replace("__ENTRYPOINT__", "python"))
 DEFAULT_MPI_USER_HOME: Final = os.getenv("DEFAULT_MPI_USER_HOME", "/home/mpiuser")

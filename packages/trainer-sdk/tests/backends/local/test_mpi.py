@@ -131,7 +131,7 @@ def test_launcher_runs_mpi_launch_on_loopback_with_rank_env(tmp_path: Path) -> N
     assert launcher.env["SHLVL"] == "1"
     assert program[:2] == ["bash", "-c"]
     assert "/home/mpiuser" not in program[2]
-    assert f'> "{tmp_path / "home"}/' in program[2]
+    assert f"\nwrite {tmp_path / 'home'}/" in program[2]  # the training code's file
     assert launcher.env["OMPI_MCA_orte_default_hostfile"] == hostfile
     assert launcher.env["MASTER_PORT"] == "4567"
     assert str(tmp_path / "home") in launcher.directories

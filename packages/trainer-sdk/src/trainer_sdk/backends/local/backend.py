@@ -48,6 +48,8 @@ __all__ = ["LocalBackend"]
 
 _logger = logging.getLogger(__name__)
 FOLLOW_INTERVAL_SECONDS = 0.05
+# How often waiting checks whether the job's state changed: a stat, cheap enough to be prompt.
+STATE_CHECK_SECONDS = 0.01
 STOP_TIMEOUT_SECONDS = 15.0
 # The distributions a runtime's framework (its trainer.kubeflow.org/framework label) runs on.
 FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
@@ -291,7 +293,13 @@ class LocalBackend(RuntimeBackend):
         ]
 
     def _pause(self, name: str, seconds: float) -> None:
-        time.sleep(min(seconds, FOLLOW_INTERVAL_SECONDS))
+        """Return as soon as the supervisor rewrites the job's state (a new file each time),
+        whatever ``polling_interval`` the caller chose; a stat per check, no parsing."""
+        state = self._job_dir(name).state
+        before = _file_identity(state)
+        deadline = time.monotonic() + seconds
+        while _file_identity(state) == before and time.monotonic() < deadline:
+            time.sleep(STATE_CHECK_SECONDS)
 
     def get_job_metrics(self, name: str) -> list[MetricPoint]:
         """Every point ``log_metrics`` (and ``update_trainjob_status``) recorded, by step."""
@@ -403,6 +411,15 @@ def _wait_for_lock(job_dir: JobDir, seconds: float) -> None:
 
 def _ended(job_dir: JobDir) -> bool:
     return bool(load_state(job_dir).get("finished"))
+
+
+def _file_identity(path: Path) -> tuple[int, int] | None:
+    """What changes when ``write_json`` replaces ``path``: its inode and modification time."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    return status.st_ino, status.st_mtime_ns
 
 
 def _jobset_message(state: dict[str, Any]) -> str | None:

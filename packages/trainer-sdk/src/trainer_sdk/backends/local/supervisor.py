@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk.backends.local import caches, cgroups, processes
+from trainer_sdk.backends.local import caches, cgroups, processes, torchrun_shim
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, fork_supervisor, record_failure
 from trainer_sdk.backends.local.jobdir import JobDir, open_private, read_json, write_json
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS, JobSetRunner, PodState
@@ -43,7 +43,8 @@ __all__ = ["install_packages", "main", "write_shims"]
 _SHIMS = {
     "python": 'exec "{python}" "$@"',
     "python3": 'exec "{python}" "$@"',
-    "torchrun": 'exec "{python}" -m torch.distributed.run "$@"',
+    # One process per node runs without torchrun's agent (see torchrun_shim).
+    "torchrun": f'exec "{{python}}" "{torchrun_shim.__file__}" "$@"',
     "data-cache": 'exec "{python}" -m trainer_data_cache "$@"',
     "mpi-launch": 'exec "{python}" -c "import sys; from mpi_runtime.launches import main; '
     'sys.exit(main())" "$@"',

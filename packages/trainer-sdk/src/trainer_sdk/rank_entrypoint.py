@@ -1,0 +1,127 @@
+"""What every rank of a ``CustomTrainer`` job (and of ``trainer run FILE.py``) runs around it.
+
+    python rank_entrypoint.py USER_FILE [ARGS...]      (torchrun / mpirun run it the same way)
+
+It runs ``USER_FILE`` as ``__main__`` (``sys.argv`` is ``[USER_FILE, ARGS...]``), then ends the
+process itself instead of leaving it to interpreter finalization:
+
+- user code returned (or called ``sys.exit(0)``): wait for non-daemon threads, run the ``atexit``
+  handlers, finalize MPI if mpi4py initialized it, flush every open file, ``os._exit(0)``;
+- user code raised: print its traceback (through ``sys.excepthook``, without this module's
+  frames), run the same exit steps, abort MPI if it is initialized, ``os._exit(1)``.
+
+Why: on torch 2.13 with gloo, the worker thread of a process group (``ProcessGroupGloo::runLoop``)
+may destroy the last collective's work object after the main thread has entered interpreter
+finalization; the work's captured thread-local state holds a Python object whose decref takes the
+GIL, a finalizing CPython ends that thread with ``pthread_exit``, and the forced unwinding through
+the ``noexcept`` destructor calls ``std::terminate``: ``terminate called without an active
+exception``, SIGABRT, a Failed job after training finished (seen in a core of such a rank).
+Skipping finalization once everything a normal exit guarantees has been done removes the race.
+
+The SDK embeds this file's source in the trainer command (pods run images without the SDK), so it
+imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import io
+import os
+import runpy
+import sys
+import threading
+import traceback
+from types import TracebackType
+from typing import NoReturn
+
+__all__ = ["exit_code", "finish", "main", "run_user_file"]
+
+
+def exit_code(error: SystemExit) -> int:
+    """The status Python would exit with for ``error`` (printing a non-integer code)."""
+    if error.code is None:
+        return 0
+    if isinstance(error.code, int):
+        return error.code
+    print(error.code, file=sys.stderr)
+    return 1
+
+
+def _user_frames(tb: TracebackType | None, path: str) -> TracebackType | None:
+    """The traceback from the first frame in ``path`` on (this module and runpy left out)."""
+    current = tb
+    while current is not None and current.tb_frame.f_code.co_filename != path:
+        current = current.tb_next
+    return current or tb
+
+
+def run_user_file(path: str, args: list[str]) -> int:
+    """Run ``path`` as ``__main__`` with ``args``; the exit status it asks for (1 if it raised)."""
+    sys.argv = [path, *args]
+    try:
+        runpy.run_path(path, run_name="__main__")
+    except SystemExit as error:
+        return exit_code(error)
+    except BaseException as error:
+        user_frames = _user_frames(error.__traceback__, path)
+        sys.excepthook(type(error), error.with_traceback(user_frames), user_frames)
+        return 1
+    return 0
+
+
+def _end_mpi(status: int) -> None:
+    """Finalize MPI (abort the job on failure) if user code initialized it through mpi4py,
+    as ``python -m mpi4py`` would; ``mpi4py.rc.finalize = False`` is respected."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is None or not mpi.Is_initialized() or mpi.Is_finalized():
+        return
+    if status != 0:
+        mpi.COMM_WORLD.Abort(status)
+    elif getattr(getattr(sys.modules.get("mpi4py"), "rc", None), "finalize", None) is not False:
+        mpi.Finalize()
+
+
+def _flush_open_files() -> None:
+    """Flush every open Python file object, as their finalizers would at a normal exit."""
+    for stream in gc.get_objects():
+        # The type, not the object: isinstance() reads attributes (deprecated ones warn).
+        if issubclass(type(stream), io.IOBase) and not stream.closed:
+            try:
+                stream.flush()
+            except Exception:
+                continue
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        if stream is not None:
+            try:
+                stream.flush()
+            except Exception:
+                continue
+
+
+def finish(status: int) -> NoReturn:
+    """Do what a normal interpreter exit guarantees, then end the process with ``status``."""
+    try:
+        threading._shutdown()  # type: ignore[attr-defined]  # waits for non-daemon threads
+        atexit._run_exitfuncs()
+        _end_mpi(status)
+    except BaseException:
+        traceback.print_exc()
+        status = status or 1
+    _flush_open_files()
+    os._exit(status)
+
+
+def main(argv: list[str] | None = None) -> NoReturn:
+    """Entry point: ``rank_entrypoint.py USER_FILE [ARGS...]``."""
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        print("usage: rank_entrypoint.py USER_FILE [ARGS...]", file=sys.stderr)
+        finish(2)
+    path = args[0]
+    sys.path[0] = os.path.dirname(os.path.abspath(path))  # as if Python ran USER_FILE itself
+    finish(run_user_file(path, args[1:]))
+
+
+if __name__ == "__main__":
+    main()

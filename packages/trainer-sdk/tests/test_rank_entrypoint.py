@@ -1,0 +1,134 @@
+"""The rank entrypoint: a normal return exits 0 with a normal exit's effects, a failure fails."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from trainer_sdk import rank_entrypoint
+
+ENTRYPOINT = rank_entrypoint.__file__
+
+
+def run_rank(tmp_path: Path, code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``code`` written to ``user.py`` and run through the entrypoint in a clean interpreter."""
+    (tmp_path / "user.py").write_text(textwrap.dedent(code))
+    return subprocess.run(
+        [sys.executable, "-I", ENTRYPOINT, "user.py", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_normal_return_runs_atexit_handlers_and_flushes_every_output(tmp_path: Path) -> None:
+    result = run_rank(
+        tmp_path,
+        """
+        import atexit, sys, threading, time
+        atexit.register(lambda: print("atexit ran"))
+        unclosed = open("out.txt", "w")
+        unclosed.write("kept")
+        binary = open("out.bin", "wb")
+        binary.write(b"bytes")
+        done = []
+        threading.Thread(target=lambda: (time.sleep(0.2), done.append(1))).start()
+        atexit.register(lambda: print("thread finished first:", done == [1]))
+        print(__name__, sys.argv[1:], end="")
+        print("to stderr", end="", file=sys.stderr)
+        """,
+        "--lr",
+        "0.1",
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "__main__ ['--lr', '0.1']thread finished first: True",
+        "atexit ran",
+    ]
+    assert result.stderr == "to stderr"
+    assert (tmp_path / "out.txt").read_text() == "kept"
+    assert (tmp_path / "out.bin").read_bytes() == b"bytes"
+
+
+def test_a_failure_fails_the_rank_with_the_user_traceback(tmp_path: Path) -> None:
+    result = run_rank(
+        tmp_path,
+        """
+        import atexit
+        atexit.register(lambda: print("atexit ran"))
+
+        def train():
+            raise RuntimeError("loss is nan")
+
+        train()
+        """,
+    )
+    assert result.returncode == 1
+    assert result.stdout == "atexit ran\n"
+    lines = result.stderr.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert lines[1] == '  File "user.py", line 8, in <module>'
+    assert lines[-1] == "RuntimeError: loss is nan"
+    assert "rank_entrypoint" not in result.stderr and "runpy" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("call", "status", "stderr"),
+    [
+        pytest.param("sys.exit()", 0, "", id="none"),
+        pytest.param("sys.exit(3)", 3, "", id="int"),
+        pytest.param("sys.exit('bad config')", 1, "bad config\n", id="message"),
+    ],
+)
+def test_sys_exit_keeps_python_exit_status(
+    tmp_path: Path, call: str, status: int, stderr: str
+) -> None:
+    result = run_rank(tmp_path, f"import sys\n{call}\n")
+    assert (result.returncode, result.stderr) == (status, stderr)
+
+
+def test_a_failing_atexit_handler_is_reported_as_python_does(tmp_path: Path) -> None:
+    code = "import atexit\natexit.register(lambda: 1 / 0)\n"
+    result = run_rank(tmp_path, code)
+    plain = subprocess.run(
+        [sys.executable, "-I", "user.py"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == plain.returncode == 0
+    assert "ZeroDivisionError" in result.stderr and "ZeroDivisionError" in plain.stderr
+
+
+def test_user_code_imports_modules_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "helper.py").write_text("VALUE = 42\n")
+    result = run_rank(tmp_path, "import helper\nprint(helper.VALUE)\n")
+    assert (result.returncode, result.stdout) == (0, "42\n"), result.stderr
+
+
+def test_the_entrypoint_imports_only_the_standard_library() -> None:
+    """Pods run it in images without the SDK."""
+    imported = {
+        line.split()[1].split(".")[0]
+        for line in Path(ENTRYPOINT).read_text().splitlines()
+        if line.startswith(("import ", "from "))
+    }
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def test_objects_are_not_touched_while_files_are_flushed(tmp_path: Path) -> None:
+    """isinstance() reads ``__class__``: torch's deprecated ``reduce_op`` warned at every exit."""
+    result = run_rank(
+        tmp_path,
+        """
+        class Touchy:
+            @property
+            def __class__(self):
+                raise RuntimeError("touched")
+
+        kept = Touchy()
+        """,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
