@@ -252,3 +252,19 @@ def test_a_job_whose_supervisor_died_is_failed_and_shows_its_pods_real_state(
     assert [step.status for step in client.get_job(name).steps] == ["Failed"]
     assert list(client.get_job_logs(name, follow=True)) is not None  # follow ends too
     client.delete_job(name)
+
+
+def test_stop_keeps_the_job_failed_with_a_stopped_reason(client: TrainerClient) -> None:
+    name = client.train(
+        trainer=CustomTrainerContainer(image="i"),
+        options=[Name("stopped"), TrainerCommand(["bash", "-c", "echo started; sleep 120"])],
+    )
+    job_dir = JobDir(client.backend.root, name)  # type: ignore[attr-defined]
+    wait_until(lambda: all(pod.get("pid") for pod in read_json(job_dir.state)["pods"]), "the pod")
+    client.backend.stop_job(name)  # type: ignore[attr-defined]
+    job = client.get_job(name)
+    assert job.status == constants.TRAINJOB_FAILED
+    failed = [c for c in read_json(job_dir.state)["trainjob"]["conditions"] if c["type"] == "Failed"]
+    assert [c["reason"] for c in failed] == ["Stopped"]
+    assert [step.status for step in job.steps] == ["Failed"]
+    assert "started" in list(client.get_job_logs(name))

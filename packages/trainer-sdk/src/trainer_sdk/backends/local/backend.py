@@ -312,6 +312,7 @@ class LocalBackend(RuntimeBackend):
         job_dir = self._job_dir(name)
         ended = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED)
         if self._read(job_dir).status not in ended:
+            write_text(job_dir.stop_requested, "")  # so the supervisor records Stopped
             self._stop(job_dir)
 
     def delete_job(self, name: str) -> None:

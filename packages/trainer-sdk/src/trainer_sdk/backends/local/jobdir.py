@@ -10,6 +10,8 @@
                                 its output)
 <root>/<name>/supervisor.lock   locked (flock) for as long as the submitting client or the
                                 job's supervisor lives: free and not finished means the job died
+<root>/<name>/stop-requested    written by stop_job before it ends the supervisor: the job
+                                reads Stopped instead of Deleted
 <root>/<name>/logs/<step>.log   each step's output
 <root>/<name>/pods/<pod>/       each pod's working directory
 
@@ -128,6 +130,10 @@ class JobDir:
     @property
     def supervisor_lock(self) -> Path:
         return self.path / "supervisor.lock"
+
+    @property
+    def stop_requested(self) -> Path:
+        return self.path / "stop-requested"
 
     @property
     def supervisor_log(self) -> Path:

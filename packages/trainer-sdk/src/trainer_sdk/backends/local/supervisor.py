@@ -240,8 +240,11 @@ class Supervisor:
         return 0 if final.get("terminalState") == "Completed" else 1
 
     def _termination(self) -> tuple[str, str]:
-        """Why SIGTERM arrived: the job was deleted (through the guardian), or the guardian died."""
+        """Why SIGTERM arrived: the job was stopped or deleted (through the guardian), or the
+        guardian died."""
         if self.guardian is None or os.getppid() == self.guardian:
+            if self.job_dir.stop_requested.exists():
+                return "Stopped", "the job was stopped; its logs and metrics are kept"
             return "Deleted", "the job was deleted"
         return SUPERVISOR_LOST, f"the job's guardian process (pid {self.guardian}) was killed"
 
