@@ -264,7 +264,7 @@ def test_stop_keeps_the_job_failed_with_a_stopped_reason(client: TrainerClient) 
     client.backend.stop_job(name)  # type: ignore[attr-defined]
     job = client.get_job(name)
     assert job.status == constants.TRAINJOB_FAILED
-    failed = [c for c in read_json(job_dir.state)["trainjob"]["conditions"] if c["type"] == "Failed"]
-    assert [c["reason"] for c in failed] == ["Stopped"]
+    conditions = read_json(job_dir.state)["trainjob"]["conditions"]
+    assert [c["reason"] for c in conditions if c["type"] == "Failed"] == ["Stopped"]
     assert [step.status for step in job.steps] == ["Failed"]
     assert "started" in list(client.get_job_logs(name))
