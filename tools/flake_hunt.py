@@ -24,7 +24,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["main", "outcomes"]
+__all__ = ["cpu_load", "main", "outcomes"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

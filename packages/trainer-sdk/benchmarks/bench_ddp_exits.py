@@ -14,17 +14,18 @@ from __future__ import annotations
 
 import argparse
 import inspect
-import multiprocessing
 import os
 import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from trainer_sdk import CustomTrainer, LocalBackendConfig, TrainerClient
+
+# The repository's tools/: the same CPU load the flake hunter puts on the machine.
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+from flake_hunt import cpu_load
 
 
 def ddp_two_steps() -> None:
@@ -51,25 +52,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def _spin() -> None:
-    while True:
-        pass
-
-
-@contextmanager
-def cpu_load(processes: int) -> Iterator[None]:
-    """``processes`` busy loops for the duration of the block."""
-    spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(processes)]
-    for spinner in spinners:
-        spinner.start()
-    try:
-        yield
-    finally:
-        for spinner in spinners:
-            spinner.terminate()
-            spinner.join()
 
 
 def run_torchrun(script: Path) -> str | None:
