@@ -1,9 +1,9 @@
 """``python -m mpi_runtime launch|worker ARGS``: the ``mpi-launch`` and ``mpi-worker`` commands."""
 
 import sys
-from importlib.metadata import version
 
 from mpi_runtime import launches, workers
+from mpi_runtime._versions import package_version
 
 USAGE = "usage: python -m mpi_runtime {launch,worker} [--help] ARGS"
 command, arguments = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("", [])
@@ -12,6 +12,6 @@ if command == "launch":
 elif command == "worker":
     workers.main(arguments)
 elif command == "--version":
-    print(f"mpi-runtime {version('mpi-runtime')}")
+    print(f"mpi-runtime {package_version()}")
 else:
     sys.exit(f"{USAGE}\n(mpi-launch is `launch`, mpi-worker is `worker`)")

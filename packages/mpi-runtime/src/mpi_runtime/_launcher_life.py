@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
+import functools
 import os
 import signal
 import sys
@@ -30,13 +30,17 @@ _PR_SET_PDEATHSIG: Final = 1
 _PR_SET_CHILD_SUBREAPER: Final = 36
 
 
+@functools.cache
 def _prctl_function() -> Callable[..., int] | None:
     """libc's ``prctl``, resolved before any fork (loading libraries in a forked child of a
-    threaded process can deadlock); None where there is none."""
+    threaded process can deadlock); None where there is none.
+
+    Looked up among the symbols already loaded (libc is, by Python itself):
+    ``ctypes.util.find_library`` would run ``ldconfig`` in a subprocess at every start.
+    """
     if not sys.platform.startswith("linux"):
         return None
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-    function: Callable[..., int] = libc.prctl
+    function: Callable[..., int] = ctypes.CDLL(None, use_errno=True).prctl
     return function
 
 

@@ -9,22 +9,20 @@ within the start timeout stop mpirun with an error naming their hosts.
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import contextlib
 import os
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from importlib.metadata import version
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from mpi_runtime import _launcher_life
 from mpi_runtime._arguments import require_text
 from mpi_runtime._process_trees import stop_process_tree
+from mpi_runtime._versions import VersionAction
 from mpi_runtime.commands import mpirun_command, with_mpi4py
 from mpi_runtime.errors import InvalidArgumentError, MPIRuntimeError
 from mpi_runtime.hostfiles import parse_hostfile, rank_hosts, read_hostfile
@@ -89,8 +87,7 @@ def _session_env(base: str) -> dict[str, str]:
     return dict.fromkeys(_SESSION_BASE_ENV_NAMES, base)
 
 
-@dataclass(frozen=True)
-class LaunchPlan:
+class LaunchPlan(NamedTuple):
     """What ``launch`` runs: ``argv`` with ``env``, after ``remote_hosts`` answer on ssh.
 
     ``ranks`` is the process count and ``rank_hosts[r]`` the host of rank ``r``; when
@@ -100,11 +97,11 @@ class LaunchPlan:
 
     argv: list[str]
     env: dict[str, str]
-    remote_hosts: list[str] = field(default_factory=list)
-    ssh_config: str | None = None
-    ranks: int = 1
-    rank_hosts: list[str] = field(default_factory=list)
-    reports_starts: bool = False
+    remote_hosts: list[str]
+    ssh_config: str | None
+    ranks: int
+    rank_hosts: list[str]
+    reports_starts: bool
 
 
 def _hostfile_env_name(implementation: Implementation) -> str:
@@ -225,8 +222,10 @@ def _free_local_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _connected_hosts(connection_log: Path) -> set[str]:
+def _connected_hosts(connection_log: Path | None) -> set[str]:
     """The hosts ssh got into (the ``LocalCommand`` log of the ssh config)."""
+    if connection_log is None:
+        return set()
     try:
         return set(connection_log.read_text().split())
     except FileNotFoundError:
@@ -237,7 +236,7 @@ def _run(
     plan: LaunchPlan,
     start_watch: StartWatch | None,
     start_timeout_s: float,
-    connection_log: Path,
+    connection_log: Path | None,
 ) -> int:
     """Run the plan's argv, passing SIGINT/SIGTERM on; its exit code (128+N when killed by
     signal N). With ``start_watch``, stop it and raise ``RanksNotStartedError`` when ranks have
@@ -299,21 +298,23 @@ def launch(
     # left to mpirun to find through that env, as it would be without mpi-launch.
     hostfile_to_read = hostfile_path or environ.get(_hostfile_env_name(implementation))
     hostfile_text = read_hostfile(hostfile_to_read) if hostfile_to_read else None
-    with tempfile.TemporaryDirectory(prefix="mpi-launch-") as private_dir:
+    # Ranks on other hosts (or on loopback "hosts") need private files; ranks here need none.
+    needs_files = hostfile_text is not None or bool(plan_options.get("loopback"))
+    with _private_dir(needs_files) as private_dir:
         identity = None
-        if ssh_dir is not None and (ssh_dir / SSH_PRIVATE_KEY_FILE).exists():
-            identity = private_identity(ssh_dir / SSH_PRIVATE_KEY_FILE, Path(private_dir))
-        config_path = Path(private_dir) / "ssh_config"
-        session_root = Path(private_dir) / "sessions"
-        connection_log = Path(private_dir) / "ssh_connections"
+        key = ssh_dir / SSH_PRIVATE_KEY_FILE if ssh_dir is not None else None
+        if private_dir is not None and key is not None and key.exists():
+            identity = private_identity(key, private_dir)
+        config_path = private_dir / "ssh_config" if private_dir else None
+        connection_log = private_dir / "ssh_connections" if private_dir else None
         plan = plan_launch(
             implementation,
             command,
             environ=environ,
             hostfile_path=hostfile_path,
             hostfile_text=hostfile_text,
-            ssh_config_path=str(config_path),
-            session_root=str(session_root),
+            ssh_config_path=str(config_path or ""),
+            session_root=str(private_dir / "sessions") if private_dir else "",
             identity_file=identity,
             ssh_connection_log=connection_log if start_timeout_s > 0 else None,
             local_slots=os.cpu_count() or 1,
@@ -324,15 +325,31 @@ def launch(
             report_starts=start_timeout_s > 0,
             **plan_options,
         )
-        if plan.ssh_config is not None:
+        if config_path is not None and plan.ssh_config is not None:
             config_path.write_text(plan.ssh_config)
         wait_for_hosts(plan.remote_hosts, ssh_port, wait_timeout_s)
         if not plan.reports_starts:
             return _run(plan, None, start_timeout_s, connection_log)
         # Listen where the first remote host reaches this machine (resolvable only now).
         with StartWatch(route_address(plan.remote_hosts[0], ssh_port)) as watch:
-            plan = dataclasses.replace(plan, env={**plan.env, START_REPORT_ENV: watch.env_value})
+            plan = plan._replace(env={**plan.env, START_REPORT_ENV: watch.env_value})
             return _run(plan, watch, start_timeout_s, connection_log)
+
+
+@contextlib.contextmanager
+def _private_dir(needed: bool) -> Iterator[Path | None]:
+    """A private temporary directory for the launch's files, when ``needed``; else None.
+
+    tempfile is imported only then: with shutil and the compression modules that come with it,
+    it would add milliseconds to every start of a launch on this machine alone.
+    """
+    if not needed:
+        yield None
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="mpi-launch-") as directory:
+        yield Path(directory)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -340,7 +357,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="mpi-launch",
         description="Wait for every host's sshd, then run CMD on every slot with mpirun.",
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version('mpi-runtime')}")
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument(
         "--impl",
         choices=["openmpi", "intel", "mpich"],

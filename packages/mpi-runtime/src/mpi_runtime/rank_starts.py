@@ -13,7 +13,6 @@ the start timeout passes are mapped to their hosts through the hostfile (``hosts
 from __future__ import annotations
 
 import contextlib
-import secrets
 import socket
 import sys
 import threading
@@ -109,6 +108,9 @@ class StartWatch:
     def __init__(self, address: str, token: str | None = None) -> None:
         family = socket.AF_INET6 if ":" in address else socket.AF_INET
         self._server = socket.create_server((address, 0), family=family)
+        # secrets imports OpenSSL's hashlib: here, not at mpi-launch's every start.
+        import secrets
+
         self._token = token or secrets.token_hex(16)
         self._started: set[int] = set()
         self._changed = threading.Condition()
@@ -117,6 +119,8 @@ class StartWatch:
         threading.Thread(target=self._accept, name="mpi-launch-start-watch", daemon=True).start()
 
     def _accept(self) -> None:
+        import secrets  # see __init__
+
         while True:
             try:
                 connection, _ = self._server.accept()

@@ -14,11 +14,9 @@ others can read when the key is owned by the user. For root without ``fsGroup`` 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, NamedTuple
 
 __all__ = [
     "SSH_AUTH_FILES",
@@ -50,8 +48,7 @@ SSH_AUTH_FILE_MODE: Final = 0o600
 _PUBLIC_FILE_MODE: Final = 0o644
 
 
-@dataclass(frozen=True)
-class SSHKeyPair:
+class SSHKeyPair(NamedTuple):
     """A key pair as file contents: ``private_key`` PEM, ``public_key`` one authorized_keys line."""
 
     private_key: str
@@ -109,6 +106,7 @@ def private_identity(key_path: Path, private_dir: Path) -> Path:
     if info.st_uid != os.geteuid() or not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         return key_path
     copy = private_dir / key_path.name
-    shutil.copyfile(key_path, copy)
-    copy.chmod(0o600)
+    copy.touch(mode=0o600, exist_ok=False)
+    copy.chmod(0o600)  # whatever the umask
+    copy.write_bytes(key_path.read_bytes())
     return copy

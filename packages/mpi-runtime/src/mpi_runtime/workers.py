@@ -13,10 +13,10 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
-from importlib.metadata import version
 from pathlib import Path
 from typing import Final, NoReturn
 
+from mpi_runtime._versions import VersionAction
 from mpi_runtime.errors import InvalidArgumentError
 from mpi_runtime.ssh_configs import SSH_PORT, sshd_config
 from mpi_runtime.ssh_keys import SSH_AUTH_FILES, SSH_PRIVATE_KEY_FILE, private_identity
@@ -71,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="mpi-worker", description="Run sshd in the foreground with the job's mounted keys."
     )
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version('mpi-runtime')}")
+    parser.add_argument("--version", action=VersionAction)
     parser.add_argument("--ssh-dir", type=Path, default=Path.home() / ".ssh")
     parser.add_argument("--port", type=int, default=SSH_PORT)
     parser.add_argument(
