@@ -9,7 +9,8 @@ arithmetic too, on a few elements), and so is the floor: the same call answered 
 kernel that returns the result at once (what any Python-registered kernel pays, composites such
 as ``F.layer_norm`` included); "gems own" is the difference. Reports microseconds per call at
 steady state: the best of ``--repeats`` rounds of ``--calls`` calls after a warm-up, in thread
-CPU time (on a shared machine wall time also counts the time other processes hold the cores).
+CPU time, the rounds of all ops and variants alternating (on a shared machine wall time also
+counts the time other processes hold the cores).
 
     TRITON_INTERPRET=1 python packages/gems-kernels/benchmarks/host_path.py
 """
@@ -77,45 +78,56 @@ def launches_stubbed() -> Iterator[list[int]]:
         interpreter.InterpretedFunction.run = original
 
 
-def per_call_us(fn: Callable[..., Any], args: Sequence[Any], calls: int, repeats: int) -> float:
-    """Best-of-``repeats`` microseconds per call of ``fn(*args)``, after a warm-up."""
+def round_us(fn: Callable[..., Any], args: Sequence[Any], calls: int) -> float:
+    """Microseconds per call of ``fn(*args)`` over ``calls`` calls, after a short warm-up."""
     for _ in range(max(calls // 10, 10)):
         fn(*args)
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.thread_time()
-        for _ in range(calls):
-            fn(*args)
-        best = min(best, time.thread_time() - start)
-    return best / calls * 1e6
+    start = time.thread_time()
+    for _ in range(calls):
+        fn(*args)
+    return (time.thread_time() - start) / calls * 1e6
 
 
 def measure(calls: int, repeats: int) -> list[dict[str, Any]]:
     """Per op: ATen's CPU call, the stubbed gems call and the Python-kernel floor, in
-    microseconds, and launches per call."""
-    rows = []
-    for name, (fn, args, overload) in _cases().items():
-        aten_us = per_call_us(fn, args, calls, repeats)
-        with gems_kernels.use_gems(), launches_stubbed() as launches:
-            gems_us = per_call_us(fn, args, calls, repeats)
-            before = launches[0]
-            fn(*args)
-            launches_per_call = launches[0] - before
-        native_result = getattr(torch.ops.aten, overload.split(".")[0])
-        result = getattr(native_result, overload.split(".")[1] if "." in overload else "default")
-        with python_kernel_floor(overload, _reached(fn, args, result)):
-            floor_us = per_call_us(fn, args, calls, repeats)
-        rows.append(
-            {
-                "op": name,
-                "aten_us": aten_us,
-                "gems_us": gems_us,
-                "floor_us": floor_us,
-                "gems_own_us": gems_us - floor_us,
-                "launches": launches_per_call,
-            }
-        )
-    return rows
+    microseconds (best of ``repeats`` rounds; the rounds of every op and variant alternate, so
+    a slow spell of the machine hits all of them), and launches per call."""
+    cases = _cases()
+    floors = {}
+    for name, (fn, args, overload) in cases.items():
+        packet, _, suffix = overload.partition(".")
+        target = getattr(getattr(torch.ops.aten, packet), suffix or "default")
+        floors[name] = (overload, _reached(fn, args, target))
+    best: dict[tuple[str, str], float] = {}
+
+    def keep(name: str, variant: str, fn: Callable[..., Any], args: Sequence[Any]) -> None:
+        us = round_us(fn, args, calls)
+        best[name, variant] = min(best.get((name, variant), float("inf")), us)
+
+    launches = {}
+    for _ in range(repeats):
+        for name, (fn, args, _) in cases.items():
+            keep(name, "aten", fn, args)
+        with gems_kernels.use_gems(), launches_stubbed() as counter:
+            for name, (fn, args, _) in cases.items():
+                keep(name, "gems", fn, args)
+                before = counter[0]
+                fn(*args)
+                launches[name] = counter[0] - before
+        for name, (fn, args, _) in cases.items():
+            with python_kernel_floor(*floors[name]):
+                keep(name, "floor", fn, args)
+    return [
+        {
+            "op": name,
+            "aten_us": best[name, "aten"],
+            "gems_us": best[name, "gems"],
+            "floor_us": best[name, "floor"],
+            "gems_own_us": best[name, "gems"] - best[name, "floor"],
+            "launches": launches[name],
+        }
+        for name in cases
+    ]
 
 
 def _reached(fn: Callable[..., Any], args: Sequence[Any], overload: Any) -> Any:
@@ -140,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Print the table (and JSON with ``--json``); exit 1 when an op's gems path is over target."""
     parser = argparse.ArgumentParser(description="gems host path per call, launches stubbed")
     parser.add_argument("--calls", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=15)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     rows = measure(args.calls, args.repeats)

@@ -120,6 +120,6 @@ class NativeOpTrace(TorchDispatchMode):
 
     def _runs_on_gems(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         entry = self.entries.get(_table_name(name))
-        if entry is None or dispatch._has_complex(args):
+        if entry is None or dispatch.tensor_parameters(entry).has_complex(args):
             return False
         return entry.condition is None or bool(entry.condition(*args, **kwargs))

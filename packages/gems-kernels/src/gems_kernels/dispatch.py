@@ -16,9 +16,11 @@ gives the same type promotion.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import warnings
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +36,48 @@ _ENABLED: list[GemsSession] = []
 _depth = host.depth
 
 
-def _tensor_parameters(entry: registration.Registration) -> tuple[tuple[int, ...], frozenset[str]]:
-    """Positions and keyword names of the overload's ``Tensor`` / ``Tensor?`` parameters."""
+@dataclass(frozen=True)
+class TensorParameters:
+    """Where an overload takes tensors, read from its schema."""
+
+    positions: tuple[int, ...]
+    """Positions of the positional ``Tensor`` / ``Tensor?`` parameters."""
+    names: frozenset[str]
+    """Names of every ``Tensor`` / ``Tensor?`` parameter, keyword-only ones included."""
+    list_positions: tuple[int, ...]
+    """Positions of the ``Tensor[]`` / ``Tensor?[]`` parameters."""
+
+    def has_complex(self, args: tuple[Any, ...]) -> bool:
+        """Whether a tensor argument of the call is complex (or a complex number stands for
+        one); only the schema's tensor positions are looked at."""
+        count = len(args)
+        for index in self.positions:
+            if index < count:
+                arg = args[index]
+                if arg.is_complex() if isinstance(arg, torch.Tensor) else type(arg) is complex:
+                    return True
+        for index in self.list_positions:
+            if index < count and any(
+                isinstance(item, torch.Tensor) and item.is_complex() for item in args[index]
+            ):
+                return True
+        return False
+
+
+@functools.cache
+def tensor_parameters(entry: registration.Registration) -> TensorParameters:
+    """The tensor parameters of ``entry``'s overload."""
     schema = getattr(getattr(torch.ops.aten, entry.op_name), entry.overload_name)._schema
-    positions, names = [], set()
+    positions, names, list_positions = [], set(), []
     for index, argument in enumerate(schema.arguments):
-        if str(argument.type).rstrip("?") == "Tensor":
+        kind = str(argument.type)
+        if kind in ("Tensor", "Optional[Tensor]"):
             names.add(argument.name)
             if not argument.kwarg_only:
                 positions.append(index)
-    return tuple(positions), frozenset(names)
+        elif kind in ("List[Tensor]", "List[Optional[Tensor]]") and not argument.kwarg_only:
+            list_positions.append(index)
+    return TensorParameters(tuple(positions), frozenset(names), tuple(list_positions))
 
 
 # 0-d tensors do not promote within a category: half-precision numbers stay exact as float32.
@@ -62,19 +96,6 @@ def _as_scalar_tensor(value: Any, like: torch.Tensor | None) -> Any:
     return torch.tensor(value, dtype=dtype, device=like.device)
 
 
-def _has_complex(args: tuple[Any, ...]) -> bool:
-    for arg in args:
-        kind = type(arg)
-        if kind is torch.Tensor or kind is torch.nn.Parameter or isinstance(arg, torch.Tensor):
-            if arg.is_complex():
-                return True
-        elif (kind is list or kind is tuple) and any(
-            isinstance(item, torch.Tensor) and item.is_complex() for item in arg
-        ):
-            return True
-    return False
-
-
 def _previous_kernel(overload: str, key: str) -> Any:
     """The kernel registered at ``key`` before gems, or None where ATen has none (the CUDA-only
     attention entry points on the CPU backend)."""
@@ -90,7 +111,8 @@ def _make_kernel(
     entry: registration.Registration, native: Any, recorder: OpRecorder | None
 ) -> Callable[..., Any]:
     impl, condition, overload = entry.impl, entry.condition, entry.overload
-    positions, names = _tensor_parameters(entry)
+    tensors = tensor_parameters(entry)
+    positions, names = tensors.positions, tensors.names
 
     def fall_through(keyset: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if native is None:
@@ -116,7 +138,7 @@ def _make_kernel(
     def kernel(keyset: Any, *args: Any, **kwargs: Any) -> Any:
         if (
             state.depth
-            or _has_complex(args)
+            or tensors.has_complex(args)
             or (condition is not None and not condition(*args, **kwargs))
         ):
             return fall_through(keyset, args, kwargs)

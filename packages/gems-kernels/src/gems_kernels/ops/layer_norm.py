@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import torch
 import triton
@@ -169,9 +170,32 @@ def _row_block(row_size: int) -> tuple[int, int]:
     return min(tuning.next_power_of_2(max(row_size, 1)), config.block_size), config.num_warps
 
 
+class _RowPlan(NamedTuple):
+    """What normalising rows of one layout launches, worked out once per layout: it costs
+    microseconds of every small call."""
+
+    row_size: int
+    num_rows: int
+    stats_shape: tuple[int, ...]
+    stats_strides: tuple[int, ...]
+    """Contiguous strides of ``stats_shape``."""
+    block: int
+    warps: int
+
+
+@functools.lru_cache(maxsize=1024)
+def _row_plan(numel: int, row_size: int, stats_shape: tuple[int, ...] | None) -> _RowPlan:
+    num_rows = numel // row_size if row_size else 0
+    shape = (num_rows,) if stats_shape is None else stats_shape
+    strides = [1] * len(shape)
+    for dim in range(len(shape) - 2, -1, -1):
+        strides[dim] = strides[dim + 1] * max(shape[dim + 1], 1)
+    return _RowPlan(row_size, num_rows, shape, tuple(strides), *_row_block(row_size))
+
+
 def stats_dtype(x: torch.Tensor) -> torch.dtype:
     """The dtype ATen gives mean and rstd: the input's on CPU, float32 for halves elsewhere."""
-    if x.device.type != "cpu" and x.dtype in (torch.float16, torch.bfloat16):
+    if x.dtype in (torch.float16, torch.bfloat16) and x.device.type != "cpu":
         return torch.float32
     return x.dtype
 
@@ -183,22 +207,33 @@ def normalize_rows(
     bias: torch.Tensor | None,
     eps: float,
     center: bool,
-    stats_shape: Sequence[int] | None = None,
+    stats_shape: tuple[int, ...] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(y, mean, rstd) of ``x`` viewed as rows of ``row_size``; mean/rstd are float32, flat
     unless ``stats_shape`` (with as many elements as rows) is given."""
     x = x.contiguous()
-    num_rows = x.numel() // row_size if row_size else 0
+    return _normalize(x, weight, bias, eps, center, _row_plan(x.numel(), row_size, stats_shape))
+
+
+def _normalize(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    eps: float,
+    center: bool,
+    plan: _RowPlan,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """:func:`normalize_rows` of a contiguous ``x`` by its plan."""
     y = torch.empty_like(x)
-    shape = (num_rows,) if stats_shape is None else stats_shape
-    mean = torch.empty(shape, dtype=torch.float32, device=x.device)
-    rstd = torch.empty(shape, dtype=torch.float32, device=x.device)
-    if num_rows:
-        block, warps = _row_block(row_size)
-        _layer_norm_forward_kernel[(num_rows,)](
-            x, weight, bias, y, mean, rstd, row_size, eps,
+    mean = torch.empty_strided(plan.stats_shape, plan.stats_strides, dtype=torch.float32,
+                               device=x.device)  # fmt: skip
+    rstd = torch.empty_strided(plan.stats_shape, plan.stats_strides, dtype=torch.float32,
+                               device=x.device)  # fmt: skip
+    if plan.num_rows:
+        _layer_norm_forward_kernel[(plan.num_rows,)](
+            x, weight, bias, y, mean, rstd, plan.row_size, eps,
             CENTER=center, HAS_WEIGHT=weight is not None, HAS_BIAS=bias is not None,
-            SINGLE_PASS=row_size <= block, BLOCK_N=block, num_warps=warps,
+            SINGLE_PASS=plan.row_size <= plan.block, BLOCK_N=plan.block, num_warps=plan.warps,
         )  # fmt: skip
     return y, mean, rstd
 
@@ -245,8 +280,17 @@ def normalize_rows_backward(
     return grad_x, grad_weight, grad_bias
 
 
-def _stat_shape(x: torch.Tensor, normalized_ndim: int) -> tuple[int, ...]:
-    return (*x.shape[: x.dim() - normalized_ndim], *([1] * normalized_ndim))
+@functools.lru_cache(maxsize=1024)
+def _layer_norm_plan(shape: tuple[int, ...], normalized_shape: tuple[int, ...]) -> _RowPlan:
+    """The row plan of an input of ``shape``, mean and rstd shaped as ATen shapes them."""
+    leading = len(shape) - len(normalized_shape)
+    if leading < 0 or shape[leading:] != normalized_shape:
+        raise RuntimeError(
+            f"normalized_shape: {list(normalized_shape)} does not match the trailing dims of "
+            f"input of shape {list(shape)}"
+        )
+    stats_shape = (*shape[:leading], *([1] * len(normalized_shape)))
+    return _row_plan(math.prod(shape), math.prod(normalized_shape), stats_shape)
 
 
 def layer_norm_forward(
@@ -257,16 +301,9 @@ def layer_norm_forward(
     eps: float,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(y, mean, rstd) with mean and rstd shaped as ATen shapes them."""
-    if tuple(x.shape[x.dim() - len(normalized_shape) :]) != tuple(normalized_shape):
-        raise RuntimeError(
-            f"normalized_shape: {list(normalized_shape)} does not match the trailing dims of "
-            f"input of shape {list(x.shape)}"
-        )
-    row_size = math.prod(normalized_shape)
-    shape = _stat_shape(x, len(normalized_shape))
-    y, mean, rstd = normalize_rows(x, row_size, weight, bias, eps, center=True, stats_shape=shape)
-    dtype = stats_dtype(x)
-    if dtype != torch.float32:
+    plan = _layer_norm_plan(x.shape, tuple(normalized_shape))
+    y, mean, rstd = _normalize(x.contiguous(), weight, bias, eps, True, plan)
+    if x.dtype is not torch.float32 and (dtype := stats_dtype(x)) is not torch.float32:
         mean, rstd = mean.to(dtype), rstd.to(dtype)
     return y, mean, rstd
 

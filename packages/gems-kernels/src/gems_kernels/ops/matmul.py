@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import torch
 import triton
@@ -78,10 +78,19 @@ def _matmul_kernel(
     tl.store(out, acc, mask=mask)
 
 
+_MATMUL_DTYPES: Final = frozenset((torch.float16, torch.bfloat16, torch.float32))
+
+
 def is_matmul_dtype(*args: Any, **kwargs: Any) -> bool:
     """Condition: every tensor operand is float16, bfloat16 or float32, all the same."""
-    dtypes = {a.dtype for a in args if isinstance(a, torch.Tensor)}
-    return len(dtypes) == 1 and dtypes <= {torch.float16, torch.bfloat16, torch.float32}
+    dtype = None
+    for arg in args:
+        if isinstance(arg, torch.Tensor):
+            if dtype is None:
+                dtype = arg.dtype
+            elif arg.dtype != dtype:
+                return False
+    return dtype in _MATMUL_DTYPES
 
 
 # (BLOCK_M, BLOCK_N, BLOCK_K, num_warps) tried once per shape bucket on a GPU; the choice is
@@ -139,11 +148,78 @@ def dot_precision(dtype: torch.dtype) -> str:
 def _batched(t: torch.Tensor) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """Shape and strides of ``t`` (1-, 2- or 3-D) as a (batch, rows, cols) operand, without a
     view: a vector is one column, a matrix a batch of one."""
-    if t.dim() == 3:
-        return tuple(t.shape), tuple(t.stride())
-    if t.dim() == 2:
-        return (1, *t.shape), (0, *t.stride())
-    return (1, t.shape[0], 1), (0, t.stride()[0], 1)
+    shape, strides = t.shape, t.stride()
+    if len(shape) == 3:
+        return shape, strides
+    if len(shape) == 2:
+        return (1, *shape), (0, *strides)
+    return (1, shape[0], 1), (0, strides[0], 1)
+
+
+class _Plan(NamedTuple):
+    """What a product of given operand layouts launches: everything but the tensors, the
+    scalars and the TF32 flag."""
+
+    grid: tuple[int, int]
+    sizes_and_strides: tuple[int, ...]
+    """M, N, K, then the (batch, row, col) strides of a, b, c and the bias."""
+    blocks: tuple[int, int, int, int]
+
+
+# Plans per operand layout: a small product's host path is one look-up instead of microseconds
+# of shape arithmetic. Bounded: a process that sees many layouts starts it over.
+_PLANS: dict[tuple[Any, ...], _Plan | None] = {}
+_MAX_PLANS: Final = 4096
+_NO_PLAN: Final = _Plan((0, 0), (), (0, 0, 0, 0))
+"""Stands for a layout not planned yet."""
+
+
+def _run(
+    plan: _Plan,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    c: torch.Tensor,
+    bias: torch.Tensor | None,
+    alpha: float,
+    beta: float,
+) -> None:
+    block_m, block_n, block_k, warps = plan.blocks
+    _matmul_kernel[plan.grid](
+        a, b, c, bias, *plan.sizes_and_strides, alpha, beta,
+        HAS_BIAS=bias is not None and beta != 0, PRECISION=dot_precision(a.dtype),
+        # Triton's interpreter multiplies bfloat16 tiles wrongly; it gets float32 tiles.
+        UPCAST=current_vendor().name == "cpu",
+        BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, num_warps=warps,
+    )  # fmt: skip
+
+
+def _plan(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    c: torch.Tensor,
+    bias: torch.Tensor | None,
+    alpha: float,
+    beta: float,
+) -> _Plan | None:
+    """The plan for these operands (None when the product is empty); on a GPU, the first
+    product of a shape bucket measures the block candidates on them."""
+    (batch, m, k), a_strides = _batched(a)
+    (_, _, n), b_strides = _batched(b)
+    _, c_strides = _batched(c)
+    if c.numel() == 0:
+        return None
+    bias_strides = (0, 0, 0) if bias is None else _batched(bias)[1]
+    sizes_and_strides = (m, n, k, *a_strides, *b_strides, *c_strides, *bias_strides)
+
+    def plan_for(blocks: tuple[int, ...]) -> _Plan:
+        block_m, block_n, block_k, warps = blocks
+        grid = (tuning.cdiv(m, block_m) * tuning.cdiv(n, block_n), batch)
+        return _Plan(grid, sizes_and_strides, (block_m, block_n, block_k, warps))
+
+    def launch(blocks: tuple[int, ...]) -> None:
+        _run(plan_for(blocks), a, b, c, bias, alpha, beta)
+
+    return plan_for(_blocks(m, n, k, a.dtype, _measure(launch)))
 
 
 def _launch(
@@ -156,26 +232,16 @@ def _launch(
 ) -> torch.Tensor:
     """c[i] = alpha * a[i] @ b[i] + beta * bias, for a (B, M, K), b (B, K, N), c (B, M, N), each
     given 3-D or as one matrix (2-D) or column (1-D)."""
-    (batch, m, k), a_strides = _batched(a)
-    (_, _, n), b_strides = _batched(b)
-    _, c_strides = _batched(c)
-    if c.numel() == 0:
-        return c
-    bias_strides = (0, 0, 0) if bias is None else _batched(bias)[1]
-
-    def launch(config: tuple[int, ...]) -> None:
-        block_m, block_n, block_k, warps = config
-        grid = (tuning.cdiv(m, block_m) * tuning.cdiv(n, block_n), batch)
-        _matmul_kernel[grid](
-            a, b, c, bias, m, n, k,
-            *a_strides, *b_strides, *c_strides, *bias_strides, alpha, beta,
-            HAS_BIAS=bias is not None and beta != 0, PRECISION=dot_precision(a.dtype),
-            # Triton's interpreter multiplies bfloat16 tiles wrongly; it gets float32 tiles.
-            UPCAST=current_vendor().name == "cpu",
-            BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, num_warps=warps,
-        )  # fmt: skip
-
-    launch(_blocks(m, n, k, a.dtype, _measure(launch)))
+    key = (a.shape, a.stride(), b.shape, b.stride(), c.shape, c.stride(), a.dtype,
+           None if bias is None else bias.stride())  # fmt: skip
+    plan = _PLANS.get(key, _NO_PLAN)
+    if plan is _NO_PLAN:
+        plan = _plan(a, b, c, bias, alpha, beta)
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
+        _PLANS[key] = plan
+    if plan is not None:
+        _run(plan, a, b, c, bias, alpha, beta)
     return c
 
 
@@ -191,7 +257,7 @@ def _check(name: str, a: torch.Tensor, b: torch.Tensor, a_dims: int, b_dims: int
 def mm(self: torch.Tensor, mat2: torch.Tensor) -> torch.Tensor:
     """aten::mm."""
     _check("mm", self, mat2, 2, 2)
-    out = torch.empty(self.shape[0], mat2.shape[1], dtype=self.dtype, device=self.device)
+    out = self.new_empty((self.shape[0], mat2.shape[1]))
     _launch(self, mat2, out)
     return out
 
