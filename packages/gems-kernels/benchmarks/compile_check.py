@@ -6,7 +6,7 @@
 Two phases:
 
 1. Recording, in a child process under ``TRITON_INTERPRET=1``, with a hook on
-   ``InterpretedFunction.run`` (every ``kernel[grid](...)`` launch) that records the launch's
+   ``InterpretedFunction.run`` (every launch) that records the launch's
    specialization the way ``JITFunction.run`` would compute it for a CUDA target: each
    argument's Triton type (``*bf16`` for a bfloat16 tensor, ``i32``/``i64`` for ints, ``fp32``
    for floats), the divisibility-by-16 attribute and equal-to-1 constants (Triton's own
@@ -211,7 +211,7 @@ class Recorder:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[Recorder]:
-        """Hook ``InterpretedFunction.run`` (every ``kernel[grid](...)`` under the interpreter)."""
+        """Hook ``InterpretedFunction.run`` (every launch under the interpreter)."""
         from triton.runtime.interpreter import InterpretedFunction  # type: ignore[import-untyped]
 
         original = InterpretedFunction.run

@@ -112,7 +112,7 @@ def _make_kernel(
 ) -> Callable[..., Any]:
     impl, condition, overload = entry.impl, entry.condition, entry.overload
     tensors = tensor_parameters(entry)
-    positions, names = tensors.positions, tensors.names
+    positions, names, has_complex = tensors.positions, tensors.names, tensors.has_complex
 
     def fall_through(keyset: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if native is None:
@@ -138,7 +138,7 @@ def _make_kernel(
     def kernel(keyset: Any, *args: Any, **kwargs: Any) -> Any:
         if (
             state.depth
-            or tensors.has_complex(args)
+            or has_complex(args)
             or (condition is not None and not condition(*args, **kwargs))
         ):
             return fall_through(keyset, args, kwargs)

@@ -57,8 +57,15 @@ def non_finite_check_and_unscale_(
         numel = grad.numel()
         if numel:
             block = min(config.block_size, tuning.next_power_of_2(numel))
-            _unscale_kernel[(tuning.cdiv(numel, block),)](
-                grad, found_inf, inv_scale, numel, BLOCK=block, num_warps=config.num_warps
+            _unscale_kernel.run(
+                grad,
+                found_inf,
+                inv_scale,
+                numel,
+                BLOCK=block,
+                num_warps=config.num_warps,
+                grid=(tuning.cdiv(numel, block),),
+                warmup=False,
             )
 
 
@@ -83,8 +90,9 @@ def amp_update_scale_(
 ) -> torch.Tensor:
     """aten::_amp_update_scale_: back off after an inf, grow after ``growth_interval`` clean
     steps (unless the grown scale overflows)."""
-    _update_scale_kernel[(1,)](
+    _update_scale_kernel.run(
         self, growth_tracker, found_inf, float(scale_growth_factor), float(scale_backoff_factor),
         int(growth_interval),
+        grid=(1,), warmup=False,
     )  # fmt: skip
     return self

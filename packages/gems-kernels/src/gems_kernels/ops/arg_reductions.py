@@ -70,9 +70,10 @@ def _arg_reduce(
     block_n = min(tuning.next_power_of_2(layout.row_size), config.block_size)
     block_m = max(1, min(config.block_size // block_n, tuning.next_power_of_2(layout.num_rows)))
     grid = (tuning.cdiv(layout.num_rows, block_m),)
-    _arg_reduce_rows_kernel[grid](
+    _arg_reduce_rows_kernel.run(
         layout.rows, values, indices, layout.num_rows, layout.row_size,
         SIGN=1 if is_max else -1, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=config.num_warps,
+        grid=grid, warmup=False,
     )  # fmt: skip
     return values, indices
 

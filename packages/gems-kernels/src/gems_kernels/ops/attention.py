@@ -417,12 +417,13 @@ def attention_forward(
     else:
         block_m, block_n = launch.blocks.forward
         grid = (launch.batch * launch.heads, tuning.cdiv(launch.query_len, block_m))
-        _attention_forward_kernel[grid](
+        _attention_forward_kernel.run(
             q, k, v, launch.mask if launch.mask is not None else q, out, lse,
             launch.heads, launch.heads // launch.kv_heads, launch.query_len, launch.key_len,
             launch.head_dim, launch.value_dim, launch.scale,
             *q.stride(), *k.stride(), *v.stride(), *launch.mask_strides, *out.stride(),
             BLOCK_M=block_m, BLOCK_N=block_n, **launch.constants,
+            grid=grid, warmup=False,
         )  # fmt: skip
     return out.reshape(*query.shape[:-1], launch.value_dim), lse
 
@@ -456,10 +457,11 @@ def attention_backward(
         delta = torch.empty_like(lse)
         q_block_m, q_block_n = launch.blocks.grad_q
         rows_grid = (launch.batch * launch.heads, tuning.cdiv(launch.query_len, q_block_m))
-        _attention_backward_preprocess_kernel[rows_grid](
+        _attention_backward_preprocess_kernel.run(
             o, do, delta, launch.heads, launch.query_len, launch.value_dim,
             *o.stride(), *do.stride(),
             BLOCK_M=q_block_m, BLOCK_DV=constants["BLOCK_DV"], num_warps=constants["num_warps"],
+            grid=rows_grid, warmup=False,
         )  # fmt: skip
         mask = launch.mask if launch.mask is not None else q
         shared = (
@@ -470,19 +472,21 @@ def attention_backward(
         if grad_k is not None and grad_v is not None:
             kv_block_m, kv_block_n = launch.blocks.grad_kv
             keys_grid = (launch.batch * launch.kv_heads, tuning.cdiv(launch.key_len, kv_block_n))
-            _attention_backward_kv_kernel[keys_grid](
+            _attention_backward_kv_kernel.run(
                 q, k, v, mask, do, lse, delta, grad_k, grad_v,
                 launch.heads, launch.kv_heads, group, *shared,
                 *grad_k.stride(), *grad_v.stride(),
                 BLOCK_M=kv_block_m, BLOCK_N=kv_block_n, **constants,
+                grid=keys_grid, warmup=False,
             )  # fmt: skip
         if grad_q is not None:
-            _attention_backward_q_kernel[rows_grid](
+            _attention_backward_q_kernel.run(
                 q, k, v, mask, do, lse, delta, grad_q,
                 grad_scores if grad_scores is not None else q,
                 launch.heads, group, *shared, *grad_q.stride(),
                 BLOCK_M=q_block_m, BLOCK_N=q_block_n, GRAD_MASK=grad_scores is not None,
                 **constants,
+                grid=rows_grid, warmup=False,
             )  # fmt: skip
     grad_mask = None
     if grad_scores is not None and attn_mask is not None:

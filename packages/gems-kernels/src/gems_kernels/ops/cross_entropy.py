@@ -79,9 +79,10 @@ class CrossEntropy(torch.autograd.Function):
         if num_rows:
             config = launch_config(current_vendor().name, "row")
             block = min(tuning.next_power_of_2(num_classes), config.block_size)
-            _cross_entropy_forward_kernel[(num_rows,)](
+            _cross_entropy_forward_kernel.run(
                 rows, target.contiguous(), losses, valid, grad, num_classes, ignore_index,
                 BLOCK_N=block, num_warps=config.num_warps,
+                grid=(num_rows,), warmup=False,
             )  # fmt: skip
         loss = reductions.sum(losses)
         if mean:

@@ -46,8 +46,18 @@ def native_dropout(
         scale = 0.0 if p == 1.0 else 1.0 / (1.0 - p)
         config = launch_config(current_vendor().name, "pointwise")
         block = min(config.block_size, tuning.next_power_of_2(numel))
-        _dropout_forward_kernel[(tuning.cdiv(numel, block),)](
-            x, out, keep, numel, p, scale, seed, BLOCK=block, num_warps=config.num_warps
+        _dropout_forward_kernel.run(
+            x,
+            out,
+            keep,
+            numel,
+            p,
+            scale,
+            seed,
+            BLOCK=block,
+            num_warps=config.num_warps,
+            grid=(tuning.cdiv(numel, block),),
+            warmup=False,
         )
     return out, keep
 

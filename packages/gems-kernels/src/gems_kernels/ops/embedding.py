@@ -61,8 +61,15 @@ def embedding(
     out = torch.empty(flat.numel(), dim, dtype=weight.dtype, device=weight.device)
     if flat.numel() and dim:
         block, warps = _block(dim)
-        _embedding_forward_kernel[(flat.numel(),)](
-            weight.contiguous(), flat, out, dim, BLOCK_N=block, num_warps=warps
+        _embedding_forward_kernel.run(
+            weight.contiguous(),
+            flat,
+            out,
+            dim,
+            BLOCK_N=block,
+            num_warps=warps,
+            grid=(flat.numel(),),
+            warmup=False,
         )
     return out.view(*indices.shape, dim)
 
@@ -88,7 +95,15 @@ def embedding_dense_backward(
     accumulated = torch.zeros(num_weights, dim, dtype=torch.float32, device=grad_output.device)
     if flat.numel() and dim:
         block, warps = _block(dim)
-        _embedding_backward_kernel[(flat.numel(),)](
-            grads, flat, accumulated, dim, padding_idx, BLOCK_N=block, num_warps=warps
+        _embedding_backward_kernel.run(
+            grads,
+            flat,
+            accumulated,
+            dim,
+            padding_idx,
+            BLOCK_N=block,
+            num_warps=warps,
+            grid=(flat.numel(),),
+            warmup=False,
         )
     return accumulated.to(grad_output.dtype)

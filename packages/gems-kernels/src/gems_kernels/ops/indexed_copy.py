@@ -250,7 +250,7 @@ def indexed_copy(mode: int, dest: Target, plain: Walk, index: Walk, dim_size: in
         return
     block_m, block_n, warps = _tile(inner)
     grid = (tuning.cdiv(rows, block_m), tuning.cdiv(inner, block_n))
-    _indexed_copy_kernel[grid](
+    _indexed_copy_kernel.run(
         dest.tensor, dest.outer, dest.inner, dest.inner_stride or 0, dest.axis_stride,
         plain.tensor, plain.outer, plain.middle, plain.inner, plain.inner_stride or 0,
         index.tensor, index.outer, index.middle, index.inner, index.inner_stride or 0,
@@ -258,6 +258,7 @@ def indexed_copy(mode: int, dest: Target, plain: Walk, index: Walk, dim_size: in
         T_TABLE=dest.inner_stride is None, P_TABLE=plain.inner_stride is None,
         I_TABLE=index.inner_stride is None,
         MODE=mode, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=warps,
+        grid=grid, warmup=False,
     )  # fmt: skip
 
 
@@ -276,13 +277,14 @@ def reduce_lines(
         return
     config = launch_config(current_vendor().name, "pointwise")
     block = min(tuning.next_power_of_2(lines), config.block_size)
-    _reduce_lines_kernel[(tuning.cdiv(lines, block),)](
+    _reduce_lines_kernel.run(
         dest.tensor, dest.outer, dest.inner, dest.axis_stride, count,
         plain.tensor, plain.outer, plain.middle, plain.inner,
         index.tensor, index.outer, index.middle, index.inner,
         lines, plain.middle.numel(), plain.inner.numel(), dim_size,
         REDUCE=REDUCTIONS[reduce], COUNT=count is not None, BLOCK=block,
         num_warps=config.num_warps,
+        grid=(tuning.cdiv(lines, block),), warmup=False,
     )  # fmt: skip
 
 

@@ -81,9 +81,10 @@ def index_select(self: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Ten
     outer, inner = _outer_inner(self, axis)
     if out.numel():
         block, warps = _block(inner)
-        _index_select_kernel[(outer * flat.numel(),)](
+        _index_select_kernel.run(
             self.contiguous(), flat, out, self.shape[axis], flat.numel(), inner,
             BLOCK_N=block, num_warps=warps,
+            grid=(outer * flat.numel(),), warmup=False,
         )  # fmt: skip
     return out
 
@@ -107,8 +108,9 @@ def index_add(
     outer, inner = _outer_inner(self, axis)
     if source.numel():
         block, warps = _block(inner)
-        _index_add_kernel[(outer * flat.numel(),)](
+        _index_add_kernel.run(
             out, flat, source.contiguous(), alpha, self.shape[axis], flat.numel(), inner,
             BLOCK_N=block, num_warps=warps,
+            grid=(outer * flat.numel(),), warmup=False,
         )  # fmt: skip
     return out.to(self.dtype)

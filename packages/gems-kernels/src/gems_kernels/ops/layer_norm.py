@@ -224,16 +224,16 @@ def _normalize(
     plan: _RowPlan,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """:func:`normalize_rows` of a contiguous ``x`` by its plan."""
+    row_size, num_rows, stats_shape, stats_strides, block, warps = plan
     y = torch.empty_like(x)
-    mean = torch.empty_strided(plan.stats_shape, plan.stats_strides, dtype=torch.float32,
-                               device=x.device)  # fmt: skip
-    rstd = torch.empty_strided(plan.stats_shape, plan.stats_strides, dtype=torch.float32,
-                               device=x.device)  # fmt: skip
-    if plan.num_rows:
-        _layer_norm_forward_kernel[(plan.num_rows,)](
-            x, weight, bias, y, mean, rstd, plan.row_size, eps,
+    mean = torch.empty_strided(stats_shape, stats_strides, dtype=torch.float32, device=x.device)
+    rstd = torch.empty_strided(stats_shape, stats_strides, dtype=torch.float32, device=x.device)
+    if num_rows:
+        _layer_norm_forward_kernel.run(
+            x, weight, bias, y, mean, rstd, row_size, eps,
             CENTER=center, HAS_WEIGHT=weight is not None, HAS_BIAS=bias is not None,
-            SINGLE_PASS=plan.row_size <= plan.block, BLOCK_N=plan.block, num_warps=plan.warps,
+            SINGLE_PASS=row_size <= block, BLOCK_N=block, num_warps=warps,
+            grid=(num_rows,), warmup=False,
         )  # fmt: skip
     return y, mean, rstd
 
@@ -259,10 +259,11 @@ def normalize_rows_backward(
     if grad_input:
         grad_x = torch.empty_like(x)
         if num_rows:
-            _layer_norm_backward_kernel[(num_rows,)](
+            _layer_norm_backward_kernel.run(
                 grad_y, x, weight, mean, rstd, grad_x, row_size,
                 CENTER=center, HAS_WEIGHT=weight is not None, SINGLE_PASS=row_size <= block,
                 BLOCK_N=block, num_warps=warps,
+                grid=(num_rows,), warmup=False,
             )  # fmt: skip
     want_weight, want_bias = grad_parameters
     if want_weight or want_bias:
@@ -270,10 +271,11 @@ def normalize_rows_backward(
         grad_bias = torch.empty(row_size, dtype=torch.float32, device=x.device)
         block_n = min(32, tuning.next_power_of_2(max(row_size, 1)))
         block_m = min(64, tuning.next_power_of_2(max(num_rows, 1)))
-        _layer_norm_parameter_grad_kernel[(tuning.cdiv(row_size, block_n),)](
+        _layer_norm_parameter_grad_kernel.run(
             grad_y, x, mean, rstd, grad_weight, grad_bias, num_rows, row_size,
             CENTER=center, HAS_BIAS=want_bias, BLOCK_M=block_m, BLOCK_N=block_n,
             num_warps=warps,
+            grid=(tuning.cdiv(row_size, block_n),), warmup=False,
         )  # fmt: skip
         grad_weight = grad_weight if want_weight else None
         grad_bias = grad_bias if want_bias else None

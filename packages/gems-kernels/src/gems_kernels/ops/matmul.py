@@ -184,12 +184,13 @@ def _run(
     beta: float,
 ) -> None:
     block_m, block_n, block_k, warps = plan.blocks
-    _matmul_kernel[plan.grid](
+    _matmul_kernel.run(
         a, b, c, bias, *plan.sizes_and_strides, alpha, beta,
         HAS_BIAS=bias is not None and beta != 0, PRECISION=dot_precision(a.dtype),
         # Triton's interpreter multiplies bfloat16 tiles wrongly; it gets float32 tiles.
         UPCAST=current_vendor().name == "cpu",
         BLOCK_M=block_m, BLOCK_N=block_n, BLOCK_K=block_k, num_warps=warps,
+        grid=plan.grid, warmup=False,
     )  # fmt: skip
 
 

@@ -60,11 +60,12 @@ def _moments(
     config = launch_config(current_vendor().name, "reduction")
     block_n = min(tuning.next_power_of_2(max(layout.row_size, 1)), config.block_size)
     block_m = max(1, min(config.block_size // block_n, tuning.next_power_of_2(layout.num_rows)))
-    _var_mean_rows_kernel[(tuning.cdiv(layout.num_rows, block_m),)](
+    _var_mean_rows_kernel.run(
         layout.rows, spread, mean, layout.num_rows, layout.row_size,
         divisor if divisor > 0 else math.nan,
         ACC=accumulator(x.dtype), TAKE_SQRT=take_sqrt, BLOCK_M=block_m, BLOCK_N=block_n,
         num_warps=config.num_warps,
+        grid=(tuning.cdiv(layout.num_rows, block_m),), warmup=False,
     )  # fmt: skip
     return spread, mean
 

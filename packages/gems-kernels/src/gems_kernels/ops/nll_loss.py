@@ -93,9 +93,10 @@ def nll_loss_forward(
     losses = torch.empty(num_rows, dtype=torch.float32, device=scores.device)
     weights = torch.empty(num_rows, dtype=torch.float32, device=scores.device)
     if num_rows:
-        _nll_loss_forward_kernel[(num_rows,)](
+        _nll_loss_forward_kernel.run(
             rows, labels, weight, losses, weights, num_classes, ignore_index,
             HAS_WEIGHT=weight is not None,
+            grid=(num_rows,), warmup=False,
         )  # fmt: skip
     mode = REDUCTIONS[reduction]
     if mode == "none":
@@ -132,8 +133,9 @@ def nll_loss_backward(
     block = min(
         tuning.next_power_of_2(num_classes), launch_config(current_vendor().name, "row").block_size
     )
-    _nll_loss_backward_kernel[(num_rows,)](
+    _nll_loss_backward_kernel.run(
         grad, labels, weight, grad_scores, num_classes, ignore_index,
         HAS_WEIGHT=weight is not None, PER_ROW=mode == "none", BLOCK_N=block,
+        grid=(num_rows,), warmup=False,
     )  # fmt: skip
     return grad_scores

@@ -66,9 +66,10 @@ def _compact(
         config = launch_config(current_vendor().name, "pointwise")
         block = min(config.block_size, tuning.next_power_of_2(numel))
         table = torch.tensor([*strides, *shape] or [1], dtype=torch.int64, device=flags.device)
-        _compact_kernel[(tuning.cdiv(numel, block),)](
+        _compact_kernel.run(
             counts, x if x is not None else counts, out, table, table[ndim:] if ndim else table,
             numel, NDIM=ndim, INDICES=x is None, BLOCK=block, num_warps=config.num_warps,
+            grid=(tuning.cdiv(numel, block),), warmup=False,
         )  # fmt: skip
     return out
 

@@ -68,9 +68,10 @@ def linalg_vector_norm(
     config = launch_config(current_vendor().name, "reduction")
     block_n = min(tuning.next_power_of_2(max(layout.row_size, 1)), config.block_size)
     block_m = max(1, min(config.block_size // block_n, tuning.next_power_of_2(layout.num_rows)))
-    _norm_rows_kernel[(tuning.cdiv(layout.num_rows, block_m),)](
+    _norm_rows_kernel.run(
         layout.rows, out, layout.num_rows, layout.row_size,
         ORDER=0 if order == math.inf else int(order), ACC=accumulator(out_dtype),
         BLOCK_M=block_m, BLOCK_N=block_n, num_warps=config.num_warps,
+        grid=(tuning.cdiv(layout.num_rows, block_m),), warmup=False,
     )  # fmt: skip
     return out

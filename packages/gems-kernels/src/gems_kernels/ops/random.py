@@ -46,9 +46,10 @@ def _fill(self: torch.Tensor, kind: int, a: float, b: float, generator: Any) -> 
     if numel:
         config = launch_config(current_vendor().name, "pointwise")
         block = min(config.block_size, tuning.next_power_of_2(numel))
-        _random_kernel[(tuning.cdiv(numel, block),)](
+        _random_kernel.run(
             self, numel, _seed(generator), a, b, KIND=kind, BLOCK=block,
             num_warps=config.num_warps,
+            grid=(tuning.cdiv(numel, block),), warmup=False,
         )  # fmt: skip
     return self
 

@@ -36,8 +36,9 @@ def arange_out(start: Any, end: Any, step: Any = 1, *, out: torch.Tensor) -> tor
         config = launch_config(current_vendor().name, "pointwise")
         block = min(config.block_size, tuning.next_power_of_2(numel))
         is_float = out.is_floating_point()
-        _arange_kernel[(tuning.cdiv(numel, block),)](
+        _arange_kernel.run(
             out, float(start) if is_float else int(start), float(step) if is_float else int(step),
             numel, BLOCK=block, num_warps=config.num_warps,
+            grid=(tuning.cdiv(numel, block),), warmup=False,
         )  # fmt: skip
     return out

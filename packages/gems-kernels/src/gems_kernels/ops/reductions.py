@@ -122,9 +122,10 @@ def reduce(
         block_m = min(tuning.next_power_of_2(layout.num_rows), 128)
         block_n = max(1, min(config.block_size // block_m, tuning.next_power_of_2(layout.row_size)))
     grid = (tuning.cdiv(layout.num_rows, block_m),)
-    _reduce_rows_kernel[grid](
+    _reduce_rows_kernel.run(
         layout.rows, out, layout.num_rows, layout.row_size, row_stride, col_stride, scale,
         OP=_OPS[op], ACC=acc, BLOCK_M=block_m, BLOCK_N=block_n, num_warps=config.num_warps,
+        grid=grid, warmup=False,
     )  # fmt: skip
     return out
 

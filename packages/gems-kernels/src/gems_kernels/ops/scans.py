@@ -38,8 +38,9 @@ def cumsum(x: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None) -> to
     if num_rows:
         config = launch_config(current_vendor().name, "row")
         block_n = min(tuning.next_power_of_2(row_size), config.block_size)
-        _cumsum_rows_kernel[(num_rows,)](
+        _cumsum_rows_kernel.run(
             moved, out, row_size, ACC=accumulator(out_dtype), BLOCK_N=block_n,
             num_warps=config.num_warps,
+            grid=(num_rows,), warmup=False,
         )  # fmt: skip
     return out.movedim(-1, axis)

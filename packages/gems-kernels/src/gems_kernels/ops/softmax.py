@@ -143,7 +143,7 @@ def _forward(x: torch.Tensor, dim: int, half_to_float: bool, log: bool) -> torch
     out = torch.empty(rows.shape, dtype=dtype, device=x.device)
     if rows.numel():
         block, warps = _block(row_size)
-        _softmax_forward_kernel[(rows.numel() // row_size,)](
+        _softmax_forward_kernel.run(
             rows,
             out,
             row_size,
@@ -151,6 +151,8 @@ def _forward(x: torch.Tensor, dim: int, half_to_float: bool, log: bool) -> torch
             SINGLE_PASS=row_size <= block,
             BLOCK_N=block,
             num_warps=warps,
+            grid=(rows.numel() // row_size,),
+            warmup=False,
         )
     return _moved_back(out, x, axis)
 
@@ -163,7 +165,7 @@ def _backward(
     result = torch.empty(grad_rows.shape, dtype=input_dtype, device=grad.device)
     if grad_rows.numel():
         block, warps = _block(row_size)
-        _softmax_backward_kernel[(grad_rows.numel() // row_size,)](
+        _softmax_backward_kernel.run(
             grad_rows,
             out_rows,
             result,
@@ -172,6 +174,8 @@ def _backward(
             SINGLE_PASS=row_size <= block,
             BLOCK_N=block,
             num_warps=warps,
+            grid=(grad_rows.numel() // row_size,),
+            warmup=False,
         )
     return _moved_back(result, grad, axis)
 

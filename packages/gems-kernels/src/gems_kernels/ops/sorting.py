@@ -91,10 +91,11 @@ def _sorted_rows(
     values = torch.empty(shape, dtype=x.dtype, device=x.device)
     indices = torch.empty(shape, dtype=torch.int64, device=x.device)
     if values.numel():
-        _sort_rows_kernel[(rows.numel() // row_size,)](
+        _sort_rows_kernel.run(
             rows, values, indices, row_size, count, DESCENDING=descending,
             BLOCK_N=tuning.next_power_of_2(row_size),
             num_warps=1 if current_vendor().name == "cpu" else 4,
+            grid=(rows.numel() // row_size,), warmup=False,
         )  # fmt: skip
     return values.movedim(-1, axis), indices.movedim(-1, axis)
 

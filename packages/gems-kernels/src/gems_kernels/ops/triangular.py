@@ -37,9 +37,10 @@ def _triangle(x: torch.Tensor, diagonal: int, upper: bool) -> torch.Tensor:
     if out.numel():
         config = launch_config(current_vendor().name, "row")
         block = min(tuning.next_power_of_2(cols), config.block_size)
-        _triangle_kernel[(out.numel() // cols,)](
+        _triangle_kernel.run(
             source, out, rows, cols, diagonal, UPPER=upper, BLOCK_N=block,
             num_warps=config.num_warps,
+            grid=(out.numel() // cols,), warmup=False,
         )  # fmt: skip
     return out
 

@@ -318,7 +318,8 @@ def _compile_launch(
     parameters.extend(str(int(v)) for v in tail)
     source = (
         "def launch(a, r):\n"
-        f"    _kernel[_grid]({', '.join(parameters)}, BLOCK={block}, num_warps={num_warps})\n"
+        f"    _kernel.run({', '.join(parameters)}, BLOCK={block}, num_warps={num_warps}, "
+        "grid=_grid, warmup=False)\n"
     )
     namespace: dict[str, Any] = {"_kernel": kernel, "_grid": grid, "_bits": _float64_bits}
     exec(compile(source, "<gems pointwise launch>", "exec"), namespace)
