@@ -7,6 +7,7 @@ from pathlib import Path
 import gems_kernels
 import pytest
 import torch
+from gems_kernels import dispatch, registration
 from gems_kernels.backends import current_vendor
 
 
@@ -161,3 +162,32 @@ def test_calls_gems_does_not_take_behave_as_in_aten(name: str, dtype: torch.dtyp
     expected = _outcome(call, x)
     with gems_kernels.use_gems():
         assert _outcome(call, x) == expected
+
+
+MIXED_COMPLEX_CALLS = {
+    "mul-complex-number": lambda x: x * 1j,
+    "add-complex-other": lambda x: x + x.to(torch.complex64),
+    "layer_norm-complex-weight": lambda x: torch.nn.functional.layer_norm(
+        x, (4,), x.to(torch.complex64)
+    ),
+    "cat-complex-second": lambda x: torch.cat([x, x.to(torch.complex64)]),
+    "where-complex-other": lambda x: torch.where(x > 2, x, x.to(torch.complex64)),
+}
+
+
+@pytest.mark.parametrize("name", MIXED_COMPLEX_CALLS)
+def test_a_complex_operand_beside_real_ones_goes_to_aten(name: str) -> None:
+    """Every tensor parameter of the schema is looked at (optional ones and lists included),
+    and a complex number standing for a tensor counts too."""
+    call, x = MIXED_COMPLEX_CALLS[name], torch.tensor([1.0, 2.0, 3.0, 4.0])
+    expected = _outcome(call, x)
+    with gems_kernels.use_gems():
+        assert _outcome(call, x) == expected
+
+
+def test_the_complex_check_reads_the_schemas_tensor_parameters() -> None:
+    entries = {entry.overload: entry for entry in registration.REGISTRATIONS}
+    layer_norm = dispatch.tensor_parameters(entries["native_layer_norm"])
+    assert layer_norm.positions == (0, 2, 3)  # input, weight?, bias?; not normalized_shape
+    assert layer_norm.list_positions == ()
+    assert dispatch.tensor_parameters(entries["cat"]).list_positions == (0,)

@@ -143,3 +143,34 @@ def test_index_add_on_0d_refuses_what_aten_refuses() -> None:
         torch.index_add(torch.tensor(1.0), 0, torch.tensor([0]), torch.ones(1))
     with gems_kernels.use_gems(), pytest.raises(RuntimeError, match="source tensor shape"):
         torch.index_add(torch.tensor(1.0), 0, torch.tensor([0]), torch.ones(1))
+
+
+_CONVERSION_DTYPES = [
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
+    torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("target", _CONVERSION_DTYPES, ids=str)
+@pytest.mark.parametrize("source", _CONVERSION_DTYPES, ids=str)
+def test_every_conversion_as_aten(source: torch.dtype, target: torch.dtype) -> None:
+    """``.to`` and ``copy_`` between every pair of dtypes: float to int truncates as in ATen
+    (it raised "result type Float can't be cast" before), complex goes to ATen (a KeyError
+    before). Values every dtype holds exactly, fractions only where the source has them."""
+    values = [0.0, 1.0, 2.0, 3.0, 100.0]
+    if source.is_floating_point or source.is_complex:
+        values += [2.5, 7.75]
+    x = torch.tensor(values).to(source)
+    expected, actual = _both(lambda: x.to(target))
+    assert actual.dtype == expected.dtype
+    assert torch.equal(actual, expected)
+    expected, actual = _both(lambda: torch.empty(len(values), dtype=target).copy_(x))
+    assert torch.equal(actual, expected)
+
+
+def test_a_complex_number_beside_a_real_tensor() -> None:
+    x = torch.tensor([1.0, 2.0])
+    expected, actual = _both(lambda: (x * 1j, x + 2j, torch.where(x > 1, x, 1j)))
+    for want, got in zip(expected, actual, strict=True):
+        assert got.dtype == want.dtype
+        assert torch.equal(got, want)

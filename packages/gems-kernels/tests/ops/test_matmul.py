@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gems_kernels
 import pytest
 import torch
 import torch.nn.functional as F
@@ -72,3 +73,21 @@ def test_gpu_block_choice_is_tuned_once_per_bucket(monkeypatch: pytest.MonkeyPat
     assert matmul._blocks(100, 60, 70, torch.float16, measure) == (128, 64, 32, 4)
     assert matmul._blocks(120, 64, 128, torch.float16, measure) == (128, 64, 32, 4)
     assert len(measured) == len(matmul._GPU_CANDIDATES)
+
+
+def test_plans_follow_the_operand_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One plan per layout: the same shapes with other strides get their own, and results
+    stay right whichever plan a call finds; the plan table stays within its bound."""
+    from gems_kernels.ops import matmul
+
+    monkeypatch.setattr(matmul, "_PLANS", {})
+    monkeypatch.setattr(matmul, "_MAX_PLANS", 3)
+    a, b = torch.randn(5, 7), torch.randn(7, 3)
+    layouts = [(a, b), (a.t().contiguous().t(), b), (a, b.t().contiguous().t()), (a, b)]
+    expected = [left @ right for left, right in layouts]
+    with gems_kernels.use_gems(include=["mm"]):
+        for (left, right), want in zip(layouts, expected, strict=True):
+            torch.testing.assert_close(torch.mm(left, right), want)
+        assert len(matmul._PLANS) == 3
+        torch.mm(a.t().contiguous().t(), b.t().contiguous().t())  # a fourth layout: starts over
+        assert len(matmul._PLANS) == 1

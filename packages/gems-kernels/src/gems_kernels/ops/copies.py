@@ -15,7 +15,7 @@ import triton
 import triton.language as tl
 
 from gems_kernels.ops.row_layout import normalize_dims
-from gems_kernels.pointwise import pointwise_dynamic
+from gems_kernels.pointwise import pointwise_dynamic, supports_dtype
 
 __all__ = [
     "cat",
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-@pointwise_dynamic(is_tensor=[True], promotions=[((0,), "NO_OPMATH")])
+@pointwise_dynamic(is_tensor=[True], promotions=[((0,), "NO_OPMATH")], casting="unsafe")
 @triton.jit
 def _copy(x):
     return x
@@ -66,9 +66,12 @@ def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def is_same_device_copy(self: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> bool:
-    """Condition for copy_: same device, a destination that is not bool unless the source is
-    (ATen tests != 0), and no overlap between source and destination (unless identical)."""
+    """Condition for copy_: same device, dtypes the kernels store, a destination that is not
+    bool unless the source is (ATen tests != 0), and no overlap between source and destination
+    (unless identical)."""
     if not isinstance(src, torch.Tensor) or self.device != src.device:
+        return False
+    if not (supports_dtype(self.dtype) and supports_dtype(src.dtype)):
         return False
     if self.dtype == torch.bool and src.dtype != torch.bool:
         return False
@@ -83,13 +86,15 @@ def copy_(self: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> 
 
 
 def is_plain_copy(self: torch.Tensor, **options: Any) -> bool:
-    """Condition for _to_copy: a strided result on the same device, no pinned memory."""
-    device = options.get("device")
+    """Condition for _to_copy: a strided result of a dtype the kernels store, on the same device,
+    no pinned memory."""
+    device, dtype = options.get("device"), options.get("dtype")
     return (
         (device is None or torch.device(device) == self.device)
+        and (dtype is None or supports_dtype(dtype))
         and options.get("layout") in (None, torch.strided)
         and not options.get("pin_memory")
-        and not (options.get("dtype") == torch.bool and self.dtype != torch.bool)
+        and not (dtype == torch.bool and self.dtype != torch.bool)
     )
 
 

@@ -1,5 +1,10 @@
 """The pointwise kernel generator."""
 
-from gems_kernels.pointwise.dynamic import PointwiseOp, Promotion, pointwise_dynamic
+from gems_kernels.pointwise.dynamic import (
+    PointwiseOp,
+    Promotion,
+    pointwise_dynamic,
+    supports_dtype,
+)
 
-__all__ = ["PointwiseOp", "Promotion", "pointwise_dynamic"]
+__all__ = ["PointwiseOp", "Promotion", "pointwise_dynamic", "supports_dtype"]

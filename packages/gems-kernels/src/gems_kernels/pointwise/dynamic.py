@@ -23,7 +23,13 @@ from gems_kernels import caches
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.pointwise.codegen import KernelSpec, render_kernel
 
-__all__ = ["PointwiseOp", "Promotion", "needs_int64_indexing", "pointwise_dynamic"]
+__all__ = [
+    "PointwiseOp",
+    "Promotion",
+    "needs_int64_indexing",
+    "pointwise_dynamic",
+    "supports_dtype",
+]
 
 _INT32_MAX: Final = 2**31 - 1
 _TRITON_DTYPES: Final[dict[torch.dtype, str]] = {
@@ -39,12 +45,19 @@ _TRITON_DTYPES: Final[dict[torch.dtype, str]] = {
     torch.bool: "tl.int1",
 }
 _KERNELS: dict[tuple[int, KernelSpec], Any] = {}
+
+
 # Plans remembered per operator; the oldest is dropped beyond this many.
 _MAX_PLANS: Final = 256
 # One output's promotion rule: the argument positions and the promotion kind.
 _Rule = tuple[tuple[int, ...], str]
 # What an operator returns: a tensor, or a tuple of them for several outputs.
 _R = TypeVar("_R")
+
+
+def supports_dtype(dtype: torch.dtype) -> bool:
+    """Whether generated kernels load and store ``dtype`` (complex and the float8s: no)."""
+    return dtype in _TRITON_DTYPES
 
 
 @dataclass(frozen=True)
@@ -135,8 +148,10 @@ class PointwiseOp(Generic[_R]):
         scalar_fn: Any,
         is_tensor: Sequence[bool],
         promotions: Sequence[Promotion],
+        any_output_dtype: bool = False,
     ) -> None:
         self.scalar_fn = scalar_fn
+        self.any_output_dtype = any_output_dtype
         self.is_tensor = tuple(is_tensor)
         self.promotions = tuple(promotions)
         self.num_outputs = len(self.promotions)
@@ -221,7 +236,7 @@ class PointwiseOp(Generic[_R]):
                     given = torch.empty(shape, dtype=result_dtype, device=device)
                     allocations.append(("empty", result_dtype))
             else:
-                if not torch.can_cast(result_dtype, given.dtype):
+                if not self.any_output_dtype and not torch.can_cast(result_dtype, given.dtype):
                     raise RuntimeError(
                         f"{self.__name__}: result type {result_dtype} can't be cast to the "
                         f"desired output type {given.dtype} (out{index})"
@@ -372,13 +387,13 @@ def _signature(args: tuple[Any, ...], outputs: dict[str, Any]) -> tuple[Any, ...
 # Overlap: the second overload also takes a tuple of two rules; the first, checked first, wins.
 @overload
 def pointwise_dynamic(  # type: ignore[overload-overlap]
-    *, is_tensor: Sequence[bool], promotions: tuple[_Rule, _Rule]
+    *, is_tensor: Sequence[bool], promotions: tuple[_Rule, _Rule], casting: str = ...
 ) -> Callable[[Any], PointwiseOp[tuple[torch.Tensor, torch.Tensor]]]: ...
 
 
 @overload
 def pointwise_dynamic(
-    *, is_tensor: Sequence[bool], promotions: Sequence[_Rule] = ...
+    *, is_tensor: Sequence[bool], promotions: Sequence[_Rule] = ..., casting: str = ...
 ) -> Callable[[Any], PointwiseOp[torch.Tensor]]: ...
 
 
@@ -386,6 +401,7 @@ def pointwise_dynamic(
     *,
     is_tensor: Sequence[bool],
     promotions: Sequence[_Rule] = (((0,), "DEFAULT"),),
+    casting: str = "same_kind",
 ) -> Callable[[Any], PointwiseOp[Any]]:
     """Decorate a ``@triton.jit`` element function into a :class:`PointwiseOp`.
 
@@ -394,8 +410,12 @@ def pointwise_dynamic(
     kind (``DEFAULT``, ``INT_TO_FLOAT``, ``ALWAYS_BOOL``, ``COMPLEX_TO_FLOAT``, ``NO_OPMATH``,
     ``BOOL_TO_LONG``). Loaded values of the first output's arguments are cast to its computation
     dtype. For type checkers, give a two-output operator's rules as a tuple of two: its result then
-    types as a pair of tensors; other rules type it as returning one tensor.
+    types as a pair of tensors; other rules type it as returning one tensor. ``casting``: a given
+    output must be a dtype the result casts to in kind (``same_kind``, ATen's rule for ``out=``)
+    or may be any dtype (``unsafe``, a copy's rule: float to int truncates).
     """
+    if casting not in ("same_kind", "unsafe"):
+        raise ValueError(f"casting: expected 'same_kind' or 'unsafe', got {casting!r}")
     rules = [Promotion(tuple(positions), kind) for positions, kind in promotions]
     if not rules:
         raise ValueError("promotions: expected at least one output rule")
@@ -406,6 +426,6 @@ def pointwise_dynamic(
             raise ValueError(f"promotions: argument index out of range in {rule.args}")
 
     def decorate(scalar_fn: Any) -> PointwiseOp[Any]:
-        return PointwiseOp(scalar_fn, is_tensor, rules)
+        return PointwiseOp(scalar_fn, is_tensor, rules, any_output_dtype=casting == "unsafe")
 
     return decorate
