@@ -454,6 +454,39 @@ spec:
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("watch", [["wait", "watched"], ["logs", "watched", "-f"]], ids=str)
+def test_ctrl_c_on_a_watching_command_leaves_the_job_running(
+    tmp_path: Path, watch: list[str]
+) -> None:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(SLEEPING_JOB.replace("name: interrupted", "name: watched"))
+    assert invoke(tmp_path, "run", "-f", str(manifest), "--detach")[0] == 0
+    root = tmp_path / "jobs"
+    command = [sys.executable, "-c", "from trainer_sdk.cli import main; main()"]
+    process = subprocess.Popen(
+        [*command, "--backend", "local", "--root", str(root), *watch],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # The first status line (wait) or log line (logs -f): the command is watching.
+        stream = process.stderr if watch[0] == "wait" else process.stdout
+        assert stream is not None and stream.readline(), process.communicate()
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=DEADLINE_SECONDS)
+        assert process.returncode == 130, err
+        assert "Traceback" not in err and "Aborted" not in err
+        assert err.splitlines()[-1] == "stopped watching TrainJob watched (interrupted); it runs on"
+        client = TrainerClient(LocalBackendConfig(root=root))
+        job = client.wait_for_job_status("watched", {"Running"}, DEADLINE_SECONDS, 1)
+        assert job.status == "Running"  # not stopped: it fails the wait if it ever fails
+    finally:
+        process.kill()
+        assert invoke(tmp_path, "delete", "watched")[0] == 0
+
+
+@pytest.mark.e2e
 def test_run_gives_up_after_its_timeout_while_the_job_still_runs(tmp_path: Path) -> None:
     manifest = tmp_path / "job.yaml"
     manifest.write_text(FAILING_JOB.replace("exit 4", "sleep 120"))

@@ -374,6 +374,12 @@ def _interrupted(client: TrainerClient, name: str | None) -> NoReturn:
     sys.exit(INTERRUPTED_EXIT_CODE)
 
 
+def _stopped_watching(name: str) -> NoReturn:
+    """Ctrl-C on a command that only watches NAME: the job runs on; one line, exit 130."""
+    _errors.print(f"stopped watching TrainJob {name} (interrupted); it runs on", highlight=False)
+    sys.exit(INTERRUPTED_EXIT_CODE)
+
+
 @cli.command()
 @click.argument("target", required=False)
 @click.option(
@@ -536,12 +542,14 @@ def get(context: click.Context, name: str, output: str, show_metrics: bool, as_j
 @click.option("-f", "--follow", is_flag=True, help="Keep printing lines until the job ends.")
 @click.pass_context
 def logs(context: click.Context, name: str, step: str, follow: bool) -> None:
-    """Print a step's log."""
+    """Print a step's log. Ctrl-C stops following (exit 130); the job runs on."""
     try:
         for line in _client(context).get_job_logs(name, step=step, follow=follow):
             click.echo(line)
     except (TrainerError, ValueError) as error:
         _fail(str(error), 1)
+    except KeyboardInterrupt:
+        _stopped_watching(name)
 
 
 def _status_detail(job: types.TrainJob) -> str:
@@ -598,7 +606,8 @@ def _show_progress(client: TrainerClient, name: str, deadline: float) -> types.T
 @click.option("--timeout", type=click.IntRange(min=1), default=600, show_default=True)
 @click.pass_context
 def wait(context: click.Context, name: str, timeout: int) -> None:
-    """Wait up to --timeout seconds for NAME to finish; exit with its outcome (124: timeout)."""
+    """Wait up to --timeout seconds for NAME to finish; exit with its outcome (124: timeout).
+    Ctrl-C stops waiting (exit 130); the job runs on."""
     client = _client(context)
     deadline = time.monotonic() + timeout
     try:
@@ -610,6 +619,8 @@ def wait(context: click.Context, name: str, timeout: int) -> None:
         _fail(str(error), TIMEOUT_EXIT_CODE)
     except TrainerError as error:
         _fail(str(error), 1)
+    except KeyboardInterrupt:
+        _stopped_watching(name)
 
 
 @cli.command()
