@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from trainer_sdk import CustomTrainer, LocalBackendConfig, TrainerClient
+from trainer_sdk import CustomTrainer, JobFailedError, LocalBackendConfig, TrainerClient
 from trainer_sdk.cli import cli
 
 pytestmark = [
@@ -61,6 +61,28 @@ def test_mpi4py_allreduce_over_two_nodes_through_trainer_client(client: TrainerC
     assert "rank 1 of 2 on 127.0.0.2: sum 3" in launcher_log
     worker_log = "\n".join(client.get_job_logs(name, step="node-1"))
     assert "Server listening on 127.0.0.2" in worker_log
+
+
+def raises_on_rank_one() -> None:
+    """Rank 1 raises after a collective; rank 0 waits in the next one (MPI aborts it)."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    comm.barrier()
+    if comm.Get_rank() == 1:
+        raise ValueError("bad learning rate on rank 1")
+    comm.barrier()
+
+
+def test_a_failed_mpi_job_names_the_rank_that_raised(client: TrainerClient) -> None:
+    name = client.train(
+        runtime=client.get_runtime("deepspeed-distributed"),
+        trainer=CustomTrainer(func=raises_on_rank_one, num_nodes=2),
+    )
+    with pytest.raises(JobFailedError) as raised:
+        client.wait_for_job_status(name, timeout=WAIT_SECONDS, polling_interval=1)
+    first = str(raised.value).splitlines()[0]
+    assert "ValueError: bad learning rate on rank 1 (rank 1, step node-0)" in first, first
 
 
 TORCH_CODE = """

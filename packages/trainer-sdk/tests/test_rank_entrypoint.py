@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from trainer_sdk import rank_entrypoint
+from trainer_sdk import failures, rank_entrypoint
 
 ENTRYPOINT = rank_entrypoint.__file__
 
 
-def run_rank(tmp_path: Path, code: str, *args: str) -> subprocess.CompletedProcess[str]:
-    """``code`` written to ``user.py`` and run through the entrypoint in a clean interpreter."""
+def run_rank(
+    tmp_path: Path, code: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``code`` written to ``user.py`` and run through the entrypoint in a clean interpreter
+    (with only ``env`` added to this process's environment, MPI and torchrun variables removed)."""
     (tmp_path / "user.py").write_text(textwrap.dedent(code))
+    launched = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "TORCHELASTIC_RUN_ID")
+    base = {name: value for name, value in os.environ.items() if name not in launched}
     return subprocess.run(
         [sys.executable, "-I", ENTRYPOINT, "user.py", *args],
         cwd=tmp_path,
@@ -23,6 +29,7 @@ def run_rank(tmp_path: Path, code: str, *args: str) -> subprocess.CompletedProce
         text=True,
         timeout=60,
         check=False,
+        env={**base, **(env or {})},
     )
 
 
@@ -132,3 +139,33 @@ def test_objects_are_not_touched_while_files_are_flushed(tmp_path: Path) -> None
         """,
     )
     assert (result.returncode, result.stderr) == (0, "")
+
+
+FAILING = """
+def train():
+    raise RuntimeError("loss is nan")
+
+train()
+"""
+
+
+@pytest.mark.parametrize("variable", ["OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"])
+def test_an_mpi_rank_tags_its_traceback_so_the_failure_names_it(
+    tmp_path: Path, variable: str
+) -> None:
+    result = run_rank(tmp_path, FAILING, env={variable: "3"})
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == "[rank3]: Traceback (most recent call last):"
+    assert all(line.startswith("[rank3]: ") for line in lines), lines
+    summary = failures.summarize(["mpirun's own line", *lines])
+    assert summary is not None
+    assert (summary.exception, summary.rank) == ("RuntimeError: loss is nan", 3)
+
+
+def test_under_torchrun_lines_stay_as_they_are(tmp_path: Path) -> None:
+    """torchrun tags its ranks' lines itself; an MPI variable beside it changes nothing."""
+    result = run_rank(
+        tmp_path, FAILING, env={"TORCHELASTIC_RUN_ID": "job", "OMPI_COMM_WORLD_RANK": "3"}
+    )
+    assert result.stderr.splitlines()[0] == "Traceback (most recent call last):"

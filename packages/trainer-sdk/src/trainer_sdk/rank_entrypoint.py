@@ -8,7 +8,10 @@ process itself instead of leaving it to interpreter finalization:
 - user code returned (or called ``sys.exit(0)``): wait for non-daemon threads, run the ``atexit``
   handlers, finalize MPI if mpi4py initialized it, flush every open file, ``os._exit(0)``;
 - user code raised: print its traceback (through ``sys.excepthook``, without this module's
-  frames), run the same exit steps, abort MPI if it is initialized, ``os._exit(1)``.
+  frames), run the same exit steps, abort MPI if it is initialized, ``os._exit(1)``. A rank that
+  an MPI launcher started (not torchrun, which tags its ranks' lines itself) prints the traceback
+  with each line tagged ``[rankN]: `` as torchrun's are: the ranks of one mpirun share a log,
+  and the tag is how a failure names the rank that raised.
 
 Why: on torch 2.13 with gloo, the worker thread of a process group (``ProcessGroupGloo::runLoop``)
 may destroy the last collective's work object after the main thread has entered interpreter
@@ -35,7 +38,7 @@ import traceback
 from types import TracebackType
 from typing import NoReturn
 
-__all__ = ["exit_code", "finish", "main", "run_user_file"]
+__all__ = ["exit_code", "finish", "main", "mpi_rank", "run_user_file"]
 
 
 def exit_code(error: SystemExit) -> int:
@@ -56,6 +59,28 @@ def _user_frames(tb: TracebackType | None, path: str) -> TracebackType | None:
     return current or tb
 
 
+# Where MPI launchers put a rank's number: Open MPI, then MPICH and Intel MPI (hydra), PMIx.
+_MPI_RANK_ENV = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK")
+_TORCHRUN_ENV = "TORCHELASTIC_RUN_ID"
+
+
+def mpi_rank(environ: dict[str, str] | None = None) -> str | None:
+    """This process's rank when an MPI launcher started it, else None (torchrun included)."""
+    env = os.environ if environ is None else environ
+    if _TORCHRUN_ENV in env:
+        return None
+    return next((env[name] for name in _MPI_RANK_ENV if env.get(name, "").isdigit()), None)
+
+
+def _print_failure(error: BaseException, frames: TracebackType | None) -> None:
+    rank = mpi_rank()
+    if rank is None:
+        sys.excepthook(type(error), error, frames)
+        return
+    lines = "".join(traceback.format_exception(type(error), error, frames)).splitlines()
+    sys.stderr.write("".join(f"[rank{rank}]: {line}\n" for line in lines))
+
+
 def run_user_file(path: str, args: list[str]) -> int:
     """Run ``path`` as ``__main__`` with ``args``; the exit status it asks for (1 if it raised)."""
     sys.argv = [path, *args]
@@ -65,7 +90,7 @@ def run_user_file(path: str, args: list[str]) -> int:
         return exit_code(error)
     except BaseException as error:
         user_frames = _user_frames(error.__traceback__, path)
-        sys.excepthook(type(error), error.with_traceback(user_frames), user_frames)
+        _print_failure(error.with_traceback(user_frames), user_frames)
         return 1
     return 0
 
