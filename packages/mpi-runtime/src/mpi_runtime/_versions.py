@@ -4,7 +4,6 @@ tens of milliseconds at every start, more than the rest of its imports."""
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,5 +25,5 @@ class VersionAction(argparse.Action):
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
 
     def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
-        print(f"{parser.prog} {package_version()}", file=sys.stdout)
+        print(f"{parser.prog} {package_version()}")
         parser.exit()

@@ -45,8 +45,6 @@ _TRITON_DTYPES: Final[dict[torch.dtype, str]] = {
     torch.bool: "tl.int1",
 }
 _KERNELS: dict[tuple[int, KernelSpec], Any] = {}
-
-
 # Plans remembered per operator; the oldest is dropped beyond this many.
 _MAX_PLANS: Final = 256
 # One output's promotion rule: the argument positions and the promotion kind.
