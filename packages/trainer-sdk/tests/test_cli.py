@@ -29,8 +29,8 @@ from trainer_sdk import (
     TrainJob,
     types,
 )
-from trainer_sdk import cli as cli_module
 from trainer_sdk.backends.local.jobdir import JobDir, read_json
+from trainer_sdk.cli import app as cli_module
 from trainer_sdk.cli import cli, status_line
 
 from .conftest import make_runtime

@@ -1,0 +1,5 @@
+"""The ``trainer`` command line: one click group, its commands in the modules of this package."""
+
+from trainer_sdk.cli.app import cli, main, status_line
+
+__all__ = ["cli", "main", "status_line"]
