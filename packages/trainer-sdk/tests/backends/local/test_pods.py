@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+from trainer_sdk.backends.local import volumes
 from trainer_sdk.backends.local.pods import (
     UnsupportedPodError,
     expand_pods,
@@ -189,3 +191,63 @@ def test_expanding_a_large_jobset_is_linear_in_its_pods() -> None:
     assert time.monotonic() - started < 30  # about 0.3 s here
     assert len(pods) == 1600
     assert pods[1599].command[1:3] == ("--master-addr=127.0.0.1", "--master-port=41000")
+
+
+def with_volume(job: dict[str, Any], volume: dict[str, Any], **mount: Any) -> dict[str, Any]:
+    """``job`` with ``volume`` declared and mounted (``mount``: mountPath, subPath)."""
+    pod_spec = job["template"]["spec"]["template"]["spec"]
+    pod_spec.setdefault("volumes", []).append(volume)
+    pod_spec["containers"][0].setdefault("volumeMounts", []).append(
+        {"name": volume["name"], **mount}
+    )
+    return job
+
+
+def test_a_claim_is_one_directory_per_namespace_and_claim_name_outside_the_job(
+    tmp_path: Path,
+) -> None:
+    """It was a directory of the job named after the volume: another job never saw its data."""
+    claim = {"name": "ckpt", "persistentVolumeClaim": {"claimName": "shared"}}
+    job = with_volume(replicated_job("node", ["true"]), claim, mountPath="/ckpt")
+    manifest = jobset(job)
+    manifest["metadata"]["namespace"] = "team"
+    [(_, [pod])] = expand_pods(manifest, 1, str(tmp_path / "job" / "volumes"), tmp_path)
+    expected = str(volumes.claim_path("team", "shared", tmp_path))
+    assert expected == str(tmp_path / ".volumes" / "team" / "shared")
+    assert pod.directories == (expected,)
+
+
+def test_empty_dir_is_the_jobs_and_host_path_is_the_hosts_own(tmp_path: Path) -> None:
+    job = with_volume(
+        replicated_job("node", ["true"]), {"name": "scratch", "emptyDir": {}}, mountPath="/scratch"
+    )
+    with_volume(
+        job,
+        {"name": "data", "hostPath": {"path": str(tmp_path / "host")}},
+        mountPath="/data",
+        subPath="x",
+    )
+    with_volume(
+        job,
+        {"name": "sock", "hostPath": {"path": "/run/x.sock", "type": "Socket"}},
+        mountPath="/run/x.sock",
+    )
+    [(_, [pod])] = expand_pods(jobset(job), 1, "/j/volumes", tmp_path)
+    assert pod.directories == ("/j/volumes/scratch", str(tmp_path / "host" / "x"))
+
+
+@pytest.mark.parametrize(
+    ("volume", "sub_path", "message"),
+    [
+        ({"name": "v", "persistentVolumeClaim": {"claimName": "Bad_Name"}}, None, "claimName"),
+        ({"name": "v", "emptyDir": {}}, "../escape", r"volumeMounts\[0\]\.subPath"),
+        ({"name": "v", "emptyDir": {}}, "/abs", "subPath: expected a relative path"),
+    ],
+)
+def test_volumes_the_cluster_refuses_name_the_field(
+    volume: dict[str, Any], sub_path: str | None, message: str
+) -> None:
+    mount: dict[str, Any] = {"mountPath": "/v", **({"subPath": sub_path} if sub_path else {})}
+    job = with_volume(replicated_job("node", ["true"]), volume, **mount)
+    with pytest.raises(UnsupportedPodError, match=message):
+        expand_pods(jobset(job), 1, "/j/volumes", Path("/r"))

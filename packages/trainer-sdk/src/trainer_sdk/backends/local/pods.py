@@ -12,9 +12,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from trainer_sdk import constants
+from trainer_sdk.backends.local import volumes
 from trainer_sdk.runtimes import container_devices
 
 __all__ = [
@@ -55,6 +57,7 @@ class PodAddresses:
     master_port: int
     hosts: tuple[str, ...] = ()
     volumes_root: str = ""
+    root: Path = Path()  # the backend's job root: where persistent volume claims live
 
     def rewrite(self, text: str) -> str:
         """Host names to loopback, port 29500 to the job's port."""
@@ -250,7 +253,8 @@ def _pods_of(
                     f"{container_where}.command: the image's entrypoint cannot run locally; "
                     "set a command"
                 )
-            mounts = _local_mounts(container, addresses.volumes_root)
+            placed = _local_mounts(container, pod_spec, container_where, addresses, namespace)
+            mounts = {mount.path: mount.local for mount in placed}
             env = {
                 name: _map_paths(value, mounts)
                 for name, value in _resolve_env(container, meta, container_where, addresses).items()
@@ -276,23 +280,33 @@ def _pods_of(
                     working_dir=container.get("workingDir"),
                     device=device,
                     device_count=count,
-                    directories=tuple(mounts.values()),
+                    directories=tuple(mount.local for mount in placed if mount.create),
                 )
             )
     return pods
 
 
-def _local_mounts(container: Mapping[str, Any], volumes_root: str) -> dict[str, str]:
-    """mountPath -> a directory under ``volumes_root`` shared by every pod mounting that volume."""
-    if not volumes_root:
-        return {}
-    mounts = {}
-    for mount in container.get("volumeMounts") or []:
-        local = f"{volumes_root}/{mount['name']}"
-        if mount.get("subPath"):
-            local = f"{local}/{mount['subPath']}"
-        mounts[mount["mountPath"].rstrip("/") or "/"] = local
-    return mounts
+def _local_mounts(
+    container: Mapping[str, Any],
+    pod_spec: Mapping[str, Any],
+    where: str,
+    addresses: PodAddresses,
+    namespace: str,
+) -> list[volumes.Mount]:
+    """The container's mounts placed on this machine (none without ``volumes_root``)."""
+    if not addresses.volumes_root:
+        return []
+    try:
+        return volumes.pod_mounts(
+            container,
+            pod_spec,
+            where,
+            job_volumes=addresses.volumes_root,
+            root=addresses.root,
+            namespace=namespace,
+        )
+    except volumes.InvalidVolumeError as error:
+        raise UnsupportedPodError(str(error)) from None
 
 
 def _map_paths(text: str, mounts: Mapping[str, str]) -> str:
@@ -303,10 +317,11 @@ def _map_paths(text: str, mounts: Mapping[str, str]) -> str:
 
 
 def expand_pods(
-    jobset: Mapping[str, Any], master_port: int, volumes_root: str = ""
+    jobset: Mapping[str, Any], master_port: int, volumes_root: str = "", root: Path = Path()
 ) -> list[tuple[dict[str, Any], list[LocalPod]]]:
-    """Each replicated job, in start order, with its pods; with ``volumes_root``, volume mounts
-    become directories under it (their paths rewritten in commands and env)."""
+    """Each replicated job, in start order, with its pods; with ``volumes_root`` (the job's
+    volumes), volume mounts become local directories (``volumes.pod_mounts``: claims under
+    ``root``), their paths rewritten in commands and env."""
     metadata = jobset.get("metadata") or {}
     name = metadata.get("name", "")
     namespace = metadata.get("namespace", "default")
@@ -325,7 +340,9 @@ def expand_pods(
             reverse=True,
         )
     )
-    addresses = PodAddresses(master_port=master_port, hosts=hosts, volumes_root=volumes_root)
+    addresses = PodAddresses(
+        master_port=master_port, hosts=hosts, volumes_root=volumes_root, root=root
+    )
     has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
     expanded = []
     for job in ordered_replicated_jobs(jobset):

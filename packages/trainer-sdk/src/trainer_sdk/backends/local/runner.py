@@ -88,7 +88,7 @@ class JobSetRunner:
         self.token = self.base_env.setdefault(processes.JOB_TOKEN_ENV, secrets.token_hex(16))
         self.report = report
         self.plan = mpi.prepare_mpi_pods(
-            pod_plan.expand_pods(jobset, master_port, str(job_dir.path / "volumes")),
+            pod_plan.expand_pods(jobset, master_port, str(job_dir.path / "volumes"), job_dir.root),
             jobset,
             objects,
             job_dir.path,

@@ -1,0 +1,221 @@
+"""Where a local pod's volumes live, and the named volumes that outlive jobs.
+
+As in a cluster:
+
+- a ``persistentVolumeClaim`` is one directory per claim per namespace,
+  ``<root>/.volumes/<namespace>/<claimName>``, shared by every job naming that claim and kept when
+  a job is deleted (``trainer volumes delete`` removes it);
+- ``hostPath`` is the host's own path;
+- every other volume (``emptyDir``, and the Secret and ConfigMap volumes the backend writes) is a
+  directory of the job, ``<job>/volumes/<volume name>``, deleted with it.
+
+``<root>`` is the backend's job root (``LocalBackendConfig.root``); ``claim_path`` is the lookup
+other modules use (the checkpoint API finds a claim's directory with it).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from trainer_sdk.backends.local.jobdir import JobDir, lock_held, read_json
+from trainer_sdk.configs import default_local_root
+
+__all__ = [
+    "ClaimInUseError",
+    "ClaimVolume",
+    "InvalidVolumeError",
+    "Mount",
+    "claim_path",
+    "claims_root",
+    "delete_claim",
+    "list_claims",
+    "pod_mounts",
+]
+
+CLAIMS_DIR = ".volumes"  # not a DNS name: never a job's directory
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
+# hostPath types whose directory the kubelet creates when it is missing ("" is the legacy default).
+_CREATED_HOST_PATH_TYPES = ("", "DirectoryOrCreate")
+
+
+class InvalidVolumeError(ValueError):
+    """A volume or mount the local backend cannot place; the message names the field."""
+
+
+class ClaimInUseError(RuntimeError):
+    """A claim that a running job mounts cannot be deleted."""
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A container's volume mount placed on this machine."""
+
+    path: str  # the mountPath the pod names
+    local: str  # the directory (or file) on this machine
+    create: bool  # whether the backend creates ``local`` before the pod starts
+
+
+@dataclass(frozen=True)
+class ClaimVolume:
+    """One persistent volume claim's local directory."""
+
+    namespace: str
+    name: str
+    path: Path
+    size_bytes: int
+    jobs: tuple[str, ...]  # the jobs (under the same root) whose pods mount the claim
+
+
+def claims_root(root: Path | None = None) -> Path:
+    """The directory holding every claim of the backend rooted at ``root`` (default: the local
+    backend's default root)."""
+    return (root if root is not None else default_local_root()) / CLAIMS_DIR
+
+
+def claim_path(namespace: str, claim: str, root: Path | None = None) -> Path:
+    """The directory of ``persistentVolumeClaim`` ``claim`` in ``namespace``: what every local
+    pod mounting that claim sees at its mount path."""
+    if not _DNS_SUBDOMAIN.fullmatch(claim):
+        raise InvalidVolumeError(
+            f"persistentVolumeClaim.claimName: expected a lower-case DNS name, got {claim!r}"
+        )
+    if not _DNS_LABEL.fullmatch(namespace):
+        raise InvalidVolumeError(
+            f"metadata.namespace: expected a lower-case DNS label, got {namespace!r}"
+        )
+    return claims_root(root) / namespace / claim
+
+
+def _relative(sub_path: str, where: str) -> str:
+    """A ``subPath`` as Kubernetes accepts it: relative, never leaving the volume."""
+    if sub_path.startswith("/") or ".." in sub_path.split("/"):
+        raise InvalidVolumeError(
+            f"{where}.subPath: expected a relative path without '..', got {sub_path!r}"
+        )
+    return sub_path
+
+
+def pod_mounts(
+    container: Mapping[str, Any],
+    pod_spec: Mapping[str, Any],
+    where: str,
+    *,
+    job_volumes: str,
+    root: Path,
+    namespace: str,
+) -> list[Mount]:
+    """Each of ``container``'s volume mounts with its local place (pure: nothing is created)."""
+    volumes = {volume.get("name"): volume for volume in pod_spec.get("volumes") or []}
+    mounts = []
+    for index, mount in enumerate(container.get("volumeMounts") or []):
+        mount_where = f"{where}.volumeMounts[{index}]"
+        volume = volumes.get(mount["name"], {})
+        create = True
+        if claim := volume.get("persistentVolumeClaim"):
+            local = str(claim_path(namespace, str(claim.get("claimName", "")), root))
+        elif host := volume.get("hostPath"):
+            local = str(host.get("path", ""))
+            create = host.get("type", "") in _CREATED_HOST_PATH_TYPES
+        else:
+            local = f"{job_volumes}/{mount['name']}"
+        if mount.get("subPath"):
+            local = f"{local}/{_relative(str(mount['subPath']), mount_where)}"
+            create = True
+        mounts.append(Mount(mount["mountPath"].rstrip("/") or "/", local, create))
+    return mounts
+
+
+def _claims_of(jobset: Mapping[str, Any]) -> set[tuple[str, str]]:
+    namespace = str((jobset.get("metadata") or {}).get("namespace") or "default")
+    found = set()
+    for job in jobset.get("spec", {}).get("replicatedJobs") or []:
+        pod_spec = job.get("template", {}).get("spec", {}).get("template", {}).get("spec", {})
+        for volume in pod_spec.get("volumes") or []:
+            if claim := volume.get("persistentVolumeClaim"):
+                found.add((namespace, str(claim.get("claimName", ""))))
+    return found
+
+
+def _jobs_by_claim(root: Path) -> dict[tuple[str, str], list[str]]:
+    users: dict[tuple[str, str], list[str]] = {}
+    if not root.is_dir():
+        return users
+    for path in sorted(root.iterdir()):
+        jobset = path / "jobset.json"
+        if path.name.startswith(".") or not jobset.is_file():
+            continue
+        try:
+            claims = _claims_of(read_json(jobset))
+        except (OSError, ValueError):  # a damaged job hides only itself
+            continue
+        for claim in claims:
+            users.setdefault(claim, []).append(path.name)
+    return users
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for directory, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(directory, name)).st_size
+            except OSError:  # removed while walking
+                continue
+    return total
+
+
+def list_claims(root: Path | None = None) -> list[ClaimVolume]:
+    """Every claim directory under ``root``, and every claim a job names, with its size and the
+    jobs mounting it."""
+    root = root if root is not None else default_local_root()
+    users = _jobs_by_claim(root)
+    base = claims_root(root)
+    present = {
+        (namespace.name, claim.name)
+        for namespace in (base.iterdir() if base.is_dir() else ())
+        if namespace.is_dir()
+        for claim in namespace.iterdir()
+        if claim.is_dir()
+    }
+    claims = []
+    for namespace, name in sorted(present | set(users)):
+        path = base / namespace / name
+        claims.append(
+            ClaimVolume(namespace, name, path, _size(path), tuple(users.get((namespace, name), [])))
+        )
+    return claims
+
+
+def _running(root: Path, name: str) -> bool:
+    """Whether job ``name`` has not finished and its supervisor (or submitter) still lives."""
+    job_dir = JobDir(root, name)
+    try:
+        finished = bool(read_json(job_dir.state).get("finished"))
+    except (OSError, ValueError):
+        finished = False
+    return not finished and lock_held(job_dir.supervisor_lock)
+
+
+def delete_claim(namespace: str, claim: str, root: Path | None = None) -> Path:
+    """Remove the claim's directory and its data; refused while a running job mounts it."""
+    root = root if root is not None else default_local_root()
+    path = claim_path(namespace, claim, root)
+    running = [
+        job for job in _jobs_by_claim(root).get((namespace, claim), []) if _running(root, job)
+    ]
+    if running:
+        raise ClaimInUseError(
+            f"persistentVolumeClaim {namespace}/{claim} is mounted by running jobs: "
+            f"{', '.join(running)}; delete or stop them first"
+        )
+    if not path.is_dir():
+        raise FileNotFoundError(f"no persistentVolumeClaim {namespace}/{claim} under {root}")
+    shutil.rmtree(path)
+    return path
