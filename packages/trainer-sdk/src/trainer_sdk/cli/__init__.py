@@ -1,8 +1,14 @@
 """The ``trainer`` command line: one click group, its commands in the modules of this package."""
 
+from trainer_sdk.cli import apply as apply_commands
 from trainer_sdk.cli.app import cli, main, status_line
 from trainer_sdk.cli.volumes import volumes
 
 cli.add_command(volumes)
+cli.add_command(apply_commands.apply)
+cli.add_command(apply_commands.with_runtime_noun(cli.commands["get"], apply_commands.get_runtime))
+cli.add_command(
+    apply_commands.with_runtime_noun(cli.commands["delete"], apply_commands.delete_runtime)
+)
 
 __all__ = ["cli", "main", "status_line"]

@@ -69,7 +69,7 @@ def test_failed_pod_restarts_the_jobset_within_max_restarts(tmp_path: Path) -> N
     )
     assert condition(status) == ("Completed", "AllJobsCompleted")
     assert status["restarts"] == 1
-    assert "restart 1 of the JobSet" in job_dir.log("node-0").read_text()
+    assert "--- restart 1 ---\n" in job_dir.log("node-0").read_text()
 
 
 def test_failure_past_max_restarts_fails_with_pod_and_exit_code(tmp_path: Path) -> None:

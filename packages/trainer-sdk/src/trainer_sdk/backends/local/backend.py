@@ -36,6 +36,7 @@ from trainer_sdk.backends.local.jobdir import (
 )
 from trainer_sdk.backends.local.needs import check_commands
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS
+from trainer_sdk.backends.local.runtime_store import RuntimeStore
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
 from trainer_sdk.jobs import PodView, to_train_job
@@ -74,16 +75,27 @@ class LocalBackend(RuntimeBackend):
         self.root = Path(self.config.root)
         make_private_dir(self.root)
         self._supervisors: dict[str, subprocess.Popen[bytes]] = {}
-        self._runtimes: dict[str, dict[str, Any]] | None = None
+        self.runtime_store = RuntimeStore(self.root)
         atexit.register(_release, weakref.ref(self))
 
     # -- runtimes -------------------------------------------------------------------------------
     def _runtime_manifests(self) -> dict[str, dict[str, Any]]:
-        if self._runtimes is None:
-            from trainer_sdk.backends.local.planning import builtin_runtime_manifests
+        """Built-in and applied runtimes by name (a TrainingRuntime shadows a cluster one)."""
+        return self.runtime_store.by_name()
 
-            self._runtimes = builtin_runtime_manifests()
-        return self._runtimes
+    def _runtime_manifest(self, kind: str, name: str, namespace: str) -> dict[str, Any]:
+        """The runtime a ``runtimeRef`` of ``kind`` and ``name`` names, as a cluster finds it."""
+        store = (
+            self.runtime_store
+            if namespace == self.runtime_store.namespace
+            else RuntimeStore(self.root, namespace)
+        )
+        index = store.index()
+        if (kind, name) not in index:
+            raise RuntimeNotFoundError(
+                _runtime_label(kind, name), [_runtime_label(*key) for key in index]
+            )
+        return index[(kind, name)]
 
     def get_runtime_packages(self, runtime: types.Runtime) -> list[str]:
         """The packages the runtime's framework needs, as upstream's local backend returns them
@@ -100,11 +112,7 @@ class LocalBackend(RuntimeBackend):
         options: Sequence[Option] | None = None,
     ) -> str:
         runtime = self.resolve_runtime(runtime)
-        runtime_manifest = self._runtime_manifests().get(runtime.name)
-        if runtime_manifest is None:
-            raise RuntimeNotFoundError(runtime.name, list(self._runtime_manifests()))
-        # The runtime's kind as the caller gave it: a TrainingRuntime here is the same runtime.
-        runtime_manifest = {**runtime_manifest, "kind": runtime.kind.value}
+        runtime_manifest = self._runtime_manifest(runtime.kind.value, runtime.name, "default")
         manifest = build_trainjob_manifest(
             generate_name(), runtime, trainer, initializer, options or (), self
         )
@@ -133,12 +141,14 @@ class LocalBackend(RuntimeBackend):
             raise InvalidTrainJobError(
                 [FieldError("metadata.name", f"TrainJob {name!r} already exists in {self.root}")]
             )
-        if runtime_manifest is None:
-            runtime_name = (manifest.get("spec", {}).get("runtimeRef") or {}).get("name", "")
-            if runtime_name not in self._runtime_manifests():
-                raise RuntimeNotFoundError(runtime_name, list(self._runtime_manifests()))
-            runtime_manifest = self._runtime_manifests()[runtime_name]
         metadata.setdefault("namespace", "default")
+        if runtime_manifest is None:
+            reference = manifest.get("spec", {}).get("runtimeRef") or {}
+            runtime_manifest = self._runtime_manifest(
+                str(reference.get("kind") or constants.CLUSTER_TRAINING_RUNTIME_KIND),
+                str(reference.get("name", "")),
+                str(metadata["namespace"]),
+            )
         metadata["creationTimestamp"] = _now().isoformat()
         planned = planning.plan_trainjob(manifest, runtime_manifest, _now())
         expanded = pod_plan.expand_pods(
@@ -249,6 +259,10 @@ class LocalBackend(RuntimeBackend):
         ):
             job.status = constants.TRAINJOB_FAILED
             job.message = job.message or _jobset_message(state)
+        restarts = int((state.get("jobset") or {}).get("restarts") or 0)
+        if restarts:  # the JobSet's restarts, as its status counts them
+            counted = f"{restarts} restart{'s' if restarts > 1 else ''}"
+            job.message = f"{job.message} ({counted})" if job.message else counted
         return job
 
     def get_job(self, name: str) -> types.TrainJob:
@@ -361,6 +375,11 @@ class LocalBackend(RuntimeBackend):
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def _runtime_label(kind: str, name: str) -> str:
+    """A runtime as errors name it: its name, with its kind when namespaced."""
+    return name if kind == constants.CLUSTER_TRAINING_RUNTIME_KIND else f"{name} ({kind})"
 
 
 def _read_state(job_dir: JobDir) -> dict[str, Any]:

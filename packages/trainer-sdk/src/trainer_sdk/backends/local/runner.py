@@ -217,7 +217,7 @@ class JobSetRunner:
         cwd = pod.working_dir if pod.working_dir and Path(pod.working_dir).is_dir() else work_dir
         with open_private(self.job_dir.log(pod.step)) as log:
             if self.restarts:
-                log.write(f"--- restart {self.restarts} of the JobSet ---\n".encode())
+                log.write(f"--- restart {self.restarts} ---\n".encode())
             if pod.image:
                 log.write(
                     f"[trainer-sdk] image {pod.image} recorded; the local backend runs this Python "

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from trainer_sdk.backends.local import caches, cgroups, processes, torchrun_shim
+from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, fork_supervisor, record_failure
 from trainer_sdk.backends.local.jobdir import JobDir, open_private, read_json, write_json
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS, JobSetRunner, PodState
@@ -154,23 +155,38 @@ class Supervisor:
             env[PACKAGES_READY_ENV] = "1"
         return env
 
-    def _events(self, pods: list[PodState]) -> None:
-        seen = {(event["object"], event["reason"]) for event in self.state.get("events", [])}
+    def _event(self, kind: str, name: str, reason: str, message: str, attempt: int) -> None:
+        self.state.setdefault("events", []).append(
+            {
+                "kind": kind,
+                "object": name,
+                "reason": reason,
+                "time": _now().isoformat(),
+                "message": message,
+                "attempt": attempt,
+            }
+        )
+
+    def _events(self, status: dict[str, Any], pods: list[PodState]) -> None:
+        """An event per pod phase change of each attempt, and one per JobSet restart."""
+        events = self.state.get("events", [])
+        seen = {(event["object"], event["reason"], event.get("attempt", 0)) for event in events}
+        attempt = int(status.get("restarts") or 0)
+        name = str(self.jobset.get("metadata", {}).get("name", ""))
+        if attempt and (name, "Restarting", attempt) not in seen:
+            budget = pod_plan.failure_budget(self.jobset)
+            self._event(
+                "JobSet", name, "Restarting", f"restart {attempt} of maxRestarts {budget}", attempt
+            )
         for pod in pods:
             reason = {"Running": "Started", "Succeeded": "Completed", "Failed": "Failed"}.get(
                 pod.phase
             )
-            if reason and (pod.name, reason) not in seen:
+            if reason and (pod.name, reason, attempt) not in seen:
                 detail = f" with exit code {pod.exit_code}" if pod.exit_code is not None else ""
-                self.state.setdefault("events", []).append(
-                    {
-                        "kind": "Pod",
-                        "object": pod.name,
-                        "reason": reason,
-                        "time": _now().isoformat(),
-                        "message": f"step {pod.step}: {reason.lower()}{detail}",
-                    }
-                )
+                where = f" (restart {attempt})" if attempt else ""
+                message = f"step {pod.step}: {reason.lower()}{detail}{where}"
+                self._event("Pod", pod.name, reason, message, attempt)
 
     def report(self, status: dict[str, Any], pods: list[PodState]) -> None:
         """Write the JobSet status, the pods, and the TrainJob status derived by ``build``."""
@@ -179,7 +195,7 @@ class Supervisor:
         with self.lock:
             self.state["jobset"] = status
             self.state["pods"] = [vars(pod) for pod in pods]
-            self._events(pods)
+            self._events(status, pods)
             derived = planning.trainjob_status(
                 self.trainjob,
                 self.runtime,
