@@ -88,7 +88,7 @@ def test_apply_refuses_an_invalid_file_naming_every_problem(tmp_path: Path, root
 def test_an_applied_runtime_is_found_by_name_and_by_runtime_object_as_on_a_cluster(
     tmp_path: Path, root: Path, client: TrainerClient
 ) -> None:
-    """train(runtime=Runtime(kind TrainingRuntime)) of the user's runtime was RuntimeNotFoundError."""
+    """train(runtime=Runtime(kind TrainingRuntime)) of a user's runtime: RuntimeNotFoundError."""
     write(tmp_path / "r.yaml", own_runtime("TrainingRuntime", "mine"))
     assert trainer(root, "apply", "-f", str(tmp_path / "r.yaml"))[0] == 0
     runtime = client.get_runtime("mine")
@@ -102,7 +102,7 @@ def test_an_applied_runtime_is_found_by_name_and_by_runtime_object_as_on_a_clust
 def test_a_runtime_with_max_restarts_restarts_a_failed_job_started_from_train(
     tmp_path: Path, root: Path, client: TrainerClient
 ) -> None:
-    """Restarts worked only through trainer run -f; now train() uses the applied runtime's policy."""
+    """Restarts worked only through trainer run -f; train() now uses the runtime's policy."""
     write(tmp_path / "r.yaml", own_runtime("TrainingRuntime", "retrying", max_restarts=1))
     assert trainer(root, "apply", "-f", str(tmp_path / "r.yaml"))[0] == 0
     marker = tmp_path / "attempted"
