@@ -66,6 +66,43 @@ def test_generated_names_are_a_letter_and_eleven_hex_digits() -> None:
     assert len(name) == 12 and name[0].isalpha() and all(c in "0123456789abcdef" for c in name[1:])
 
 
+@pytest.mark.parametrize(
+    ("resources", "message"),
+    [
+        pytest.param(
+            {"cpu": -1}, r"resources_per_node\['cpu'\]: must be at least 0", id="negative"
+        ),
+        pytest.param(
+            {"cpus": 3},
+            r"resources_per_node\['cpus'\]: unknown resource name; expected one of cpu, memory",
+            id="typo",
+        ),
+        pytest.param({"gpu": 0.5}, r"nvidia.com/gpu is an extended resource .* whole", id="half"),
+        pytest.param({"memory": "1Gb"}, r"\['memory'\]: invalid quantity '1Gb'", id="suffix"),
+        pytest.param({"cpu": True}, r"\['cpu'\]: expected a number or a quantity", id="bool"),
+    ],
+)
+def test_resources_kubernetes_refuses_are_one_error_naming_the_key(
+    torch_runtime: types.Runtime, resources: dict[str, Any], message: str
+) -> None:
+    """{"cpu": -1} and {"cpus": 3} ran as if valid; Kubernetes refuses both."""
+    trainer = CustomTrainer(func=train_with_args, resources_per_node=resources)
+    with pytest.raises(ValueError, match=message) as raised:
+        build_trainjob_manifest("job-a", torch_runtime, trainer)
+    assert str(raised.value).count("resources_per_node") == 1
+
+
+def test_resources_take_hugepages_and_extended_names_as_kubernetes_does(
+    torch_runtime: types.Runtime,
+) -> None:
+    resources = {"hugepages-2Mi": "1Gi", "example.com/fpga": 2, "cpu": 3.5}
+    trainer = CustomTrainer(func=train_with_args, resources_per_node=resources)
+    limits = build_trainjob_manifest("job-a", torch_runtime, trainer)["spec"]["trainer"][
+        "resourcesPerNode"
+    ]["limits"]
+    assert limits == {"hugepages-2Mi": "1Gi", "example.com/fpga": "2", "cpu": "3.5"}
+
+
 def test_custom_trainer_sets_nodes_resources_env_image_and_command(
     torch_runtime: types.Runtime,
 ) -> None:

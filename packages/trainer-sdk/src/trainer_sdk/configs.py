@@ -44,12 +44,16 @@ class LocalBackendConfig(BaseModel):
     Jobs outlive the client that started them, as in a cluster; ``delete_job`` (``trainer
     delete``) ends them. ``stop_on_exit=True`` ends this client's jobs when its process exits.
     ``cleanup_venv`` is accepted for compatibility; package directories are a shared cache here.
+    A job whose pods request accelerators this machine lacks (``nvidia.com/gpu`` without one) is
+    refused; ``accelerators_on_cpu=True`` runs it on CPU instead, with the process count a
+    cluster's node would start (one per requested device), never one per CPU core.
     """
 
     cleanup_venv: bool = True
     root: Path = Field(default_factory=default_local_root)
     stop_on_exit: bool = False
     python: str | None = None
+    accelerators_on_cpu: bool = False
 
 
 LocalProcessBackendConfig = LocalBackendConfig

@@ -7,6 +7,7 @@ import base64
 import inspect
 import os
 import random
+import re
 import shlex
 import string
 import textwrap
@@ -46,18 +47,73 @@ def generate_name(rng: random.Random | None = None) -> str:
     return letter + digits
 
 
+# The names resources_per_node takes, as errors list them.
+RESOURCE_NAMES = (
+    "cpu",
+    "memory",
+    "gpu",
+    "storage",
+    "ephemeral-storage",
+    "hugepages-<size>",
+    "mig-<profile>",
+    "<domain>/<name> (an extended resource such as nvidia.com/gpu)",
+)
+_STANDARD = {"cpu", "memory", "gpu", "storage", "ephemeral-storage"}
+_ALIASES = {"gpu": constants.GPU_LABEL, "storage": "ephemeral-storage"}
+_QUALIFIED = re.compile(
+    r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
+)
+
+
+def _resource_name(key: object) -> str:
+    """The canonical Kubernetes name for a resources_per_node key; ValueError names the valid
+    ones (Kubernetes refuses an unprefixed name that is not a standard resource)."""
+    lowered = key.lower() if isinstance(key, str) else ""
+    if lowered in _STANDARD:
+        return _ALIASES.get(lowered, lowered)
+    if lowered.startswith("mig-") and len(lowered) > len("mig-"):
+        return constants.GPU_MIG_PREFIX + lowered[len("mig-") :]
+    if lowered.startswith("hugepages-") and len(lowered) > len("hugepages-"):
+        return "hugepages-" + str(key)[len("hugepages-") :]  # the size keeps its case: 2Mi
+    if isinstance(key, str) and _QUALIFIED.fullmatch(key):
+        return key
+    raise ValueError(
+        f"resources_per_node[{key!r}]: unknown resource name; expected one of "
+        f"{', '.join(RESOURCE_NAMES)}"
+    )
+
+
+def _quantity(key: str, name: str, value: object) -> str:
+    """``value`` as a Kubernetes quantity (non-negative; whole for extended resources)."""
+    from trainer_api import Quantity
+
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(
+            f"resources_per_node[{key!r}]: expected a number or a quantity such as '500m' or "
+            f"'16Gi', got {value!r}"
+        )
+    text = str(value)
+    try:
+        quantity = Quantity.parse(text)
+    except ValueError as error:
+        raise ValueError(f"resources_per_node[{key!r}]: {error}") from None
+    if quantity.amount < 0:
+        raise ValueError(f"resources_per_node[{key!r}]: must be at least 0, got {value!r}")
+    if "/" in name and quantity.amount.denominator != 1:
+        raise ValueError(
+            f"resources_per_node[{key!r}]: {name} is an extended resource and must be a whole "
+            f"number, got {value!r}"
+        )
+    return text
+
+
 def resources_from_dict(resources_per_node: dict[str, Any]) -> dict[str, dict[str, str]]:
-    """``{"gpu": 2, "CPU": 4}`` -> requests and limits with canonical resource names."""
-    standard = {"cpu", "memory", "gpu", "storage", "ephemeral-storage"}
-    aliases = {"gpu": constants.GPU_LABEL, "storage": "ephemeral-storage"}
+    """``{"gpu": 2, "CPU": 4}`` -> requests and limits with canonical resource names, each key
+    and value checked as Kubernetes checks them (one error per problem, naming the key)."""
     quantities: dict[str, str] = {}
     for key, value in resources_per_node.items():
-        lowered = key.lower()
-        name = lowered if lowered in standard or lowered.startswith("mig-") else key
-        name = aliases.get(name, name)
-        if name.startswith("mig-"):
-            name = constants.GPU_MIG_PREFIX + name[len("mig-") :]
-        quantities[name] = str(value)
+        name = _resource_name(key)
+        quantities[name] = _quantity(key, name, value)
     mig = [name for name in quantities if name.startswith(constants.GPU_MIG_PREFIX)]
     if len(mig) > 1:
         raise ValueError(f"resources_per_node: only one MIG resource type is supported, got {mig}")

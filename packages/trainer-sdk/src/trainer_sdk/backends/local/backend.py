@@ -21,7 +21,7 @@ from trainer_api import FieldError
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.backends.local import caches, cgroups, mpi, processes
+from trainer_sdk.backends.local import caches, cgroups, devices, mpi, processes
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, record_failure
 from trainer_sdk.backends.local.jobdir import (
@@ -156,7 +156,10 @@ class LocalBackend(RuntimeBackend):
             pod_plan.DEFAULT_MASTER_PORT,
         )
         mpi.check_mpi_pods(expanded, planned.jobset, planned.others)
-        pods = [pod for _, group in expanded for pod in group]
+        on_cpu = self._accelerators_on_cpu(expanded)
+        pods = [
+            pod for _, group in (devices.on_cpu(expanded) if on_cpu else expanded) for pod in group
+        ]
         check_commands(
             (pod.command for pod in pods), self.config.python or sys.executable, packages
         )
@@ -174,6 +177,7 @@ class LocalBackend(RuntimeBackend):
                     "token": secrets.token_hex(16),
                     "objects": planned.others,
                     "packages": list(packages),
+                    "acceleratorsOnCpu": on_cpu,
                     "pipIndexUrls": list(pip_index_urls),
                     "pods": [
                         {
@@ -194,6 +198,26 @@ class LocalBackend(RuntimeBackend):
         finally:
             os.close(lock)
         return name
+
+    def _accelerators_on_cpu(self, expanded: mpi.PodPlan) -> bool:
+        """Whether the pods request accelerators this machine lacks (then run on CPU, warned
+        once); without ``accelerators_on_cpu``, InvalidTrainJobError says so up front."""
+        short = devices.device_shortfall(expanded, devices.nvidia_gpus())
+        if short and not self.config.accelerators_on_cpu:
+            raise InvalidTrainJobError(
+                [
+                    FieldError(
+                        "spec.trainer.resourcesPerNode",
+                        f"{why}; run it in a cluster, or pass LocalBackendConfig("
+                        "accelerators_on_cpu=True) to run it here on CPU with the cluster's "
+                        "process count",
+                    )
+                    for why in short
+                ]
+            )
+        for why in short:
+            _logger.warning("%s: running on CPU with the cluster's process count", why)
+        return bool(short)
 
     def _start_supervisor(self, job_dir: JobDir, lock: int) -> None:
         command = [sys.executable, "-m", "trainer_sdk.backends.local.supervisor", str(job_dir.path)]

@@ -25,7 +25,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk.backends.local import mpi, processes
+from trainer_sdk.backends.local import devices, mpi, processes
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.jobdir import JobDir, open_private
 
@@ -79,6 +79,7 @@ class JobSetRunner:
         active_deadline_seconds: float | None = None,
         objects: Sequence[Mapping[str, Any]] = (),
         adopted: Callable[[], list[processes.ProcessIdentity]] = list,
+        accelerators_on_cpu: bool = False,
     ) -> None:
         self.jobset = jobset
         self.adopted = adopted  # processes of the job that left every pod's tree (a subreaper's)
@@ -87,8 +88,11 @@ class JobSetRunner:
         # What every pod (and all it starts) carries: how the attempt's processes are found.
         self.token = self.base_env.setdefault(processes.JOB_TOKEN_ENV, secrets.token_hex(16))
         self.report = report
+        expanded = pod_plan.expand_pods(
+            jobset, master_port, str(job_dir.path / "volumes"), job_dir.root
+        )
         self.plan = mpi.prepare_mpi_pods(
-            pod_plan.expand_pods(jobset, master_port, str(job_dir.path / "volumes"), job_dir.root),
+            devices.on_cpu(expanded) if accelerators_on_cpu else expanded,
             jobset,
             objects,
             job_dir.path,

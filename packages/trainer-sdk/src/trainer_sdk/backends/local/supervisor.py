@@ -281,6 +281,7 @@ class Supervisor:
             deadline,
             self.state.get("objects") or [],
             self._adopted,
+            bool(self.state.get("acceleratorsOnCpu")),
         )
         if not detach:
             threading.Thread(target=_stop_when_parent_exits, args=(runner,), daemon=True).start()
