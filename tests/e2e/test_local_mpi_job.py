@@ -3,6 +3,7 @@ worker) run by trainer-sdk's local backend, with real Open MPI, sshd, mpi4py and
 
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
@@ -61,6 +62,36 @@ def test_mpi4py_allreduce_over_two_nodes_through_trainer_client(client: TrainerC
     assert "rank 1 of 2 on 127.0.0.2: sum 3" in launcher_log
     worker_log = "\n".join(client.get_job_logs(name, step="node-1"))
     assert "Server listening on 127.0.0.2" in worker_log
+    # The workers' sshd is ended once the launcher completed the JobSet: it read Running, then
+    # Failed.
+    assert [(step.name, step.status) for step in job.steps] == [
+        ("node-0", "Succeeded"),
+        ("node-1", "Succeeded"),
+    ]
+
+
+def many_lines() -> None:
+    """Each rank prints lines as fast as it can, through print() (text and newline apart when
+    unbuffered)."""
+    from mpi4py import MPI
+
+    rank = MPI.COMM_WORLD.Get_rank()
+    MPI.COMM_WORLD.Barrier()
+    for index in range(2000):
+        print(f"rank {rank} line {index}")
+
+
+def test_mpi_ranks_lines_are_never_merged(client: TrainerClient) -> None:
+    """About 1 line in 100 read 'rank 0 line 33rank 1 line 32' (PYTHONUNBUFFERED ranks)."""
+    name = client.train(
+        runtime=client.get_runtime("deepspeed-distributed"),
+        trainer=CustomTrainer(func=many_lines, num_nodes=2),
+    )
+    job = client.wait_for_job_status(name, timeout=WAIT_SECONDS)
+    assert job.status == "Complete"
+    lines = [line for line in client.get_job_logs(name, step="node-0") if "line" in line]
+    merged = [line for line in lines if not re.fullmatch(r"rank [01] line [0-9]+", line)]
+    assert merged == [] and len(lines) == 4000
 
 
 def raises_on_rank_one() -> None:

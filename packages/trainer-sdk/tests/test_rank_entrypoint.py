@@ -169,3 +169,13 @@ def test_under_torchrun_lines_stay_as_they_are(tmp_path: Path) -> None:
         tmp_path, FAILING, env={"TORCHELASTIC_RUN_ID": "job", "OMPI_COMM_WORLD_RANK": "3"}
     )
     assert result.stderr.splitlines()[0] == "Traceback (most recent call last):"
+
+
+def test_a_torchrun_rank_failing_outside_torch_distributed_names_its_rank(tmp_path: Path) -> None:
+    """torch tags a traceback only once init_process_group installed its hook; before, the
+    failure lost its rank."""
+    result = run_rank(tmp_path, FAILING, env={"TORCHELASTIC_RUN_ID": "job", "RANK": "2"})
+    lines = result.stderr.splitlines()
+    assert all(line.startswith("[rank2]: ") for line in lines), lines
+    summary = failures.summarize(lines)
+    assert summary is not None and summary.rank == 2

@@ -103,6 +103,17 @@ def test_resources_take_hugepages_and_extended_names_as_kubernetes_does(
     assert limits == {"hugepages-2Mi": "1Gi", "example.com/fpga": "2", "cpu": "3.5"}
 
 
+def test_the_function_keeps_its_line_numbers_in_the_pods_file(torch_runtime: types.Runtime) -> None:
+    """The pod's file began with the function: its line 5 was not line 5 of the user's file."""
+    spec = build_trainjob_manifest("job-a", torch_runtime, CustomTrainer(func=train_with_args))[
+        "spec"
+    ]["trainer"]
+    written = dict(re.findall(r"^write (\S+) '([A-Za-z0-9+/=]*)'", spec["command"][2], re.M))
+    code = base64.b64decode(written["test_trainjobs.py"]).decode().splitlines()
+    lines, first = inspect.getsourcelines(train_with_args)
+    assert code[first - 1 : first - 1 + len(lines)] == [line.rstrip("\n") for line in lines]
+
+
 def test_custom_trainer_sets_nodes_resources_env_image_and_command(
     torch_runtime: types.Runtime,
 ) -> None:

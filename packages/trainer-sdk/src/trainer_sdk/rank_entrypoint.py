@@ -9,9 +9,10 @@ process itself instead of leaving it to interpreter finalization:
   handlers, finalize MPI if mpi4py initialized it, flush every open file, ``os._exit(0)``;
 - user code raised: print its traceback (through ``sys.excepthook``, without this module's
   frames), run the same exit steps, abort MPI if it is initialized, ``os._exit(1)``. A rank that
-  an MPI launcher started (not torchrun, which tags its ranks' lines itself) prints the traceback
-  with each line tagged ``[rankN]: `` as torchrun's are: the ranks of one mpirun share a log,
-  and the tag is how a failure names the rank that raised.
+  an MPI launcher started prints the traceback with each line tagged ``[rankN]: `` as
+  torch.distributed's excepthook tags them: the ranks of one mpirun share a log, and the tag is
+  how a failure names the rank that raised. So does a torchrun rank (``RANK``) whose code failed
+  before or without ``init_process_group`` (torch's hook not yet installed).
 
 Why: on torch 2.13 with gloo, the worker thread of a process group (``ProcessGroupGloo::runLoop``)
 may destroy the last collective's work object after the main thread has entered interpreter
@@ -73,7 +74,12 @@ def mpi_rank(environ: dict[str, str] | None = None) -> str | None:
 
 
 def _print_failure(error: BaseException, frames: TracebackType | None) -> None:
+    """The traceback, each line tagged with the rank unless torch.distributed's excepthook
+    (which tags them itself) is in place: a failure before or outside torch.distributed still
+    names its rank (torchrun's ``RANK``)."""
     rank = mpi_rank()
+    if rank is None and sys.excepthook is sys.__excepthook__:
+        rank = os.environ.get("RANK") if os.environ.get("RANK", "").isdigit() else None
     if rank is None:
         sys.excepthook(type(error), error, frames)
         return

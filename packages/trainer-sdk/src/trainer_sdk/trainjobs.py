@@ -60,9 +60,7 @@ RESOURCE_NAMES = (
 )
 _STANDARD = {"cpu", "memory", "gpu", "storage", "ephemeral-storage"}
 _ALIASES = {"gpu": constants.GPU_LABEL, "storage": "ephemeral-storage"}
-_QUALIFIED = re.compile(
-    r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
-)
+_QUALIFIED = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 
 def _resource_name(key: object) -> str:
@@ -173,7 +171,7 @@ def command_for_function(
     if not callable(func):
         raise ValueError(f"CustomTrainer.func: expected a callable, got {type(func).__name__}")
     try:
-        source = textwrap.dedent(inspect.getsource(func))
+        lines, first_line = inspect.getsourcelines(func)
         func_file = os.path.basename(inspect.getfile(func))
     except (OSError, TypeError) as error:
         raise ValueError(
@@ -181,6 +179,9 @@ def command_for_function(
         ) from None
     if not func_file.endswith(".py"):
         func_file = f"{func.__name__}.py"
+    # Blank lines first, so that the function sits at its own line numbers: a traceback's
+    # "File "train.py", line 42" is line 42 of the user's train.py.
+    source = "\n" * max(first_line - 1, 0) + textwrap.dedent("".join(lines))
     code = f"{source}\n{_call_expression(func, func_args)}\n"
     return command_for_code(runtime, code, func_file, pip_index_urls, packages_to_install)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 import sys
@@ -160,6 +161,9 @@ def test_a_failed_function_reports_its_own_exception_and_rank_first(
         "TrainJob 'raises' failed: ValueError: bad learning rate 0.1 (rank 1, step node-1)"
     )
     assert any("in check" in line for line in lines), lines
+    # The line of the user's file, not of the pod's generated one (which began at the function).
+    raising_line = inspect.getsourcelines(raises_on_rank_one)[1] + 4  # check's raise
+    assert any(f'test_backend.py", line {raising_line}, in check' in line for line in lines), lines
     assert "ChildFailedError" not in str(raised.value)
 
 

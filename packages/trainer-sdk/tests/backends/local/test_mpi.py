@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import base64
+import os
+import re
+import shutil
 import stat
 import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -197,13 +201,17 @@ def test_submit_rejects_an_untranslatable_launcher_before_running(tmp_path: Path
         mpi.check_mpi_pods(expand_pods(plan.jobset, 29500), plan.jobset, plan.others)
 
 
+MPI4PY = ["-c", mpi.LINE_BUFFERED_MPI4PY]
+
+
 @pytest.mark.parametrize(
     ("argv", "expected"),
     [
-        pytest.param(["t.py", "--lr", "1"], ["-m", "mpi4py", "t.py", "--lr", "1"], id="script"),
-        pytest.param(["-m", "pkg.train"], ["-m", "mpi4py", "-m", "pkg.train"], id="module"),
-        pytest.param(["-c", "print(1)"], ["-m", "mpi4py", "-c", "print(1)"], id="code"),
-        pytest.param(["-m", "mpi4py", "t.py"], ["-m", "mpi4py", "t.py"], id="already-mpi4py"),
+        pytest.param(["t.py", "--lr", "1"], [*MPI4PY, "t.py", "--lr", "1"], id="script"),
+        pytest.param(["-m", "pkg.train"], [*MPI4PY, "-m", "pkg.train"], id="module"),
+        pytest.param(["-c", "print(1)"], [*MPI4PY, "-c", "print(1)"], id="code"),
+        pytest.param(["-m", "mpi4py", "t.py"], [*MPI4PY, "t.py"], id="already-mpi4py"),
+        pytest.param(["-m", "mpi4py", "--version"], [*MPI4PY, "--version"], id="mpi4py-option"),
         pytest.param(["-V"], ["-V"], id="other-option"),
     ],
 )
@@ -218,6 +226,36 @@ def test_rank_python_runs_programs_through_mpi4py(
         [str(tmp_path / "bin" / "python"), *argv], capture_output=True, text=True, check=True
     )
     assert result.stdout.splitlines() == expected
+
+
+def test_a_rank_writes_each_line_whole_even_when_unbuffered(tmp_path: Path) -> None:
+    """print() on an unbuffered stream wrote the text and the newline apart, and mpirun put
+    another rank's line between them; the ranks' python writes whole lines."""
+    pytest.importorskip("mpi4py")
+    if shutil.which("strace") is None:
+        pytest.skip("needs strace (apt: strace) to see each write")
+    mpi.write_rank_shims(tmp_path / "bin", sys.executable)
+    code = "import sys\nfor i in range(3): print('line', i); print('err', i, file=sys.stderr)"
+    traced = tmp_path / "trace"
+    subprocess.run(
+        [
+            "strace",
+            "-f",
+            "-e",
+            "trace=write",
+            "-o",
+            str(traced),
+            str(tmp_path / "bin" / "python"),
+            "-c",
+            code,
+        ],
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    writes = re.findall(r'write\([12], "([^"]*)"', traced.read_text())
+    assert writes == [w for i in range(3) for w in (f"line {i}\\n", f"err {i}\\n")]
 
 
 def test_other_replicated_jobs_run_as_they_are(tmp_path: Path) -> None:

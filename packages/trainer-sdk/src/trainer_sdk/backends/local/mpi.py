@@ -53,6 +53,7 @@ from trainer_sdk.progress import STATUS_FILE_ENV
 from trainer_sdk.trainjobs import PACKAGES_READY_ENV
 
 __all__ = [
+    "LINE_BUFFERED_MPI4PY",
     "PodPlan",
     "check_mpi_pods",
     "free_ssh_port",
@@ -85,9 +86,17 @@ LOCAL_ENV: Final = (
 NOT_FORWARDED: Final = frozenset({"HOSTNAME", "MASTER_ADDR", "MASTER_PORT", "HOME"})
 MPI_ENV_PREFIXES: Final = ("OMPI_", "PRTE_", "PMIX_", "I_MPI_", "HYDRA_")
 # Python programs run through mpi4py; ``-m mpi4py`` itself (mpi-launch's wrapping) is left alone.
+# mpirun forwards each write of a rank as it comes, so a line written in two pieces (print() of
+# an unbuffered stream writes the text, then the newline) can be cut by another rank's line:
+# ranks run mpi4py with stdout and stderr line-buffered, one write per whole line.
+LINE_BUFFERED_MPI4PY: Final = (
+    "import sys; "
+    "[s.reconfigure(line_buffering=True, write_through=False) for s in (sys.stdout, sys.stderr)]; "
+    "from mpi4py.run import main; main()"
+)
 _RANK_PYTHON: Final = """#!/bin/sh
-if [ "$1" = -m ] && [ "$2" = mpi4py ]; then exec "{python}" "$@"; fi
-case "$1" in -m|-c|[!-]*) exec "{python}" -m mpi4py "$@" ;; esac
+if [ "$1" = -m ] && [ "$2" = mpi4py ]; then shift 2; exec "{python}" -c '{line_buffered}' "$@"; fi
+case "$1" in -m|-c|[!-]*) exec "{python}" -c '{line_buffered}' "$@" ;; esac
 exec "{python}" "$@"
 """
 
@@ -318,7 +327,7 @@ def write_rank_shims(directory: Path, python: str) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for name in ("python", "python3"):
         path = directory / name
-        path.write_text(_RANK_PYTHON.format(python=python))
+        path.write_text(_RANK_PYTHON.format(python=python, line_buffered=LINE_BUFFERED_MPI4PY))
         path.chmod(0o755)
 
 

@@ -277,6 +277,13 @@ class JobSetRunner:
         done = [states.get(name) == "Complete" for name in targets]
         return any(done) if operator == "Any" else all(done)
 
+    def _complete_remaining(self) -> None:
+        """Pods the success policy ended (an MPI job's sshd workers once the launcher is done)
+        read Succeeded: the JobSet they belong to completed."""
+        for state in self._attempt.states.values():
+            if state.phase == "Running":
+                state.phase, state.finished_at = "Succeeded", _now()
+
     def _run_attempt(self) -> tuple[str, str, str]:
         self._attempt_number += 1
         self._attempt = _Attempt(
@@ -316,6 +323,7 @@ class JobSetRunner:
                 return "Failed", "FailedJobs", self._failure_message(name, state.step, code)
             if self._succeeded():
                 self.end_all()
+                self._complete_remaining()
                 return "Completed", "AllJobsCompleted", "the JobSet completed"
             self._start_ready_jobs()
             self.publish()
