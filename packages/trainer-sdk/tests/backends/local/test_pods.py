@@ -190,7 +190,25 @@ def test_expanding_a_large_jobset_is_linear_in_its_pods() -> None:
     [(_, pods)] = expand_pods(manifest, 41000)
     assert time.monotonic() - started < 30  # about 0.3 s here
     assert len(pods) == 1600
-    assert pods[1599].command[1:3] == ("--master-addr=127.0.0.1", "--master-port=41000")
+    assert pods[1599].command[1:3] == ("--master-addr=127.0.0.1", "--master-port=29500")
+
+
+def test_a_29500_of_the_users_is_left_as_written() -> None:
+    """Every 29500 in every argument and env value became the job's port: a job run with
+    --max-steps 29500 trained for another number of steps."""
+    env = [
+        *TORCH_ENV,
+        {"name": "STEPS", "value": "29500"},
+        {"name": "MASTER_PORT", "value": "29500"},
+    ]
+    command = ["python", "t.py", "--max-steps", "29500", "--rdzv=job-node-0-0.job:29500", "x129500"]
+    [(_, [pod])] = expand_pods(jobset(replicated_job("node", command, env=env)), 41000)
+    assert pod.command[2:] == ("--max-steps", "29500", "--rdzv=127.0.0.1:41000", "x129500")
+    assert (pod.env["STEPS"], pod.env["MASTER_PORT"], pod.env["PET_MASTER_PORT"]) == (
+        "29500",
+        "41000",
+        "41000",
+    )
 
 
 def with_volume(job: dict[str, Any], volume: dict[str, Any], **mount: Any) -> dict[str, Any]:

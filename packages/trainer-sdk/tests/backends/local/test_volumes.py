@@ -123,3 +123,12 @@ def test_trainer_volumes_lists_and_deletes_and_refuses_a_claim_in_use(
     assert deleted.exit_code == 0, deleted.output
     assert not (root / ".volumes" / "default" / "data").exists()
     assert client.get_job("first").status == constants.TRAINJOB_COMPLETE
+
+
+def test_a_job_with_volumes_warns_once_that_pods_see_local_directories(
+    client: TrainerClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nothing said that a mount path passed in func_args named the host's own path."""
+    run(client, "warned", "true")
+    warnings = [record.getMessage() for record in caplog.records if "/ckpt" in record.getMessage()]
+    assert len(warnings) == 1 and "func_args" in warnings[0], warnings

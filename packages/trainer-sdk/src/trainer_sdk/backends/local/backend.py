@@ -21,7 +21,7 @@ from trainer_api import FieldError
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.backends.local import caches, cgroups, devices, mpi, processes
+from trainer_sdk.backends.local import caches, cgroups, devices, mpi, processes, volumes
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, record_failure
 from trainer_sdk.backends.local.jobdir import (
@@ -163,6 +163,14 @@ class LocalBackend(RuntimeBackend):
         check_commands(
             (pod.command for pod in pods), self.config.python or sys.executable, packages
         )
+        if paths := volumes.mount_paths(planned.jobset):
+            _logger.warning(
+                "TrainJob %s: its pods see their volumes in local directories, not at %s: those "
+                "paths are rewritten in each container's command and env only (a path in "
+                "func_args, built in code or read from a file names this machine's path)",
+                name,
+                ", ".join(paths),
+            )
         make_private_dir(self.root)
         job_dir.path.mkdir(mode=0o700)
         # Held from here on, by this client and then by the supervisor: a job whose lock is free

@@ -2,8 +2,10 @@
 
 Replicated jobs are ordered by ``dependsOn`` (then the manifest's order, which is also the
 ``startupPolicy: InOrder`` order); each Job has ``parallelism`` pods with completion indexes.
-Pod host names ``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>`` map to loopback and port
-29500 to a port chosen for this job, so that jobs run side by side.
+Pod host names ``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>`` map to loopback, and the
+rendezvous port 29500 to a port chosen for this job, so that jobs run side by side: in the
+variables that carry it (``PORT_ENV``) and after a pod host name (``host:29500``), never elsewhere
+(a ``--max-steps 29500`` argument is the user's).
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ DEFAULT_MASTER_PORT = 29500
 # the runner adds it to the pod's failure message.
 TERMINATION_LOG = "termination-log"
 LOOPBACK = "127.0.0.1"
-_MASTER_PORT = re.compile(rf"(?<![0-9]){DEFAULT_MASTER_PORT}(?![0-9])")
+# Variables the runtime framework sets to the rendezvous port (torch, DeepSpeed over MPI,
+# XGBoost's tracker): the only places a bare 29500 is the job's port.
+PORT_ENV = frozenset({"PET_MASTER_PORT", "MASTER_PORT", "DMLC_TRACKER_PORT"})
 # Containers the local backend runs with trainer_sdk.initializers when they have no command.
 INITIALIZER_TARGETS = {
     constants.DATASET_INITIALIZER: ("dataset", constants.DATASET_PATH),
@@ -60,9 +64,15 @@ class PodAddresses:
     root: Path = Path()  # the backend's job root: where persistent volume claims live
 
     def rewrite(self, text: str) -> str:
-        """Host names to loopback, port 29500 to the job's port."""
-        text = self._host_pattern.sub(self._loopback, text)
-        return _MASTER_PORT.sub(str(self.master_port), text)
+        """Pod host names to loopback, and port 29500 where it follows one (``host:29500``) to
+        the job's port; nothing else (a ``--max-steps 29500`` stays as written)."""
+        return self._host_pattern.sub(self._loopback, text)
+
+    def rewrite_env(self, name: str, value: str) -> str:
+        """``rewrite``, and the job's port for a variable that carries the rendezvous port."""
+        if name in PORT_ENV and value == str(DEFAULT_MASTER_PORT):
+            return str(self.master_port)
+        return self.rewrite(value)
 
     @cached_property
     def _host_pattern(self) -> re.Pattern[str]:
@@ -72,11 +82,15 @@ class PodAddresses:
         if not prefixes:
             return re.compile(r"(?!)")  # matches nothing
         names = "|".join(map(re.escape, prefixes))
-        return re.compile(rf"\b(?:{names})-[0-9]+-[0-9]+(\.[A-Za-z0-9.-]+)?\b")
+        return re.compile(
+            rf"\b(?P<host>(?:{names})-[0-9]+-[0-9]+)(?P<domain>\.[A-Za-z0-9.-]+)?\b"
+            rf"(?P<port>:{DEFAULT_MASTER_PORT}(?![0-9]))?"
+        )
 
     def _loopback(self, match: re.Match[str]) -> str:
-        host = match.group(0)[: len(match.group(0)) - len(match.group(1) or "")]
-        return LOOPBACK if host in self._host_set else match.group(0)
+        if match.group("host") not in self._host_set:
+            return match.group(0)
+        return LOOPBACK + (f":{self.master_port}" if match.group("port") else "")
 
     @cached_property
     def _host_set(self) -> frozenset[str]:
@@ -181,7 +195,7 @@ def _resolve_env(
     for index, variable in enumerate(container.get("env") or []):
         name, path = variable["name"], f"{where}.env[{index}]"
         if "value" in variable:
-            value = addresses.rewrite(str(variable["value"]))
+            value = addresses.rewrite_env(name, str(variable["value"]))
             env[name] = re.sub(
                 r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value
             )

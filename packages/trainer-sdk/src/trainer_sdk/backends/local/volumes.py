@@ -35,6 +35,7 @@ __all__ = [
     "claims_root",
     "delete_claim",
     "list_claims",
+    "mount_paths",
     "pod_mounts",
 ]
 
@@ -130,6 +131,16 @@ def pod_mounts(
             create = True
         mounts.append(Mount(mount["mountPath"].rstrip("/") or "/", local, create))
     return mounts
+
+
+def mount_paths(jobset: Mapping[str, Any]) -> list[str]:
+    """Every mount path of the JobSet's containers, sorted."""
+    found: set[str] = set()
+    for job in jobset.get("spec", {}).get("replicatedJobs") or []:
+        pod_spec = job.get("template", {}).get("spec", {}).get("template", {}).get("spec", {})
+        for container in pod_spec.get("containers") or []:
+            found.update(mount["mountPath"] for mount in container.get("volumeMounts") or [])
+    return sorted(found)
 
 
 def _claims_of(jobset: Mapping[str, Any]) -> set[tuple[str, str]]:
