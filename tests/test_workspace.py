@@ -75,3 +75,24 @@ def test_the_test_command_lints_and_strictly_type_checks_every_package() -> None
 @pytest.mark.parametrize("package", sorted(ROOT.glob("packages/*/src/*/__init__.py")), ids=str)
 def test_every_package_ships_py_typed(package: Path) -> None:
     assert (package.parent / "py.typed").is_file()
+
+
+def test_test_package_passes_pytest_options_after_the_package_name() -> None:
+    """``pytest packages/{args}/tests`` put ``-m "not e2e"`` inside the path."""
+    import subprocess
+    import sys
+
+    assert ENVS["default"]["scripts"]["test-package"] == "python tools/test_package.py {args}"
+    script = [sys.executable, str(ROOT / "tools" / "test_package.py")]
+    collected = subprocess.run(
+        [*script, "mpi-runtime", "-m", "not e2e", "--collect-only", "-q"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=ROOT,
+    )
+    assert collected.returncode == 0, collected.stdout + collected.stderr
+    assert "packages/mpi-runtime/tests/" in collected.stdout
+    unknown = subprocess.run([*script, "no-such"], capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 2 and "NAME: one of" in unknown.stderr
