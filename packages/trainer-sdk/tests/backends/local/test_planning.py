@@ -116,3 +116,32 @@ def test_num_proc_per_node_rule_is_trainer_apis(value: object, message: str) -> 
         planning.plan_trainjob(job, runtime, NOW)
     assert {error.field for error in raised.value.errors} == {"spec.trainer.numProcPerNode"}
     assert any(message in error.message for error in raised.value.errors)
+
+
+@pytest.mark.parametrize("runtime_name", ["torch-distributed", "deepspeed-distributed"])
+def test_the_local_plan_is_the_operators_plan_of_the_api_defaulted_objects(
+    runtime_name: str,
+) -> None:
+    """admit()'s defaulted job and runtime were discarded and build got the raw ones: the
+    runtime snapshot and the JobSet lacked what the API server defaults (groupName, ...)."""
+    import trainer_api
+    import trainer_runtime
+
+    runtime = planning.builtin_runtime_manifests()[runtime_name]
+    job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "j", "namespace": "default"},
+        "spec": {"runtimeRef": {"name": runtime_name}, "trainer": {"numNodes": 2}},
+    }
+    defaulted = trainer_runtime.admit(trainer_api.parse(job), trainer_api.parse(runtime))
+    operators = trainer_runtime.build(*defaulted, trainer_runtime.Observed(), NOW)
+    expected = planning.Planned([planning._to_doc(obj) for obj in operators.apply])
+    planned = planning.plan_trainjob(job, runtime, NOW)
+    assert planned.jobset == expected.jobset
+
+    def config_maps(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [obj for obj in objects if obj["kind"] == "ConfigMap"]  # Secrets: fresh SSH keys
+
+    assert config_maps(planned.others) == config_maps(expected.others)
+    assert {job["groupName"] for job in planned.jobset["spec"]["replicatedJobs"]} == {"default"}

@@ -102,8 +102,8 @@ def plan_trainjob(
                 )
             ]
         )
-    try:  # as the API server would: the runtime's own rules and the TrainJob's
-        trainer_runtime.admit(job, runtime_obj)
+    try:  # as the API server would: defaulted, then the runtime's own rules and the TrainJob's
+        job, runtime_obj = trainer_runtime.admit(job, runtime_obj)
     except trainer_runtime.InvalidTrainJobError as error:
         raise InvalidTrainJobError(error.errors) from None
     # The rules the cluster's admission webhook applies, from the same function (runtimes
@@ -114,6 +114,7 @@ def plan_trainjob(
         raise InvalidTrainJobError(errors)
     for warning in trainer_runtime.deprecation_warnings(runtime_obj):
         _logger.warning("Warning: %s", warning)  # what the cluster's admission webhook warns
+    # The defaulted objects, as the operator gets them from the API server.
     plan = trainer_runtime.build(job, runtime_obj, trainer_runtime.Observed(), now)
     if isinstance(plan.error, trainer_runtime.InvalidTrainJobError):
         raise InvalidTrainJobError(plan.error.errors)
