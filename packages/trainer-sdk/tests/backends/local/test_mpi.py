@@ -47,6 +47,7 @@ def localized(plan: planning.Planned, tmp_path: Path) -> mpi.PodPlan:
         plan.others,
         volumes_root=tmp_path / "volumes",
         pod_dir=lambda name: tmp_path / "pods" / name,
+        step_log=lambda step: tmp_path / "logs" / f"{step}.log",
         home=tmp_path / "home",
         rank_bin=tmp_path / "mpi-bin",
         ssh_port=2345,
@@ -129,8 +130,9 @@ def test_launcher_runs_mpi_launch_on_loopback_with_rank_env(tmp_path: Path) -> N
     assert options[options.index("--ssh-port") + 1] == "2345"
     assert options[options.index("--ssh-dir") + 1] == str(tmp_path / "volumes" / "mpi-ssh-auth")
     exported = {options[i + 1] for i, option in enumerate(options) if option == "-x"}
-    # the shims' PATH and the TrainJob's env; not MPI's own
-    assert exported == {"PATH", "SHLVL", "LR"}
+    # the shims' PATH, the launcher's log for the ranks' output, the TrainJob's env; not MPI's own
+    assert exported == {"PATH", "SHLVL", mpi.RANK_LOG_ENV, "LR"}
+    assert launcher.env[mpi.RANK_LOG_ENV] == str(tmp_path / "logs" / "node-0.log")
     assert launcher.env["PATH"] == f"{tmp_path / 'mpi-bin'}:/shims:/usr/bin"
     assert launcher.env["SHLVL"] == "1"
     assert program[:2] == ["bash", "-c"]

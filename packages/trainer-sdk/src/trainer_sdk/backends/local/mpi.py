@@ -49,11 +49,13 @@ import mpi_runtime
 
 from trainer_sdk import constants
 from trainer_sdk.backends.local import pods as pod_plan
+from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.progress import STATUS_FILE_ENV
 from trainer_sdk.trainjobs import PACKAGES_READY_ENV
 
 __all__ = [
     "LINE_BUFFERED_MPI4PY",
+    "RANK_LOG_ENV",
     "PodPlan",
     "check_mpi_pods",
     "free_ssh_port",
@@ -79,6 +81,9 @@ LOCAL_ENV: Final = (
     "PYTHONPATH",
     "PYTHONUNBUFFERED",
     "LD_LIBRARY_PATH",
+    # Where torch builds JIT extensions (DeepSpeed's CPU ops): without it a rank on a worker host
+    # built in the shared ~/.cache/torch_extensions, and a killed build's lock stalled later runs.
+    "TORCH_EXTENSIONS_DIR",
     STATUS_FILE_ENV,
     PACKAGES_READY_ENV,
 )
@@ -94,7 +99,15 @@ LINE_BUFFERED_MPI4PY: Final = (
     "[s.reconfigure(line_buffering=True, write_through=False) for s in (sys.stdout, sys.stderr)]; "
     "from mpi4py.run import main; main()"
 )
+# The launcher's step log, where Python ranks (a process mpirun started: its rank variable set)
+# append their output themselves, whole lines with O_APPEND: mpirun forwards a rank's output in
+# the chunks it reads, and under load a chunk can end mid-line. Unset for what a rank starts, so
+# that a ``python`` whose output the rank captures keeps it.
+RANK_LOG_ENV: Final = "TRAINER_SDK_RANK_LOG"
 _RANK_PYTHON: Final = """#!/bin/sh
+if [ -n "${{TRAINER_SDK_RANK_LOG:-}}" ] && [ -n "${{OMPI_COMM_WORLD_RANK:-}}${{PMI_RANK:-}}" ]; then
+  exec >>"$TRAINER_SDK_RANK_LOG" 2>&1; unset TRAINER_SDK_RANK_LOG
+fi
 if [ "$1" = -m ] && [ "$2" = mpi4py ]; then shift 2; exec "{python}" -c '{line_buffered}' "$@"; fi
 case "$1" in -m|-c|[!-]*) exec "{python}" -c '{line_buffered}' "$@" ;; esac
 exec "{python}" "$@"
@@ -184,6 +197,7 @@ def localize_mpi_pods(
     *,
     volumes_root: Path,
     pod_dir: Callable[[str], Path],
+    step_log: Callable[[str], Path],
     home: Path,
     rank_bin: Path,
     ssh_port: int,
@@ -214,6 +228,7 @@ def localize_mpi_pods(
                     # SHLVL): one that activates another Python (pyenv, conda) would take
                     # ``python`` away from the ranks on worker hosts.
                     "SHLVL": "1",
+                    RANK_LOG_ENV: str(step_log(pod.step)),
                 }
                 local_options = [
                     "--loopback",
@@ -268,6 +283,7 @@ def check_mpi_pods(
         objects,
         volumes_root=Path("volumes"),
         pod_dir=Path,
+        step_log=Path,
         home=Path("home"),
         rank_bin=Path("mpi-bin"),
         ssh_port=pod_plan.DEFAULT_MASTER_PORT,
@@ -362,6 +378,7 @@ def prepare_mpi_pods(
         objects,
         volumes_root=volumes_root,
         pod_dir=pod_dir,
+        step_log=JobDir(job_path.parent, job_path.name).log,
         home=job_path / "home",
         rank_bin=job_path / "mpi-bin",
         ssh_port=free_ssh_port(),
