@@ -116,7 +116,7 @@ def with_runtime_noun(jobs: click.Command, runtime: click.Command) -> click.Comm
         ) -> click.Context:
             if args[:1] == ["runtime"]:
                 return runtime.make_context(f"{info_name} runtime", args[1:], parent, **extra)
-            return jobs.make_context(info_name, args, parent, **extra)
+            return super().make_context(info_name, args, parent, **extra)
 
     return _Command(
         jobs.name,
