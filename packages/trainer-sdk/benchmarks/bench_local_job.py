@@ -140,7 +140,9 @@ def main() -> None:
     results: dict[tuple[str, str], list[tuple[float, float]]] = {
         (job, launcher): [] for job in JOBS for launcher in ("torchrun", "local")
     }
-    with tempfile.TemporaryDirectory() as scratch:
+    # A supervisor may still be writing into its job directory when the last job is seen
+    # complete: cleaning up the scratch directory must not lose the table.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as scratch:
         client = TrainerClient(LocalBackendConfig(root=Path(scratch) / "jobs"))
         for repeat in range(args.repeats):
             for job in JOBS:
