@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from trainer_runtime.plugins.checkpoint import RESTART_ATTEMPT_LABEL
+
 from trainer_sdk import constants
 from trainer_sdk.runtimes import container_devices
 
@@ -226,6 +228,8 @@ def _pods_of(
                     constants.JOBSET_RJOB_NAME_LABEL: job["name"],
                     constants.JOBSET_JOB_INDEX_LABEL: str(job_index),
                     constants.JOB_INDEX_LABEL: str(pod_index),
+                    # The runner tells each attempt's processes their own (ATTEMPT_ENV).
+                    RESTART_ATTEMPT_LABEL: "0",
                 }
             )
             annotations = dict(pod_template.get("metadata", {}).get("annotations") or {})
