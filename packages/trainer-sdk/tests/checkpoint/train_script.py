@@ -42,7 +42,7 @@ def model() -> nn.Module:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--dir", required=True)
+    parser.add_argument("--dir", default=None, help="default: TRAINER_CHECKPOINT_DIR")
     parser.add_argument("--out", required=True)
     parser.add_argument("--seen", required=True)
     parser.add_argument("--mode", choices=("plain", "ddp", "fsdp"), default="plain")
@@ -50,6 +50,12 @@ def main() -> None:
     parser.add_argument("--every", type=int, default=4)
     parser.add_argument("--async-save", action="store_true")
     parser.add_argument("--kill-at", type=int, default=-1, help="SIGKILL rank 1 after this step")
+    parser.add_argument(
+        "--kill-attempt",
+        type=int,
+        default=None,
+        help="only in this attempt (TRAINER_RESTART_ATTEMPT)",
+    )
     parser.add_argument("--term-at", type=int, default=-1, help="SIGTERM rank 0 after this step")
     args = parser.parse_args()
 
@@ -75,7 +81,7 @@ def main() -> None:
         state, directory=args.dir, every=args.every, async_save=args.async_save
     )
     start = ckpt.restore()
-    with open(args.seen, "a") as seen:
+    with open(args.seen.format(rank=rank), "a") as seen:
         for step in range(start, args.steps):
             sample = position.next * world + rank
             generator = torch.Generator().manual_seed(sample)
@@ -89,7 +95,9 @@ def main() -> None:
             position.next += 1
             seen.write(f"{step + 1} {sample}\n")
             seen.flush()
-            if step + 1 == args.kill_at and rank == 1:
+            attempt = int(os.environ.get(checkpoint.ATTEMPT_ENV, "0"))
+            kill_now = args.kill_attempt is None or attempt == args.kill_attempt
+            if step + 1 == args.kill_at and rank == 1 and kill_now:
                 os.kill(os.getpid(), signal.SIGKILL)
             if step + 1 == args.term_at and rank == 0:
                 os.kill(os.getpid(), signal.SIGTERM)
