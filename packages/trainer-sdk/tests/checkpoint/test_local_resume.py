@@ -63,5 +63,9 @@ def test_kill_a_rank_and_the_job_resumes_from_its_checkpoint(tmp_path: Path) -> 
         found = checkpoint.latest(volume / "killed")
         assert found is not None and (found.step, found.attempt) == (12, 1)
         assert [(r.step, r.attempt) for r in checkpoint.read_resumes(volume / "killed")] == [(8, 1)]
+        shown = client.get_job("killed").checkpoint
+        assert shown is not None
+        assert (shown.step, shown.attempt, shown.resumed_from_step) == (12, 1, 8)
+        assert shown.saved_at is not None and 0 <= (shown.age_seconds() or -1) < 600
     finally:
         client.backend.close()  # type: ignore[attr-defined]

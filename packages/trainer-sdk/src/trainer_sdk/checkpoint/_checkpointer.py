@@ -29,7 +29,9 @@ from torch.distributed.checkpoint.state_dict_saver import AsyncSaveResponse
 from torch.distributed.checkpoint.state_dict_saver import async_save as dcp_async_save
 from torch.distributed.checkpoint.state_dict_saver import save as dcp_save
 
+from trainer_sdk import checkpoint_status as status
 from trainer_sdk.checkpoint import _layout, _state
+from trainer_sdk.metrics import log_metrics
 
 __all__ = ["ATTEMPT_ENV", "PREEMPTED_EXIT_CODE", "Checkpointer"]
 
@@ -157,6 +159,10 @@ class Checkpointer:
         _state.load_rank_part(_layout.rank_file(found.path, self.rank), self._parts)
         if self.rank == 0:
             _layout.record_resume(self.directory, found.step, self.attempt)
+            log_metrics(
+                {status.RESUMED_FROM_METRIC: found.step, status.ATTEMPT_METRIC: self.attempt},
+                found.step,
+            )
         self.resumed_from = found
         self._last_saved_step = found.step
         log.info("resumed from the checkpoint of step %d (%s)", found.step, found.path)
@@ -209,6 +215,14 @@ class Checkpointer:
     def _commit(self, path: Path, step: int) -> None:
         checkpoint = _layout.commit(path, step, self.world_size, self.attempt)
         _layout.prune(self.directory, self.keep_last)
+        log_metrics(
+            {
+                status.STEP_METRIC: step,
+                status.SAVED_AT_METRIC: checkpoint.saved_at,
+                status.ATTEMPT_METRIC: self.attempt,
+            },
+            step,
+        )
         log.info("checkpoint of step %d committed (%s)", checkpoint.step, path)
 
     def _poll(self) -> None:
