@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from trainer_sdk import checkpoint
 
 SCRIPT = Path(__file__).with_name("train_script.py")
 STEPS = 12
+CACHE_ROWS = STEPS * 2 * 2  # every step of both ranks reads a batch of 2 rows
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
@@ -57,7 +59,7 @@ def read_seen(tmp: Path, world: int) -> list[list[tuple[int, int]]]:
 def effective(entries: list[tuple[int, int]], resumed_at: int) -> list[int]:
     """The samples a rank's final model trained on: the first run's steps up to the checkpoint it
     resumed from, then the resumed run's (which starts again at ``resumed_at + 1``)."""
-    restart = max(i for i, (step, _) in enumerate(entries) if step == resumed_at + 1)
+    restart = next(i for i in range(1, len(entries)) if entries[i][0] < entries[i - 1][0])
     kept = [sample for step, sample in entries[:restart] if step <= resumed_at]
     return kept + [sample for _, sample in entries[restart:]]
 
@@ -76,18 +78,45 @@ def assert_same(params: dict[str, torch.Tensor], reference: dict[str, torch.Tens
         assert torch.equal(params[name], tensor), name
 
 
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A data cache (head and one node, in a child process) holding a table whose ``id``
+    column counts its rows: ``ENDPOINT,DATASET``."""
+    pyarrow = pytest.importorskip("pyarrow")
+    parquet = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path_factory.mktemp("cache") / "rows.parquet"
+    parquet.write_table(pyarrow.table({"id": list(range(CACHE_ROWS))}), path)
+    child = subprocess.Popen(
+        [sys.executable, "-m", "trainer_data_cache", "serve", str(path), "--nodes", "1"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        endpoint = child.stdout.readline().strip()  # its first line; it exits on failure
+        assert endpoint, "the data cache did not start"
+        yield f"{endpoint},rows"
+    finally:
+        child.terminate()
+        child.wait(timeout=60)
+
+
 @pytest.mark.parametrize(
     "options",
     [
         pytest.param(("--mode", "ddp"), id="ddp"),
         pytest.param(("--mode", "fsdp"), id="fsdp2-dcp"),
         pytest.param(("--mode", "ddp", "--async-save"), id="ddp-async"),
+        pytest.param(("--mode", "ddp", "--cache"), id="ddp-data-cache"),
     ],
 )
 def test_kill_one_rank_then_resume_matches_an_uninterrupted_run(
-    tmp_path: Path, options: tuple[str, ...]
+    tmp_path: Path, options: tuple[str, ...], request: pytest.FixtureRequest
 ) -> None:
     world = 2
+    if "--cache" in options:  # CacheDataset's state is the data position
+        options = (*options, request.getfixturevalue("cache"))
+    rows = CACHE_ROWS if "--cache" in options else STEPS * world
     reference = uninterrupted(tmp_path, world, *options)
     codes = run(tmp_path, "out.pt", world, *options, "--every", "4", "--kill-at", "10")
     assert codes[1] == -signal.SIGKILL
@@ -99,7 +128,7 @@ def test_kill_one_rank_then_resume_matches_an_uninterrupted_run(
     assert_same(torch.load(tmp_path / "out.pt"), reference)
     seen = read_seen(tmp_path, world)
     samples = sorted(s for entries in seen for s in effective(entries, found.step))
-    assert samples == list(range(STEPS * world))
+    assert samples == list(range(rows))
     assert [r.step for r in checkpoint.read_resumes(tmp_path / "ckpt")] == [found.step]
 
 

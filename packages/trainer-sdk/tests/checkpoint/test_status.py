@@ -45,3 +45,18 @@ def test_a_first_attempt_that_has_not_saved_yet() -> None:
     status = checkpoint_status.checkpoint_status({checkpoint_status.ATTEMPT_METRIC: 0.0})
     assert status == types.CheckpointStatus(step=None, saved_at=None, attempt=0)
     assert status.age_seconds() is None
+
+
+def test_the_checkpoint_volume_option_sets_the_plugins_annotations() -> None:
+    from trainer_runtime.plugins import checkpoint as plugin
+    from trainer_sdk import CheckpointVolume
+
+    spec: dict[str, object] = {"metadata": {"annotations": {"team": "a"}}}
+    CheckpointVolume("shared", mount_path="/mnt/ckpt")(spec, None, None)
+    assert spec["metadata"] == {
+        "annotations": {
+            "team": "a",
+            plugin.VOLUME_ANNOTATION: "shared",
+            plugin.MOUNT_PATH_ANNOTATION: "/mnt/ckpt",
+        }
+    }

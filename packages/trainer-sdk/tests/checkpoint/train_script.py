@@ -49,6 +49,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--every", type=int, default=4)
     parser.add_argument("--async-save", action="store_true")
+    parser.add_argument("--cache", default=None, help="ENDPOINT,DATASET: read batches from it")
     parser.add_argument("--kill-at", type=int, default=-1, help="SIGKILL rank 1 after this step")
     parser.add_argument(
         "--kill-attempt",
@@ -75,15 +76,27 @@ def main() -> None:
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=3, gamma=0.5)
     position = Position()
     torch.manual_seed(1234 + rank)
+    data: Any = position
+    if args.cache:
+        from trainer_data_cache import CacheDataset
 
-    state = {"model": net, "optimizer": optimizer, "scheduler": scheduler, "data": position}
+        endpoint, dataset = args.cache.split(",")
+        data = CacheDataset(endpoint, dataset, batch_rows=2, rank=rank, world_size=world)
+
+    state = {"model": net, "optimizer": optimizer, "scheduler": scheduler, "data": data}
     ckpt = checkpoint.Checkpointer(
         state, directory=args.dir, every=args.every, async_save=args.async_save
     )
     start = ckpt.restore()
+    batches = iter(data) if args.cache else None
     with open(args.seen.format(rank=rank), "a") as seen:
         for step in range(start, args.steps):
-            sample = position.next * world + rank
+            if batches is not None:  # the cache's rows, where the dataset's state says
+                ids = next(batches)["id"].tolist()
+                sample = ids[0]
+                seen.writelines(f"{step + 1} {row}\n" for row in ids[1:])
+            else:
+                sample = position.next * world + rank
             generator = torch.Generator().manual_seed(sample)
             x = torch.randn(4, 8, generator=generator)
             y = torch.randn(4, 1, generator=generator)
