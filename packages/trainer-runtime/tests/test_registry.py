@@ -11,7 +11,7 @@ from trainer_runtime import PLUGINS, framework
     [
         pytest.param(
             framework.Validates,
-            ["Torch", "MPI", "JAX", "XGBoost", "Flux", "DataCache"],
+            ["Torch", "MPI", "JAX", "XGBoost", "Flux", "Checkpoint", "DataCache"],
             id="validate",
         ),
         pytest.param(
@@ -22,7 +22,9 @@ from trainer_runtime import PLUGINS, framework
         pytest.param(
             framework.EnforcesPodGroupPolicy, ["Coscheduling", "Volcano"], id="pod-group-policy"
         ),
-        pytest.param(framework.EnforcesPodSpec, ["TrainerStatus", "DataCache"], id="pod-spec"),
+        pytest.param(
+            framework.EnforcesPodSpec, ["TrainerStatus", "Checkpoint", "DataCache"], id="pod-spec"
+        ),
         pytest.param(framework.PreBuilds, [], id="pre-build"),
         pytest.param(
             framework.Builds,

@@ -81,6 +81,7 @@ class VolumeDoc(TypedDict, total=False):
     secret: dict[str, Any]
     configMap: dict[str, Any]
     projected: dict[str, Any]
+    persistentVolumeClaim: dict[str, Any]
 
 
 class PodSpecDoc(TypedDict, total=False):
@@ -92,6 +93,7 @@ class PodSpecDoc(TypedDict, total=False):
     overhead: dict[str, Any]
     priorityClassName: str
     serviceAccountName: str
+    restartPolicy: str
 
 
 def env_docs(env: Iterable[Mapping[str, Any]]) -> list[EnvVarDoc]:

@@ -4,6 +4,7 @@ from importlib import metadata as _metadata
 
 from trainer_sdk import constants  # noqa: F401 - the constants module, as upstream exposes it
 from trainer_sdk.backends.kubernetes.utils import get_tpu_num_nodes
+from trainer_sdk.checkpoint_volume import CheckpointVolume
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.configs import (
     ContainerBackendConfig,
@@ -76,6 +77,7 @@ __all__ = [
     "ActiveDeadlineSeconds",
     "Annotations",
     "BuiltinTrainer",
+    "CheckpointVolume",
     "ContainerBackendConfig",
     "ContainerPatch",
     "CustomTrainer",

@@ -137,6 +137,16 @@ class TrainerClient:
         """Delete the TrainJob; locally this ends its whole process tree."""
         return self.backend.delete_job(name=name)
 
+    def suspend_job(self, name: str) -> None:
+        """Suspend the TrainJob (``spec.suspend: true``): its pods get SIGTERM, so training code
+        using ``trainer_sdk.checkpoint`` saves at the next step and exits; ``resume_job`` goes on
+        from that checkpoint."""
+        self.backend.suspend_job(name, True)
+
+    def resume_job(self, name: str) -> None:
+        """Resume a suspended TrainJob (``spec.suspend: false``)."""
+        self.backend.suspend_job(name, False)
+
     def submit(self, manifest: dict[str, Any], runtime: dict[str, Any] | None = None) -> str:
         """Create a TrainJob from a manifest dict (as ``trainer run -f`` does); returns its name.
 

@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from trainer_sdk import constants, types
+from trainer_sdk.checkpoint_status import checkpoint_status
 
 __all__ = [
     "PodView",
@@ -111,6 +112,7 @@ def to_train_job(
         "numNodes"
     ) or runtime.trainer.num_nodes
     created = _parse_time(metadata.get("creationTimestamp")) or datetime.now(timezone.utc)
+    trainer_status = trainer_status_from_dict(progress or status.get("trainerStatus"))
     return types.TrainJob(
         name=metadata.get("name", ""),
         runtime=runtime,
@@ -118,8 +120,9 @@ def to_train_job(
         num_nodes=int(num_nodes),
         creation_timestamp=created,
         status=derive_status(status, pod_list),
-        trainer_status=trainer_status_from_dict(progress or status.get("trainerStatus")),
+        trainer_status=trainer_status,
         message=failure_message(status),
+        checkpoint=checkpoint_status(trainer_status.metrics) if trainer_status else None,
     )
 
 

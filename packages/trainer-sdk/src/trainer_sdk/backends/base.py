@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from trainer_sdk import constants, failures, types
-from trainer_sdk.errors import JobFailedError, RuntimeNotFoundError
+from trainer_sdk.errors import JobFailedError, RuntimeNotFoundError, TrainerError
 from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.options import Option
 from trainer_sdk.runtimes import runtime_from_manifest
@@ -108,6 +108,13 @@ class RuntimeBackend(abc.ABC):
 
     @abc.abstractmethod
     def delete_job(self, name: str) -> None: ...
+
+    def suspend_job(self, name: str, suspend: bool) -> None:
+        """Set the TrainJob's ``spec.suspend``: True stops its pods (SIGTERM, so the checkpoint
+        API saves at the next step), False starts them again. Here: not supported."""
+        raise TrainerError(
+            f"TrainJob {name!r}: this backend cannot suspend or resume a running job"
+        )
 
     def get_job_metrics(self, name: str) -> list[MetricPoint]:
         """The job's metric history, by step. Here: the latest numeric values its status

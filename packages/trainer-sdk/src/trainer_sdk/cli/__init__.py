@@ -1,6 +1,7 @@
 """The ``trainer`` command line: one click group, its commands in the modules of this package."""
 
 from trainer_sdk.cli import apply as apply_commands
+from trainer_sdk.cli import suspend
 from trainer_sdk.cli.app import cli, main, status_line
 from trainer_sdk.cli.volumes import volumes
 
@@ -10,5 +11,8 @@ cli.add_command(apply_commands.with_runtime_noun(cli.commands["get"], apply_comm
 cli.add_command(
     apply_commands.with_runtime_noun(cli.commands["delete"], apply_commands.delete_runtime)
 )
+
+for _command in suspend.COMMANDS:
+    cli.add_command(_command)
 
 __all__ = ["cli", "main", "status_line"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from enum import Enum
 from typing import Any
 from urllib.parse import urlparse
@@ -16,6 +16,7 @@ __all__ = [
     "TORCH_TUNE",
     "BaseInitializer",
     "BuiltinTrainer",
+    "CheckpointStatus",
     "CustomTrainer",
     "CustomTrainerContainer",
     "DataCacheInitializer",
@@ -215,6 +216,24 @@ class TrainerStatus:
 
 
 @dataclass
+class CheckpointStatus:
+    """What the job's ``trainer_sdk.checkpoint`` reported: the latest complete checkpoint's
+    step and commit time, the restart attempt running now (0: the first run) and the step it
+    resumed from (None: it started fresh)."""
+
+    step: int | None = None
+    saved_at: datetime | None = None
+    attempt: int = 0
+    resumed_from_step: int | None = None
+
+    def age_seconds(self, now: datetime | None = None) -> float | None:
+        """Seconds since the latest checkpoint was committed."""
+        if self.saved_at is None:
+            return None
+        return ((now or datetime.now(timezone.utc)) - self.saved_at).total_seconds()
+
+
+@dataclass
 class TrainJob:
     """A TrainJob as the SDK shows it."""
 
@@ -226,6 +245,7 @@ class TrainJob:
     status: str = constants.UNKNOWN
     trainer_status: TrainerStatus | None = None
     message: str | None = None
+    checkpoint: CheckpointStatus | None = None
 
 
 @dataclass

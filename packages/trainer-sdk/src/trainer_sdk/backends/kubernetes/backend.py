@@ -365,6 +365,22 @@ class KubernetesBackend(RuntimeBackend):
             )
         return sorted(result, key=lambda event: event.event_time)
 
+    def suspend_job(self, name: str, suspend: bool) -> None:
+        """Patch ``spec.suspend``; the operator suspends or resumes the JobSet."""
+        try:
+            self.custom.patch_namespaced_custom_object(
+                constants.GROUP,
+                constants.VERSION,
+                self.namespace,
+                constants.TRAINJOB_PLURAL,
+                name,
+                {"spec": {"suspend": suspend}},
+            )
+        except Exception as error:
+            if self._is_not_found(error):
+                raise JobNotFoundError(name, f"namespace {self.namespace}") from None
+            raise
+
     def delete_job(self, name: str) -> None:
         try:
             self.custom.delete_namespaced_custom_object(

@@ -37,10 +37,11 @@ from trainer_sdk.backends.local.jobdir import (
 from trainer_sdk.backends.local.needs import check_commands
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS
 from trainer_sdk.backends.local.runtime_store import RuntimeStore
+from trainer_sdk.checkpoint_status import checkpoint_status
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
 from trainer_sdk.jobs import PodView, to_train_job
-from trainer_sdk.metrics import MetricPoint, read_history
+from trainer_sdk.metrics import MetricPoint, latest_values, read_history
 from trainer_sdk.options import Option
 from trainer_sdk.runtimes import runtime_from_manifest
 from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
@@ -284,6 +285,8 @@ class LocalBackend(RuntimeBackend):
         job = to_train_job(
             manifest, runtime_from_manifest(read_json(job_dir.runtime)), pods, progress
         )
+        if job.checkpoint is None:  # locally the checkpoint metrics are in the history
+            job.checkpoint = checkpoint_status(latest_values(read_history(job_dir.metrics)))
         if ended and job.status not in (
             constants.TRAINJOB_COMPLETE,
             constants.TRAINJOB_FAILED,

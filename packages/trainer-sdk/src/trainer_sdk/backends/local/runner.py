@@ -25,6 +25,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from trainer_runtime.plugins.checkpoint import ATTEMPT_ENV
+
 from trainer_sdk.backends.local import devices, mpi, processes
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.jobdir import JobDir, open_private
@@ -218,6 +220,8 @@ class JobSetRunner:
             directory.mkdir(parents=True, exist_ok=True)
         self._termination_log(pod.name).unlink(missing_ok=True)  # from an earlier attempt
         env = {**self.base_env, **pod.env, processes.JOB_TOKEN_ENV: self.token}
+        if ATTEMPT_ENV in env:  # the pod's restart-attempt label, as JobSet sets it per attempt
+            env[ATTEMPT_ENV] = str(self.restarts)
         cwd = pod.working_dir if pod.working_dir and Path(pod.working_dir).is_dir() else work_dir
         with open_private(self.job_dir.log(pod.step)) as log:
             if self.restarts:

@@ -1,0 +1,58 @@
+"""The local JobSet runner tells each attempt its number through the pod's restart-attempt
+label, as JobSet does, so checkpoints and resumes record which attempt they belong to."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from trainer_runtime.plugins.checkpoint import ATTEMPT_ENV, RESTART_ATTEMPT_LABEL
+from trainer_sdk.backends.local.jobdir import JobDir
+from trainer_sdk.backends.local.runner import JobSetRunner
+
+pytestmark = pytest.mark.e2e
+
+
+def test_each_attempt_sees_its_restart_number(tmp_path: Path) -> None:
+    script = (
+        'echo "$TRAINER_RESTART_ATTEMPT" >> "$SHARED/attempts"; [ "$TRAINER_RESTART_ATTEMPT" = 2 ]'
+    )
+    container = {
+        "name": "node",
+        "image": "img",
+        "command": ["bash", "-c", script],
+        "env": [
+            {
+                "name": ATTEMPT_ENV,
+                "valueFrom": {
+                    "fieldRef": {"fieldPath": f"metadata.labels['{RESTART_ATTEMPT_LABEL}']"}
+                },
+            }
+        ],
+    }
+    manifest = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": "job"},
+        "spec": {
+            "failurePolicy": {"maxRestarts": 2},
+            "replicatedJobs": [
+                {
+                    "name": "node",
+                    "replicas": 1,
+                    "template": {"spec": {"template": {"spec": {"containers": [container]}}}},
+                }
+            ],
+        },
+    }
+    runner = JobSetRunner(
+        manifest,
+        JobDir(tmp_path, "job"),
+        {**os.environ, "SHARED": str(tmp_path)},
+        41998,
+        lambda status, pods: None,
+    )
+    status = runner.run()
+    assert [c["type"] for c in status["conditions"]] == ["Completed"]
+    assert (tmp_path / "attempts").read_text().split() == ["0", "1", "2"]
