@@ -12,9 +12,11 @@ import yaml
 from trainer_api import (
     ALGORITHM_ANNOTATION,
     EARLY_STOPPING_ANNOTATION,
+    MAX_FAILED_TRIALS_ANNOTATION,
     OptimizationJob,
     apply_defaults,
     early_stopping,
+    max_failed_trials,
     parameter_env_name,
     parse,
     search_algorithm,
@@ -157,11 +159,19 @@ def test_the_extension_annotations_are_read_and_checked() -> None:
     stopping = early_stopping(job)
     assert stopping is not None and (stopping.rule, stopping.reduction_factor) == ("asha", 2)
     assert errors_of(document) == []
-    bad = with_annotations(**{ALGORITHM_ANNOTATION: "hyperband", EARLY_STOPPING_ANNOTATION: "{"})
+    bad = with_annotations(
+        **{
+            ALGORITHM_ANNOTATION: "hyperband",
+            EARLY_STOPPING_ANNOTATION: "{",
+            MAX_FAILED_TRIALS_ANNOTATION: "-1",
+        }
+    )
     assert [error.split(": ")[0] for error in errors_of(bad)] == [
         f"metadata.annotations[{ALGORITHM_ANNOTATION}]",
         f"metadata.annotations[{EARLY_STOPPING_ANNOTATION}]",
+        f"metadata.annotations[{MAX_FAILED_TRIALS_ANNOTATION}]",
     ]
+    assert max_failed_trials(parse(with_annotations(**{MAX_FAILED_TRIALS_ANNOTATION: "2"}))) == 2
 
 
 def test_grid_without_annotation_and_parameter_env_names() -> None:

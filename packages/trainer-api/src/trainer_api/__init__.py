@@ -106,6 +106,7 @@ from trainer_api._optimization import (
     ALGORITHM_ANNOTATION,
     EARLY_STOPPING_ANNOTATION,
     EXTRA_ALGORITHMS,
+    MAX_FAILED_TRIALS_ANNOTATION,
     OPTIMIZATION_JOB_LABEL,
     PARAMETER_ENV_PREFIX,
     PARAMETERS_ANNOTATION,
@@ -130,6 +131,7 @@ from trainer_api._optimization import (
 from trainer_api._optimization_extras import (
     EarlyStopping,
     early_stopping,
+    max_failed_trials,
     search_algorithm,
 )
 from trainer_api._parsing import (
@@ -312,6 +314,7 @@ __all__ = [
     "KINDS",
     "KUEUE_MANAGED_BY",
     "MANAGED_BY_VALUES",
+    "MAX_FAILED_TRIALS_ANNOTATION",
     "MODEL_INITIALIZER",
     "NODE",
     "OPTIMIZATION_JOB_LABEL",
@@ -537,6 +540,7 @@ __all__ = [
     "is_dns1123_label",
     "is_dns1123_subdomain",
     "load_yaml",
+    "max_failed_trials",
     "parameter_env_name",
     "parse",
     "parse_all",

@@ -21,6 +21,7 @@ __all__ = [
     "ALGORITHM_ANNOTATION",
     "EARLY_STOPPING_ANNOTATION",
     "EXTRA_ALGORITHMS",
+    "MAX_FAILED_TRIALS_ANNOTATION",
     "OPTIMIZATION_JOB_LABEL",
     "PARAMETERS_ANNOTATION",
     "PARAMETER_ENV_PREFIX",
@@ -49,6 +50,8 @@ It replaces ``random`` (whose ``seed`` it uses); upstream's controller would run
 EXTRA_ALGORITHMS: Final = ("tpe", "cmaes", "qmc")
 EARLY_STOPPING_ANNOTATION: Final = f"optimization.{GROUP}/early-stopping"
 """A JSON stopping rule over each trial's per-step objective, e.g. ``{"rule": "asha"}``."""
+MAX_FAILED_TRIALS_ANNOTATION: Final = f"optimization.{GROUP}/max-failed-trials"
+"""How many trials may fail before the job fails (a decimal integer); unset: any number."""
 PARAMETERS_ANNOTATION: Final = f"optimization.{GROUP}/parameters"
 """On a trial TrainJob: its parameter assignment as a JSON object (KEP-3562)."""
 OPTIMIZATION_JOB_LABEL: Final = f"{GROUP}/optimization-job"

@@ -19,10 +19,17 @@ from trainer_api._optimization import (
     ALGORITHM_ANNOTATION,
     EARLY_STOPPING_ANNOTATION,
     EXTRA_ALGORITHMS,
+    MAX_FAILED_TRIALS_ANNOTATION,
     OptimizationJob,
 )
 
-__all__ = ["EarlyStopping", "early_stopping", "optimization_job_errors", "search_algorithm"]
+__all__ = [
+    "EarlyStopping",
+    "early_stopping",
+    "max_failed_trials",
+    "optimization_job_errors",
+    "search_algorithm",
+]
 
 Algorithm = Literal["random", "grid", "tpe", "cmaes", "qmc"]
 
@@ -65,6 +72,16 @@ def early_stopping(job: OptimizationJob) -> EarlyStopping | None:
         ) from None
 
 
+def max_failed_trials(job: OptimizationJob) -> int | None:
+    """How many trials may fail before the job does; None: no limit. ValueError when invalid."""
+    text = (job.metadata.annotations or {}).get(MAX_FAILED_TRIALS_ANNOTATION)
+    if text is None:
+        return None
+    if not text.isdigit():
+        raise ValueError(f"expected a non-negative decimal integer, got {text!r}")
+    return int(text)
+
+
 def optimization_job_errors(job: OptimizationJob) -> Iterator[FieldError]:
     """Problems with the extension annotations (the schema cannot see them)."""
     annotations = job.metadata.annotations or {}
@@ -81,7 +98,11 @@ def optimization_job_errors(job: OptimizationJob) -> Iterator[FieldError]:
             f"{where}[{ALGORITHM_ANNOTATION}]",
             "replaces random search: set searchAlgorithm.random, not grid",
         )
-    try:
-        early_stopping(job)
-    except ValueError as error:
-        yield FieldError(f"{where}[{EARLY_STOPPING_ANNOTATION}]", str(error))
+    for key, read in (
+        (EARLY_STOPPING_ANNOTATION, early_stopping),
+        (MAX_FAILED_TRIALS_ANNOTATION, max_failed_trials),
+    ):
+        try:
+            read(job)
+        except ValueError as error:
+            yield FieldError(f"{where}[{key}]", str(error))

@@ -175,7 +175,14 @@ def _rebuild(
     sampler: optuna.samplers.BaseSampler,
     pruner: optuna.pruners.BasePruner | None = None,
 ) -> optuna.Study:
-    optuna_study = optuna.create_study(direction=study.direction, sampler=sampler, pruner=pruner)
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # not a line per rebuilt study
+    try:
+        optuna_study = optuna.create_study(
+            direction=study.direction, sampler=sampler, pruner=pruner
+        )
+    finally:
+        optuna.logging.set_verbosity(verbosity)
     for record in sorted(history, key=lambda record: record.number):
         optuna_study.add_trial(_frozen(study, record))
     return optuna_study
