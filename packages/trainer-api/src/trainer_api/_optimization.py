@@ -25,6 +25,7 @@ __all__ = [
     "OPTIMIZATION_JOB_LABEL",
     "PARAMETERS_ANNOTATION",
     "PARAMETER_ENV_PREFIX",
+    "SUSPEND_ANNOTATION",
     "CategoricalSpace",
     "GridAlgorithm",
     "LogUniformSpace",
@@ -52,6 +53,9 @@ EARLY_STOPPING_ANNOTATION: Final = f"optimization.{GROUP}/early-stopping"
 """A JSON stopping rule over each trial's per-step objective, e.g. ``{"rule": "asha"}``."""
 MAX_FAILED_TRIALS_ANNOTATION: Final = f"optimization.{GROUP}/max-failed-trials"
 """How many trials may fail before the job fails (a decimal integer); unset: any number."""
+SUSPEND_ANNOTATION: Final = f"optimization.{GROUP}/suspend"
+"""``"true"``: no new trials start and running ones are suspended; removing it resumes (the spec
+is immutable, so suspension lives in metadata)."""
 PARAMETERS_ANNOTATION: Final = f"optimization.{GROUP}/parameters"
 """On a trial TrainJob: its parameter assignment as a JSON object (KEP-3562)."""
 OPTIMIZATION_JOB_LABEL: Final = f"{GROUP}/optimization-job"
