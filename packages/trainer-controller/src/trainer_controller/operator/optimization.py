@@ -40,6 +40,7 @@ from trainer_runtime.search import (
 
 __all__ = [
     "ENGINE_STATE_ANNOTATION",
+    "PRUNED_ANNOTATION",
     "STEPS_ANNOTATION",
     "TRIAL_ANNOTATION",
     "OptimizationPlan",
