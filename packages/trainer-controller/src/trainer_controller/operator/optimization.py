@@ -10,7 +10,6 @@ percentage, else the count of distinct reports.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -20,14 +19,14 @@ from typing import Any, Final
 
 import trainer_api
 from trainer_api import (
-    OPTIMIZATION_JOB_LABEL,
     PARAMETERS_ANNOTATION,
     SUSPEND_ANNOTATION,
     OptimizationJob,
     max_failed_trials,
-    parameter_env_name,
 )
 from trainer_runtime.search import (
+    ENGINE_STATE_ANNOTATION,
+    TRIAL_ANNOTATION,
     Study,
     TrialRecord,
     TrialState,
@@ -36,6 +35,7 @@ from trainer_runtime.search import (
     check_pruning,
     study_from_job,
     suggest,
+    trial_trainjob,
 )
 
 __all__ = [
@@ -49,8 +49,6 @@ __all__ = [
 ]
 
 _PREFIX: Final = f"optimization.{trainer_api.GROUP}"
-TRIAL_ANNOTATION: Final = f"{_PREFIX}/trial"
-ENGINE_STATE_ANNOTATION: Final = f"{_PREFIX}/engine-state"
 STEPS_ANNOTATION: Final = f"{_PREFIX}/steps"
 """The objective per step seen so far: ``{"seen": [...], "steps": {step: value}, "checked": n}``."""
 PRUNED_ANNOTATION: Final = f"{_PREFIX}/pruned-at-step"
@@ -142,52 +140,6 @@ def _read_trial(trainjob: dict[str, Any], metric: str) -> _Trial:
     return _Trial(trainjob, record, history, annotations)
 
 
-def _trial_manifest(
-    job: Mapping[str, Any],
-    number: int,
-    parameters: Mapping[str, Any],
-    engine_state: Mapping[str, Any],
-) -> dict[str, Any]:
-    metadata = job["metadata"]
-    template = copy.deepcopy(job["spec"]["trainJobTemplate"])
-    strings = assignment_strings(parameters)
-    spec = template["spec"]
-    trainer = spec.setdefault("trainer", {})
-    names = {parameter_env_name(name) for name in strings}
-    env = [item for item in trainer.get("env") or [] if item.get("name") not in names]
-    trainer["env"] = env + [{"name": parameter_env_name(n), "value": v} for n, v in strings.items()]
-    template_meta = template.get("metadata") or {}
-    return {
-        "apiVersion": trainer_api.TRAINER_API_VERSION,
-        "kind": trainer_api.TRAIN_JOB_KIND,
-        "metadata": {
-            "name": f"{metadata['name']}-{number}",
-            "namespace": metadata.get("namespace"),
-            "labels": {
-                **(template_meta.get("labels") or {}),
-                OPTIMIZATION_JOB_LABEL: metadata["name"],
-            },
-            "annotations": {
-                **(template_meta.get("annotations") or {}),
-                PARAMETERS_ANNOTATION: json.dumps(strings, sort_keys=True),
-                TRIAL_ANNOTATION: str(number),
-                ENGINE_STATE_ANNOTATION: json.dumps(dict(engine_state), sort_keys=True),
-            },
-            "ownerReferences": [
-                {
-                    "apiVersion": trainer_api.TRAINER_API_VERSION,
-                    "kind": "OptimizationJob",
-                    "name": metadata["name"],
-                    "uid": metadata["uid"],
-                    "controller": True,
-                    "blockOwnerDeletion": True,
-                }
-            ],
-        },
-        "spec": spec,
-    }
-
-
 def _condition(
     old: Sequence[Mapping[str, Any]],
     kind: str,
@@ -248,7 +200,7 @@ def plan_optimization(
         free = min((job.spec.parallel_trials or 1) - running, total - len(records))
         for offset, suggestion in enumerate(suggest(study, records, max(free, 0))):
             create.append(
-                _trial_manifest(
+                trial_trainjob(
                     manifest, len(records) + offset, suggestion.parameters, suggestion.engine_state
                 )
             )

@@ -22,8 +22,11 @@ from trainer_runtime.search.space import (
     grid_size,
     study_from_job,
 )
+from trainer_runtime.search.trials import ENGINE_STATE_ANNOTATION, TRIAL_ANNOTATION, trial_trainjob
 
 __all__ = [
+    "ENGINE_STATE_ANNOTATION",
+    "TRIAL_ANNOTATION",
     "Algorithm",
     "Choice",
     "Direction",
@@ -40,4 +43,5 @@ __all__ = [
     "grid_size",
     "study_from_job",
     "suggest",
+    "trial_trainjob",
 ]

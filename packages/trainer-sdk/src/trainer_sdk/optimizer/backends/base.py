@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from trainer_sdk import types
 from trainer_sdk.optimizer.constants import constants
@@ -56,6 +57,10 @@ class OptimizerBackend(abc.ABC):
         algorithm: BaseAlgorithm | None = None,
         early_stopping: BaseEarlyStopping | None = None,
     ) -> str: ...
+
+    @abc.abstractmethod
+    def submit(self, manifest: dict[str, Any]) -> str:
+        """Start an OptimizationJob from its manifest (upstream's schema); returns its name."""
 
     @abc.abstractmethod
     def list_jobs(self) -> list[OptimizationJob]: ...

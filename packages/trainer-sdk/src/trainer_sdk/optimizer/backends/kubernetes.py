@@ -100,6 +100,22 @@ class KubernetesOptimizerBackend(OptimizerBackend):
             ) from error
         return name
 
+    def submit(self, manifest: dict[str, Any]) -> str:
+        """Create an OptimizationJob from its manifest; returns its name."""
+        document = dict(manifest)
+        metadata = {**(document.get("metadata") or {})}
+        metadata.setdefault("name", new_name())
+        metadata.setdefault("namespace", self.namespace)
+        document["metadata"] = metadata
+        self.custom.create_namespaced_custom_object(
+            constants.GROUP,
+            constants.VERSION,
+            metadata["namespace"],
+            constants.OPTIMIZATION_JOB_PLURAL,
+            document,
+        )
+        return str(metadata["name"])
+
     def _document(self, name: str) -> dict[str, Any]:
         try:
             found = self.custom.get_namespaced_custom_object(

@@ -11,6 +11,7 @@ started them: ``wait_for_job_status`` (or ``trainer optimize``) keeps it alive.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import json
 import logging
@@ -26,8 +27,10 @@ from typing import Any, Final
 from trainer_api import (
     OPTIMIZATION_JOB_LABEL,
     PARAMETERS_ANNOTATION,
+    apply_defaults,
     parameter_env_name,
     parse,
+    validate,
 )
 from trainer_api import (
     OptimizationJob as ApiOptimizationJob,
@@ -39,6 +42,7 @@ from trainer_runtime.search import (
     check_pruning,
     study_from_job,
     suggest,
+    trial_trainjob,
 )
 
 from trainer_sdk import constants as trainer_constants
@@ -120,9 +124,26 @@ class LocalOptimizerBackend(OptimizerBackend):
             trial_config or TrialConfig(),
             early_stopping,
         )
-        name = new_name()
         template = {"spec": {"runtimeRef": {"name": runtime.name, "kind": runtime.kind.value}}}
-        job = optimization_job(name, definition, template)
+        job = optimization_job(new_name(), definition, template)
+        return self._start(job, dataclasses.replace(trial_template, runtime=runtime))
+
+    def submit(self, manifest: dict[str, Any]) -> str:
+        """Run an OptimizationJob manifest (upstream's schema): each trial is its
+        ``trainJobTemplate`` with the parameters in ``KUBEFLOW_TRAINER_OPT_<NAME>`` env."""
+        document = copy.deepcopy(manifest)
+        document.setdefault("metadata", {}).setdefault("name", new_name())
+        job = apply_defaults(parse(document))
+        if not isinstance(job, ApiOptimizationJob):
+            raise ValueError(f"kind: expected OptimizationJob, got {job.kind}")
+        if errors := validate(job):
+            raise ValueError("invalid optimization job:\n" + "\n".join(map(str, errors)))
+        return self._start(job, None)
+
+    def _start(self, job: ApiOptimizationJob, template: types.TrainJobTemplate | None) -> str:
+        name = str(job.metadata.name)
+        if self._path(name).exists():
+            raise ValueError(f"metadata.name: {constants.OPTIMIZATION_JOB_KIND} {name} exists")
         state = {
             "name": name,
             "creationTimestamp": datetime.now(timezone.utc).isoformat(),
@@ -132,7 +153,7 @@ class LocalOptimizerBackend(OptimizerBackend):
             "trials": [],
         }
         write_json(self._path(name), state)
-        driver = _Driver(self, state, job, dataclasses.replace(trial_template, runtime=runtime))
+        driver = _Driver(self, state, job, template)
         self._drivers[name] = driver
         driver.start()
         return name
@@ -222,7 +243,7 @@ class _Driver(threading.Thread):
         backend: LocalOptimizerBackend,
         state: dict[str, Any],
         job: ApiOptimizationJob,
-        template: types.TrainJobTemplate,
+        template: types.TrainJobTemplate | None,
     ) -> None:
         super().__init__(name=f"optimize-{state['name']}")
         self.backend = backend
@@ -311,24 +332,10 @@ class _Driver(threading.Thread):
     def _start(self, parameters: dict[str, Any], engine_state: dict[str, Any]) -> None:
         number = len(self.state["trials"])
         trial_name = f"{self.job_name}-{number}"
-        strings = assignment_strings(parameters)
-        trainer = self.template.trainer
-        assert isinstance(trainer, types.CustomTrainer)
-        trial_trainer = dataclasses.replace(
-            trainer,
-            func_args={**(trainer.func_args or {}), **parameters},
-            env={**(trainer.env or {}), **{parameter_env_name(k): v for k, v in strings.items()}},
-        )
-        self.backend.trainer.train(
-            runtime=self.template.runtime,
-            initializer=self.template.initializer,
-            trainer=trial_trainer,
-            options=[
-                Name(trial_name),
-                Labels({OPTIMIZATION_JOB_LABEL: self.job_name}),
-                Annotations({PARAMETERS_ANNOTATION: json.dumps(strings, sort_keys=True)}),
-            ],
-        )
+        if self.template is None:
+            self._submit_trial(number, parameters, engine_state)
+        else:
+            self._train_trial(self.template, trial_name, parameters)
         self.state["trials"].append(
             {
                 "number": number,
@@ -342,6 +349,44 @@ class _Driver(threading.Thread):
                 "prunedAtStep": None,
             }
         )
+
+    def _train_trial(
+        self, template: types.TrainJobTemplate, trial_name: str, parameters: dict[str, Any]
+    ) -> None:
+        """A trial of a Python function: its parameters are keyword arguments and env."""
+        strings = assignment_strings(parameters)
+        trainer = template.trainer
+        assert isinstance(trainer, types.CustomTrainer)
+        trial_trainer = dataclasses.replace(
+            trainer,
+            func_args={**(trainer.func_args or {}), **parameters},
+            env={**(trainer.env or {}), **{parameter_env_name(k): v for k, v in strings.items()}},
+        )
+        self.backend.trainer.train(
+            runtime=template.runtime,
+            initializer=template.initializer,
+            trainer=trial_trainer,
+            options=[
+                Name(trial_name),
+                Labels({OPTIMIZATION_JOB_LABEL: self.job_name}),
+                Annotations({PARAMETERS_ANNOTATION: json.dumps(strings, sort_keys=True)}),
+            ],
+        )
+
+    def _submit_trial(
+        self, number: int, parameters: dict[str, Any], engine_state: dict[str, Any]
+    ) -> None:
+        """A trial of a manifest's template: the TrainJob the controller would create."""
+        manifest = {**self.state["manifest"]}
+        manifest["metadata"] = {**manifest["metadata"], "uid": self.job_name}
+        trainjob = trial_trainjob(manifest, number, parameters, engine_state)
+        # No owner here: deleting the optimization job deletes its trials itself.
+        trainjob["metadata"] = {
+            key: value
+            for key, value in trainjob["metadata"].items()
+            if key not in ("ownerReferences", "namespace")
+        }
+        self.backend.trainer.submit(trainjob)
 
     def _observe(self, trial: dict[str, Any]) -> None:
         client = self.backend.trainer
