@@ -1,10 +1,11 @@
 """Tuning on the local backend: random vs TPE vs TPE+ASHA, and the per-trial overhead.
 
-A small real training function (momentum SGD on a least-squares problem in NumPy, one step per
-line) whose final loss depends on ``lr`` and ``momentum``; ``--trials`` trials of each search,
-``--parallel`` at a time, all with seed 0. Reports the best objective, wall time and the
-training steps run (pruned trials stop early), then the per-trial overhead of the local backend
-against a plain in-process Optuna study running the same function, side by side.
+A small real training function (momentum SGD on an ill-conditioned least-squares problem in
+NumPy, one printed step per line) whose final loss depends on ``lr`` and ``momentum``;
+``--trials`` trials of each search, ``--parallel`` at a time, all with seed 0. Reports the best
+objective, wall time and the training steps run (pruned trials stop early), then the per-trial
+overhead of the local backend against a plain in-process Optuna study running the same
+function, side by side.
 
     python packages/trainer-sdk/benchmarks/bench_optimize.py [--trials 20] [--parallel 2]
 """
@@ -12,6 +13,8 @@ against a plain in-process Optuna study running the same function, side by side.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import tempfile
 import time
 from pathlib import Path
@@ -32,13 +35,14 @@ from trainer_sdk.optimizer import (
 STEPS = 30
 
 
-def train(lr: float, momentum: float, steps: int = 30, rows: int = 20000) -> float:
-    """Momentum SGD on a fixed least-squares problem; prints ``step=N loss=X`` per step."""
+def train(lr: float, momentum: float, steps: int = 30, rows: int = 10000) -> float:
+    """Momentum SGD on a fixed, ill-conditioned least-squares problem (feature scales 1 to 30):
+    the loss after ``steps`` depends on both parameters; prints ``step=N loss=X`` per step."""
     import numpy as np
 
     rng = np.random.default_rng(0)
-    x = rng.standard_normal((rows, 64))
-    y = x @ rng.standard_normal(64) + 0.1 * rng.standard_normal(rows)
+    x = rng.standard_normal((rows, 64)) * np.geomspace(1.0, 30.0, 64)
+    y = x @ rng.standard_normal(64) + 0.01 * rng.standard_normal(rows)
     w = np.zeros(64)
     velocity = np.zeros(64)
     loss = float("inf")
@@ -46,17 +50,16 @@ def train(lr: float, momentum: float, steps: int = 30, rows: int = 20000) -> flo
         residual = x @ w - y
         loss = float(residual @ residual / rows)
         if not np.isfinite(loss) or loss > 1e6:
-            loss = 1e6
-            print(f"step={step} loss={loss}", flush=True)
-            continue
-        velocity = momentum * velocity - lr * (x.T @ residual / rows)
-        w = w + velocity
+            loss = 1e6  # diverged: the worst value, and no further steps change it
+        else:
+            velocity = momentum * velocity - lr * (x.T @ residual / rows)
+            w = w + velocity
         print(f"step={step} loss={loss}", flush=True)
     return loss
 
 
 def space() -> dict[str, object]:
-    return {"lr": Search.loguniform(1e-4, 1.0), "momentum": Search.uniform(0.0, 0.99)}
+    return {"lr": Search.loguniform(1e-5, 1e-1), "momentum": Search.uniform(0.0, 0.99)}
 
 
 def run_ours(root: Path, trials: int, parallel: int, **extra: object) -> tuple[float, float, int]:
@@ -103,9 +106,10 @@ def overhead(root: Path, trials: int) -> tuple[float, float]:
     start = time.perf_counter()
 
     def objective(trial: optuna.Trial) -> float:
-        lr = trial.suggest_float("lr", 1e-4, 1.0, log=True)
+        lr = trial.suggest_float("lr", 1e-5, 1e-1, log=True)
         momentum = trial.suggest_float("momentum", 0.0, 0.99)
-        trivial(lr, momentum)
+        with contextlib.redirect_stdout(io.StringIO()):  # ours writes it to the trial's log
+            trivial(lr, momentum)
         return lr * momentum
 
     study.optimize(objective, n_trials=trials)
@@ -123,7 +127,7 @@ def main() -> None:
         "TPE": {"algorithm": TPESearch(random_state=0)},
         "TPE + ASHA": {
             "algorithm": TPESearch(random_state=0),
-            "early_stopping": SuccessiveHalving(min_resource=3, reduction_factor=3),
+            "early_stopping": SuccessiveHalving(min_resource=2, reduction_factor=3),
         },
     }
     rows = []

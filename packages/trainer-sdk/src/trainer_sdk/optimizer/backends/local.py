@@ -256,6 +256,7 @@ class _Driver(threading.Thread):
         self.slots = max(1, min(config.parallel_trials, os.cpu_count() or 1))
         self.job_name = str(state["name"])
         self._halted = threading.Event()
+        self._stoppers: list[threading.Thread] = []
 
     def halt(self) -> None:
         """Stop driving (the trials are the caller's to end) and wait for the thread."""
@@ -274,6 +275,8 @@ class _Driver(threading.Thread):
         except Exception as error:  # the job records why it failed; nothing is swallowed
             _logger.exception("optimization job %s failed", self.job_name)
             self._end(constants.OPTIMIZATION_JOB_FAILED, f"the local driver failed: {error!r}")
+        for stopper in self._stoppers:
+            stopper.join()
         if self.backend._path(self.job_name).exists():
             write_json(self.backend._path(self.job_name), self.state)
 
@@ -419,7 +422,12 @@ class _Driver(threading.Thread):
             trial["checkedStep"] = decision.checked_step
             trial["engineState"] = decision.engine_state
             if decision.prune:
-                self.backend.stop_trial(trial["name"])
+                # Stopping waits for the processes to end; the next trial need not.
+                stopper = threading.Thread(
+                    target=self.backend.stop_trial, args=(trial["name"],), name="stop-trial"
+                )
+                stopper.start()
+                self._stoppers.append(stopper)
                 trial["state"] = "pruned"
                 trial["prunedAtStep"] = decision.at_step
                 trial["objective"] = objective
