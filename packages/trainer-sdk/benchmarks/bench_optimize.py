@@ -127,7 +127,7 @@ def main() -> None:
         "TPE": {"algorithm": TPESearch(random_state=0)},
         "TPE + ASHA": {
             "algorithm": TPESearch(random_state=0),
-            "early_stopping": SuccessiveHalving(min_resource=2, reduction_factor=3),
+            "early_stopping": SuccessiveHalving(min_resource=3, reduction_factor=2),
         },
     }
     rows = []
