@@ -59,7 +59,7 @@ def test_optimize_a_function_then_list_get_and_delete(tmp_path: Path) -> None:
     )
     assert code == 0, err
     name = out.splitlines()[0]
-    assert f"{name}: Complete" in out and "* best" in out
+    assert f"{name}: Complete" in out and "* best; importance" in out
     code, out, _ = invoke(tmp_path, "optimizationjob", "list", "-o", "json")
     assert code == 0 and [job["name"] for job in json.loads(out)] == [name]
     code, out, _ = invoke(tmp_path, "optimizationjob", "get", name, "-o", "json")

@@ -14,6 +14,7 @@ from trainer_runtime.search import (
     best_trial,
     check_pruning,
     grid_size,
+    parameter_importance,
     study_from_job,
     suggest,
 )
@@ -194,3 +195,13 @@ def test_study_from_an_optimization_job() -> None:
     }
     assert (study.algorithm, study.direction, study.seed) == ("tpe", "maximize", 3)
     assert study.early_stopping is not None and study.early_stopping.rule == "median"
+
+
+def test_parameter_importance_finds_the_parameter_the_objective_depends_on() -> None:
+    space = {"lr": Range(1e-4, 1e-1, log=True), "width": Range(1, 8, integer=True)}
+    study = Study(space, seed=0)
+    history = run(study, 30)
+    importance = parameter_importance(study, history)
+    assert set(importance) == {"lr", "width"}
+    assert importance["lr"] > importance["width"]
+    assert parameter_importance(study, history[:1]) == {}

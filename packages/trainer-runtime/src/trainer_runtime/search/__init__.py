@@ -7,7 +7,13 @@ with the trial (the local optimizer in its state file, the controller in an anno
 The local ``OptimizerClient`` and the OptimizationJob controller both call it.
 """
 
-from trainer_runtime.search.engine import PruneDecision, best_trial, check_pruning, suggest
+from trainer_runtime.search.engine import (
+    PruneDecision,
+    best_trial,
+    check_pruning,
+    parameter_importance,
+    suggest,
+)
 from trainer_runtime.search.space import (
     Algorithm,
     Choice,
@@ -41,6 +47,7 @@ __all__ = [
     "best_trial",
     "check_pruning",
     "grid_size",
+    "parameter_importance",
     "study_from_job",
     "suggest",
     "trial_trainjob",

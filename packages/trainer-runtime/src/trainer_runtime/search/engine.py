@@ -26,7 +26,14 @@ from optuna.trial import TrialState as OptunaState
 
 from trainer_runtime.search.space import Choice, Domain, Range, Study, TrialRecord, Value
 
-__all__ = ["PruneDecision", "Suggestion", "best_trial", "check_pruning", "suggest"]
+__all__ = [
+    "PruneDecision",
+    "Suggestion",
+    "best_trial",
+    "check_pruning",
+    "parameter_importance",
+    "suggest",
+]
 
 _STATES: Final = {
     "running": OptunaState.RUNNING,
@@ -135,6 +142,18 @@ def best_trial(study: Study, history: Iterable[TrialRecord]) -> TrialRecord | No
         return None
     sign = 1.0 if study.direction == "minimize" else -1.0
     return min(finished, key=lambda record: (sign * (record.objective or 0.0), record.number))
+
+
+def parameter_importance(study: Study, history: Sequence[TrialRecord]) -> dict[str, float]:
+    """How much each parameter explains of the objective's variance (Optuna's fANOVA, seeded);
+    empty before two trials have completed."""
+    finished = [r for r in history if r.state == "complete" and r.objective is not None]
+    if len(finished) < 2:
+        return {}
+    optuna_study = _rebuild(study, finished, optuna.samplers.RandomSampler())
+    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=study.seed or 0)
+    found = optuna.importance.get_param_importances(optuna_study, evaluator=evaluator)
+    return {name: float(value) for name, value in found.items()}
 
 
 def _distributions(space: Mapping[str, Domain]) -> dict[str, BaseDistribution]:

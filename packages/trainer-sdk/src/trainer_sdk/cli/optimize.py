@@ -10,6 +10,7 @@ from typing import Any
 import click
 import yaml
 from rich.table import Table
+from trainer_runtime.search import TrialRecord, parameter_importance, study_from_job
 
 from trainer_sdk.cli.app import (
     OUTPUTS,
@@ -38,11 +39,12 @@ from trainer_sdk.optimizer import (
     TrialConfig,
 )
 from trainer_sdk.optimizer.backends.base import best_result
+from trainer_sdk.optimizer.spec import Definition, optimization_job
 from trainer_sdk.optimizer.types.algorithm_types import BaseAlgorithm, BaseEarlyStopping
 from trainer_sdk.optimizer.types.search_types import CategoricalSearchSpace, ContinuousSearchSpace
 from trainer_sdk.types import CustomTrainer
 
-__all__ = ["optimizationjob", "optimize", "parse_param"]
+__all__ = ["importance", "optimizationjob", "optimize", "parse_param"]
 
 _ALGORITHMS: dict[str, type[BaseAlgorithm]] = {
     "random": RandomSearch,
@@ -90,8 +92,27 @@ def _stopping(rule: str) -> BaseEarlyStopping | None:
     return {"median": MedianStopping(), "asha": SuccessiveHalving()}.get(rule)
 
 
+def importance(job: OptimizationJob) -> dict[str, float]:
+    """Each parameter's share of the objective's variance over the completed trials."""
+    definition = Definition(job.search_space, job.objectives, job.algorithm, job.trial_config, None)
+    template = {"spec": {"runtimeRef": {"name": "any"}}}
+    study = study_from_job(optimization_job(job.name, definition, template))
+    records = [
+        TrialRecord(number, trial.parameters, "complete", trial.objective)
+        for number, trial in enumerate(job.trials)
+        if trial.objective is not None and trial.pruned_at_step is None
+    ]
+    return parameter_importance(study, records)
+
+
 def _trials_table(job: OptimizationJob) -> Table:
     best = best_result(job)
+    shares = importance(job)
+    caption = "* best" + (
+        "; importance " + ", ".join(f"{name} {share:.2f}" for name, share in shares.items())
+        if shares
+        else ""
+    )
     rows = []
     for trial in job.trials:
         mark = " *" if best is not None and trial.parameters == best.parameters else ""
@@ -111,7 +132,7 @@ def _trials_table(job: OptimizationJob) -> Table:
         _column("PRUNED AT"),
         _column("PARAMETERS", name=True),
     ]
-    return _table(columns, rows, title=f"{job.name}: {job.status}", caption="* best")
+    return _table(columns, rows, title=f"{job.name}: {job.status}", caption=caption)
 
 
 def _jobs_table(jobs: list[OptimizationJob]) -> Table:
