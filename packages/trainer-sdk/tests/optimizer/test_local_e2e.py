@@ -102,8 +102,9 @@ def test_successive_halving_stops_bad_trials_early(tmp_path: Path) -> None:
     pruned = [t for t in job.trials if t.pruned_at_step is not None]
     assert pruned, [(t.parameters, t.objective) for t in job.trials]
     for trial in pruned:
-        assert trial.trainjob.status == "Failed"  # stopped, kept with its logs
         assert trial.pruned_at_step is not None and trial.pruned_at_step < 9
+        # Stopped and kept with its logs; pruned at the last rung (step 8) it may end first.
+        assert trial.trainjob.status == "Failed" or trial.pruned_at_step == 8
     best = client.get_best_results(name)
     assert best is not None
     finished = [t for t in job.trials if t.pruned_at_step is None]

@@ -266,10 +266,12 @@ class _Driver(threading.Thread):
 
     def run(self) -> None:
         try:
-            while not self._halted.is_set() and not self._finished():
+            while not self._halted.is_set():
                 self._tick()
                 if self._halted.is_set() or not self.backend._path(self.job_name).exists():
                     return
+                if self._finished():
+                    break  # written below, once every pruned trial has stopped
                 write_json(self.backend._path(self.job_name), self.state)
                 self._halted.wait(POLL_SECONDS)
         except Exception as error:  # the job records why it failed; nothing is swallowed
