@@ -49,6 +49,7 @@ def test_cluster_runtime_is_cluster_scoped() -> None:
         "TrainJob": "Namespaced",
         "TrainingRuntime": "Namespaced",
         "ClusterTrainingRuntime": "Cluster",
+        "OptimizationJob": "Namespaced",
     }
 
 

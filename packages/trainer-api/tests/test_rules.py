@@ -5,20 +5,27 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from pydantic import TypeAdapter
 from trainer_api import (
     ContainerPatch,
     DatasetInitializer,
     FluxMLPolicySource,
     JobSetSpec,
+    LogUniformSpace,
     MLPolicy,
     ModelInitializer,
     MPIMLPolicySource,
+    OptimizationJobSpec,
     RuntimePatch,
+    SearchAlgorithm,
+    SearchSpace,
     TorchEnvInjectionTarget,
     Trainer,
     TrainerStatus,
     TrainJob,
     TrainJobSpec,
+    TrainJobTemplateSpec,
+    UniformSpace,
     VolumeClaimPolicy,
 )
 from trainer_api._base import ApiModel
@@ -43,6 +50,22 @@ def jobset(order: str, depends: bool) -> dict[str, Any]:
     if depends:
         node["dependsOn"] = [{"name": "init", "status": "Complete"}]
     return {"startupPolicy": {"startupPolicyOrder": order}, "replicatedJobs": [node]}
+
+
+def optimization(
+    num: int = 2, parallel: int = 1, grid: bool = False, uniform: bool = False
+) -> dict[str, Any]:
+    space = (
+        {"uniform": {"min": "0", "max": "1"}} if uniform else {"categorical": {"choices": ["a"]}}
+    )
+    return {
+        "objectives": [{"metric": "loss"}],
+        "searchAlgorithm": {"grid": {}} if grid else {"random": {}},
+        "parameters": [{"name": "p", "searchSpace": space}],
+        "numTrials": num,
+        "parallelTrials": parallel,
+        "trainJobTemplate": {"spec": {"runtimeRef": {"name": "r"}}},
+    }
 
 
 CASES: list[tuple[Owner, Any, bool]] = [
@@ -93,6 +116,32 @@ CASES: list[tuple[Owner, Any, bool]] = [
     ((FluxMLPolicySource, "num_proc_per_node", 0), -1, False),
     ((TorchEnvInjectionTarget, "container_names", 0), ["sidecar"], True),
     ((TorchEnvInjectionTarget, "container_names", 0), ["sidecar", "node"], False),
+    ((OptimizationJobSpec, None, 0), optimization(num=4, parallel=4), True),
+    ((OptimizationJobSpec, None, 0), optimization(num=4, parallel=5), False),
+    ((OptimizationJobSpec, None, 1), optimization(grid=True), True),
+    ((OptimizationJobSpec, None, 1), optimization(grid=False, uniform=True), True),
+    ((OptimizationJobSpec, None, 1), optimization(grid=True, uniform=True), False),
+    ((SearchAlgorithm, None, 0), {"random": {"seed": 3}}, True),
+    ((SearchAlgorithm, None, 0), {"grid": {}}, True),
+    ((SearchAlgorithm, None, 0), {"random": {}, "grid": {}}, False),
+    ((SearchAlgorithm, None, 0), {}, False),
+    ((SearchSpace, None, 0), {"categorical": {"choices": ["a"]}}, True),
+    ((SearchSpace, None, 0), {"uniform": {"min": "0", "max": "1"}}, True),
+    ((SearchSpace, None, 0), {}, False),
+    (
+        (SearchSpace, None, 0),
+        {"uniform": {"min": "0", "max": "1"}, "logUniform": {"min": "1", "max": "2"}},
+        False,
+    ),
+    ((UniformSpace, None, 0), {"min": "-1.5", "max": "2e-1"}, True),
+    ((UniformSpace, None, 0), {"min": "1", "max": "1"}, False),
+    ((LogUniformSpace, None, 0), {"min": "1e-4", "max": "0.1"}, True),
+    ((LogUniformSpace, None, 0), {"min": "0", "max": "0.1"}, False),
+    ((LogUniformSpace, None, 1), {"min": "0.001", "max": "0.01"}, True),
+    ((LogUniformSpace, None, 1), {"min": "0.1", "max": "0.01"}, False),
+    ((TrainJobTemplateSpec, "metadata", 0), {"labels": {"team": "a"}}, True),
+    ((TrainJobTemplateSpec, "metadata", 0), {"name": "x"}, False),
+    ((TrainJobTemplateSpec, "metadata", 0), {"namespace": "x"}, False),
 ]
 
 
@@ -120,7 +169,9 @@ def evaluate_cel(rule: Rule, value: Any) -> bool:
 
 def evaluate_python(rule: Rule, owner: Owner, value: Any) -> bool:
     model, field, _ = owner
-    subject = model.model_validate(value) if field is None else value
+    # A rule on a field gets the field's value as the model holds it (an object as its model).
+    target = model if field is None else model.model_fields[field].annotation
+    subject = TypeAdapter(target).validate_python(value)
     return rule.check(subject)
 
 

@@ -17,9 +17,9 @@ SECTION = "### Deliberate differences from kubeflow 0.5.0"
 _BULLET_KEYS = re.compile(r"^- ((?:`[^`]+`,?\s*)+):", re.MULTILINE)
 
 
-def deliberate_keys(readme: str) -> set[str]:
-    """The names the README's deliberate-differences list starts its bullets with."""
-    section = readme.split(SECTION, 1)[1].split("\n#", 1)[0]
+def deliberate_keys(readme: str, heading: str = SECTION) -> set[str]:
+    """The names the README's deliberate-differences list under ``heading`` starts bullets with."""
+    section = readme.split(heading, 1)[1].split("\n#", 1)[0]
     bullets = _BULLET_KEYS.findall(section.replace("\n  `", " `"))
     return {key for bullet in bullets for key in re.findall(r"`([^`]+)`", bullet)}
 

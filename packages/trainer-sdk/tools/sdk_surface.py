@@ -5,6 +5,8 @@ the shared one) and check it in as data::
 
     python packages/trainer-sdk/tools/sdk_surface.py kubeflow.trainer \\
         > packages/trainer-sdk/tests/data/kubeflow_0.5.0_surface.json
+    python packages/trainer-sdk/tools/sdk_surface.py kubeflow.optimizer optimizer \\
+        > packages/trainer-sdk/tests/data/kubeflow_0.5.0_optimizer_surface.json
 
 ``tests/test_upstream_surface.py`` describes ``trainer_sdk`` with the same function and compares
 the two with ``differences``. Only the standard library is used, so the script runs anywhere.
@@ -18,7 +20,7 @@ import importlib
 import inspect
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 # Upstream's modules that its docs and examples import from, relative to the package.
@@ -33,6 +35,16 @@ MODULES = (
     "backends.container.types",
     "backends.kubernetes.utils",
 )
+# The same for the optimizer client (``kubeflow.optimizer``; ours is ``trainer_sdk.optimizer``).
+OPTIMIZER_MODULES = (
+    "",
+    "api.optimizer_client",
+    "types.algorithm_types",
+    "types.optimization_types",
+    "types.search_types",
+    "constants.constants",
+)
+MODULE_SETS = {"trainer": MODULES, "optimizer": OPTIMIZER_MODULES}
 _SIMPLE = (type(None), bool, int, float, str)
 
 
@@ -132,10 +144,10 @@ def _public_names(module: Any) -> list[str]:
     return sorted(names)
 
 
-def describe(package: str) -> dict[str, Any]:
-    """Every public name of ``MODULES`` under ``package``, keyed ``module.path.Name``."""
+def describe(package: str, modules: Sequence[str] = MODULES) -> dict[str, Any]:
+    """Every public name of ``modules`` under ``package``, keyed ``module.path.Name``."""
     surface: dict[str, Any] = {}
-    for relative in MODULES:
+    for relative in modules:
         module = importlib.import_module(f"{package}.{relative}" if relative else package)
         for name in _public_names(module):
             key = f"{relative}.{name}" if relative else name
@@ -226,5 +238,6 @@ def differences(upstream: dict[str, Any], ours: dict[str, Any]) -> dict[str, lis
 
 
 if __name__ == "__main__":
-    json.dump(describe(sys.argv[1]), sys.stdout, indent=1, sort_keys=True)
+    modules = MODULE_SETS[sys.argv[2] if len(sys.argv) > 2 else "trainer"]
+    json.dump(describe(sys.argv[1], modules), sys.stdout, indent=1, sort_keys=True)
     sys.stdout.write("\n")

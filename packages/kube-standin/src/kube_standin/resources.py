@@ -115,6 +115,9 @@ TRAINER_TYPES: Final[tuple[ResourceType, ...]] = (
         namespaced=False,
     ),
     ResourceType("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", status=True),
+    ResourceType(
+        "trainer.kubeflow.org", "v1alpha1", "optimizationjobs", "OptimizationJob", status=True
+    ),
 )
 
 

@@ -6,7 +6,10 @@ declare exactly the defaults ``apply_defaults`` fills in.
 
 from __future__ import annotations
 
-from typing import TypeVar
+import copy
+from typing import Any, TypeVar
+
+from pydantic import TypeAdapter
 
 from trainer_api._base import ApiModel, KubernetesObject
 from trainer_api._fieldspec import NO_DEFAULT
@@ -35,7 +38,11 @@ def _fill(value: object) -> None:
             current = getattr(value, name)
             spec = specs.get(name)
             if current is None and spec is not None and spec.default is not NO_DEFAULT:
-                setattr(value, name, spec.default)
+                default = spec.default
+                if isinstance(default, dict):  # an object default: as its model
+                    annotation: Any = type(value).model_fields[name].annotation
+                    default = TypeAdapter(annotation).validate_python(copy.deepcopy(default))
+                setattr(value, name, default)
             else:
                 _fill(current)
     elif isinstance(value, list):

@@ -125,7 +125,8 @@ def _apply_spec(schema: Schema, spec: FieldSpec) -> None:
     if spec.immutable is not None:
         rules.append({"rule": "self == oldSelf", "message": spec.immutable})
     if rules:
-        schema["x-kubernetes-validations"] = rules
+        # The field's own rules first, then those of its type (``model_schema``).
+        schema["x-kubernetes-validations"] = rules + schema.get("x-kubernetes-validations", [])
 
 
 def _rule(rule: Rule, field_path: bool = False) -> Schema:

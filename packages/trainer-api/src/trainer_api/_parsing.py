@@ -13,6 +13,7 @@ import yaml
 from trainer_api._base import KEEP_UNKNOWN_FIELDS, ApiModel, KubernetesObject
 from trainer_api._errors import FieldError, ValidationError, format_path
 from trainer_api._jobset import JOBSET_API_VERSION, JobSet, JobSetList
+from trainer_api._optimization import OptimizationJob, OptimizationJobList
 from trainer_api._runtime import (
     ClusterTrainingRuntime,
     ClusterTrainingRuntimeList,
@@ -35,6 +36,8 @@ ApiObject = (
     | ClusterTrainingRuntimeList
     | JobSet
     | JobSetList
+    | OptimizationJob
+    | OptimizationJobList
 )
 """Any object ``parse`` returns."""
 
@@ -47,6 +50,8 @@ KINDS: Final[Mapping[str, tuple[str, type[KubernetesObject]]]] = {
     "ClusterTrainingRuntimeList": (TRAINER_API_VERSION, ClusterTrainingRuntimeList),
     "JobSet": (JOBSET_API_VERSION, JobSet),
     "JobSetList": (JOBSET_API_VERSION, JobSetList),
+    "OptimizationJob": (TRAINER_API_VERSION, OptimizationJob),
+    "OptimizationJobList": (TRAINER_API_VERSION, OptimizationJobList),
 }
 """Each kind this package knows, with its apiVersion and model."""
 

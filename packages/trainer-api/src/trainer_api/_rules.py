@@ -27,6 +27,7 @@ from trainer_api._jobset import (
     VolumeRetentionPolicy,
 )
 from trainer_api._meta import Condition
+from trainer_api._optimization_rules import OPTIMIZATION_CLASS_RULES, OPTIMIZATION_FIELD_SPECS
 from trainer_api._runtime import (
     ClusterTrainingRuntime,
     CoschedulingPodGroupPolicySource,
@@ -189,11 +190,13 @@ CLASS_RULES: Final[Mapping[type[ApiModel], tuple[Rule, ...]]] = {
             field="env",
         ),
     ),
+    **OPTIMIZATION_CLASS_RULES,
 }
 """Rules on whole objects, by model."""
 
 FIELD_SPECS: Final[Mapping[type[ApiModel], Mapping[str, FieldSpec]]] = {
     **CORE_FIELD_SPECS,
+    **OPTIMIZATION_FIELD_SPECS,
     TrainJob: {"status": FieldSpec(min_properties=1)},
     TrainingRuntime: {"spec": FieldSpec(min_properties=1)},
     ClusterTrainingRuntime: {"spec": FieldSpec(min_properties=1)},

@@ -7,6 +7,8 @@ from trainer_api._base import KubernetesObject
 from trainer_api._errors import FieldError
 from trainer_api._jobset import JobSetList
 from trainer_api._object_checks import object_errors
+from trainer_api._optimization import OptimizationJob, OptimizationJobList
+from trainer_api._optimization_extras import optimization_job_errors
 from trainer_api._runtime import (
     ClusterTrainingRuntime,
     ClusterTrainingRuntimeList,
@@ -18,7 +20,13 @@ from trainer_api._trainjob import TrainJob, TrainJobList
 
 __all__ = ["validate"]
 
-_LISTS = (TrainJobList, TrainingRuntimeList, ClusterTrainingRuntimeList, JobSetList)
+_LISTS = (
+    TrainJobList,
+    TrainingRuntimeList,
+    ClusterTrainingRuntimeList,
+    JobSetList,
+    OptimizationJobList,
+)
 
 
 def validate(
@@ -47,4 +55,6 @@ def validate(
         errors.extend(train_job_errors(obj, old if isinstance(old, TrainJob) else None, runtime))
     elif isinstance(obj, (TrainingRuntime, ClusterTrainingRuntime)):
         errors.extend(runtime_errors(obj))
+    elif isinstance(obj, OptimizationJob):
+        errors.extend(optimization_job_errors(obj))
     return errors

@@ -22,6 +22,7 @@ from trainer_api._defaults import apply_defaults
 from trainer_api._errors import FieldError, ValidationError
 from trainer_api._jobset import JobSet
 from trainer_api._openapi import model_schema
+from trainer_api._optimization import OptimizationJob
 from trainer_api._parsing import parse
 from trainer_api._runtime import ClusterTrainingRuntime, TrainingRuntime
 from trainer_api._trainjob import TrainJob
@@ -58,6 +59,10 @@ _SCHEMAS: Final[tuple[tuple[str, type[KubernetesObject]], ...]] = (
         ClusterTrainingRuntime,
     ),
     ("jobset/jobset.x-k8s.io_jobsets.yaml", JobSet),
+    (
+        "kubeflow-trainer/manifests/base/crds/trainer.kubeflow.org_optimizationjobs.yaml",
+        OptimizationJob,
+    ),
 )
 """Each upstream CRD and the model whose schema must cover it."""
 

@@ -11,6 +11,7 @@ import yaml
 
 from trainer_api._base import KubernetesObject
 from trainer_api._openapi import model_schema
+from trainer_api._optimization import OptimizationJob
 from trainer_api._runtime import ClusterTrainingRuntime, TrainingRuntime
 from trainer_api._trainjob import TrainJob
 from trainer_api._wellknown import GROUP, VERSION
@@ -24,6 +25,7 @@ _KINDS: Final[tuple[tuple[type[KubernetesObject], str, str, bool], ...]] = (
     (TrainJob, "trainjobs", "Namespaced", True),
     (TrainingRuntime, "trainingruntimes", "Namespaced", False),
     (ClusterTrainingRuntime, "clustertrainingruntimes", "Cluster", False),
+    (OptimizationJob, "optimizationjobs", "Namespaced", True),
 )
 """Each CRD: its model, plural, scope and whether it has a status."""
 

@@ -170,6 +170,7 @@ def test_overlay_ships_the_crds(objects: list[dict[str, Any]]) -> None:
         "trainjobs.trainer.kubeflow.org",
         "trainingruntimes.trainer.kubeflow.org",
         "clustertrainingruntimes.trainer.kubeflow.org",
+        "optimizationjobs.trainer.kubeflow.org",
     }
 
 

@@ -29,6 +29,7 @@ from trainer_controller.operator.informer import CachedReader, ObjectCache
 from trainer_controller.operator.leader import LeaderElector
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.offload import Offload
+from trainer_controller.operator.optimization_reconcile import OptimizationReconciler
 from trainer_controller.operator.progress import ProgressLimits, progress_routes
 from trainer_controller.operator.reconcile import Reconciler
 from trainer_controller.operator.servers import Listener, health_routes, metrics_routes
@@ -190,10 +191,13 @@ class Operator:
             self._build_settings(),
             reader=CachedReader(client, cache, self.metrics) if cache is not None else None,
         )
+        optimizations: WorkQueue[Key] = WorkQueue(
+            config.backoff_base_seconds, config.backoff_max_seconds
+        )
         kopf_stop = asyncio.Event()
         watches = asyncio.ensure_future(
             kopf.operator(
-                registry=watching.make_registry(queue, self.credentials, cache),
+                registry=watching.make_registry(queue, self.credentials, cache, optimizations),
                 settings=watching.make_settings(),
                 clusterwide=not config.namespaces,
                 namespaces=list(config.namespaces),
@@ -204,6 +208,10 @@ class Operator:
         workers = [
             asyncio.ensure_future(self._work(queue, reconciler)) for _ in range(config.concurrency)
         ]
+        # OptimizationJobs: one worker; each pass is cheap next to the trials it starts.
+        workers.append(
+            asyncio.ensure_future(self._work(optimizations, OptimizationReconciler(client)))
+        )
         try:
             await _first(stop.wait(), asyncio.shield(watches))
         finally:
@@ -215,7 +223,9 @@ class Operator:
                 worker.cancel()
             await asyncio.gather(watches, *workers, return_exceptions=True)
 
-    async def _work(self, queue: WorkQueue[Key], reconciler: Reconciler) -> None:
+    async def _work(
+        self, queue: WorkQueue[Key], reconciler: Reconciler | OptimizationReconciler
+    ) -> None:
         while True:
             key = await queue.get()
             started = time.monotonic()

@@ -19,7 +19,14 @@ from trainer_controller.operator.credentials import Credentials
 from trainer_controller.operator.informer import ObjectCache
 from trainer_controller.operator.workqueue import WorkQueue
 
-__all__ = ["OWNED_RESOURCES", "make_registry", "make_settings", "owner_keys", "runtime_key"]
+__all__ = [
+    "OWNED_RESOURCES",
+    "make_registry",
+    "make_settings",
+    "optimization_owner_keys",
+    "owner_keys",
+    "runtime_key",
+]
 
 Key = tuple[str, str]
 RuntimeKey = tuple[str, str, str | None]
@@ -55,10 +62,24 @@ def _owned_by_trainjob(body: Mapping[str, Any], **_: Any) -> bool:
     return any(True for _ in owner_keys(body))
 
 
+def optimization_owner_keys(body: Mapping[str, Any]) -> Iterator[Key]:
+    """The OptimizationJobs that own a TrainJob (its trials), from its ownerReferences."""
+    metadata = body.get("metadata") or {}
+    for ref in metadata.get("ownerReferences") or ():
+        if ref.get("kind") == "OptimizationJob" and str(ref.get("apiVersion", "")).startswith(
+            f"{trainer_api.GROUP}/"
+        ):
+            yield (metadata.get("namespace") or "", ref["name"])
+
+
 def make_registry(
-    queue: WorkQueue[Key], credentials: Credentials, cache: ObjectCache | None = None
+    queue: WorkQueue[Key],
+    credentials: Credentials,
+    cache: ObjectCache | None = None,
+    optimizations: WorkQueue[Key] | None = None,
 ) -> kopf.OperatorRegistry:
-    """A fresh kopf registry (nothing registered at import time) feeding ``queue`` and ``cache``."""
+    """A fresh kopf registry (nothing registered at import time) feeding ``queue`` and ``cache``;
+    OptimizationJobs, and the trials they own, feed ``optimizations`` when it is given."""
     registry = kopf.OperatorRegistry()
 
     def observe(event_type: str | None, body: Mapping[str, Any]) -> None:
@@ -74,6 +95,18 @@ def make_registry(
         observe(type, body)
         if type != "DELETED":
             queue.add((body["metadata"]["namespace"], body["metadata"]["name"]))
+        if optimizations is not None:
+            for key in optimization_owner_keys(body):
+                optimizations.add(key)
+
+    if optimizations is not None:
+
+        @kopf.on.event(
+            trainer_api.GROUP, trainer_api.VERSION, "optimizationjobs", registry=registry
+        )
+        async def optimization_changed(type: str | None, body: Mapping[str, Any], **_: Any) -> None:
+            if type != "DELETED" and optimizations is not None:
+                optimizations.add((body["metadata"]["namespace"], body["metadata"]["name"]))
 
     @kopf.index(
         trainer_api.GROUP,

@@ -32,12 +32,14 @@ WEBHOOK_PATHS: Final = {
         "/validate-trainer-kubeflow-org-v1alpha1-clustertrainingruntime"
     ),
     "mutate-trainjob": "/mutate-trainer-kubeflow-org-v1alpha1-trainjob",
+    "validate-optimizationjob": "/validate-trainer-kubeflow-org-v1alpha1-optimizationjob",
 }
 _KINDS: Final = {
     "validate-trainjob": "TrainJob",
     "validate-trainingruntime": "TrainingRuntime",
     "validate-clustertrainingruntime": "ClusterTrainingRuntime",
     "mutate-trainjob": "TrainJob",
+    "validate-optimizationjob": "OptimizationJob",
 }
 
 Decide = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
@@ -131,6 +133,8 @@ def webhook_routes(
         route("validate-trainingruntime", validate_runtime),
         route("validate-clustertrainingruntime", validate_runtime),
         route("mutate-trainjob", mutate_trainjob),
+        # The schema's rules (an update: the immutable spec) and the extension annotations.
+        route("validate-optimizationjob", validate_runtime),
     ]
 
 

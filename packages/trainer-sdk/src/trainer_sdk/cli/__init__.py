@@ -14,5 +14,9 @@ cli.add_command(
 
 for _command in suspend.COMMANDS:
     cli.add_command(_command)
+from trainer_sdk.cli.optimize import optimizationjob, optimize
+
+cli.add_command(optimize)
+cli.add_command(optimizationjob)
 
 __all__ = ["cli", "main", "status_line"]

@@ -1,0 +1,54 @@
+"""The search core: suggest a study's next trials, and which to stop, from its trial history.
+
+Pure and typed: the history goes in, suggestions and decisions come out; nothing is kept
+between calls. What an engine needs to remember about a trial (CMA-ES's generation,
+successive halving's rung values) travels in ``TrialRecord.engine_state``, which drivers store
+with the trial (the local optimizer in its state file, the controller in an annotation).
+The local ``OptimizerClient`` and the OptimizationJob controller both call it.
+"""
+
+from trainer_runtime.search.engine import (
+    PruneDecision,
+    best_trial,
+    check_pruning,
+    parameter_importance,
+    suggest,
+)
+from trainer_runtime.search.space import (
+    Algorithm,
+    Choice,
+    Direction,
+    Domain,
+    Range,
+    Study,
+    TrialRecord,
+    TrialState,
+    Value,
+    assignment_strings,
+    grid_size,
+    study_from_job,
+)
+from trainer_runtime.search.trials import ENGINE_STATE_ANNOTATION, TRIAL_ANNOTATION, trial_trainjob
+
+__all__ = [
+    "ENGINE_STATE_ANNOTATION",
+    "TRIAL_ANNOTATION",
+    "Algorithm",
+    "Choice",
+    "Direction",
+    "Domain",
+    "PruneDecision",
+    "Range",
+    "Study",
+    "TrialRecord",
+    "TrialState",
+    "Value",
+    "assignment_strings",
+    "best_trial",
+    "check_pruning",
+    "grid_size",
+    "parameter_importance",
+    "study_from_job",
+    "suggest",
+    "trial_trainjob",
+]

@@ -1,0 +1,104 @@
+"""The Kubernetes optimizer backend: the real ``kubernetes`` client against the API stand-in.
+The tests play the controller (they create the trials it would) to check what the SDK reads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from trainer_api import OPTIMIZATION_JOB_LABEL, PARAMETERS_ANNOTATION
+from trainer_sdk import CustomTrainer, KubernetesBackendConfig
+from trainer_sdk.optimizer import (
+    OptimizerClient,
+    Search,
+    SuccessiveHalving,
+    TPESearch,
+    TrainJobTemplate,
+    TrialConfig,
+)
+
+from .test_backend import TRAINJOBS, namespace, server  # noqa: F401 - the shared fixtures
+
+OPTIMIZATIONJOBS = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/optimizationjobs"
+
+
+def train_fn(lr: str) -> None:
+    print(f"loss={lr}")
+
+
+@pytest.fixture
+def optimizer(server: Any, namespace: str, tmp_path: Path) -> OptimizerClient:  # noqa: F811
+    kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig", namespace=namespace)
+    return OptimizerClient(KubernetesBackendConfig(config_file=str(kubeconfig)))
+
+
+def add_trial(server: Any, namespace: str, job: str, number: int, lr: str, loss: str) -> None:  # noqa: F811
+    trial = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {
+            "name": f"{job}-{number}",
+            "labels": {OPTIMIZATION_JOB_LABEL: job},
+            "annotations": {PARAMETERS_ANNOTATION: json.dumps({"lr": lr})},
+        },
+        "spec": {"runtimeRef": {"name": "torch-distributed"}},
+    }
+    path = TRAINJOBS.format(namespace=namespace)
+    assert server.request("POST", path, trial)[0] == 201
+    status = {
+        "status": {
+            "conditions": [
+                {
+                    "type": "Complete",
+                    "status": "True",
+                    "reason": "Done",
+                    "message": "",
+                    "lastTransitionTime": "2026-01-01T00:00:00Z",
+                }
+            ],
+            "trainerStatus": {
+                "metrics": [{"name": "loss", "value": loss}],
+                "lastUpdatedTime": "2026-01-01T00:00:00Z",
+            },
+        }
+    }
+    code, body = server.request(
+        "PATCH", f"{path}/{job}-{number}/status", status, "application/merge-patch+json"
+    )
+    assert code == 200, body
+
+
+def test_optimize_creates_an_optimization_job_of_upstreams_schema(
+    optimizer: OptimizerClient,
+    server: Any,  # noqa: F811
+    namespace: str,  # noqa: F811
+) -> None:
+    name = optimizer.optimize(
+        TrainJobTemplate(runtime="torch-distributed", trainer=CustomTrainer(func=train_fn)),
+        trial_config=TrialConfig(num_trials=3, parallel_trials=2),
+        search_space={"lr": Search.loguniform(1e-4, 1e-1)},
+        algorithm=TPESearch(random_state=7),
+        early_stopping=SuccessiveHalving(),
+    )
+    code, stored = server.request("GET", f"{OPTIMIZATIONJOBS.format(namespace=namespace)}/{name}")
+    assert code == 200
+    spec = stored["spec"]
+    assert spec["searchAlgorithm"] == {"random": {"seed": 7}}
+    assert (spec["numTrials"], spec["parallelTrials"]) == (3, 2)
+    assert spec["trainJobTemplate"]["spec"]["runtimeRef"]["name"] == "torch-distributed"
+    assert stored["metadata"]["annotations"]["optimization.trainer.kubeflow.org/algorithm"] == "tpe"
+    job = optimizer.get_job(name)
+    assert (job.status, job.trials, job.algorithm) == ("Created", [], TPESearch(random_state=7))
+    add_trial(server, namespace, name, 0, "0.01", "0.5")
+    add_trial(server, namespace, name, 1, "0.02", "0.25")
+    job = optimizer.get_job(name)
+    assert [(t.name, t.objective) for t in job.trials] == [(f"{name}-0", 0.5), (f"{name}-1", 0.25)]
+    best = optimizer.get_best_results(name)
+    assert best is not None and best.parameters == {"lr": "0.02"}
+    assert [j.name for j in optimizer.list_jobs()] == [name]
+    optimizer.delete_job(name)
+    assert server.request("GET", f"{OPTIMIZATIONJOBS.format(namespace=namespace)}/{name}")[0] == 404
+    with pytest.raises(RuntimeError, match="Failed to get OptimizationJob"):
+        optimizer.get_job(name)
