@@ -119,5 +119,7 @@ def test_hugging_face_initializers_take_hf_uris_and_bare_repo_names(
     ],
 )
 def test_hugging_face_uris_without_a_repo_are_refused(uri: str) -> None:
-    with pytest.raises(ValueError, match="storage_uri: expected 'hf://<dataset>', 'hf://<user>/<dataset>'"):
+    with pytest.raises(
+        ValueError, match="storage_uri: expected 'hf://<dataset>', 'hf://<user>/<dataset>'"
+    ):
         HuggingFaceDatasetInitializer(storage_uri=uri)
