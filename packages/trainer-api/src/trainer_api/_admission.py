@@ -43,8 +43,8 @@ _TEMPLATE: Final = "spec.template.spec.replicatedJobs"
 def runtime_errors(runtime: Runtime) -> Iterator[FieldError]:
     """Ancestor replicated jobs (the trainer included) run once and hold their step's container.
 
-    A job's step is its ancestor label when it has one, so a runtime that labels a job
-    explicitly is obeyed whatever the job's name.
+    A job's step is its ancestor label, as upstream's webhook reads it: a job without a known
+    ancestor label is not a step whatever its name.
     """
     for index, job in enumerate(_replicated_jobs(runtime)):
         step = _step(job)
@@ -193,13 +193,11 @@ def _replicated_jobs(runtime: Runtime) -> list[ReplicatedJob]:
 
 
 def _step(job: ReplicatedJob) -> str | None:
-    """The ancestor step of a replicated job: its label, else its name if it is a step."""
+    """The ancestor step of a replicated job: its label, when the label names a step."""
     metadata = job.template.metadata
     labels = metadata.labels if metadata is not None else None
     step = (labels or {}).get(ANCESTOR_LABEL)
-    if step in _STEP_CONTAINERS:
-        return step
-    return job.name if job.name in (DATASET_INITIALIZER, MODEL_INITIALIZER) else None
+    return step if step in _STEP_CONTAINERS else None
 
 
 def _pod_spec(job: ReplicatedJob) -> PodSpec | None:
