@@ -44,12 +44,16 @@ class LocalBackendConfig(BaseModel):
     Jobs outlive the client that started them, as in a cluster; ``delete_job`` (``trainer
     delete``) ends them. ``stop_on_exit=True`` ends this client's jobs when its process exits.
     ``cleanup_venv`` is accepted for compatibility; package directories are a shared cache here.
+    ``packages_to_install`` the job's Python already satisfies are not installed again; one it
+    has at another version is refused unless ``isolated_packages=True``, which installs the
+    whole set apart (``pip install --target``) and first on the ranks' path.
     """
 
     cleanup_venv: bool = True
     root: Path = Field(default_factory=default_local_root)
     stop_on_exit: bool = False
     python: str | None = None
+    isolated_packages: bool = False
 
 
 LocalProcessBackendConfig = LocalBackendConfig

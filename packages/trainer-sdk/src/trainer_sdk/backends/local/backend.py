@@ -22,6 +22,7 @@ from trainer_api import FieldError
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
 from trainer_sdk.backends.local import caches, cgroups, mpi, processes
+from trainer_sdk.backends.local.packages import plan_packages
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, record_failure
 from trainer_sdk.backends.local.jobdir import (
@@ -147,9 +148,9 @@ class LocalBackend(RuntimeBackend):
         )
         mpi.check_mpi_pods(expanded, planned.jobset, planned.others)
         pods = [pod for _, group in expanded for pod in group]
-        check_commands(
-            (pod.command for pod in pods), self.config.python or sys.executable, packages
-        )
+        python = self.config.python or sys.executable
+        check_commands((pod.command for pod in pods), python, packages)
+        package_plan = plan_packages(packages, python, self.config.isolated_packages)
         make_private_dir(self.root)
         job_dir.path.mkdir(mode=0o700)
         # Held from here on, by this client and then by the supervisor: a job whose lock is free
@@ -163,7 +164,7 @@ class LocalBackend(RuntimeBackend):
                 {
                     "token": secrets.token_hex(16),
                     "objects": planned.others,
-                    "packages": list(packages),
+                    **package_plan.to_state(),
                     "pipIndexUrls": list(pip_index_urls),
                     "pods": [
                         {
