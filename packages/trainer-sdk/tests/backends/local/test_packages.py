@@ -17,9 +17,11 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from trainer_sdk import CustomTrainer, InvalidTrainJobError, LocalBackendConfig, TrainerClient
 from trainer_sdk.backends.local import packages
 from trainer_sdk.backends.local.jobdir import JobDir, read_json
+from trainer_sdk.cli import cli
 
 TORCH = metadata.version("torch")
 DEADLINE_SECONDS = 300
@@ -146,6 +148,21 @@ def test_the_cache_has_a_size_and_can_be_pruned(tmp_path: Path, offline_wheels: 
     assert packages.prune_cache(tmp_path, older_than_seconds=3600) == []
     assert packages.prune_cache(tmp_path) == [entry]
     assert packages.cache_entries(tmp_path) == [] and not entry.path.exists()
+
+
+def test_trainer_packages_lists_sizes_and_prunes(tmp_path: Path, offline_wheels: Path) -> None:
+    plan = packages.plan_packages(["tinypkg"], sys.executable)
+    packages.install_missing(tmp_path / packages.CACHE_DIR, sys.executable, plan, [], [], Events())
+    (entry,) = packages.cache_entries(tmp_path)
+    runner = CliRunner()
+    listed = runner.invoke(cli, ["--root", str(tmp_path), "packages", "list"])
+    assert listed.exit_code == 0, listed.output
+    assert entry.path.name in listed.output and "tinypkg" in listed.output
+    assert f"1 set(s), {entry.size_bytes / 1024:.1f} KiB" in listed.output
+    pruned = runner.invoke(cli, ["--root", str(tmp_path), "packages", "prune"])
+    assert pruned.exit_code == 0, pruned.output
+    assert pruned.output.startswith("removed 1 set(s)")
+    assert packages.cache_entries(tmp_path) == []
 
 
 # -- through the local backend ------------------------------------------------------------------
