@@ -164,7 +164,7 @@ def _initializer_errors(
 
 def _initializer_problem(step: str, runtime: Runtime) -> tuple[str, str] | None:
     """(upstream's message, ours) for what ``runtime`` lacks to run ``step``; None if nothing."""
-    jobs = [job for job in _replicated_jobs(runtime) if _step(job) == step]
+    jobs = [job for job in _replicated_jobs(runtime) if _step(job, by_name=True) == step]
     if not jobs:
         config = "datasetConfig" if step == DATASET_INITIALIZER else "modelConfig"
         return (
@@ -192,12 +192,15 @@ def _replicated_jobs(runtime: Runtime) -> list[ReplicatedJob]:
     return list(spec.replicated_jobs or []) if spec is not None else []
 
 
-def _step(job: ReplicatedJob) -> str | None:
-    """The ancestor step of a replicated job: its label, when the label names a step."""
+def _step(job: ReplicatedJob, by_name: bool = False) -> str | None:
+    """The ancestor step of a replicated job: its label, when the label names a step; else,
+    ``by_name``, its name if that is an initializer's."""
     metadata = job.template.metadata
     labels = metadata.labels if metadata is not None else None
     step = (labels or {}).get(ANCESTOR_LABEL)
-    return step if step in _STEP_CONTAINERS else None
+    if step in _STEP_CONTAINERS:
+        return step
+    return job.name if by_name and job.name in (DATASET_INITIALIZER, MODEL_INITIALIZER) else None
 
 
 def _pod_spec(job: ReplicatedJob) -> PodSpec | None:
