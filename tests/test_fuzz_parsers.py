@@ -22,13 +22,19 @@ from pathlib import Path
 from typing import Any
 
 import trainer_api
+from aiohttp import web
+from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from mpi_runtime import hostfiles
+from mpi_runtime.errors import InvalidArgumentError
 from trainer_api.kubeconfig import KubeconfigError, find_connection
+from trainer_controller.operator import progress
+from trainer_sdk.cli import cli
 
 FUZZ = settings(
     max_examples=40,
-    deadline=timedelta(seconds=5),
+    deadline=timedelta(seconds=10),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     derandomize=True,
 )
@@ -192,8 +198,6 @@ TRAINER_STATUS = (
     | TRAINER_STATUS.map(lambda s: json.dumps({"trainerStatus": s}).encode())
 )
 def test_progress_bodies_raise_only_value_errors_and_checks_never_raise(body: bytes) -> None:
-    from trainer_controller.operator import progress
-
     try:
         payload = progress._decoded(body)
     except ValueError:
@@ -207,9 +211,6 @@ def test_progress_bodies_raise_only_value_errors_and_checks_never_raise(body: by
 @FUZZ
 @given(st.text(max_size=80) | st.text(max_size=60).map(lambda token: f"Bearer {token}"))
 def test_authorization_headers_are_read_without_raising(header: str) -> None:
-    from aiohttp import web
-    from trainer_controller.operator import progress
-
     token = progress._bearer_token(header)
     assert isinstance(token, (str, web.Response))
     if isinstance(token, web.Response):
@@ -231,9 +232,6 @@ HOSTFILE_LINES = st.lists(
 @FUZZ
 @given(HOSTFILE_LINES)
 def test_hostfiles_raise_only_invalid_argument_errors(text: str) -> None:
-    from mpi_runtime import hostfiles
-    from mpi_runtime.errors import InvalidArgumentError
-
     try:
         entries = hostfiles.parse_hostfile(text)
     except InvalidArgumentError:
@@ -271,9 +269,6 @@ COMMANDS = st.one_of(
 @settings(FUZZ, max_examples=15)
 @given(COMMANDS)
 def test_cli_arguments_end_in_an_exit_code(tmp_path: Path, command: tuple[str, list[str]]) -> None:
-    from click.testing import CliRunner
-    from trainer_sdk.cli import cli
-
     name, arguments = command
     result = CliRunner().invoke(
         cli, ["--backend", "local", "--root", str(tmp_path / "jobs"), name, *arguments]
