@@ -46,7 +46,7 @@ class LocalBackendConfig(BaseModel):
     ``cleanup_venv`` is accepted for compatibility; package directories are a shared cache here.
     ``packages_to_install`` the job's Python already satisfies are not installed again; one it
     has at another version is refused unless ``isolated_packages=True``, which installs the
-    whole set apart (``pip install --target``) and first on the ranks' path.
+    conflicting (and missing) ones apart (``pip install --target``), first on the ranks' path.
     """
 
     cleanup_venv: bool = True

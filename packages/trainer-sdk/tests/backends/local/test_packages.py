@@ -103,9 +103,14 @@ def test_a_conflicting_version_is_refused_with_both_versions() -> None:
     assert "isolated_packages=True" in error.message
 
 
-def test_isolation_is_an_explicit_opt_in_for_the_whole_set() -> None:
-    plan = packages.plan_packages(["numpy", "torch==2.4.0"], sys.executable, isolated=True)
-    assert plan.isolated and plan.missing == ("numpy", "torch==2.4.0")
+def test_isolation_is_an_explicit_opt_in_for_conflicts_only() -> None:
+    plan = packages.plan_packages(
+        ["numpy", "torch==2.4.0", "tinypkg"], sys.executable, isolated=True
+    )
+    assert plan.isolated and plan.missing == ("torch==2.4.0", "tinypkg")
+    assert [requirement for requirement, _ in plan.satisfied] == ["numpy"]
+    plain = packages.plan_packages(["torch", "tinypkg"], sys.executable, isolated=True)
+    assert not plain.isolated and plain.missing == ("tinypkg",)
 
 
 def test_a_missing_package_is_installed_once_beside_the_environment(

@@ -6,8 +6,10 @@ distributions the job's interpreter imports (``importlib.metadata``):
 - satisfied (name present, version within the specifier, marker true or not for this
   environment): not installed again; a job whose requirements are all satisfied runs no pip;
 - present with a version outside the specifier: a conflict, refused before the job starts with
-  both versions, unless the backend opted in to ``isolated_packages`` (then the whole set is
-  ``pip install --target``-ed and put first on the ranks' path, as an explicit choice);
+  both versions, unless the backend opted in to ``isolated_packages`` (then the conflicting and
+  the missing requirements are ``pip install --target``-ed, with their dependencies, and put
+  first on the ranks' path, as an explicit choice; satisfied ones still come from the
+  environment);
 - anything else (absent, with extras, a URL or path pip alone can read): installed by
   ``install_missing`` into ``<root>/.packages/<key>`` with ``pip install --prefix``, which sees the
   environment's distributions as installed, under a constraints file pinning every one of them,
@@ -129,12 +131,14 @@ def environment_versions(python: str) -> dict[str, str]:
 
 def plan_packages(requirements: Sequence[str], python: str, isolated: bool = False) -> PackagePlan:
     """Split ``requirements`` into satisfied and missing; raise InvalidTrainJobError naming each
-    requirement the environment has at another version, unless ``isolated``."""
+    requirement the environment has at another version, unless ``isolated`` (then those and the
+    missing ones are installed apart)."""
     if not requirements:
         return PackagePlan()
     versions = environment_versions(python)
     satisfied: list[tuple[str, str]] = []
     missing: list[str] = []
+    conflicting: list[str] = []
     errors: list[FieldError] = []
     for index, text in enumerate(requirements):
         try:
@@ -151,16 +155,15 @@ def plan_packages(requirements: Sequence[str], python: str, isolated: bool = Fal
         elif requirement.specifier.contains(version, prereleases=True):
             satisfied.append((text, version))
         else:
+            conflicting.append(text)
             errors.append(_conflict(index, text, requirement.name, version, python))
     if errors and not isolated:
         raise InvalidTrainJobError(errors)
-    if isolated:
-        missing = list(requirements) if errors or missing else []
     return PackagePlan(
         requirements=tuple(requirements),
         satisfied=tuple(satisfied),
-        missing=tuple(missing),
-        isolated=isolated and bool(missing),
+        missing=tuple(conflicting + missing),
+        isolated=bool(conflicting),
         pins=tuple(_pins(versions)),
     )
 
