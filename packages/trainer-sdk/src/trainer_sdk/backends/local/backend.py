@@ -22,7 +22,6 @@ from trainer_api import FieldError
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
 from trainer_sdk.backends.local import caches, cgroups, mpi, processes
-from trainer_sdk.backends.local.packages import plan_packages
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, record_failure
 from trainer_sdk.backends.local.jobdir import (
@@ -36,6 +35,7 @@ from trainer_sdk.backends.local.jobdir import (
     write_text,
 )
 from trainer_sdk.backends.local.needs import check_commands
+from trainer_sdk.backends.local.packages import plan_packages
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
