@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from fractions import Fraction
 
 import pytest
@@ -110,3 +111,25 @@ def test_arithmetic_matches_exact_fractions(left: Fraction, right: Fraction, fac
     assert (a - b).amount == left - right
     assert (a * factor).amount == left * factor
     assert (a < b) == (left < right)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("1e999999999", id="huge-exponent"),
+        pytest.param("1e-99999999999999", id="huge-negative-exponent"),
+        pytest.param("1" * 5000, id="too-many-digits"),
+        pytest.param("1e1001", id="just-over"),
+    ],
+)
+def test_quantities_too_large_to_be_resources_are_refused_at_once(text: str) -> None:
+    """``1e999999999`` used to build a billion-digit number (a webhook hang); ``1e999999``
+    took a second."""
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="at most 1000 digits and an exponent between"):
+        Quantity.parse(text)
+    assert time.monotonic() - started < 0.5
+
+
+def test_the_largest_exponent_still_parses() -> None:
+    assert Quantity.parse("1e1000") == Quantity(10**1000)

@@ -534,6 +534,25 @@ def test_runtime_rule_is_reported_at_its_field(
     assert fragment in errors[0].message
 
 
+@pytest.mark.parametrize("ancestor", [None, "unknown-step"])
+def test_initializer_named_jobs_without_a_known_ancestor_may_have_replicas(
+    ancestor: str | None,
+) -> None:
+    """Upstream's "valid replicatedJobs with unknown user-specified ancestor"."""
+
+    def apply(doc: Doc) -> None:
+        for job in spec(doc)["template"]["spec"]["replicatedJobs"]:
+            if job["name"] != "dataset-initializer":
+                continue
+            job["replicas"] = 2
+            labels = job["template"]["metadata"]["labels"]
+            del labels["trainer.kubeflow.org/trainjob-ancestor-step"]
+            if ancestor is not None:
+                labels["trainer.kubeflow.org/trainjob-ancestor-step"] = ancestor
+
+    assert validate(runtime_of(edited(RUNTIME, apply))) == []
+
+
 def test_jobset_immutable_policies_on_update() -> None:
     def jobset(operator: str) -> JobSet:
         obj = parse(

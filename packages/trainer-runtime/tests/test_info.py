@@ -60,7 +60,8 @@ def test_patch_merges_pod_spec_of_named_replicated_job_only() -> None:
     node = info.pod_set("node")
     assert node is not None
     assert node.pod_spec["nodeSelector"] == {"pool": "gpu"}
-    assert [c["name"] for c in node.containers] == ["node", "sidecar"]
+    # Kubernetes' strategic merge: an item only the patch has comes before the original's.
+    assert [c["name"] for c in node.containers] == ["sidecar", "node"]
     init = info.pod_set("init")
     assert init is not None and "nodeSelector" not in init.pod_spec
 

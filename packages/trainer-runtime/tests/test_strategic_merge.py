@@ -57,11 +57,29 @@ CASES = [
                 {
                     "name": "node",
                     "image": "a",
-                    "env": [{"name": "X", "value": "1"}, {"name": "Y", "value": "2"}],
+                    "env": [{"name": "Y", "value": "2"}, {"name": "X", "value": "1"}],
                 }
             ]
         },
-        id="nested-containers-and-env",
+        id="nested-containers-and-env-new-item-first",
+    ),
+    pytest.param(
+        {"env": [{"name": "INIT_ENV", "value": "a"}, {"name": "DATASET_PATH", "value": "r"}]},
+        {"env": [{"name": "INIT_ENV", "value": "b"}, {"name": "NEW_VALUE", "value": "p"}]},
+        {
+            "env": [
+                {"name": "INIT_ENV", "value": "b"},
+                {"name": "NEW_VALUE", "value": "p"},
+                {"name": "DATASET_PATH", "value": "r"},
+            ]
+        },
+        id="upstream-init-env-order",
+    ),
+    pytest.param(
+        {"env": [{"name": "A"}, {"name": "B"}, {"name": "C"}]},
+        {"env": [{"name": "C"}, {"name": "A"}]},
+        {"env": [{"name": "B"}, {"name": "C"}, {"name": "A"}]},
+        id="patch-order-wins-server-only-kept-before-later-items",
     ),
     pytest.param({}, {"a": {"b": 1}}, {"a": {"b": 1}}, id="new-map"),
     pytest.param({"a": {"b": 1}}, {"a": "x"}, {"a": "x"}, id="scalar-replaces-map"),

@@ -33,6 +33,15 @@ def test_a_kubeconfig_selects_kubernetes(no_cluster: Path, monkeypatch: pytest.M
     assert isinstance(select_backend_config(), KubernetesBackendConfig)
 
 
+def test_kubeconfig_set_means_home_is_not_read_as_kubectl_does(
+    no_cluster: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (no_cluster / ".kube").mkdir()
+    (no_cluster / ".kube" / "config").write_text("current-context: c\ncontexts: []\n")
+    monkeypatch.setenv("KUBECONFIG", str(no_cluster / "missing"))
+    assert isinstance(select_backend_config(), LocalBackendConfig)
+
+
 def test_an_unknown_config_is_rejected() -> None:
     with pytest.raises(ValueError, match="backend_config: expected KubernetesBackendConfig"):
         TrainerClient(backend_config="local")  # type: ignore[arg-type]

@@ -15,6 +15,7 @@ from trainer_sdk import (
     ActiveDeadlineSeconds,
     Annotations,
     BuiltinTrainer,
+    ContainerPatch,
     CustomTrainer,
     CustomTrainerContainer,
     DataCacheInitializer,
@@ -349,6 +350,21 @@ def test_options_edit_the_manifest(
             lambda: DataCacheInitializer("cache://a", "m", 2),
             "cache://<SCHEMA_NAME>",
             id="cache-uri",
+        ),
+        pytest.param(
+            lambda: ContainerPatch(name="trainer", env=[{"invalid": "structure"}]),
+            r"ContainerPatch\.env\[0\]: Each env entry must have a 'name' key",
+            id="patch-env-no-name",
+        ),
+        pytest.param(
+            lambda: ContainerPatch(name="trainer", volume_mounts=[{"name": "vol"}]),
+            r"volume_mounts\[0\]: Each volume_mounts entry must have a 'mountPath' key",
+            id="patch-mount-no-path",
+        ),
+        pytest.param(
+            lambda: ContainerPatch(name="trainer", volume_mounts=[{"mountPath": "/v"}]),
+            "Each volume_mounts entry must have a 'name' key",
+            id="patch-mount-no-name",
         ),
     ],
 )

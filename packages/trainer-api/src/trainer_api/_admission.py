@@ -43,8 +43,8 @@ _TEMPLATE: Final = "spec.template.spec.replicatedJobs"
 def runtime_errors(runtime: Runtime) -> Iterator[FieldError]:
     """Ancestor replicated jobs (the trainer included) run once and hold their step's container.
 
-    A job's step is its ancestor label when it has one, so a runtime that labels a job
-    explicitly is obeyed whatever the job's name.
+    A job's step is its ancestor label, as upstream's webhook reads it: a job without a known
+    ancestor label is not a step whatever its name.
     """
     for index, job in enumerate(_replicated_jobs(runtime)):
         step = _step(job)
@@ -164,7 +164,7 @@ def _initializer_errors(
 
 def _initializer_problem(step: str, runtime: Runtime) -> tuple[str, str] | None:
     """(upstream's message, ours) for what ``runtime`` lacks to run ``step``; None if nothing."""
-    jobs = [job for job in _replicated_jobs(runtime) if _step(job) == step]
+    jobs = [job for job in _replicated_jobs(runtime) if _step(job, by_name=True) == step]
     if not jobs:
         config = "datasetConfig" if step == DATASET_INITIALIZER else "modelConfig"
         return (
@@ -192,14 +192,15 @@ def _replicated_jobs(runtime: Runtime) -> list[ReplicatedJob]:
     return list(spec.replicated_jobs or []) if spec is not None else []
 
 
-def _step(job: ReplicatedJob) -> str | None:
-    """The ancestor step of a replicated job: its label, else its name if it is a step."""
+def _step(job: ReplicatedJob, by_name: bool = False) -> str | None:
+    """The ancestor step of a replicated job: its label, when the label names a step; else,
+    ``by_name``, its name if that is an initializer's."""
     metadata = job.template.metadata
     labels = metadata.labels if metadata is not None else None
     step = (labels or {}).get(ANCESTOR_LABEL)
     if step in _STEP_CONTAINERS:
         return step
-    return job.name if job.name in (DATASET_INITIALIZER, MODEL_INITIALIZER) else None
+    return job.name if by_name and job.name in (DATASET_INITIALIZER, MODEL_INITIALIZER) else None
 
 
 def _pod_spec(job: ReplicatedJob) -> PodSpec | None:

@@ -31,6 +31,10 @@ _PATTERN: Final = re.compile(
     r"(?:(?P<binary>[KMGTPE]i)|(?P<exponent>[eE][+-]?[0-9]+)|(?P<decimal>[numkMGTPE])?)"
 )
 _NANO: Final = Fraction(1, 10**9)
+MAX_DIGITS: Final = 1000
+"""Most digits of a quantity's number and largest exponent magnitude: far beyond any resource,
+and small enough that parsing one costs microseconds (``1e999999999`` would build a number of
+a billion digits)."""
 
 
 class Quantity:
@@ -59,6 +63,14 @@ class Quantity:
             raise ValueError(
                 f"invalid quantity {text!r}: expected a number with an optional suffix "
                 "(Ki, Mi, Gi, Ti, Pi, Ei, n, u, m, k, M, G, T, P, E or an exponent such as e3)"
+            )
+        exponent = match["exponent"]
+        if len(match["number"]) > MAX_DIGITS or (
+            exponent and (len(exponent) > 8 or abs(int(exponent[1:])) > MAX_DIGITS)
+        ):
+            raise ValueError(
+                f"invalid quantity {text[:40]!r}{'...' if len(text) > 40 else ''}: at most "
+                f"{MAX_DIGITS} digits and an exponent between -{MAX_DIGITS} and {MAX_DIGITS}"
             )
         number = Fraction(match["number"])
         if match["binary"]:

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 import yaml
 from trainer_controller.operator import Credentials, CredentialsError, load_credentials
-from trainer_controller.operator.credentials import in_cluster
 
 
 def kubeconfig(path: Path, cluster: dict[str, Any], user: dict[str, Any], **context: str) -> str:
@@ -90,8 +89,10 @@ def test_basic_auth_header(tmp_path: Path) -> None:
 def test_in_cluster_service_account(tmp_path: Path) -> None:
     (tmp_path / "token").write_text("sa-token")
     (tmp_path / "namespace").write_text("kubeflow-system")
-    credentials = in_cluster(
-        {"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"}, tmp_path
+    credentials = load_credentials(
+        environ={"KUBERNETES_SERVICE_HOST": "fd00::1", "KUBERNETES_SERVICE_PORT": "443"},
+        home=tmp_path / "no-home",
+        service_account=tmp_path,
     )
     assert credentials == Credentials(
         server="https://[fd00::1]:443",
@@ -99,6 +100,16 @@ def test_in_cluster_service_account(tmp_path: Path) -> None:
         ca_path=str(tmp_path / "ca.crt"),
         default_namespace="kubeflow-system",
     )
+
+
+def test_a_kubeconfig_is_preferred_to_the_service_account_as_kubectl_does(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("sa-token")
+    path = kubeconfig(tmp_path / "kc", {"server": "http://127.0.0.1:1"}, {})
+    credentials = load_credentials(
+        environ={"KUBERNETES_SERVICE_HOST": "10.0.0.1", "KUBECONFIG": path},
+        service_account=tmp_path,
+    )
+    assert credentials.server == "http://127.0.0.1:1"
 
 
 def test_kubeconfig_from_the_environment(tmp_path: Path) -> None:
@@ -111,7 +122,7 @@ def test_kubeconfig_from_the_environment(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("document", "message"),
     [
-        pytest.param(None, "no cluster to connect to: not in a cluster", id="nothing"),
+        pytest.param(None, "no cluster to connect to: no kubeconfig at", id="nothing"),
         pytest.param("[]", "expected a mapping, got []", id="not-a-mapping"),
         pytest.param("kind: Config\n", "current-context is not set", id="no-context"),
         pytest.param(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import socket
 import ssl
@@ -502,3 +503,78 @@ def test_progress_paths_that_cannot_name_a_trainjob_are_404(cluster) -> None:  #
         url = base + STATUS_URL.format(namespace=namespace, name=name)
         status, _ = call(url, body, {"Authorization": "Bearer t"})
         assert status == 404, (namespace, name)
+
+
+def _post_from(
+    source: str, port: int, path: str, authorization: bytes, body: Any
+) -> tuple[int, Any]:
+    """POST from the loopback address ``source`` with a raw Authorization header value."""
+    connection = http.client.HTTPConnection(
+        "127.0.0.1", port, timeout=30, source_address=(source, 0)
+    )
+    try:
+        connection.putrequest("POST", path)
+        connection.putheader("Authorization", authorization)
+        data = json.dumps(body).encode()
+        connection.putheader("Content-Type", "application/json")
+        connection.putheader("Content-Length", str(len(data)))
+        connection.endheaders(data)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read() or b"null")
+    finally:
+        connection.close()
+
+
+def test_bogus_tokens_for_one_job_spend_their_sources_budget_not_anothers(cluster) -> None:  # type: ignore[no-untyped-def]
+    replica = cluster.replica(
+        progress_qps_per_job=0,
+        progress_review_qps=0.001,
+        progress_review_burst=40,
+        progress_review_qps_per_source=0.001,
+        progress_review_burst_per_source=3,
+        progress_review_qps_per_job_source=0.001,
+        progress_review_burst_per_job_source=2,
+    )
+    for name in ("job", "victim"):
+        cluster.create(cluster.trainjobs, trainjob(name))
+    cluster.server.tokens["good"] = TokenIdentity(
+        "system:serviceaccount:default:trainer", audiences=(token_audience("default", "victim"),)
+    )
+    port = replica.operator.listeners["progress"].port
+    body = {"trainerStatus": {"progressPercentage": 1, "lastUpdatedTime": "2026-01-01T00:00:00Z"}}
+
+    def post(source: str, name: str, token: str) -> tuple[int, Any]:
+        path = STATUS_URL.format(namespace="default", name=name)
+        return _post_from(source, port, path, f"Bearer {token}".encode(), body)
+
+    attacker = "127.0.0.2"
+    answers = [post(attacker, "job", f"forged-{i}") for i in range(20)]
+    assert [code for code, _ in answers[:2]] == [403, 403]
+    assert {code for code, _ in answers[2:]} == {429}
+    assert f"for default/job from {attacker}" in answers[2][1]["message"]
+    # Another target from the same source: that source's budget (3) has one review left.
+    assert post(attacker, "victim", "forged-x")[0] == 403
+    code, answer = post(attacker, "victim", "forged-y")
+    assert code == 429 and f"from {attacker}" in answer["message"]
+    # The victim's first report, from its own address, is reviewed and taken.
+    assert post("127.0.0.3", "victim", "good") == (200, body)
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [
+        pytest.param(b"Bearer \xe9", id="latin-1-byte"),
+        pytest.param("Bearer é".encode(), id="utf-8"),
+    ],
+)
+def test_a_non_ascii_credential_gets_401_and_the_server_keeps_answering(  # type: ignore[no-untyped-def]
+    cluster, authorization: bytes
+) -> None:
+    replica = cluster.replica()
+    cluster.create(cluster.trainjobs, trainjob("job"))
+    port = replica.operator.listeners["progress"].port
+    path = STATUS_URL.format(namespace="default", name="job")
+    body = {"trainerStatus": {"progressPercentage": 1, "lastUpdatedTime": "2026-01-01T00:00:00Z"}}
+    code, answer = _post_from("127.0.0.1", port, path, authorization, body)
+    assert code == 401 and "printable ASCII" in answer["message"]
+    assert _post_from("127.0.0.1", port, path, b"Bearer unknown", body)[0] == 403

@@ -2,9 +2,12 @@
 
 Maps merge key by key; a ``None`` value in the patch deletes the key. Lists whose field has a
 merge key (``containers`` by ``name``, ``volumeMounts`` by ``mountPath``, ...) merge item by item:
-an item whose key matches is merged in place, a new item is appended, and the original order is
-kept. Every other list, and every scalar, is replaced by the patch's value. Inputs are never
-mutated.
+an item whose key matches is merged with it, a new item is added. The result is ordered as
+Kubernetes' strategic merge orders it: the patch's items in the patch's order, and each item only
+the original has placed before the first patch item that the original holds after it (so
+``INIT_ENV, DATASET_PATH`` patched with ``INIT_ENV, NEW_VALUE`` reads ``INIT_ENV, NEW_VALUE,
+DATASET_PATH``, as upstream's JobSet does). Every other list, and every scalar, is replaced by
+the patch's value. Inputs are never mutated.
 """
 
 from __future__ import annotations
@@ -53,20 +56,52 @@ def strategic_merge(original: Mapping[str, Any], patch: Mapping[str, Any]) -> di
 
 
 def _merge_list(original: list[Any], patch: Sequence[Any], merge_key: str) -> list[Any]:
-    items = list(original)
-    index = {
-        item.get(merge_key): position
-        for position, item in enumerate(items)
-        if isinstance(item, Mapping)
+    keyed = {
+        item[merge_key]: item
+        for item in original
+        if isinstance(item, Mapping) and item.get(merge_key) is not None
     }
+    server_order = {key: position for position, key in enumerate(keyed)}
+    patched: dict[Any, Any] = {}
+    unkeyed: list[Any] = []
     for patch_item in patch:
-        if not isinstance(patch_item, Mapping) or patch_item.get(merge_key) is None:
-            items.append(copy.deepcopy(patch_item))
+        key = patch_item.get(merge_key) if isinstance(patch_item, Mapping) else None
+        if key is None:
+            unkeyed.append(copy.deepcopy(patch_item))
             continue
-        position = index.get(patch_item[merge_key])
-        if position is None:
-            index[patch_item[merge_key]] = len(items)
-            items.append(copy.deepcopy(dict(patch_item)))
-        else:
-            items[position] = strategic_merge(items[position], patch_item)
-    return items
+        base = patched.get(key, keyed.get(key, {}))
+        patched[key] = strategic_merge(base, patch_item)
+    server_only = [
+        copy.deepcopy(item)
+        for item in original
+        if not isinstance(item, Mapping) or item.get(merge_key) not in patched
+    ]
+    return _interleave(server_only, list(patched.items()), server_order, merge_key) + unkeyed
+
+
+def _interleave(
+    server_only: list[Any],
+    patched: list[tuple[Any, Any]],
+    server_order: Mapping[Any, int],
+    merge_key: str,
+) -> list[Any]:
+    """Patch items in order; a server-only item goes first only while the original has it
+    before the next patch item (Kubernetes' ``mergeSortedSlice``)."""
+    merged: list[Any] = []
+    left, right = 0, 0
+    while left < len(server_only) or right < len(patched):
+        if right == len(patched):
+            merged.append(server_only[left])
+            left += 1
+            continue
+        if left < len(server_only):
+            item = server_only[left]
+            key = item.get(merge_key) if isinstance(item, Mapping) else None
+            mine, theirs = server_order.get(key), server_order.get(patched[right][0])
+            if mine is not None and theirs is not None and mine < theirs:
+                merged.append(item)
+                left += 1
+                continue
+        merged.append(patched[right][1])
+        right += 1
+    return merged

@@ -121,6 +121,48 @@ def test_env_injection_targets_get_pet_env(where: str) -> None:
     assert env_of(helper)["PET_MASTER_ADDR"] == "alpha-node-0-0.alpha"
 
 
+def test_runtime_patch_env_of_an_init_container_is_ordered_as_upstream() -> None:
+    """Upstream's "Torch: Should succeed to create TrainJob with RuntimePatches"."""
+    init_env = [
+        {"name": "INIT_ENV", "value": "original_init"},
+        {"name": "DATASET_PATH", "value": "runtime"},
+    ]
+    runtime = make_runtime({"torch": {}}, [replicated_job("node", "trainer")])
+    node = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]
+    node["template"]["spec"]["template"]["spec"]["initContainers"] = [
+        {"name": "override-init-container", "image": "test:runtime", "env": init_env}
+    ]
+    job = make_job(runtime="custom")
+    patch_env = [
+        {"name": "INIT_ENV", "value": "override_init"},
+        {"name": "NEW_VALUE", "value": "from_overrides"},
+    ]
+    pod_patch = {"initContainers": [{"name": "override-init-container", "env": patch_env}]}
+    job["spec"]["runtimePatches"] = [
+        {
+            "manager": "test.io/manager",
+            "trainingRuntimeSpec": {
+                "template": {
+                    "spec": {
+                        "replicatedJobs": [
+                            {
+                                "name": "node",
+                                "template": {"spec": {"template": {"spec": pod_patch}}},
+                            }
+                        ]
+                    }
+                }
+            },
+        }
+    ]
+    (init,) = _pod_spec_of(rendered_jobset(job, runtime), "node")["initContainers"]
+    assert list(env_of(init).items()) == [
+        ("INIT_ENV", "override_init"),
+        ("NEW_VALUE", "from_overrides"),
+        ("DATASET_PATH", "runtime"),
+    ]
+
+
 def test_env_injection_in_torchtune_job_gets_master_address_and_port() -> None:
     runtime = _with_injection(
         runtime_doc(TORCHTUNE),

@@ -27,17 +27,20 @@ def _log_choice(kind: str, reason: str) -> None:
 
 
 def select_backend_config() -> BackendConfig:
-    """Kubernetes when a kubeconfig or in-cluster config exists, otherwise the local backend."""
-    from trainer_sdk.backends.kubernetes.backend import in_cluster, kubeconfig_path
+    """Kubernetes when kubectl would find a cluster (``trainer_api.kubeconfig``: $KUBECONFIG,
+    ~/.kube/config, in-cluster), otherwise the local backend."""
+    from trainer_api.kubeconfig import KubeconfigError, find_connection
 
-    if in_cluster():
-        _log_choice("Kubernetes", "in-cluster service account found")
+    try:
+        found = find_connection()
+    except KubeconfigError as error:  # the Kubernetes backend reports it
+        _log_choice("Kubernetes", str(error))
         return KubernetesBackendConfig()
-    if (path := kubeconfig_path()) is not None:
-        _log_choice("Kubernetes", f"kubeconfig {path}")
-        return KubernetesBackendConfig()
-    _log_choice("local", "no kubeconfig or in-cluster config found")
-    return LocalBackendConfig()
+    if found is None:
+        _log_choice("local", "no kubeconfig or in-cluster config found")
+        return LocalBackendConfig()
+    _log_choice("Kubernetes", found.source)
+    return KubernetesBackendConfig()
 
 
 class TrainerClient:

@@ -47,6 +47,9 @@ class LocalBackendConfig(BaseModel):
     A job whose pods request accelerators this machine lacks (``nvidia.com/gpu`` without one) is
     refused; ``accelerators_on_cpu=True`` runs it on CPU instead, with the process count a
     cluster's node would start (one per requested device), never one per CPU core.
+    ``packages_to_install`` the job's Python already satisfies are not installed again; one it
+    has at another version is refused unless ``isolated_packages=True``, which installs the
+    conflicting (and missing) ones apart (``pip install --target``), first on the ranks' path.
     """
 
     cleanup_venv: bool = True
@@ -54,6 +57,7 @@ class LocalBackendConfig(BaseModel):
     stop_on_exit: bool = False
     python: str | None = None
     accelerators_on_cpu: bool = False
+    isolated_packages: bool = False
 
 
 LocalProcessBackendConfig = LocalBackendConfig

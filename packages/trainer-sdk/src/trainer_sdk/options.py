@@ -146,14 +146,23 @@ class ContainerPatch:
         for index, env_var in enumerate(self.env or []):
             where = f"ContainerPatch.env[{index}]"
             if not isinstance(env_var, dict) or not env_var.get("name"):
-                raise ValueError(f"{where}: expected a dict with a non-empty 'name'")
+                raise ValueError(
+                    f"{where}: Each env entry must have a 'name' key (a non-empty string)"
+                )
             if "value" not in env_var and "valueFrom" not in env_var:
                 raise ValueError(f"{where}: expected a 'value' or 'valueFrom' key")
         for index, mount in enumerate(self.volume_mounts or []):
             where = f"ContainerPatch.volume_mounts[{index}]"
             if not isinstance(mount, dict) or not mount.get("name"):
-                raise ValueError(f"{where}: expected a dict with a non-empty 'name'")
+                raise ValueError(
+                    f"{where}: Each volume_mounts entry must have a 'name' key (a non-empty string)"
+                )
             path = mount.get("mountPath")
+            if path is None:
+                raise ValueError(
+                    f"{where}: Each volume_mounts entry must have a 'mountPath' key "
+                    "(an absolute path)"
+                )
             if not isinstance(path, str) or not path.startswith("/"):
                 raise ValueError(f"{where}.mountPath: expected an absolute path, got {path!r}")
 

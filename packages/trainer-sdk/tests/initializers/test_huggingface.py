@@ -45,7 +45,14 @@ def test_a_sub_path_selects_files_relative_to_it(http_fixture: Fixture, tmp_path
     assert [path.relative_to(tmp_path).as_posix() for path in files] == ["model.onnx"]
 
 
-@pytest.mark.parametrize("uri", ["s3://b/k", "hf://only-user"])
+def test_an_unscoped_repository_is_downloaded(http_fixture: Fixture, tmp_path: Path) -> None:
+    serve_repo(http_fixture, "model", "gpt2", {"config.json": b"{}"})
+    files = download_huggingface("hf://gpt2", tmp_path, "model", http_fixture.url)
+    assert [path.relative_to(tmp_path).as_posix() for path in files] == ["config.json"]
+    assert http_fixture.seen[0][0] == "/api/models/gpt2/revision/main"
+
+
+@pytest.mark.parametrize("uri", ["s3://b/k", "hf://", "hf:///"])
 def test_bad_uris_name_storage_uri(uri: str, tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="STORAGE_URI"):
         download_huggingface(uri, tmp_path, "dataset", "http://127.0.0.1:1")

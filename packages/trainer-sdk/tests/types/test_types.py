@@ -89,6 +89,8 @@ def test_a_template_takes_a_runtime_name() -> None:
             "hf://tatsu-lab/alpaca/data/train.json",
         ),
         pytest.param(HuggingFaceModelInitializer, "Qwen/Qwen2.5-1.5B", "hf://Qwen/Qwen2.5-1.5B"),
+        pytest.param(HuggingFaceModelInitializer, "hf://gpt2", "hf://gpt2", id="unscoped-model"),
+        pytest.param(HuggingFaceDatasetInitializer, "hf://squad", "hf://squad", id="unscoped-data"),
         pytest.param(
             HuggingFaceModelInitializer, "hf://Qwen/Qwen2.5-1.5B", "hf://Qwen/Qwen2.5-1.5B"
         ),
@@ -110,11 +112,14 @@ def test_hugging_face_initializers_take_hf_uris_and_bare_repo_names(
     "uri",
     [
         pytest.param("s3://bucket/data", id="other-scheme"),
-        pytest.param("hf://tatsu-lab", id="no-repo"),
+        pytest.param("hf://", id="no-repo"),
+        pytest.param("hf:///alpaca", id="empty-owner"),
         pytest.param("alpaca", id="bare-no-owner"),
         pytest.param("", id="empty"),
     ],
 )
 def test_hugging_face_uris_without_a_repo_are_refused(uri: str) -> None:
-    with pytest.raises(ValueError, match="storage_uri: expected 'hf://<user>/<dataset>'"):
+    with pytest.raises(
+        ValueError, match="storage_uri: expected 'hf://<dataset>', 'hf://<user>/<dataset>'"
+    ):
         HuggingFaceDatasetInitializer(storage_uri=uri)

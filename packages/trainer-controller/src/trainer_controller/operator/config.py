@@ -38,10 +38,15 @@ class OperatorConfig:
     webhook_port: int = 9443
     progress_port: int = 8082
     # Progress reports per TrainJob (429 beyond) and TokenReviews of new tokens; 0: no limit.
+    # Reviews are budgeted per (target TrainJob, source address), per source, and in total.
     progress_qps_per_job: float = 1.0
     progress_burst_per_job: int = 10
     progress_review_qps: float = 20.0
     progress_review_burst: int = 40
+    progress_review_qps_per_source: float = 5.0
+    progress_review_burst_per_source: int = 10
+    progress_review_qps_per_job_source: float = 2.0
+    progress_review_burst_per_job_source: int = 5
     bind_address: str = "0.0.0.0"
     webhooks: bool = True
     feature_gates: Mapping[str, bool] = field(default_factory=lambda: dict(FEATURE_GATES))

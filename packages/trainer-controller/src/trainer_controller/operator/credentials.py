@@ -1,8 +1,10 @@
-"""How to reach the API server: from a kubeconfig file or the in-cluster service account.
+"""How to reach the API server: a kubeconfig or the in-cluster service account.
 
-A small reader of its own instead of the Kubernetes client (125 MB installed): the operator needs
-only the server, the CA, and a token or client certificate. Certificate and key data embedded in
-a kubeconfig are written to private files, as ``ssl`` loads them from files.
+Which one is ``trainer_api.kubeconfig``'s rule, kubectl's, the same as the SDK's: ``--kubeconfig``,
+else ``$KUBECONFIG`` merged, else ``~/.kube/config``, else in-cluster. No Kubernetes client (125 MB
+installed): the operator needs only the server, the CA, and a token or client certificate.
+Certificate and key data embedded in a kubeconfig are written to private files, as ``ssl`` loads
+them from files.
 """
 
 from __future__ import annotations
@@ -18,14 +20,19 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 import kopf
-import yaml
+from trainer_api.kubeconfig import (
+    SERVICE_ACCOUNT_DIR,
+    InCluster,
+    Kubeconfig,
+    KubeconfigError,
+    find_connection,
+    kubeconfig_files,
+)
 
 __all__ = ["Credentials", "CredentialsError", "load_credentials"]
-
-SERVICE_ACCOUNT: Final = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 
 
 class CredentialsError(Exception):
@@ -81,108 +88,79 @@ class Credentials:
 
 
 def load_credentials(
-    kubeconfig: str | None = None, environ: Mapping[str, str] | None = None
+    kubeconfig: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    home: Path | None = None,
+    service_account: Path = SERVICE_ACCOUNT_DIR,
 ) -> Credentials:
-    """The given kubeconfig; else in-cluster; else $KUBECONFIG or ~/.kube/config."""
+    """The connection ``trainer_api.kubeconfig.find_connection`` finds, as credentials."""
     env = os.environ if environ is None else environ
-    if kubeconfig is not None:
-        return from_kubeconfig(Path(kubeconfig))
-    if env.get("KUBERNETES_SERVICE_HOST") and (SERVICE_ACCOUNT / "token").is_file():
-        return in_cluster(env, SERVICE_ACCOUNT)
-    candidates = [Path(p) for p in env.get("KUBECONFIG", "").split(os.pathsep) if p]
-    candidates = candidates or [Path(env.get("HOME", "~"), ".kube", "config").expanduser()]
-    for path in candidates:
-        if path.is_file():
-            return from_kubeconfig(path)
-    tried = ", ".join(str(path) for path in candidates)
-    raise CredentialsError(
-        f"no cluster to connect to: not in a cluster (KUBERNETES_SERVICE_HOST unset or no "
-        f"service account token in {SERVICE_ACCOUNT}) and no kubeconfig at {tried}; "
-        "pass --kubeconfig or set KUBECONFIG"
-    )
-
-
-def in_cluster(environ: Mapping[str, str], account: Path) -> Credentials:
-    """The pod's service account: its token, the cluster CA and its namespace."""
-    host, port = environ["KUBERNETES_SERVICE_HOST"], environ.get("KUBERNETES_SERVICE_PORT", "443")
-    host = f"[{host}]" if ":" in host else host
-    namespace = account / "namespace"
-    return Credentials(
-        server=f"https://{host}:{port}",
-        token=(account / "token").read_text().strip(),
-        ca_path=str(account / "ca.crt"),
-        default_namespace=namespace.read_text().strip() if namespace.is_file() else None,
-    )
-
-
-def from_kubeconfig(path: Path) -> Credentials:
-    """The current context of the kubeconfig at ``path``."""
     try:
-        document = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as error:
-        raise CredentialsError(f"kubeconfig {path}: cannot read it: {error}") from error
-    if not isinstance(document, dict):
-        raise CredentialsError(f"kubeconfig {path}: expected a mapping, got {document!r}")
-    name = document.get("current-context")
-    if not name:
-        raise CredentialsError(f"kubeconfig {path}: current-context is not set")
-    context = _named(document, "contexts", "context", name, path)
-    cluster = _named(document, "clusters", "cluster", context.get("cluster"), path)
-    user = (
-        _named(document, "users", "user", context.get("user"), path) if context.get("user") else {}
-    )
+        found = find_connection(kubeconfig, None, env, home, service_account)
+    except KubeconfigError as error:
+        raise CredentialsError(str(error)) from None
+    if isinstance(found, InCluster):
+        return Credentials(
+            server=found.server,
+            token=found.token_file.read_text().strip(),
+            ca_path=str(found.ca_file),
+            default_namespace=found.namespace,
+        )
+    if found is None:
+        tried = os.pathsep.join(map(str, kubeconfig_files(kubeconfig, env, home or Path.home())[0]))
+        raise CredentialsError(
+            f"no cluster to connect to: no kubeconfig at {tried} and not in a cluster "
+            f"(KUBERNETES_SERVICE_HOST unset or no service account token in {service_account}); "
+            "pass --kubeconfig or set KUBECONFIG"
+        )
+    try:
+        return _from_kubeconfig(found)
+    except KubeconfigError as error:
+        raise CredentialsError(str(error)) from None
+
+
+def _from_kubeconfig(found: Kubeconfig) -> Credentials:
+    """The selected context of a (merged) kubeconfig."""
+    cluster, user = found.cluster(), found.user()
     server = cluster.get("server")
     if not server:
         raise CredentialsError(
-            f"kubeconfig {path}: cluster {context.get('cluster')!r} has no server"
+            f"{found.source}: cluster {found.context().get('cluster')!r} has no server"
         )
     for unsupported in ("exec", "auth-provider"):
         if unsupported in user:
             raise CredentialsError(
-                f"kubeconfig {path}: user {context.get('user')!r} logs in with {unsupported!r}, "
-                "which trainer-controller does not run; use a token or a client certificate"
+                f"{found.source}: user {found.context().get('user')!r} logs in with "
+                f"{unsupported!r}, which trainer-controller does not run; use a token or a "
+                "client certificate"
             )
-    base = path.parent
     token = user.get("token")
     if not token and user.get("tokenFile"):
-        token = (base / user["tokenFile"]).read_text().strip()
+        token = Path(user["tokenFile"]).read_text().strip()
     return Credentials(
         server=str(server),
         token=token or None,
-        ca_path=_file(cluster, "certificate-authority", base, path),
-        certificate_path=_file(user, "client-certificate", base, path),
-        private_key_path=_file(user, "client-key", base, path),
+        ca_path=_file(cluster, "certificate-authority", found.source),
+        certificate_path=_file(user, "client-certificate", found.source),
+        private_key_path=_file(user, "client-key", found.source),
         insecure=bool(cluster.get("insecure-skip-tls-verify", False)),
-        default_namespace=context.get("namespace"),
+        default_namespace=found.namespace,
         username=user.get("username"),
         password=user.get("password"),
     )
 
 
-def _named(
-    document: Mapping[str, Any], section: str, field: str, name: object, path: Path
-) -> dict[str, Any]:
-    for entry in document.get(section) or []:
-        if isinstance(entry, dict) and entry.get("name") == name:
-            value = entry.get(field) or {}
-            if isinstance(value, dict):
-                return value
-    raise CredentialsError(f"kubeconfig {path}: {section}: no entry named {name!r}")
-
-
-def _file(section: Mapping[str, Any], key: str, base: Path, path: Path) -> str | None:
-    """The file ``key`` names (relative to the kubeconfig), or a private file of ``key-data``."""
+def _file(section: Mapping[str, Any], key: str, source: str) -> str | None:
+    """The file ``key`` names (already absolute), or a private file of ``key-data``."""
     data = section.get(f"{key}-data")
     if data:
         try:
             content = base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError) as error:
-            raise CredentialsError(
-                f"kubeconfig {path}: {key}-data is not base64: {error}"
-            ) from None
+            raise CredentialsError(f"{source}: {key}-data is not base64: {error}") from None
         return str(_write_private(key, content))
     named = section.get(key)
-    return str(base / named) if named else None
+    return str(named) if named else None
 
 
 @functools.cache

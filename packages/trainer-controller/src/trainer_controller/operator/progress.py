@@ -2,12 +2,15 @@
 
 ``POST /apis/trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainjobs/{name}/status`` with a
 projected service-account token whose audience is bound to that TrainJob. Answers: 200 with the
-stored trainerStatus; 403 when the token is missing, invalid, for another job or from another
-namespace; 404 when the TrainJob does not exist (or the path cannot name one); 413 over 64 KiB,
-however the body is chunked; 422 when the body is not a valid trainerStatus (the message names
-the field); 429 with ``Retry-After`` when a job reports faster than its limit, when tokens not seen
-before arrive faster than TokenReviews are allowed, or when the validation pool is full. Decoding
-and validating run in an ``Offload``, off the event loop.
+stored trainerStatus; 401 when the credential cannot be a token (not printable ASCII, as every
+JWT is); 403 when the token is missing, invalid, for another job or from another namespace; 404
+when the TrainJob does not exist (or the path cannot name one); 413 over 64 KiB, however the body
+is chunked; 422 when the body is not a valid trainerStatus (the message names the field); 429
+with ``Retry-After`` when a job reports faster than its limit, when tokens not seen before arrive
+faster than TokenReviews are allowed (budgets per target TrainJob and source address, per source,
+and in total, taken in that order so that a flood from one source for one job spends its own
+budgets first), or when the validation pool is full. Decoding and validating run in an
+``Offload``, off the event loop.
 """
 
 from __future__ import annotations
@@ -66,8 +69,10 @@ class ProgressLimits:
 
     A job's trainers may report ``per_job_qps`` times a second on average (bursts of
     ``per_job_burst``); every report costs a read and a status write. Tokens the endpoint has not
-    accepted before cost a TokenReview each, limited for the whole endpoint so that a flood of
-    bad tokens cannot load the API server. Rates of 0 mean no limit.
+    accepted before cost a TokenReview each. Reviews are budgeted per (TrainJob, source
+    address), then per source, then for the whole endpoint (so that a flood of bad tokens cannot
+    load the API server), each smaller than the next: bogus tokens from one source spend that
+    source's budgets, not another job's first report. Rates of 0 mean no limit.
     """
 
     def __init__(
@@ -76,10 +81,29 @@ class ProgressLimits:
         per_job_burst: int = 10,
         review_qps: float = 20.0,
         review_burst: int = 40,
+        source_review_qps: float = 5.0,
+        source_review_burst: int = 10,
+        job_source_review_qps: float = 2.0,
+        job_source_review_burst: int = 5,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.jobs = KeyedLimiter(per_job_qps, per_job_burst, clock=clock)
+        self.job_source_reviews = KeyedLimiter(
+            job_source_review_qps, job_source_review_burst, clock=clock
+        )
+        self.source_reviews = KeyedLimiter(source_review_qps, source_review_burst, clock=clock)
         self.reviews = TokenBucket(review_qps, review_burst, clock)
+
+    def review_delay(self, namespace: str, name: str, source: str) -> tuple[float, str]:
+        """0.0 and "" when a new token for ``namespace/name`` from ``source`` may be reviewed
+        now, else the seconds to wait and whose budget is spent."""
+        if delay := self.job_source_reviews.take((namespace, name, source)):
+            return delay, f"too many new tokens to review for {namespace}/{name} from {source}"
+        if delay := self.source_reviews.take(source):
+            return delay, f"too many new tokens to review from {source}"
+        if delay := self.reviews.take():
+            return delay, "too many new tokens to review"
+        return 0.0, ""
 
 
 def trainer_status_errors(
@@ -146,7 +170,7 @@ class AcceptedTokens:
 
     @staticmethod
     def _key(token: str, namespace: str, name: str) -> tuple[str, str, str]:
-        return (hashlib.sha256(token.encode()).hexdigest(), namespace, name)
+        return (hashlib.sha256(token.encode("ascii")).hexdigest(), namespace, name)
 
     def __contains__(self, entry: tuple[str, str, str]) -> bool:
         key = self._key(*entry)
@@ -162,6 +186,23 @@ class AcceptedTokens:
         self._expiry.move_to_end(key)
         while len(self._expiry) > self._capacity:
             self._expiry.popitem(last=False)
+
+
+def _bearer_token(header: str) -> str | web.Response:
+    """The token of an ``Authorization: Bearer`` header, or the answer refusing the header.
+
+    Header values arrive decoded as Latin-1 (or with surrogate escapes); a token is compared and
+    digested as the bytes it is, and one that is not printable ASCII, which no service-account
+    token is, gets 401 before anything compares or reviews it.
+    """
+    if not header.startswith("Bearer ") or not header[len("Bearer ") :].strip():
+        return _answer(
+            403, "Authorization: expected a Bearer token (the projected service-account token)"
+        )
+    token = header[len("Bearer ") :].strip()
+    if not all(" " < character < "\x7f" for character in token):
+        return _answer(401, "Authorization: the Bearer token must be printable ASCII")
+    return token
 
 
 def _decoded(body: bytes) -> Any:
@@ -194,11 +235,9 @@ def progress_routes(
 
     async def _handle(request: web.Request) -> web.Response:
         namespace, name = request.match_info["namespace"], request.match_info["name"]
-        header = request.headers.get("Authorization", "")
-        if not header.startswith("Bearer ") or not header[len("Bearer ") :].strip():
-            return _answer(
-                403, "Authorization: expected a Bearer token (the projected service-account token)"
-            )
+        token = _bearer_token(request.headers.get("Authorization", ""))
+        if isinstance(token, web.Response):
+            return token
         if not trainer_api.is_dns1123_label(namespace):
             return _answer(404, f"namespace {namespace!r} cannot exist: not a DNS-1123 label")
         if not trainer_api.is_dns1123_label(name):
@@ -207,10 +246,10 @@ def progress_routes(
             body = await read_body(request, MAX_BODY_BYTES)
         except BodyTooLarge as error:
             return _answer(413, str(error))
-        token = header[len("Bearer ") :].strip()
         if (token, namespace, name) not in accepted:
-            if delay := limits.reviews.take():
-                return _too_many(delay, "too many new tokens to review")
+            delay, spent = limits.review_delay(namespace, name, request.remote or "unknown")
+            if delay:
+                return _too_many(delay, spent)
             refusal = await _authorized(client, token, namespace, name)
             if refusal is not None:
                 return _answer(403, refusal)

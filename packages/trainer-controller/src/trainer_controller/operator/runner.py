@@ -61,6 +61,10 @@ def _progress_limits(config: OperatorConfig) -> ProgressLimits:
         per_job_burst=config.progress_burst_per_job,
         review_qps=config.progress_review_qps,
         review_burst=config.progress_review_burst,
+        source_review_qps=config.progress_review_qps_per_source,
+        source_review_burst=config.progress_review_burst_per_source,
+        job_source_review_qps=config.progress_review_qps_per_job_source,
+        job_source_review_burst=config.progress_review_burst_per_job_source,
     )
 
 

@@ -18,5 +18,8 @@ from trainer_sdk.cli.optimize import optimizationjob, optimize
 
 cli.add_command(optimize)
 cli.add_command(optimizationjob)
+from trainer_sdk.cli.packages import packages_group
+
+cli.add_command(packages_group)
 
 __all__ = ["cli", "main", "status_line"]

@@ -16,12 +16,13 @@ DEFAULT_ENDPOINT = "https://huggingface.co"
 
 
 def _split(storage_uri: str) -> tuple[str, str]:
-    """``hf://user/repo[/sub/path]`` -> (``user/repo``, ``sub/path``)."""
+    """``hf://user/repo[/sub/path]`` -> (``user/repo``, ``sub/path``); an unscoped
+    ``hf://repo`` (``hf://gpt2``) -> (``repo``, ``""``)."""
     if not storage_uri.startswith("hf://"):
-        raise ValueError(f"STORAGE_URI: expected hf://<user>/<repo>, got {storage_uri!r}")
+        raise ValueError(f"STORAGE_URI: expected hf://[<user>/]<repo>, got {storage_uri!r}")
     parts = [part for part in storage_uri[len("hf://") :].split("/") if part]
-    if len(parts) < 2:
-        raise ValueError(f"STORAGE_URI: expected hf://<user>/<repo>, got {storage_uri!r}")
+    if not parts:
+        raise ValueError(f"STORAGE_URI: expected hf://[<user>/]<repo>, got {storage_uri!r}")
     return "/".join(parts[:2]), "/".join(parts[2:])
 
 

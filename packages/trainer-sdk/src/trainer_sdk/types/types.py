@@ -272,26 +272,25 @@ def _require_scheme(storage_uri: str, scheme: str) -> None:
 
 
 def _require_huggingface_repo(storage_uri: str, what: str) -> None:
-    """``hf://<user>/<repo>[/path]`` or, as upstream accepts, ``<user>/<repo>[/path]``."""
+    """``hf://<repo>``, ``hf://<user>/<repo>[/path]`` or, as upstream accepts,
+    ``<user>/<repo>[/path]``: unscoped repositories (``hf://gpt2``) have no owner."""
     parsed = urlparse(storage_uri)
-    if parsed.scheme and parsed.scheme != "hf":
-        raise ValueError(
-            f"storage_uri: expected 'hf://<user>/<{what}>' or '<user>/<{what}>', got {storage_uri}"
-        )
     if parsed.scheme:
-        owner, path = parsed.netloc, parsed.path
+        repo = parsed.netloc if parsed.scheme == "hf" else ""
     else:
         owner, _, path = storage_uri.partition("/")
-    if not owner or not path.strip("/"):
+        repo = path.strip("/") and owner
+    if not repo:
         raise ValueError(
-            f"storage_uri: expected 'hf://<user>/<{what}>' or '<user>/<{what}>', got {storage_uri}"
+            f"storage_uri: expected 'hf://<{what}>', 'hf://<user>/<{what}>' or "
+            f"'<user>/<{what}>', got {storage_uri}"
         )
 
 
 @dataclass
 class HuggingFaceDatasetInitializer(BaseInitializer):
-    """Download a data set from the HuggingFace Hub (``hf://<user>/<dataset>`` or
-    ``<user>/<dataset>``)."""
+    """Download a data set from the HuggingFace Hub (``hf://<dataset>``,
+    ``hf://<user>/<dataset>`` or ``<user>/<dataset>``)."""
 
     ignore_patterns: list[str] | None = None
     access_token: str | None = None
@@ -340,7 +339,8 @@ class DataCacheInitializer(BaseInitializer):
 
 @dataclass
 class HuggingFaceModelInitializer(BaseInitializer):
-    """Download a model from the HuggingFace Hub (``hf://<user>/<model>`` or ``<user>/<model>``)."""
+    """Download a model from the HuggingFace Hub (``hf://<model>``, ``hf://<user>/<model>`` or
+    ``<user>/<model>``)."""
 
     ignore_patterns: list[str] | None = field(
         default_factory=lambda: list(constants.INITIALIZER_DEFAULT_IGNORE_PATTERNS)

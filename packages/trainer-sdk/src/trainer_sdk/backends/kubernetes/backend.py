@@ -7,8 +7,9 @@ import logging
 import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any, cast
+
+from trainer_api.kubeconfig import InCluster, KubeconfigError, find_connection
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
@@ -23,8 +24,6 @@ from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
 __all__ = [
     "KubernetesBackend",
     "admission_warnings",
-    "in_cluster",
-    "kubeconfig_path",
     "pod_view",
     "print_packages",
 ]
@@ -32,31 +31,11 @@ __all__ = [
 _logger = logging.getLogger(__name__)
 # RFC 7234 warn-text in the API server's ``Warning: 299 - "text"`` headers (joined by ", ").
 _WARNING_TEXT = re.compile(r'299 [^ ]+ "((?:[^"\\]|\\.)*)"')
-SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
-
-
-def kubeconfig_path() -> Path | None:
-    """The kubeconfig a client would load ($KUBECONFIG, else ~/.kube/config), if it exists."""
-    import os
-
-    candidates = [Path(part) for part in os.environ.get("KUBECONFIG", "").split(os.pathsep) if part]
-    candidates.append(Path.home() / ".kube" / "config")
-    return next((path for path in candidates if path.is_file()), None)
 
 
 def admission_warnings(header: str | None) -> list[str]:
     """The texts of the API server's ``Warning`` header (admission webhook warnings)."""
     return [re.sub(r"\\(.)", r"\1", text) for text in _WARNING_TEXT.findall(header or "")]
-
-
-def in_cluster() -> bool:
-    """Whether this process runs in a pod with a service account token."""
-    import os
-
-    return (
-        bool(os.environ.get("KUBERNETES_SERVICE_HOST"))
-        and (SERVICE_ACCOUNT_DIR / "token").is_file()
-    )
 
 
 def pod_view(pod: dict[str, Any], has_launcher: bool) -> PodView | None:
@@ -126,29 +105,30 @@ class KubernetesBackend(RuntimeBackend):
             ) from error
 
         self.config = config or KubernetesBackendConfig()
+        namespace: str | None = None
         if self.config.client_configuration is not None:
             api_client = client.ApiClient(self.config.client_configuration)
         else:
-            if self.config.config_file or not in_cluster():
-                kube_config.load_kube_config(
-                    config_file=self.config.config_file, context=self.config.context
+            # kubectl's order, the controller's too (trainer_api.kubeconfig).
+            found = find_connection(self.config.config_file, self.config.context)
+            if found is None:
+                raise KubeconfigError(
+                    "KubernetesBackendConfig: no cluster to connect to: no kubeconfig "
+                    "($KUBECONFIG or ~/.kube/config) and not in a cluster"
                 )
-            else:
+            if isinstance(found, InCluster):
                 kube_config.load_incluster_config()
+            else:
+                kube_config.load_kube_config_from_dict(
+                    found.document,
+                    context=found.context_name,
+                    temp_file_path=str(found.files[0].parent),
+                )
+            namespace = found.namespace
             api_client = client.ApiClient()
-        self.namespace = self.config.namespace or self._default_namespace(kube_config)
+        self.namespace = self.config.namespace or namespace or "default"
         self.custom = client.CustomObjectsApi(api_client)
         self.core = client.CoreV1Api(api_client)
-
-    def _default_namespace(self, kube_config: Any) -> str:
-        namespace_file = SERVICE_ACCOUNT_DIR / "namespace"
-        if in_cluster() and namespace_file.is_file():
-            return namespace_file.read_text().strip()
-        try:
-            _, active = kube_config.list_kube_config_contexts(config_file=self.config.config_file)
-            return str(active.get("context", {}).get("namespace") or "default")
-        except (kube_config.ConfigException, OSError):
-            return "default"
 
     @staticmethod
     def _is_not_found(error: Exception) -> bool:

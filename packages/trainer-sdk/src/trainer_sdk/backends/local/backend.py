@@ -35,6 +35,7 @@ from trainer_sdk.backends.local.jobdir import (
     write_text,
 )
 from trainer_sdk.backends.local.needs import check_commands
+from trainer_sdk.backends.local.packages import plan_packages
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS
 from trainer_sdk.backends.local.runtime_store import RuntimeStore
 from trainer_sdk.checkpoint_status import checkpoint_status
@@ -161,9 +162,9 @@ class LocalBackend(RuntimeBackend):
         pods = [
             pod for _, group in (devices.on_cpu(expanded) if on_cpu else expanded) for pod in group
         ]
-        check_commands(
-            (pod.command for pod in pods), self.config.python or sys.executable, packages
-        )
+        python = self.config.python or sys.executable
+        check_commands((pod.command for pod in pods), python, packages)
+        package_plan = plan_packages(packages, python, self.config.isolated_packages)
         if paths := volumes.mount_paths(planned.jobset):
             _logger.warning(
                 "TrainJob %s: its pods see their volumes in local directories, not at %s: those "
@@ -185,7 +186,7 @@ class LocalBackend(RuntimeBackend):
                 {
                     "token": secrets.token_hex(16),
                     "objects": planned.others,
-                    "packages": list(packages),
+                    **package_plan.to_state(),
                     "acceleratorsOnCpu": on_cpu,
                     "pipIndexUrls": list(pip_index_urls),
                     "pods": [

@@ -17,10 +17,7 @@ still ends the job. Both hold the job's ``supervisor.lock`` (handed over by the 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -31,15 +28,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk.backends.local import caches, cgroups, processes, torchrun_shim
+from trainer_sdk.backends.local import caches, cgroups, packages, processes, torchrun_shim
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, fork_supervisor, record_failure
-from trainer_sdk.backends.local.jobdir import JobDir, open_private, read_json, write_json
+from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS, JobSetRunner, PodState
 from trainer_sdk.progress import STATUS_FILE_ENV
 from trainer_sdk.trainjobs import PACKAGES_READY_ENV
 
-__all__ = ["install_packages", "main", "write_shims"]
+__all__ = ["main", "write_shims"]
 
 _SHIMS = {
     "python": 'exec "{python}" "$@"',
@@ -68,49 +65,6 @@ def write_shims(directory: Path, python: str) -> None:
         path = directory / name
         path.write_text(f"#!/bin/sh\n{body.format(python=python)}\n")
         path.chmod(0o755)
-
-
-def install_packages(
-    cache_root: Path, python: str, packages: list[str], index_urls: list[str], log: Path
-) -> Path:
-    """``pip install --target`` into a directory cached by requirement set; returns it."""
-    key = hashlib.sha256(json.dumps([sorted(packages), index_urls]).encode()).hexdigest()[:16]
-    target = cache_root / key
-    if target.is_dir():
-        return target
-    staging = cache_root / f".{key}.{os.getpid()}"
-    command = [
-        python,
-        "-m",
-        "pip",
-        "install",
-        "--quiet",
-        "--disable-pip-version-check",
-        "--target",
-        str(staging),
-    ]
-    if index_urls:
-        command += [
-            "--index-url",
-            index_urls[0],
-            *[arg for url in index_urls[1:] for arg in ("--extra-index-url", url)],
-        ]
-    with open_private(log) as stream:
-        stream.write(f"[trainer-sdk] installing {' '.join(packages)} into {target}\n".encode())
-        stream.flush()
-        result = subprocess.run(
-            [*command, *packages], stdout=stream, stderr=subprocess.STDOUT, check=False
-        )
-    if result.returncode != 0:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise RuntimeError(
-            f"pip could not install {packages} (exit code {result.returncode}); see {log}"
-        )
-    try:
-        staging.rename(target)
-    except OSError:  # another job installed the same set meanwhile
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
 
 
 def _now() -> datetime:
@@ -142,16 +96,20 @@ class Supervisor:
         env["PYTHONUNBUFFERED"] = "1"
         env[STATUS_FILE_ENV] = str(self.job_dir.progress)
         env[processes.JOB_TOKEN_ENV] = self.token
-        packages = self.state.get("packages") or []
-        if packages:
-            target = install_packages(
-                self.job_dir.root / ".packages",
+        if self.state.get("packages"):
+            plan = packages.PackagePlan.from_state(self.state)
+            steps = dict.fromkeys(pod["step"] for pod in self.state["pods"])
+            paths = packages.install_missing(
+                self.job_dir.root / packages.CACHE_DIR,
                 self.python,
-                packages,
+                plan,
                 self.state.get("pipIndexUrls") or [],
-                self.job_dir.supervisor_log,
+                [self.job_dir.log(step) for step in steps],
+                self._package_event,
             )
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(target), env.get("PYTHONPATH")]))
+            first, rest = (paths, []) if plan.isolated else ([], paths)
+            path = [*map(str, first), env.get("PYTHONPATH"), *map(str, rest)]
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, path))
             env[PACKAGES_READY_ENV] = "1"
         return env
 
@@ -166,6 +124,13 @@ class Supervisor:
                 "attempt": attempt,
             }
         )
+
+    def _package_event(self, reason: str, message: str) -> None:
+        """An event of the job's packages (see ``packages.install_missing``)."""
+        with self.lock:
+            name = str(self.trainjob["metadata"]["name"])
+            self._event("TrainJob", name, reason, message, 0)
+            write_json(self.job_dir.state, self.state)
 
     def _events(self, status: dict[str, Any], pods: list[PodState]) -> None:
         """An event per pod phase change of each attempt, and one per JobSet restart."""
@@ -218,7 +183,7 @@ class Supervisor:
         """Run the JobSet to its end; 0 when it completed."""
         try:
             env = self._environment()
-        except RuntimeError as error:
+        except (RuntimeError, OSError) as error:
             self.fail("PackageInstallFailed", str(error))
             return 1
         signal.signal(signal.SIGTERM, _raise_terminated)
