@@ -20,6 +20,7 @@ from data_cache_manifests import ADMIN_TOKEN_ENV, TOKEN_ENV
 from trainer_data_cache.connection import ConnectOptions
 from trainer_data_cache.errors import CacheError
 from trainer_data_cache.filters import Filter
+from trainer_data_cache.query import DEFAULT_QUERY_MEMORY
 from trainer_data_cache.server.base import ServerSecurity
 from trainer_data_cache.server.head import DEFAULT_REPAIR_INTERVAL, HeadServer
 from trainer_data_cache.server.local import LocalCache
@@ -44,6 +45,13 @@ _memory = click.option(
     help="Bytes of data each node may hold.",
 )
 _streams = click.option("--max-streams", type=int, default=64, show_default=True)
+_query_memory = click.option(
+    "--query-memory",
+    type=click.IntRange(min=0),
+    default=DEFAULT_QUERY_MEMORY,
+    show_default=True,
+    help="Bytes of a node's --memory-limit one query (a stream or a count) may use.",
+)
 _repair = click.option(
     "--repair-interval",
     type=click.FloatRange(min=0),
@@ -95,6 +103,7 @@ def main() -> None:
 @click.option("--replicas", type=int, default=1, show_default=True)
 @_memory
 @_streams
+@_query_memory
 @_repair
 @_advertise
 @_tls_cert
@@ -113,6 +122,7 @@ def serve(
     replicas: int,
     memory_limit: int,
     max_streams: int,
+    query_memory: int,
     repair_interval: float,
     advertise_host: str | None,
     tls_cert: str | None,
@@ -135,6 +145,7 @@ def serve(
             replicas=replicas,
             memory_limit=memory_limit,
             max_streams=max_streams,
+            query_memory=query_memory,
             security=security,
             advertise_host=advertise_host,
             tls_root_certs=security.certificate,
@@ -208,6 +219,7 @@ def head(
 @_port
 @_memory
 @_streams
+@_query_memory
 @_advertise
 @_tls_cert
 @_tls_key
@@ -217,6 +229,7 @@ def node(
     port: int,
     memory_limit: int,
     max_streams: int,
+    query_memory: int,
     advertise_host: str | None,
     tls_cert: str | None,
     tls_key: str | None,
@@ -235,6 +248,7 @@ def node(
             port,
             memory_limit=memory_limit,
             max_streams=max_streams,
+            query_memory=query_memory,
             security=security,
             advertise_host=advertise_host,
         ) as server,

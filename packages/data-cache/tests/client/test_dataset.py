@@ -254,7 +254,7 @@ def test_bad_arguments_are_named(
         pytest.param(
             {"filter": "id >"},
             InvalidFilterError,
-            "not a DataFusion expression",
+            "not a filter expression",
             id="malformed-text",
         ),
         pytest.param({"filter": "id + 1"}, InvalidFilterError, "boolean", id="non-boolean"),

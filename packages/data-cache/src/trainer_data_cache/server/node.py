@@ -57,12 +57,16 @@ class NodeServer(CacheServer):
         *,
         memory_limit: int = DEFAULT_MEMORY_LIMIT,
         max_streams: int = 64,
+        query_memory: int = query.DEFAULT_QUERY_MEMORY,
         retry_after: float = 0.05,
         security: ServerSecurity | None = None,
         advertise_host: str | None = None,
     ) -> None:
         self.budget = MemoryBudget(memory_limit)
         self.streams = StreamCap(max_streams)
+        if query_memory < 0:
+            raise InvalidArgumentError(f"query_memory: expected bytes >= 0, got {query_memory}")
+        self._query_memory = query_memory
         self.metrics = Metrics()
         self._retry_after = retry_after
         self._held: dict[tuple[str, int], _Held] = {}
@@ -126,30 +130,32 @@ class NodeServer(CacheServer):
         return flight.GeneratorStream(schema, self._stream(held, request))
 
     def _stream(self, held: _Held, ticket: Ticket) -> Iterator[pa.RecordBatch]:
+        memory = self.budget.take_up_to(self._query_memory)
         try:
             with answering("do_get"):
                 for batch in cut_batches(
-                    self._rows(held, ticket), ticket.start, ticket.phase, ticket.batch_rows
+                    self._rows(held, ticket, memory), ticket.start, ticket.phase, ticket.batch_rows
                 ):
                     self.metrics.served(batch.num_rows, batch.nbytes)
                     yield batch
         finally:
+            self.budget.release(memory)
             self.streams.close()
 
     @staticmethod
-    def _rows(held: _Held, ticket: Ticket) -> Iterator[pa.RecordBatch]:
-        """The ticket's rows from DataFusion, in frames that start on batch boundaries."""
+    def _rows(held: _Held, ticket: Ticket, memory: int) -> Iterator[pa.RecordBatch]:
+        """The ticket's rows from DataFusion (a ``memory``-byte pool), in frames that start on
+        batch boundaries."""
         start, stop = ticket.start - ticket.base, ticket.stop - ticket.base
         if ticket.filter is not None:
-            frame = query.plan(held.table, ticket.columns, ticket.filter, ticket.batch_rows)
+            frame = query.plan(held.table, ticket.columns, ticket.filter, ticket.batch_rows, memory)
             yield from skip_rows(query.stream_batches(frame), start, stop - start)
             return
         first = min(stop, start + (ticket.phase - ticket.start) % ticket.batch_rows)
         for low, high in ((start, first), (first, stop)):
             if low < high:
-                frame = query.plan(
-                    held.table.slice(low, high - low), ticket.columns, None, ticket.batch_rows
-                )
+                piece = held.table.slice(low, high - low)
+                frame = query.plan(piece, ticket.columns, None, ticket.batch_rows, memory)
                 yield from query.stream_batches(frame)
 
     @translate_errors
@@ -165,7 +171,12 @@ class NodeServer(CacheServer):
             check_int("partition", request["partition"], 0)
             check_int("generation", request["generation"], 0)
             held = self._partition(request["dataset"], request["partition"], request["generation"])
-            return json_result({"rows": query.count_rows(held.table, request.get("filter"))})
+            memory = self.budget.take_up_to(self._query_memory)
+            try:
+                rows = query.count_rows(held.table, request.get("filter"), memory)
+            finally:
+                self.budget.release(memory)
+            return json_result({"rows": rows})
         if action.type == "drop":
             self.require_admin(context, "action 'drop'")
             request = action_body(body, ("dataset",))
