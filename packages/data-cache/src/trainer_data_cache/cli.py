@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -9,7 +10,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
@@ -22,6 +23,7 @@ from trainer_data_cache.errors import CacheError
 from trainer_data_cache.filters import Filter
 from trainer_data_cache.query import DEFAULT_QUERY_MEMORY
 from trainer_data_cache.server.base import ServerSecurity
+from trainer_data_cache.server.grace import DEFAULT_GRACE_PERIOD, close_within
 from trainer_data_cache.server.head import DEFAULT_REPAIR_INTERVAL, HeadServer
 from trainer_data_cache.server.local import LocalCache
 from trainer_data_cache.server.node import DEFAULT_MEMORY_LIMIT, NodeServer
@@ -65,6 +67,13 @@ _load_roots = click.option(
     multiple=True,
     help="Let admin clients load sources under this path or URI prefix (repeat; none: remote "
     "loads are off).",
+)
+_grace = click.option(
+    "--grace-period",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_GRACE_PERIOD,
+    show_default=True,
+    help="Seconds to let streams end after SIGTERM or SIGINT before exiting regardless.",
 )
 _anonymous = click.option(
     "--allow-anonymous-reads",
@@ -110,6 +119,7 @@ def main() -> None:
 @_tls_key
 @_load_roots
 @_anonymous
+@_grace
 def serve(
     paths: tuple[str, ...],
     name: str | None,
@@ -129,6 +139,7 @@ def serve(
     tls_key: str | None,
     load_roots: tuple[str, ...],
     allow_anonymous_reads: bool,
+    grace_period: float,
 ) -> None:
     """Serve PATHS as one dataset from a head and --nodes nodes in this process.
 
@@ -136,9 +147,8 @@ def serve(
     Without a token, only this process loads and drops (admin calls are off over Flight).
     """
     security = _security(tls_cert, tls_key, host, allow_anonymous_reads)
-    with (
-        _failing_cleanly(),
-        LocalCache(
+    with _failing_cleanly():
+        cache = LocalCache(
             num_nodes,
             host,
             port,
@@ -151,10 +161,10 @@ def serve(
             tls_root_certs=security.certificate,
             repair_interval=repair_interval or None,
             load_roots=load_roots,
-        ) as cache,
-    ):
-        _load(cache.head, paths, name, columns, row_filter, source_format)
-        _announce_and_wait(cache.endpoint)
+        )
+        with _closing_within(cache.close, grace_period):
+            _load(cache.head, paths, name, columns, row_filter, source_format)
+            _announce_and_wait(cache.endpoint)
 
 
 @main.command()
@@ -170,6 +180,7 @@ def serve(
 @_tls_key
 @_load_roots
 @_anonymous
+@_grace
 def head(
     paths: tuple[str, ...],
     name: str | None,
@@ -187,6 +198,7 @@ def head(
     tls_key: str | None,
     load_roots: tuple[str, ...],
     allow_anonymous_reads: bool,
+    grace_period: float,
 ) -> None:
     """Run a head that loads PATHS onto the --node servers; prints its endpoint first.
 
@@ -194,9 +206,8 @@ def head(
     """
     security = _security(tls_cert, tls_key, host, allow_anonymous_reads, needs_admin=True)
     connect = ConnectOptions(token=security.admin, tls_root_certs=security.certificate)
-    with (
-        _failing_cleanly(),
-        HeadServer(
+    with _failing_cleanly():
+        server = HeadServer(
             list(nodes),
             host,
             port,
@@ -207,11 +218,11 @@ def head(
             expect=[name or _stem(paths[0])],
             repair_interval=repair_interval or None,
             load_roots=load_roots,
-        ) as server,
-    ):
-        server.wait_for_nodes(wait_for_nodes)
-        _load(server, paths, name, columns, row_filter, source_format)
-        _announce_and_wait(server.location)
+        )
+        with _closing_within(server.shutdown, grace_period):
+            server.wait_for_nodes(wait_for_nodes)
+            _load(server, paths, name, columns, row_filter, source_format)
+            _announce_and_wait(server.location)
 
 
 @main.command()
@@ -224,6 +235,7 @@ def head(
 @_tls_cert
 @_tls_key
 @_anonymous
+@_grace
 def node(
     host: str,
     port: int,
@@ -234,6 +246,7 @@ def node(
     tls_cert: str | None,
     tls_key: str | None,
     allow_anonymous_reads: bool,
+    grace_period: float,
 ) -> None:
     """Run a data node; prints its location first, then serves until interrupted.
 
@@ -241,9 +254,8 @@ def node(
     partitions with it, and no one else can.
     """
     security = _security(tls_cert, tls_key, host, allow_anonymous_reads, needs_admin=True)
-    with (
-        _failing_cleanly(),
-        NodeServer(
+    with _failing_cleanly():
+        server = NodeServer(
             host,
             port,
             memory_limit=memory_limit,
@@ -251,9 +263,9 @@ def node(
             query_memory=query_memory,
             security=security,
             advertise_host=advertise_host,
-        ) as server,
-    ):
-        _announce_and_wait(server.location)
+        )
+        with _closing_within(server.shutdown, grace_period):
+            _announce_and_wait(server.location)
 
 
 @main.command()
@@ -316,6 +328,15 @@ def _announce_and_wait(endpoint: str) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     stop.wait()
+
+
+@contextlib.contextmanager
+def _closing_within(close: Callable[[], None], grace: float) -> Iterator[None]:
+    """Run the body, then ``close`` within ``grace`` seconds (``server.grace``)."""
+    try:
+        yield
+    finally:
+        close_within(close, grace, lambda message: click.echo(f"data-cache: {message}", err=True))
 
 
 class _failing_cleanly:

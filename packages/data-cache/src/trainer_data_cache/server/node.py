@@ -71,7 +71,14 @@ class NodeServer(CacheServer):
         self._retry_after = retry_after
         self._held: dict[tuple[str, int], _Held] = {}
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         super().__init__(host, port, security=security, advertise_host=advertise_host)
+
+    def shutdown(self) -> None:
+        """End the streams at their next batch (Unavailable: readers go to a replica or retry),
+        then stop the server once every call has returned."""
+        self._stopping.set()
+        super().shutdown()
 
     @translate_errors
     def do_put(
@@ -136,6 +143,10 @@ class NodeServer(CacheServer):
                 for batch in cut_batches(
                     self._rows(held, ticket, memory), ticket.start, ticket.phase, ticket.batch_rows
                 ):
+                    if self._stopping.is_set():
+                        raise unavailable(
+                            f"node {self.location} is shutting down", self._retry_after
+                        )
                     self.metrics.served(batch.num_rows, batch.nbytes)
                     yield batch
         finally:
