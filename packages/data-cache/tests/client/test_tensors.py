@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import datetime
+import warnings
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.flight as flight
 import pytest
 import torch
-from trainer_data_cache import InvalidArgumentError, NullValueError
+from trainer_data_cache import ConnectOptions, InvalidArgumentError, NullValueError
 from trainer_data_cache.client.tensors import check_tensor_schema, to_tensors
 
 
@@ -77,3 +79,33 @@ def test_columns_that_cannot_be_tensors_are_all_named() -> None:
     schema = pa.schema([("s", pa.string()), ("ok", pa.int8()), ("l", pa.list_(pa.int8()))])
     with pytest.raises(InvalidArgumentError, match=r"s \(string\), l \(list<item: int8>\)"):
         check_tensor_schema(schema)
+
+
+class _TableServer(flight.FlightServerBase):  # type: ignore[misc]
+    """Serves one table, cut in batches, to any ticket."""
+
+    def __init__(self, table: pa.Table) -> None:
+        super().__init__("grpc://127.0.0.1:0")
+        self.table = table
+
+    def do_get(self, context: object, ticket: flight.Ticket) -> flight.RecordBatchStream:
+        return flight.RecordBatchStream(self.table.to_reader(max_chunksize=250_000))
+
+
+def test_received_batches_become_tensors_without_a_copy_or_a_warning() -> None:
+    table = pa.table({"x": np.arange(1_000_000), "v": np.arange(1_000_000, dtype=np.float32)})
+    with _TableServer(table) as server:
+        client = flight.FlightClient(f"grpc://127.0.0.1:{server.port}")
+        before = pa.total_allocated_bytes()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # torch.from_numpy warns on read-only buffers
+            reader = client.do_get(flight.Ticket(b""), ConnectOptions().call_options())
+            batches = [chunk.data for chunk in reader]
+            tensors = [to_tensors(batch) for batch in batches]
+        # Realigning received buffers (the old read options) copied every byte into Arrow's pool.
+        assert pa.total_allocated_bytes() - before == 0
+        for batch, tensor in zip(batches, tensors, strict=True):
+            assert tensor["x"].data_ptr() == batch.column("x").buffers()[1].address
+        joined = torch.cat([t["v"] for t in tensors]).double()
+        assert torch.equal(joined, torch.arange(1_000_000, dtype=torch.float64))
+        client.close()

@@ -249,17 +249,21 @@ def test_a_put_that_ends_short_of_its_rows_is_refused_and_holds_nothing(node: No
     assert (node.status()["partitions"], node.status()["memory"]["used"]) == ([], 0)
 
 
-def test_a_stream_holds_its_query_pool_inside_the_budget_until_it_ends() -> None:
+def test_a_filtered_stream_holds_its_query_pool_inside_the_budget_until_it_ends() -> None:
     table = pa.table({"x": np.arange(100)})
     pool = 4096
     with NodeServer(memory_limit=table.nbytes + pool, query_memory=pool, security=ADMIN) as node:
         put(node, table)
-        reader = flight.FlightClient(node.location).do_get(ticket(100, batch_rows=10))
+        client = flight.FlightClient(node.location)
+        reader = client.do_get(ticket(100, batch_rows=10, filter="x >= 0"))
         reader.read_chunk()
         assert node.status()["memory"]["used"] == table.nbytes + pool  # partition + one pool
-        rest = reader.read_all()
-        assert rest.num_rows == 90
+        assert reader.read_all().num_rows == 90
         assert node.status()["memory"]["used"] == table.nbytes
+        plain = client.do_get(ticket(100, batch_rows=10))  # no filter: no query, no pool
+        plain.read_chunk()
+        assert node.status()["memory"]["used"] == table.nbytes
+        assert plain.read_all().num_rows == 90
 
 
 def test_a_hostile_filter_is_refused_and_the_node_keeps_serving(node: NodeServer) -> None:

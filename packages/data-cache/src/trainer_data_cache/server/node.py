@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 
 from trainer_data_cache import query
-from trainer_data_cache.batching import cut_batches, skip_rows
+from trainer_data_cache.batching import cut_batches, skip_rows, slice_batches
 from trainer_data_cache.errors import (
     DatasetNotFoundError,
     InvalidArgumentError,
@@ -41,6 +42,12 @@ class _Held:
     generation: int
     table: pa.Table
     nbytes: int
+
+    @functools.cached_property
+    def whole(self) -> pa.RecordBatch:
+        """The partition as one record batch (the table has one chunk per column)."""
+        batches = self.table.combine_chunks().to_batches()
+        return batches[0] if batches else pa.RecordBatch.from_pylist([], self.table.schema)
 
 
 class NodeServer(CacheServer):
@@ -137,12 +144,10 @@ class NodeServer(CacheServer):
         return flight.GeneratorStream(schema, self._stream(held, request))
 
     def _stream(self, held: _Held, ticket: Ticket) -> Iterator[pa.RecordBatch]:
-        memory = self.budget.take_up_to(self._query_memory)
+        memory = self.budget.take_up_to(self._query_memory) if ticket.filter is not None else 0
         try:
             with answering("do_get"):
-                for batch in cut_batches(
-                    self._rows(held, ticket, memory), ticket.start, ticket.phase, ticket.batch_rows
-                ):
+                for batch in self._batches(held, ticket, memory):
                     if self._stopping.is_set():
                         raise unavailable(
                             f"node {self.location} is shutting down", self._retry_after
@@ -154,20 +159,17 @@ class NodeServer(CacheServer):
             self.streams.close()
 
     @staticmethod
-    def _rows(held: _Held, ticket: Ticket, memory: int) -> Iterator[pa.RecordBatch]:
-        """The ticket's rows from DataFusion (a ``memory``-byte pool), in frames that start on
-        batch boundaries."""
+    def _batches(held: _Held, ticket: Ticket, memory: int) -> Iterator[pa.RecordBatch]:
+        """The ticket's rows cut on its batch boundaries: zero-copy slices of the partition
+        without a filter (no query, no per-batch work but the slice), else from DataFusion
+        under a ``memory``-byte pool."""
         start, stop = ticket.start - ticket.base, ticket.stop - ticket.base
-        if ticket.filter is not None:
-            frame = query.plan(held.table, ticket.columns, ticket.filter, ticket.batch_rows, memory)
-            yield from skip_rows(query.stream_batches(frame), start, stop - start)
-            return
-        first = min(stop, start + (ticket.phase - ticket.start) % ticket.batch_rows)
-        for low, high in ((start, first), (first, stop)):
-            if low < high:
-                piece = held.table.slice(low, high - low)
-                frame = query.plan(piece, ticket.columns, None, ticket.batch_rows, memory)
-                yield from query.stream_batches(frame)
+        if ticket.filter is None:
+            whole = held.whole if ticket.columns is None else held.whole.select(ticket.columns)
+            return slice_batches(whole, start, stop, ticket.phase - ticket.base, ticket.batch_rows)
+        frame = query.plan(held.table, ticket.columns, ticket.filter, ticket.batch_rows, memory)
+        rows = skip_rows(query.stream_batches(frame), start, stop - start)
+        return cut_batches(rows, ticket.start, ticket.phase, ticket.batch_rows)
 
     @translate_errors
     def do_action(
