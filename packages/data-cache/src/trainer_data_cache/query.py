@@ -17,7 +17,14 @@ import pyarrow as pa
 from trainer_data_cache.errors import MemoryBudgetExceededError, UnknownColumnError
 from trainer_data_cache.filters import Filter, apply_filter
 
-__all__ = ["DEFAULT_QUERY_MEMORY", "check_columns", "count_rows", "plan", "stream_batches"]
+__all__ = [
+    "DEFAULT_QUERY_MEMORY",
+    "check_columns",
+    "check_read",
+    "count_rows",
+    "plan",
+    "stream_batches",
+]
 
 DEFAULT_QUERY_MEMORY: Final = 16 << 20
 """Bytes of DataFusion memory pool a query gets unless its caller says otherwise (16 MiB)."""
@@ -35,6 +42,15 @@ def check_columns(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema
     if len(set(columns)) != len(columns):
         raise UnknownColumnError(f"columns: {list(columns)} names a column twice")
     return pa.schema([schema.field(name) for name in columns], metadata=schema.metadata)
+
+
+def check_read(schema: pa.Schema, columns: Sequence[str] | None, row_filter: Filter) -> pa.Schema:
+    """The projected schema of a read, its columns and filter checked against ``schema``. Only
+    a filter is planned by DataFusion (a session costs milliseconds; a plain read needs none)."""
+    projected = check_columns(schema, columns)
+    if row_filter is not None:
+        plan(schema.empty_table(), columns, row_filter)
+    return projected
 
 
 def plan(

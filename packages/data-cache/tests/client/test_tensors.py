@@ -109,3 +109,21 @@ def test_received_batches_become_tensors_without_a_copy_or_a_warning() -> None:
         joined = torch.cat([t["v"] for t in tensors]).double()
         assert torch.equal(joined, torch.arange(1_000_000, dtype=torch.float64))
         client.close()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.float16])
+def test_tensors_over_unaligned_buffers_compute_like_aligned_ones(dtype: type) -> None:
+    values = (np.random.default_rng(0).random(10_007) * 100).astype(dtype)
+    memory = np.zeros(values.nbytes + 8, dtype=np.uint8)
+    memory[3 : 3 + values.nbytes] = values.view(np.uint8)  # 3 bytes off any alignment
+    buffer = pa.py_buffer(memory[3 : 3 + values.nbytes])
+    column = pa.Array.from_buffers(pa.from_numpy_dtype(dtype), len(values), [None, buffer])
+    tensor = to_tensors(pa.record_batch({"c": column}))["c"]
+    assert tensor.data_ptr() % 2 == 1 and tensor.data_ptr() == buffer.address
+    reference = values.astype(np.float64)
+    assert np.allclose(tensor.double().numpy(), reference)
+    assert tensor.double().sum().item() == pytest.approx(reference.sum(), rel=1e-9)
+    matrix = tensor[:10_000].double().reshape(100, 100)
+    expected = reference[:10_000].reshape(100, 100)
+    assert np.allclose((matrix @ matrix.T).numpy(), expected @ expected.T, rtol=1e-9)
+    assert torch.equal(tensor * 2, torch.from_numpy(values.copy()) * 2)

@@ -132,8 +132,7 @@ class NodeServer(CacheServer):
     ) -> flight.FlightDataStream:
         request = Ticket.from_bytes(ticket.ticket)
         held = self._partition(request.dataset, request.partition, request.generation)
-        schema = query.check_columns(held.table.schema, request.columns)
-        query.plan(held.table.slice(0, 0), request.columns, request.filter)  # check the filter now
+        schema = query.check_read(held.table.schema, request.columns, request.filter)
         if not self.streams.try_open():
             self.metrics.stream_refused()
             raise unavailable(
