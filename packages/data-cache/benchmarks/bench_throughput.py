@@ -152,10 +152,10 @@ class NumpyRows(Dataset[Batch]):
     """A map-style dataset over NumPy arrays in memory; ``__getitems__`` gathers a batch."""
 
     def __init__(self, path: str) -> None:
-        table = pq.read_table(path)
-        self.id = table.column("id").to_numpy()
-        self.label = table.column("label").to_numpy()
-        self.x = table.column("x").combine_chunks().flatten().to_numpy().reshape(-1, VECTOR)
+        table = pq.read_table(path)  # NumPy arrays of their own (writable), as a user's would be
+        self.id = table.column("id").to_numpy().copy()
+        self.label = table.column("label").to_numpy().copy()
+        self.x = table.column("x").combine_chunks().flatten().to_numpy().reshape(-1, VECTOR).copy()
 
     def __len__(self) -> int:
         return len(self.id)
