@@ -1,19 +1,33 @@
-"""Throughput into torch tensors on loopback: CacheDataset vs raw Flight do_get vs Parquet.
+"""Throughput into torch tensors on loopback: the cache against raw Flight and the alternatives.
 
 Run from the repository root:
 
     python packages/data-cache/benchmarks/bench_throughput.py [--rows N] [--batch-rows B]
+        [--repeat R] [--min-ratio 0.9] [--readers 1 2 4] [--workers 0 2]
+        [--orders sequential shuffled] [--no-matrix | --no-ratio]
 
-One run starts a cache (``data-cache serve`` in a child process, two nodes), then times, on the
-same data and batch size: ``CacheDataset`` through a DataLoader (no workers), raw
-``pyarrow.flight`` ``do_get`` of the same endpoints turned into tensors the same way, and a
-DataLoader over the Parquet file read with ``pyarrow.parquet``. After one warm-up pass each, the
-cases run interleaved ``--repeat`` times; the table shows medians.
+Part 1, the regression check: ``CacheDataset`` (``data-cache serve``, two nodes, in a child
+process) against a bare ``pyarrow.flight`` ``do_get`` of the same table from a plain in-memory
+Flight server (another child process), both turned into tensors by the same ``to_tensors``;
+one warm-up pass each, then ``--repeat`` interleaved passes, medians. It prints the ratio and
+exits with status 1 when the ratio is under ``--min-ratio``.
+
+Part 2, the comparisons a user makes: readers (1, 2, 4 processes, each one rank) reading
+their share of the rows, with and without two DataLoader workers, sequential and shuffled,
+from the cache (1 and 2 nodes), from ``pyarrow.dataset`` scanning the same Parquet file (its
+row groups dealt to the ranks), and from a map-style ``Dataset`` over NumPy arrays held in
+memory (each reader loads the whole file first; batches by ``__getitems__``). Rows/s is all
+readers' rows over the wall time from the first reader's first row to the last reader's last;
+``start s`` is the slowest reader's time from starting to its first batch (connecting or
+loading); ``peak MB`` is the largest reader's peak RSS plus its workers' (torch alone is a few
+hundred MB of it).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -21,18 +35,26 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.dataset as pds
 import pyarrow.flight as flight
 import pyarrow.parquet as pq
 import torch
-from torch.utils.data import DataLoader, IterableDataset
-from trainer_data_cache import CacheDataset, ConnectOptions
+from torch.utils.data import (
+    DataLoader,
+    Dataset,
+    DistributedSampler,
+    IterableDataset,
+    get_worker_info,
+)
+from trainer_data_cache import CacheDataset
 from trainer_data_cache.client.tensors import to_tensors
-from trainer_data_cache.tickets import ReadRequest
 
 VECTOR = 16
+Batch = dict[str, torch.Tensor]
 
 
 def make_table(rows: int) -> pa.Table:
@@ -45,95 +67,311 @@ def make_table(rows: int) -> pa.Table:
     )
 
 
-def tensor_bytes(batch: dict[str, torch.Tensor]) -> int:
-    return sum(t.numel() * t.element_size() for t in batch.values())
+def rows_of(batch: Batch) -> int:
+    return len(next(iter(batch.values())))
 
 
-def measure(
-    batches: Callable[[], Iterable[dict[str, torch.Tensor]]],
-) -> tuple[float, float, int, int]:
-    """Seconds to the first batch, total seconds, rows and bytes for one pass."""
-    start = time.perf_counter()
-    first = None
-    rows = nbytes = 0
-    for batch in batches():
-        if first is None:
-            first = time.perf_counter() - start
-        rows += len(next(iter(batch.values())))
-        nbytes += tensor_bytes(batch)
-    return first or 0.0, time.perf_counter() - start, rows, nbytes
+# Servers in child processes ---------------------------------------------------------------
 
 
-def raw_flight(endpoint: str, batch_rows: int) -> Iterator[dict[str, torch.Tensor]]:
-    """The same endpoints read with plain FlightClient.do_get, each batch made into tensors."""
-    connect = ConnectOptions()
-    head = flight.FlightClient(endpoint)
-    request = ReadRequest("bench", batch_rows=batch_rows).to_bytes()
-    info = head.get_flight_info(flight.FlightDescriptor.for_command(request))
-    for point in info.endpoints:
-        client = flight.FlightClient(point.locations[0])
-        reader = client.do_get(point.ticket, connect.call_options())
-        for chunk in reader:
+class RawServer(flight.FlightServerBase):  # type: ignore[misc]
+    """A plain Flight server: any ticket streams the whole table in ``batch_rows`` batches."""
+
+    def __init__(self, table: pa.Table, batch_rows: int) -> None:
+        super().__init__("grpc://127.0.0.1:0")
+        self.table, self.batch_rows = table.combine_chunks(), batch_rows
+
+    def do_get(self, context: object, ticket: flight.Ticket) -> flight.RecordBatchStream:
+        return flight.RecordBatchStream(self.table.to_reader(max_chunksize=self.batch_rows))
+
+
+def serve_raw(path: str, batch_rows: int) -> None:
+    server = RawServer(pq.read_table(path), batch_rows)
+    print(f"grpc://127.0.0.1:{server.port}", flush=True)
+    sys.stdin.read()  # until the parent closes our stdin
+    server.shutdown()
+
+
+class Child:
+    """A child process whose first line of output is its endpoint."""
+
+    def __init__(self, args: list[str]) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self.endpoint = self.process.stdout.readline().strip()  # type: ignore[union-attr]
+        if not self.endpoint:
+            raise RuntimeError(f"{args}: no endpoint")
+
+    def stop(self) -> None:
+        self.process.stdin.close()  # type: ignore[union-attr]
+        self.process.terminate()
+        self.process.wait(timeout=120)
+
+
+def cache_child(path: Path, nodes: int) -> Child:
+    return Child(["-m", "trainer_data_cache", "serve", str(path), "--nodes", str(nodes)])
+
+
+# Readers ----------------------------------------------------------------------------------
+
+
+def raw_batches(endpoint: str) -> Iterator[Batch]:
+    client = flight.FlightClient(endpoint)
+    try:
+        for chunk in client.do_get(flight.Ticket(b"all")):
             yield to_tensors(chunk.data)
+    finally:
+        client.close()
 
 
-class ParquetBatches(IterableDataset):  # type: ignore[type-arg]
-    """Batches read straight from the Parquet file."""
+class ParquetShare(IterableDataset[Batch]):
+    """A rank's row groups of the Parquet file, scanned with pyarrow.dataset (split again among
+    DataLoader workers); ``shuffle`` permutes the row groups per epoch, like the cache's
+    blocks."""
 
-    def __init__(self, path: Path, batch_rows: int) -> None:
-        self.path, self.batch_rows = path, batch_rows
+    def __init__(self, path: str, rank: int, world: int, shuffle: bool) -> None:
+        self.path, self.rank, self.world, self.shuffle = path, rank, world, shuffle
 
-    def __iter__(self) -> Iterator[dict[str, torch.Tensor]]:
-        for batch in pq.ParquetFile(self.path).iter_batches(batch_size=self.batch_rows):
-            yield to_tensors(batch)
+    def __iter__(self) -> Iterator[Batch]:
+        (fragment,) = pds.dataset(self.path, format="parquet").get_fragments()
+        groups = list(fragment.split_by_row_group())
+        order = np.random.default_rng(0).permutation(len(groups)) if self.shuffle else None
+        if order is not None:
+            groups = [groups[i] for i in order]
+        mine = groups[self.rank :: self.world]
+        info = get_worker_info()
+        if info is not None:
+            mine = mine[info.id :: info.num_workers]
+        for group in mine:
+            for batch in group.to_batches():
+                yield to_tensors(batch)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=2_000_000)
-    parser.add_argument("--batch-rows", type=int, default=65_536)
-    parser.add_argument("--repeat", type=int, default=5)
-    args = parser.parse_args()
+class NumpyRows(Dataset[Batch]):
+    """A map-style dataset over NumPy arrays in memory; ``__getitems__`` gathers a batch."""
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "bench.parquet"
-        pq.write_table(make_table(args.rows), path)
-        server = subprocess.Popen(
-            [sys.executable, "-m", "trainer_data_cache", "serve", str(path), "--nodes", "2"],
+    def __init__(self, path: str) -> None:
+        table = pq.read_table(path)  # NumPy arrays of their own (writable), as a user's would be
+        self.id = table.column("id").to_numpy().copy()
+        self.label = table.column("label").to_numpy().copy()
+        self.x = table.column("x").combine_chunks().flatten().to_numpy().reshape(-1, VECTOR).copy()
+
+    def __len__(self) -> int:
+        return len(self.id)
+
+    def __getitem__(self, index: int) -> Batch:
+        return self.__getitems__([index])
+
+    def __getitems__(self, indices: list[int]) -> Batch:
+        picked = np.asarray(indices)
+        if len(picked) and picked[-1] - picked[0] == len(picked) - 1:  # a run: slice, no gather
+            picked = slice(int(picked[0]), int(picked[-1]) + 1)  # type: ignore[assignment]
+        return {
+            "id": torch.from_numpy(self.id[picked]),
+            "label": torch.from_numpy(self.label[picked]),
+            "x": torch.from_numpy(self.x[picked]),
+        }
+
+
+def reader_batches(spec: dict[str, Any]) -> Iterable[Batch]:
+    """The batches one reader (rank ``spec['rank']`` of ``spec['world']``) iterates."""
+    rank, world, shuffle = spec["rank"], spec["world"], spec["shuffle"]
+    workers, batch_rows = spec["workers"], spec["batch_rows"]
+    extra: dict[str, Any] = {"num_workers": workers}  # workers forked (Linux's default)
+    if spec["kind"] == "cache":
+        dataset = CacheDataset(
+            spec["endpoint"],
+            "bench",
+            batch_rows=batch_rows,
+            shuffle=shuffle,
+            rank=rank,
+            world_size=world,
+        )
+        return DataLoader(dataset, batch_size=None, **extra)
+    if spec["kind"] == "parquet":
+        share = ParquetShare(spec["path"], rank, world, shuffle)
+        return DataLoader(share, batch_size=None, **extra)
+    rows = NumpyRows(spec["path"])
+    sampler: DistributedSampler[int] = DistributedSampler(rows, world, rank, shuffle=shuffle)
+    return DataLoader(rows, batch_size=batch_rows, sampler=sampler, collate_fn=_same, **extra)
+
+
+def _same(batch: Any) -> Any:
+    """The batch ``__getitems__`` gathered, as it is (no collation)."""
+    return batch
+
+
+def reader_main(spec: dict[str, Any]) -> None:
+    """Read one share and print rows, clock times and peak memory as JSON."""
+    began = time.time()
+    rows, first = 0, None
+    for batch in reader_batches(spec):
+        if first is None:
+            first = time.time()
+        rows += rows_of(batch)
+    end = time.time()
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    peak_kb = own + spec["workers"] * child
+    report = {"rows": rows, "began": began, "first": first or end, "end": end, "kb": peak_kb}
+    print(json.dumps(report), flush=True)
+
+
+def run_readers(spec: dict[str, Any], readers: int) -> tuple[float, float, float, int]:
+    """``readers`` reader processes at once: total rows/s, slowest start s, peak MB, rows."""
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--reader",
+                json.dumps({**spec, "rank": r, "world": readers}),
+            ],
             stdout=subprocess.PIPE,
             text=True,
         )
-        try:
-            endpoint = server.stdout.readline().strip()  # type: ignore[union-attr]
-            cases: dict[str, Callable[[], Iterable[dict[str, torch.Tensor]]]] = {
-                "raw pyarrow.flight do_get": lambda: raw_flight(endpoint, args.batch_rows),
-                "CacheDataset (DataLoader)": lambda: DataLoader(
-                    CacheDataset(endpoint, "bench", batch_rows=args.batch_rows), batch_size=None
-                ),
-                "Parquet file (DataLoader)": lambda: DataLoader(
-                    ParquetBatches(path, args.batch_rows), batch_size=None
-                ),
-            }
-            for run in cases.values():
-                measure(run)  # warm-up pass, not counted
-            results: dict[str, list[tuple[float, float, int, int]]] = {name: [] for name in cases}
-            for _ in range(args.repeat):  # interleaved, so load on the machine hits every case
-                for name, run in cases.items():
-                    results[name].append(measure(run))
-        finally:
-            server.terminate()
-            server.wait(timeout=60)
+        for r in range(readers)
+    ]
+    reports = []
+    for process in processes:
+        out, _ = process.communicate(timeout=1800)
+        if process.returncode:
+            raise RuntimeError(f"reader {spec} exited {process.returncode}")
+        reports.append(json.loads(out.strip().splitlines()[-1]))
+    rows = sum(r["rows"] for r in reports)
+    window = max(r["end"] for r in reports) - min(r["first"] for r in reports)
+    start = max(r["first"] - r["began"] for r in reports)
+    return rows / window, start, max(r["kb"] for r in reports) / 1024, rows
 
-    raw_rate = statistics.median(
-        rows / total for _, total, rows, _ in results["raw pyarrow.flight do_get"]
-    )
-    print(f"rows={args.rows} batch_rows={args.batch_rows} repeat={args.repeat} (median of runs)")
-    print(f"{'source':<28}{'rows/s':>14}{'GB/s':>9}{'first batch ms':>16}{'vs raw Flight':>15}")
+
+# The two parts ----------------------------------------------------------------------------
+
+
+def measure(batches: Callable[[], Iterable[Batch]]) -> tuple[float, float]:
+    """Rows/s and seconds to the first batch of one pass."""
+    start = time.perf_counter()
+    first = None
+    rows = 0
+    for batch in batches():
+        if first is None:
+            first = time.perf_counter() - start
+        rows += rows_of(batch)
+    return rows / (time.perf_counter() - start), first or 0.0
+
+
+def ratio_part(path: Path, args: argparse.Namespace) -> float:
+    raw = Child([__file__, "--serve-raw", str(path), "--batch-rows", str(args.batch_rows)])
+    cache = cache_child(path, 2)
+    try:
+        cases: dict[str, Callable[[], Iterable[Batch]]] = {
+            "raw pyarrow.flight do_get": lambda: raw_batches(raw.endpoint),
+            "CacheDataset": lambda: CacheDataset(
+                cache.endpoint, "bench", batch_rows=args.batch_rows
+            ),
+        }
+        for run in cases.values():
+            measure(run)  # warm-up pass, not counted
+        results: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+        for _ in range(args.repeat):  # interleaved, so load on the machine hits both cases
+            for name, run in cases.items():
+                results[name].append(measure(run))
+    finally:
+        raw.stop()
+        cache.stop()
+    rates = {name: statistics.median(rate for rate, _ in runs) for name, runs in results.items()}
+    raw_rate = rates["raw pyarrow.flight do_get"]
+    print(f"rows={args.rows} batch_rows={args.batch_rows} repeat={args.repeat} (medians)")
+    print(f"{'source':<28}{'rows/s':>14}{'GB/s':>8}{'first batch ms':>16}{'vs raw':>8}")
     for name, runs in results.items():
-        rate = statistics.median(rows / total for _, total, rows, _ in runs)
-        gbps = statistics.median(nbytes / total / 1e9 for _, total, _, nbytes in runs)
-        first = statistics.median(first for first, _, _, _ in runs) * 1000
-        print(f"{name:<28}{rate:>14,.0f}{gbps:>9.2f}{first:>16.1f}{rate / raw_rate:>14.2f}x")
+        first = statistics.median(first for _, first in runs) * 1000
+        rate = rates[name]
+        gbps = rate * ROW_BYTES / 1e9
+        print(f"{name:<28}{rate:>14,.0f}{gbps:>8.2f}{first:>16.1f}{rate / raw_rate:>7.2f}x")
+    all_runs = " ".join(
+        f"{c / r:.2f}"
+        for (c, _), (r, _) in zip(
+            results["CacheDataset"], results["raw pyarrow.flight do_get"], strict=True
+        )
+    )
+    ratio = rates["CacheDataset"] / raw_rate
+    print(f"ratio CacheDataset / raw Flight: {ratio:.3f} (per pass: {all_runs})")
+    return ratio
+
+
+ROW_BYTES = 8 + 4 + 4 * VECTOR
+"""Bytes of one row in tensors."""
+
+
+def matrix_part(path: Path, args: argparse.Namespace) -> None:
+    header = f"{'source':<22}{'readers':>8}{'workers':>8}{'order':>11}{'rows/s':>13}"
+    print()
+    print(header + f"{'start s':>9}{'peak MB':>9}")
+    base = {"path": str(path), "batch_rows": args.batch_rows}
+    for nodes in (1, 2):
+        cache = cache_child(path, nodes)
+        try:
+            rows_for(
+                f"cache, {nodes} node{'s' if nodes > 1 else ''}",
+                {**base, "kind": "cache", "endpoint": cache.endpoint},
+                args,
+            )
+        finally:
+            cache.stop()
+    rows_for("pyarrow.dataset", {**base, "kind": "parquet"}, args)
+    rows_for("NumPy map-style", {**base, "kind": "numpy"}, args)
+
+
+def rows_for(name: str, spec: dict[str, Any], args: argparse.Namespace) -> None:
+    for readers in args.readers:
+        for workers in args.workers:
+            for shuffle in [order == "shuffled" for order in args.orders]:
+                rate, start, peak, rows = run_readers(
+                    {**spec, "workers": workers, "shuffle": shuffle}, readers
+                )
+                if rows != args.rows:
+                    raise RuntimeError(f"{name}: read {rows} of {args.rows} rows")
+                order = "shuffled" if shuffle else "sequential"
+                print(
+                    f"{name:<22}{readers:>8}{workers:>8}{order:>11}{rate:>13,.0f}"
+                    f"{start:>9.2f}{peak:>9.0f}",
+                    flush=True,
+                )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--batch-rows", type=int, default=65_536)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--min-ratio", type=float, default=0.9)
+    parser.add_argument("--readers", type=int, nargs="+", default=[1, 2, 4])
+    parser.add_argument("--workers", type=int, nargs="+", default=[0, 2])
+    parser.add_argument(
+        "--orders",
+        nargs="+",
+        choices=["sequential", "shuffled"],
+        default=["sequential", "shuffled"],
+    )
+    parser.add_argument("--no-matrix", action="store_true", help="Only the ratio to raw Flight.")
+    parser.add_argument("--no-ratio", action="store_true", help="Only the comparisons.")
+    parser.add_argument("--reader", help=argparse.SUPPRESS)
+    parser.add_argument("--serve-raw", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.reader:
+        return reader_main(json.loads(args.reader))
+    if args.serve_raw:
+        return serve_raw(args.serve_raw, args.batch_rows)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench.parquet"
+        pq.write_table(make_table(args.rows), path, row_group_size=args.batch_rows)
+        ratio = None if args.no_ratio else ratio_part(path, args)
+        if not args.no_matrix:
+            matrix_part(path, args)
+    if ratio is not None and ratio < args.min_ratio:
+        print(f"FAIL: CacheDataset reads at {ratio:.3f}x raw Flight, under {args.min_ratio}x")
+        sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
-from trainer_data_cache.batching import cut_batches, skip_rows
+from trainer_data_cache.batching import cut_batches, skip_rows, slice_batches
 
 
 def stream(start: int, sizes: list[int]) -> list[pa.RecordBatch]:
@@ -48,3 +49,18 @@ def test_aligned_inputs_are_not_copied() -> None:
 def test_skip_rows(skip: int, limit: int, expected: list[int]) -> None:
     out = skip_rows(stream(0, [3, 3, 4]), skip, limit)
     assert [v for batch in out for v in batch.column(0).to_pylist()] == expected
+
+
+@pytest.mark.parametrize(
+    ("start", "stop", "phase", "batch_rows"),
+    [(0, 10, 0, 4), (3, 10, 0, 4), (3, 10, 3, 4), (5, 5, 0, 4), (1, 9, 7, 3), (0, 10, 0, 100)],
+)
+def test_slices_of_one_batch_end_where_cutting_would_end_them(
+    start: int, stop: int, phase: int, batch_rows: int
+) -> None:
+    whole = pa.record_batch({"x": np.arange(10)})
+    sliced = list(slice_batches(whole, start, stop, phase, batch_rows))
+    cut = list(cut_batches([whole.slice(start, stop - start)], start, phase, batch_rows))
+    assert [b.column(0).to_pylist() for b in sliced] == [b.column(0).to_pylist() for b in cut]
+    buffer = whole.column(0).buffers()[1].address
+    assert all(b.column(0).buffers()[1].address == buffer for b in sliced)  # views, no copies

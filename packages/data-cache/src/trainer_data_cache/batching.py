@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 
-__all__ = ["cut_batches", "skip_rows"]
+__all__ = ["cut_batches", "skip_rows", "slice_batches"]
 
 
 def cut_batches(
@@ -34,6 +34,18 @@ def cut_batches(
                 pending, pending_rows = [], 0
     if pending:
         yield _joined(pending)
+
+
+def slice_batches(
+    batch: pa.RecordBatch, start: int, stop: int, phase: int, batch_rows: int
+) -> Iterator[pa.RecordBatch]:
+    """Rows ``start..stop`` of ``batch`` as zero-copy slices, each ending at a position
+    ``phase + k * batch_rows`` (positions counted from the batch's first row) or at ``stop``."""
+    position = start
+    while position < stop:
+        end = min(stop, position + batch_rows - (position - phase) % batch_rows)
+        yield batch.slice(position, end - position)
+        position = end
 
 
 def skip_rows(batches: Iterable[pa.RecordBatch], skip: int, limit: int) -> Iterator[pa.RecordBatch]:

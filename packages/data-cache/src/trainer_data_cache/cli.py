@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -9,7 +10,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
@@ -20,7 +21,9 @@ from data_cache_manifests import ADMIN_TOKEN_ENV, TOKEN_ENV
 from trainer_data_cache.connection import ConnectOptions
 from trainer_data_cache.errors import CacheError
 from trainer_data_cache.filters import Filter
+from trainer_data_cache.query import DEFAULT_QUERY_MEMORY
 from trainer_data_cache.server.base import ServerSecurity
+from trainer_data_cache.server.grace import DEFAULT_GRACE_PERIOD, close_within
 from trainer_data_cache.server.head import DEFAULT_REPAIR_INTERVAL, HeadServer
 from trainer_data_cache.server.local import LocalCache
 from trainer_data_cache.server.node import DEFAULT_MEMORY_LIMIT, NodeServer
@@ -44,6 +47,13 @@ _memory = click.option(
     help="Bytes of data each node may hold.",
 )
 _streams = click.option("--max-streams", type=int, default=64, show_default=True)
+_query_memory = click.option(
+    "--query-memory",
+    type=click.IntRange(min=0),
+    default=DEFAULT_QUERY_MEMORY,
+    show_default=True,
+    help="Bytes of a node's --memory-limit one query (a stream or a count) may use.",
+)
 _repair = click.option(
     "--repair-interval",
     type=click.FloatRange(min=0),
@@ -57,6 +67,13 @@ _load_roots = click.option(
     multiple=True,
     help="Let admin clients load sources under this path or URI prefix (repeat; none: remote "
     "loads are off).",
+)
+_grace = click.option(
+    "--grace-period",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_GRACE_PERIOD,
+    show_default=True,
+    help="Seconds to let streams end after SIGTERM or SIGINT before exiting regardless.",
 )
 _anonymous = click.option(
     "--allow-anonymous-reads",
@@ -95,12 +112,14 @@ def main() -> None:
 @click.option("--replicas", type=int, default=1, show_default=True)
 @_memory
 @_streams
+@_query_memory
 @_repair
 @_advertise
 @_tls_cert
 @_tls_key
 @_load_roots
 @_anonymous
+@_grace
 def serve(
     paths: tuple[str, ...],
     name: str | None,
@@ -113,12 +132,14 @@ def serve(
     replicas: int,
     memory_limit: int,
     max_streams: int,
+    query_memory: int,
     repair_interval: float,
     advertise_host: str | None,
     tls_cert: str | None,
     tls_key: str | None,
     load_roots: tuple[str, ...],
     allow_anonymous_reads: bool,
+    grace_period: float,
 ) -> None:
     """Serve PATHS as one dataset from a head and --nodes nodes in this process.
 
@@ -126,24 +147,24 @@ def serve(
     Without a token, only this process loads and drops (admin calls are off over Flight).
     """
     security = _security(tls_cert, tls_key, host, allow_anonymous_reads)
-    with (
-        _failing_cleanly(),
-        LocalCache(
+    with _failing_cleanly():
+        cache = LocalCache(
             num_nodes,
             host,
             port,
             replicas=replicas,
             memory_limit=memory_limit,
             max_streams=max_streams,
+            query_memory=query_memory,
             security=security,
             advertise_host=advertise_host,
             tls_root_certs=security.certificate,
             repair_interval=repair_interval or None,
             load_roots=load_roots,
-        ) as cache,
-    ):
-        _load(cache.head, paths, name, columns, row_filter, source_format)
-        _announce_and_wait(cache.endpoint)
+        )
+        with _closing_within(cache.close, grace_period):
+            _load(cache.head, paths, name, columns, row_filter, source_format)
+            _announce_and_wait(cache.endpoint)
 
 
 @main.command()
@@ -159,6 +180,7 @@ def serve(
 @_tls_key
 @_load_roots
 @_anonymous
+@_grace
 def head(
     paths: tuple[str, ...],
     name: str | None,
@@ -176,6 +198,7 @@ def head(
     tls_key: str | None,
     load_roots: tuple[str, ...],
     allow_anonymous_reads: bool,
+    grace_period: float,
 ) -> None:
     """Run a head that loads PATHS onto the --node servers; prints its endpoint first.
 
@@ -183,9 +206,8 @@ def head(
     """
     security = _security(tls_cert, tls_key, host, allow_anonymous_reads, needs_admin=True)
     connect = ConnectOptions(token=security.admin, tls_root_certs=security.certificate)
-    with (
-        _failing_cleanly(),
-        HeadServer(
+    with _failing_cleanly():
+        server = HeadServer(
             list(nodes),
             host,
             port,
@@ -196,11 +218,11 @@ def head(
             expect=[name or _stem(paths[0])],
             repair_interval=repair_interval or None,
             load_roots=load_roots,
-        ) as server,
-    ):
-        server.wait_for_nodes(wait_for_nodes)
-        _load(server, paths, name, columns, row_filter, source_format)
-        _announce_and_wait(server.location)
+        )
+        with _closing_within(server.shutdown, grace_period):
+            server.wait_for_nodes(wait_for_nodes)
+            _load(server, paths, name, columns, row_filter, source_format)
+            _announce_and_wait(server.location)
 
 
 @main.command()
@@ -208,19 +230,23 @@ def head(
 @_port
 @_memory
 @_streams
+@_query_memory
 @_advertise
 @_tls_cert
 @_tls_key
 @_anonymous
+@_grace
 def node(
     host: str,
     port: int,
     memory_limit: int,
     max_streams: int,
+    query_memory: int,
     advertise_host: str | None,
     tls_cert: str | None,
     tls_key: str | None,
     allow_anonymous_reads: bool,
+    grace_period: float,
 ) -> None:
     """Run a data node; prints its location first, then serves until interrupted.
 
@@ -228,18 +254,18 @@ def node(
     partitions with it, and no one else can.
     """
     security = _security(tls_cert, tls_key, host, allow_anonymous_reads, needs_admin=True)
-    with (
-        _failing_cleanly(),
-        NodeServer(
+    with _failing_cleanly():
+        server = NodeServer(
             host,
             port,
             memory_limit=memory_limit,
             max_streams=max_streams,
+            query_memory=query_memory,
             security=security,
             advertise_host=advertise_host,
-        ) as server,
-    ):
-        _announce_and_wait(server.location)
+        )
+        with _closing_within(server.shutdown, grace_period):
+            _announce_and_wait(server.location)
 
 
 @main.command()
@@ -302,6 +328,15 @@ def _announce_and_wait(endpoint: str) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
     stop.wait()
+
+
+@contextlib.contextmanager
+def _closing_within(close: Callable[[], None], grace: float) -> Iterator[None]:
+    """Run the body, then ``close`` within ``grace`` seconds (``server.grace``)."""
+    try:
+        yield
+    finally:
+        close_within(close, grace, lambda message: click.echo(f"data-cache: {message}", err=True))
 
 
 class _failing_cleanly:

@@ -9,8 +9,10 @@ A structured filter is JSON-shaped, so it crosses the wire unchanged:
 {"and": [f1, f2, ...]}   {"or": [f1, f2, ...]}   {"not": f}
 ```
 
-Text such as ``"label >= 3 AND split = 'train'"`` is parsed by DataFusion as one expression over
-the data's schema. Either way the result is a DataFusion ``Expr`` applied with
+Text such as ``"label >= 3 AND split = 'train'"`` is first held to the allow-list of
+``trainer_data_cache.filter_text`` (columns, literals, comparison, boolean logic, IN, LIKE, a few
+functions), then its checked rendering is parsed by DataFusion as one expression over the
+data's schema. Either way the result is a DataFusion ``Expr`` applied with
 ``DataFrame.filter``; no filter is ever pasted into a SQL statement.
 """
 
@@ -23,6 +25,7 @@ import datafusion
 from datafusion import col, functions, lit
 
 from trainer_data_cache.errors import InvalidFilterError
+from trainer_data_cache.filter_text import checked_text
 
 __all__ = ["Filter", "apply_filter", "check_filter_shape"]
 
@@ -62,18 +65,16 @@ def apply_filter(frame: datafusion.DataFrame, spec: Filter) -> datafusion.DataFr
 
 def check_filter_shape(spec: object) -> None:
     """Check that ``spec`` is a filter in form (no schema needed); raises InvalidFilterError."""
-    if spec is None or isinstance(spec, str):
-        if isinstance(spec, str) and not spec.strip():
-            raise InvalidFilterError("filter: expression text is empty")
-        return
-    _build(spec, None, "filter")
+    if isinstance(spec, str):
+        checked_text(spec)
+    elif spec is not None:
+        _build(spec, None, "filter")
 
 
 def _parse_text(frame: datafusion.DataFrame, text: str) -> datafusion.Expr:
-    if not text.strip():
-        raise InvalidFilterError("filter: expression text is empty")
+    checked = checked_text(text)
     try:
-        return frame.parse_sql_expr(text)
+        return frame.parse_sql_expr(checked)
     except Exception as error:  # DataFusion raises plain Exception for parse errors
         raise InvalidFilterError(
             f"filter: {text!r} is not a DataFusion expression: {_datafusion_message(error)}"

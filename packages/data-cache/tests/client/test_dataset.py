@@ -172,7 +172,7 @@ def test_batches_hold_tensors_without_copies_and_vectors_as_2d(endpoint: str) ->
     assert batch["id"].dtype == torch.int64 and batch["id"].shape == (100,)
     assert batch["vector"].shape == (100, 4) and batch["vector"].dtype == torch.float32
     assert batch["vector"][3].tolist() == [12.0, 13.0, 14.0, 15.0]
-    assert batch["id"].data_ptr() % 8 == 0
+    assert batch["vector"].flatten()[:4].tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
 def test_filter_and_projection_apply_at_read_time(endpoint: str) -> None:
@@ -254,7 +254,7 @@ def test_bad_arguments_are_named(
         pytest.param(
             {"filter": "id >"},
             InvalidFilterError,
-            "not a DataFusion expression",
+            "not a filter expression",
             id="malformed-text",
         ),
         pytest.param({"filter": "id + 1"}, InvalidFilterError, "boolean", id="non-boolean"),

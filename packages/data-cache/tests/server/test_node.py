@@ -247,3 +247,36 @@ def test_a_put_that_ends_short_of_its_rows_is_refused_and_holds_nothing(node: No
     with pytest.raises(flight.FlightServerError, match="ended after 3 of 5 rows"), writer:
         writer.write_table(table)
     assert (node.status()["partitions"], node.status()["memory"]["used"]) == ([], 0)
+
+
+def test_a_filtered_stream_holds_its_query_pool_inside_the_budget_until_it_ends() -> None:
+    table = pa.table({"x": np.arange(100)})
+    pool = 4096
+    with NodeServer(memory_limit=table.nbytes + pool, query_memory=pool, security=ADMIN) as node:
+        put(node, table)
+        client = flight.FlightClient(node.location)
+        reader = client.do_get(ticket(100, batch_rows=10, filter="x >= 0"))
+        reader.read_chunk()
+        assert node.status()["memory"]["used"] == table.nbytes + pool  # partition + one pool
+        assert reader.read_all().num_rows == 90
+        assert node.status()["memory"]["used"] == table.nbytes
+        plain = client.do_get(ticket(100, batch_rows=10))  # no filter: no query, no pool
+        plain.read_chunk()
+        assert node.status()["memory"]["used"] == table.nbytes
+        assert plain.read_all().num_rows == 90
+
+
+def test_a_hostile_filter_is_refused_and_the_node_keeps_serving(node: NodeServer) -> None:
+    put(node, pa.table({"x": np.arange(10), "s": [str(i) for i in range(10)]}))
+    client = flight.FlightClient(node.location)
+    benign = json.dumps("x >= 0").encode()
+    for hostile in ("length(repeat(s, 100000)) > 0", "lpad(s, 100000) = 'x'"):
+        # Written by hand, as an attacker would: the client library refuses to make it.
+        raw = ticket(10, filter="x >= 0").ticket.replace(benign, json.dumps(hostile).encode())
+        with pytest.raises(flight.FlightServerError, match="is not allowed"):
+            client.do_get(flight.Ticket(raw)).read_all()
+        body = {"dataset": "d", "partition": 0, "generation": 1, "filter": hostile}
+        count = flight.Action("count", json.dumps(body).encode())
+        with pytest.raises(flight.FlightServerError, match="is not allowed"):
+            list(client.do_action(count))
+    assert client.do_get(ticket(10, filter="x >= 5")).read_all().num_rows == 5

@@ -1,13 +1,20 @@
-"""Arrow columns to torch tensors: without copies where the memory layout allows it."""
+"""Arrow columns to torch tensors: without copies where the memory layout allows it.
+
+A fixed-width column without nulls crosses by DLPack (``torch.from_dlpack``): the tensor is a
+view of the Arrow buffer (which belongs to its batch alone) and keeps it alive, with no copy
+and none of the warnings ``torch.from_numpy`` gives for the read-only NumPy view of a received
+buffer. Buffers received over Flight are used where gRPC put them, which need not be aligned
+to the element size; CPU kernels and ``pin_memory`` read them as they are (see the README).
+"""
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import torch
+from torch.utils.dlpack import from_dlpack
 
 from trainer_data_cache.errors import InvalidArgumentError, NullValueError
 
@@ -27,9 +34,9 @@ def check_tensor_schema(schema: pa.Schema) -> None:
 def to_tensors(
     batch: pa.RecordBatch, fill_values: Mapping[str, object] | None = None
 ) -> dict[str, torch.Tensor]:
-    """One tensor per column. Numeric columns without nulls share the Arrow buffers; fixed-size
-    lists become 2-D (or deeper) tensors; booleans are unpacked (a copy). A column with nulls
-    raises NullValueError unless ``fill_values`` gives it a value."""
+    """One tensor per column. Numeric columns without nulls share the Arrow buffers (DLPack);
+    fixed-size lists become 2-D (or deeper) tensors; booleans are unpacked (a copy). A column
+    with nulls raises NullValueError unless ``fill_values`` gives it a value."""
     fills = fill_values or {}
     return {
         name: _tensor(name, column, fills)
@@ -51,15 +58,10 @@ def _tensor(name: str, column: pa.Array, fills: Mapping[str, object]) -> torch.T
         column = column.flatten()
     if pa.types.is_temporal(column.type):
         column = column.view(pa.int64() if column.type.bit_width == 64 else pa.int32())
-    if pa.types.is_boolean(column.type):
-        values = column.to_numpy(zero_copy_only=False)
+    if pa.types.is_boolean(column.type):  # bit-packed in Arrow: unpacked into a new array
+        tensor = torch.from_numpy(column.to_numpy(zero_copy_only=False))
     else:
-        values = column.to_numpy(zero_copy_only=True)
-    with warnings.catch_warnings():
-        # The Arrow buffer belongs to this batch alone; torch warns because numpy marks it
-        # read-only.
-        warnings.simplefilter("ignore", UserWarning)
-        tensor = torch.from_numpy(values)
+        tensor = from_dlpack(column)
     return tensor.reshape(shape) if len(shape) > 1 else tensor
 
 

@@ -17,10 +17,12 @@ class _Usage:
 
 
 class MemoryBudget:
-    """Bytes of held partitions against a limit.
+    """Bytes of held partitions and of running queries' memory pools against a limit.
 
-    It counts what the node was asked to hold (the Arrow buffers of each partition); it does not
-    see gRPC's own buffers or the interpreter's, so the process uses somewhat more than ``used``.
+    It counts what the node was asked to hold (the Arrow buffers of each partition) and the pool
+    each query was given (``take_up_to``: what is free, up to the node's per-query size); it
+    does not see gRPC's own buffers or the interpreter's, so the process uses somewhat more
+    than ``used``.
     """
 
     def __init__(self, limit: int) -> None:
@@ -39,6 +41,13 @@ class MemoryBudget:
                     f"{self._limit}-byte memory budget ({self._limit - self._used} free)"
                 )
             self._used += nbytes
+
+    def take_up_to(self, nbytes: int) -> int:
+        """Take ``nbytes``, or what is free when that is less; returns what was taken."""
+        with self._lock:
+            taken = max(0, min(nbytes, self._limit - self._used))
+            self._used += taken
+            return taken
 
     def release(self, nbytes: int) -> None:
         """Give back ``nbytes`` taken earlier."""

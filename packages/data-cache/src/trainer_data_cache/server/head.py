@@ -431,8 +431,7 @@ class HeadServer(CacheServer):
     ) -> flight.FlightInfo:
         request = _read_request(descriptor)
         dataset = self._dataset(request.dataset)
-        schema = query.check_columns(dataset.schema, request.columns)
-        query.plan(dataset.schema.empty_table(), request.columns, request.filter)
+        schema = query.check_read(dataset.schema, request.columns, request.filter)
         return _flight_info(
             dataset, schema, descriptor, request, -1, self._counts(dataset, request.filter)
         )

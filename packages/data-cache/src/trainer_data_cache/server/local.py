@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from trainer_data_cache.connection import ConnectOptions
 from trainer_data_cache.errors import InvalidArgumentError
+from trainer_data_cache.query import DEFAULT_QUERY_MEMORY
 from trainer_data_cache.server.base import ServerSecurity
 from trainer_data_cache.server.head import DEFAULT_REPAIR_INTERVAL, HeadServer
 from trainer_data_cache.server.node import DEFAULT_MEMORY_LIMIT, NodeServer
@@ -33,6 +34,7 @@ class LocalCache:
         replicas: int = 1,
         memory_limit: int = DEFAULT_MEMORY_LIMIT,
         max_streams: int = 64,
+        query_memory: int = DEFAULT_QUERY_MEMORY,
         security: ServerSecurity | None = None,
         tls_root_certs: bytes | None = None,
         advertise_host: str | None = None,
@@ -54,6 +56,7 @@ class LocalCache:
                         0,
                         memory_limit=memory_limit,
                         max_streams=max_streams,
+                        query_memory=query_memory,
                         security=node_security,
                         advertise_host=advertise_host,
                     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ import pyarrow as pa
 import pyarrow.flight as flight
 
 from trainer_data_cache import query
-from trainer_data_cache.batching import cut_batches, skip_rows
+from trainer_data_cache.batching import cut_batches, skip_rows, slice_batches
 from trainer_data_cache.errors import (
     DatasetNotFoundError,
     InvalidArgumentError,
@@ -42,6 +43,12 @@ class _Held:
     table: pa.Table
     nbytes: int
 
+    @functools.cached_property
+    def whole(self) -> pa.RecordBatch:
+        """The partition as one record batch (the table has one chunk per column)."""
+        batches = self.table.combine_chunks().to_batches()
+        return batches[0] if batches else pa.RecordBatch.from_pylist([], self.table.schema)
+
 
 class NodeServer(CacheServer):
     """Serves ``do_get`` for its partitions, takes partitions by ``do_put`` from the head, and
@@ -57,17 +64,28 @@ class NodeServer(CacheServer):
         *,
         memory_limit: int = DEFAULT_MEMORY_LIMIT,
         max_streams: int = 64,
+        query_memory: int = query.DEFAULT_QUERY_MEMORY,
         retry_after: float = 0.05,
         security: ServerSecurity | None = None,
         advertise_host: str | None = None,
     ) -> None:
         self.budget = MemoryBudget(memory_limit)
         self.streams = StreamCap(max_streams)
+        if query_memory < 0:
+            raise InvalidArgumentError(f"query_memory: expected bytes >= 0, got {query_memory}")
+        self._query_memory = query_memory
         self.metrics = Metrics()
         self._retry_after = retry_after
         self._held: dict[tuple[str, int], _Held] = {}
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         super().__init__(host, port, security=security, advertise_host=advertise_host)
+
+    def shutdown(self) -> None:
+        """End the streams at their next batch (Unavailable: readers go to a replica or retry),
+        then stop the server once every call has returned."""
+        self._stopping.set()
+        super().shutdown()
 
     @translate_errors
     def do_put(
@@ -114,8 +132,7 @@ class NodeServer(CacheServer):
     ) -> flight.FlightDataStream:
         request = Ticket.from_bytes(ticket.ticket)
         held = self._partition(request.dataset, request.partition, request.generation)
-        schema = query.check_columns(held.table.schema, request.columns)
-        query.plan(held.table.slice(0, 0), request.columns, request.filter)  # check the filter now
+        schema = query.check_read(held.table.schema, request.columns, request.filter)
         if not self.streams.try_open():
             self.metrics.stream_refused()
             raise unavailable(
@@ -126,31 +143,32 @@ class NodeServer(CacheServer):
         return flight.GeneratorStream(schema, self._stream(held, request))
 
     def _stream(self, held: _Held, ticket: Ticket) -> Iterator[pa.RecordBatch]:
+        memory = self.budget.take_up_to(self._query_memory) if ticket.filter is not None else 0
         try:
             with answering("do_get"):
-                for batch in cut_batches(
-                    self._rows(held, ticket), ticket.start, ticket.phase, ticket.batch_rows
-                ):
+                for batch in self._batches(held, ticket, memory):
+                    if self._stopping.is_set():
+                        raise unavailable(
+                            f"node {self.location} is shutting down", self._retry_after
+                        )
                     self.metrics.served(batch.num_rows, batch.nbytes)
                     yield batch
         finally:
+            self.budget.release(memory)
             self.streams.close()
 
     @staticmethod
-    def _rows(held: _Held, ticket: Ticket) -> Iterator[pa.RecordBatch]:
-        """The ticket's rows from DataFusion, in frames that start on batch boundaries."""
+    def _batches(held: _Held, ticket: Ticket, memory: int) -> Iterator[pa.RecordBatch]:
+        """The ticket's rows cut on its batch boundaries: zero-copy slices of the partition
+        without a filter (no query, no per-batch work but the slice), else from DataFusion
+        under a ``memory``-byte pool."""
         start, stop = ticket.start - ticket.base, ticket.stop - ticket.base
-        if ticket.filter is not None:
-            frame = query.plan(held.table, ticket.columns, ticket.filter, ticket.batch_rows)
-            yield from skip_rows(query.stream_batches(frame), start, stop - start)
-            return
-        first = min(stop, start + (ticket.phase - ticket.start) % ticket.batch_rows)
-        for low, high in ((start, first), (first, stop)):
-            if low < high:
-                frame = query.plan(
-                    held.table.slice(low, high - low), ticket.columns, None, ticket.batch_rows
-                )
-                yield from query.stream_batches(frame)
+        if ticket.filter is None:
+            whole = held.whole if ticket.columns is None else held.whole.select(ticket.columns)
+            return slice_batches(whole, start, stop, ticket.phase - ticket.base, ticket.batch_rows)
+        frame = query.plan(held.table, ticket.columns, ticket.filter, ticket.batch_rows, memory)
+        rows = skip_rows(query.stream_batches(frame), start, stop - start)
+        return cut_batches(rows, ticket.start, ticket.phase, ticket.batch_rows)
 
     @translate_errors
     def do_action(
@@ -165,7 +183,12 @@ class NodeServer(CacheServer):
             check_int("partition", request["partition"], 0)
             check_int("generation", request["generation"], 0)
             held = self._partition(request["dataset"], request["partition"], request["generation"])
-            return json_result({"rows": query.count_rows(held.table, request.get("filter"))})
+            memory = self.budget.take_up_to(self._query_memory)
+            try:
+                rows = query.count_rows(held.table, request.get("filter"), memory)
+            finally:
+                self.budget.release(memory)
+            return json_result({"rows": rows})
         if action.type == "drop":
             self.require_admin(context, "action 'drop'")
             request = action_body(body, ("dataset",))
