@@ -7,8 +7,9 @@ upcast inputs, for gems (under ``use_gems``) and for ATen itself on the same dty
 equals the float64 reference rounded to the dtype (infinities and overflow included), or is NaN
 where the reference is NaN, counts 0 ULPs; a NaN or infinity where the reference has none counts
 infinitely many. Where the float64 formula of gelu or silu gives NaN at an infinity
-(``gelu(-inf)`` is -inf * 0), NaN and the limit both count as exact; floor division and remainder also count as exact when they match the
-float64 formula with the quotient rounded to the dtype. ``BUDGETS`` holds the ULP budget per op
+(``gelu(-inf)`` is -inf * 0), NaN and the limit both count as exact; floor division and
+remainder also count as exact when they match the float64 formula with the quotient rounded to
+the dtype. ``BUDGETS`` holds the ULP budget per op
 and dtype; it judges gems only. ATen's error in the same dtype is reported as information: it
 depends on the host CPU (``ATEN_CPU_CAPABILITY``), so it is never a pass condition.
 
@@ -180,9 +181,10 @@ BINARY: Final[tuple[SweepOp, ...]] = (
 
 # Per (op, dtype) budgets that differ from the op's default. ATen's own error is reported beside
 # gems' but never judged: it depends on the host CPU (``ATEN_CPU_CAPABILITY``; on an AVX512 Xeon
-# ATen's float16 gelu(inf) is NaN, on AVX2 it is not). Large ones come from results in the subnormal range (sigmoid and
-# silu of -100), from cancellation that ATen's formula shares (gelu's 1 + erf and 1 + tanh near
-# -3), and, for float32 exp/log/tanh, from NumPy's float32 exp and log under the interpreter.
+# ATen's float16 gelu(inf) is NaN, on AVX2 it is not). Large ones come from results in the
+# subnormal range (sigmoid and silu of -100), from cancellation that ATen's formula shares
+# (gelu's 1 + erf and 1 + tanh near -3), and, for float32 exp/log/tanh, from NumPy's float32
+# exp and log under the interpreter.
 BUDGETS: Final[Mapping[tuple[str, torch.dtype], float]] = {
     ("exp", torch.float32): 2,
     ("log", torch.float32): 2,
@@ -197,6 +199,8 @@ BUDGETS: Final[Mapping[tuple[str, torch.dtype], float]] = {
     ("silu", torch.float32): 4096,
     ("pow", torch.float64): 1024,
 }
+
+
 def special_values(dtype: torch.dtype) -> torch.Tensor:
     """The sweep's inputs for ``dtype``: both signs of each magnitude class."""
     info = torch.finfo(dtype)
@@ -319,9 +323,7 @@ def _worst(error: torch.Tensor, inputs: Sequence[torch.Tensor]) -> tuple[float, 
     return tuple(float(x[worst]) for x in inputs)
 
 
-def errors(
-    op: SweepOp, inputs: Sequence[torch.Tensor], actual: torch.Tensor
-) -> torch.Tensor:
+def errors(op: SweepOp, inputs: Sequence[torch.Tensor], actual: torch.Tensor) -> torch.Tensor:
     """Per element, ``actual``'s ULP error against the float64 reference of ``op``."""
     expected = reference(op, inputs)
     error = ulp_error(actual, expected)
