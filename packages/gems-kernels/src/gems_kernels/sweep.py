@@ -330,8 +330,8 @@ def errors(op: SweepOp, inputs: Sequence[torch.Tensor], actual: torch.Tensor) ->
     if op.limits:
         error = torch.minimum(error, ulp_error(actual, _limit(op, inputs)))
     if op.exact and op.rounded is not None:
-        wide = [x.to(torch.float64) for x in inputs]
-        error = torch.minimum(error, ulp_error(actual, op.rounded(*wide, actual.dtype)))
+        x, y = (t.to(torch.float64) for t in inputs)
+        error = torch.minimum(error, ulp_error(actual, op.rounded(x, y, actual.dtype)))
     return error
 
 
