@@ -65,7 +65,7 @@ def test_trainer_sdk_closure_does_not_pull_in_triton() -> None:
     pulled = {name: install_requirement_names(name) for name in closure}
     assert "gems-kernels" not in pulled["trainer-sdk"]
     assert {name: needs for name, needs in pulled.items() if "triton" in needs} == {
-        "gems-kernels": requirement_names("gems-kernels")
+        "gems-kernels": install_requirement_names("gems-kernels")
     }
     pyproject = tomllib.loads((PROJECTS["trainer-sdk"].directory / "pyproject.toml").read_text())
     torch_extra = [
