@@ -60,10 +60,18 @@ def test_gems_kernels_declares_no_trainer_package() -> None:
 
 
 def test_trainer_sdk_closure_does_not_pull_in_triton() -> None:
+    # Only trainer-sdk[torch] brings gems-kernels (and so triton): TRAINER_GEMS=1 (issue 27).
     closure = release.dependency_closure(PROJECTS, ["trainer-sdk"])
-    assert "gems-kernels" not in closure
-    pulled = {name: requirement_names(name) for name in closure}
-    assert {name: needs for name, needs in pulled.items() if "triton" in needs} == {}
+    pulled = {name: install_requirement_names(name) for name in closure}
+    assert "gems-kernels" not in pulled["trainer-sdk"]
+    assert {name: needs for name, needs in pulled.items() if "triton" in needs} == {
+        "gems-kernels": install_requirement_names("gems-kernels")
+    }
+    pyproject = tomllib.loads((PROJECTS["trainer-sdk"].directory / "pyproject.toml").read_text())
+    torch_extra = [
+        Requirement(line) for line in pyproject["project"]["optional-dependencies"]["torch"]
+    ]
+    assert f"gems-kernels=={VERSION}" in {str(requirement) for requirement in torch_extra}
 
 
 def test_trainer_controller_closure_does_not_pull_in_torch() -> None:

@@ -8,7 +8,9 @@ root are installed (``pip --no-deps --no-index``) into a temporary directory fir
 then imports (flag-gems, liger-kernel) is compared in the same run, the rest shows as "-".
 
 After the per-op tables, the end-to-end case (``end_to_end.py``): a Llama-style training step in
-tokens/s on ATen and on gems (``--only llama_step`` runs just that one).
+tokens/s on ATen and on gems (``--only llama_step`` runs just that one), then the fused loss
+(``fused_loss.py``): linear + cross-entropy at 4096 x 32000 x 1024, float32 and bfloat16, peak
+memory and time against ATen, the fused products on gems (``--only fused_loss``).
 
 Stops starting new cases after --deadline seconds (default 420) so the whole run stays under
 eight minutes including Triton compilation; kernels compile into GEMS_CACHE_DIR / Triton's cache.
@@ -26,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import competitors
+import fused_loss
 import torch
 from cases import core_cases, fused_cases
 from end_to_end import as_json, format_end_to_end, run_end_to_end
@@ -58,11 +61,27 @@ def end_to_end(smoke: bool) -> bool:
     return all(r.matches for r in results)
 
 
+def fused_loss_case(smoke: bool) -> bool:
+    """The chunked linear + cross-entropy against ATen's, in float32 and bfloat16; writes
+    $OUT/gems_fused_loss.json (the last one run). Returns whether both agreed."""
+    shape = ["--tokens", "256", "--vocab", "1000", "--hidden", "64"] if smoke else []
+    gems = [] if smoke else ["--gems"]  # the interpreter's mm is too slow for --gems here
+    agreed = True
+    for dtype in ("float32", "bfloat16"):
+        print(flush=True)
+        agreed &= fused_loss.main([*shape, *gems, "--dtype", dtype, "--repeat", "3"]) == 0
+    return agreed
+
+
+_SEPARATE = ("llama_step", "fused_loss")
+
 if __name__ == "__main__":
     print(competitors.install_wheels(WHEELS), flush=True)
     only = sys.argv[sys.argv.index("--only") + 1 :] if "--only" in sys.argv else None
-    per_op = only is None or any(name != "llama_step" for name in only)
+    per_op = only is None or any(name not in _SEPARATE for name in only)
     status = main(h200_cases, "gems_core_h200", rivals_for=competitors.load) if per_op else 0
     if (only is None or "llama_step" in only) and not end_to_end("--smoke" in sys.argv):
+        status = 1
+    if (only is None or "fused_loss" in only) and not fused_loss_case("--smoke" in sys.argv):
         status = 1
     sys.exit(status)

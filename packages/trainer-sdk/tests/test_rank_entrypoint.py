@@ -179,3 +179,63 @@ def test_a_torchrun_rank_failing_outside_torch_distributed_names_its_rank(tmp_pa
     assert all(line.startswith("[rank2]: ") for line in lines), lines
     summary = failures.summarize(lines)
     assert summary is not None and summary.rank == 2
+
+
+GEMS_CHECK = """
+from gems_kernels.dispatch import enabled_sessions
+sessions = enabled_sessions()
+print("gems sessions:", len(sessions), "overloads:", len(sessions[0].overloads) if sessions else 0)
+"""
+
+
+def run_gems_rank(
+    tmp_path: Path, code: str, env: dict[str, str], *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """``code`` through the entrypoint with this process's environment (its PYTHONPATH: the
+    gems_kernels under test) plus ``env``; ``flags`` for the interpreter (``-I -S``: no
+    site-packages, so no gems_kernels). The entrypoint runs from a copy, as the SDK writes it
+    into the job (beside trainer_sdk/types.py it would shadow the standard ``types``)."""
+    (tmp_path / "user.py").write_text(textwrap.dedent(code))
+    entrypoint = tmp_path / "entrypoint.py"
+    entrypoint.write_text(Path(ENTRYPOINT).read_text())
+    return subprocess.run(
+        [sys.executable, *flags, str(entrypoint), "user.py"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "TRITON_INTERPRET": "1", **env},
+    )
+
+
+def test_trainer_gems_enables_the_kernels_before_the_user_file(tmp_path: Path) -> None:
+    result = run_gems_rank(tmp_path, GEMS_CHECK, {"TRAINER_GEMS": "1"})
+    assert result.returncode == 0, result.stderr
+    sessions, overloads = result.stdout.split("overloads:")
+    assert sessions.strip() == "gems sessions: 1"
+    assert int(overloads) > 300  # every registered overload
+
+
+def test_without_trainer_gems_the_rank_runs_on_aten(tmp_path: Path) -> None:
+    for value in ("", "0", "false"):
+        result = run_gems_rank(tmp_path, GEMS_CHECK, {"TRAINER_GEMS": value})
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "gems sessions: 0 overloads: 0", value
+
+
+def test_a_bad_trainer_gems_value_fails_the_rank_naming_it(tmp_path: Path) -> None:
+    result = run_rank(tmp_path, "print('user code ran')", env={"TRAINER_GEMS": "yes"})
+    assert result.returncode == 1
+    assert "user code ran" not in result.stdout
+    assert "TRAINER_GEMS: expected 1, true, 0 or false, got 'yes'" in result.stderr
+
+
+def test_trainer_gems_without_the_package_fails_the_rank_naming_it(tmp_path: Path) -> None:
+    result = run_gems_rank(tmp_path, "print('user code ran')", {"TRAINER_GEMS": "1"}, "-I", "-S")
+    assert result.returncode == 1
+    assert "user code ran" not in result.stdout
+    assert "TRAINER_GEMS=1 asks for gems kernels, but gems_kernels does not import" in (
+        result.stderr
+    )
+    assert "pip install 'trainer-sdk[torch]'" in result.stderr

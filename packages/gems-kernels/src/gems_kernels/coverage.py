@@ -5,6 +5,12 @@ counts as gems when its overload is in the registration table and the entry's co
 the arguments (the rule :mod:`gems_kernels.dispatch` applies); views, metadata and uninitialised
 allocations are listed apart because they compute nothing. Calls made by a gems kernel's own host
 code (an autograd-key kernel such as ``rms_norm`` allocating its output) are counted apart too.
+
+An op whose only kernel is a composite one (no kernel at the backend key) counts as composite
+when its decomposition calls ATen ops that compute (they are counted in turn), and as native when
+it does the work itself: on the CPU ``convolution``, ``mkldnn_convolution`` and
+``convolution_backward`` have composite kernels only, which call oneDNN directly. What counts is
+whether the kernel does the work, not its dispatch key.
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ METADATA_OPS: Final[frozenset[str]] = frozenset(
         "_unsafe_view.default",
         "_record_function_enter_new.default",
         "_record_function_exit._RecordFunction",
+        "_record_function_exit.default",
+        "as_strided_.default",
+        "_nnpack_available.default",
     }
 )
 
@@ -80,14 +89,25 @@ class NativeOpTrace(TorchDispatchMode):
     ) -> Any:
         kwargs = kwargs or {}
         name = overload_name(func)
-        if self._is_explicit_composite(func):
+        if name not in METADATA_OPS and self._is_explicit_composite(func):
             # No kernel of its own at the backend (ones_like, zeros, full, ...): run the
-            # decomposition under this mode so that the ops it calls are counted instead.
-            self.composite[name] += 1
+            # decomposition under this mode so that the ops it calls are counted instead; if
+            # none of them computes, the composite kernel did the work and counts as native.
+            before = self._work()
             with self:
-                return func._op_dk(torch._C.DispatchKey.CompositeExplicitAutograd, *args, **kwargs)
+                result = func._op_dk(
+                    torch._C.DispatchKey.CompositeExplicitAutograd, *args, **kwargs
+                )
+            (self.composite if self._work() > before else self.native)[name] += 1
+            return result
         self._count(name, func, args, kwargs)
         return func(*args, **kwargs)
+
+    def _work(self) -> int:
+        """How many computing calls (anything but metadata) the trace has counted so far."""
+        return sum(
+            counter.total() for counter in (self.gems, self.native, self.host, self.composite)
+        )
 
     def _is_explicit_composite(self, func: torch._ops.OpOverload) -> bool:
         if host.depth() or func.is_view:

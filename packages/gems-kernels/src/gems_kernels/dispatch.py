@@ -30,7 +30,7 @@ from gems_kernels import caches, host, registration
 from gems_kernels.backends import current_vendor
 from gems_kernels.recording import OpRecorder
 
-__all__ = ["GemsSession", "disable", "enable", "only_enable", "use_gems"]
+__all__ = ["GemsSession", "disable", "enable", "enabled_sessions", "only_enable", "use_gems"]
 
 _ENABLED: list[GemsSession] = []
 _depth = host.depth
@@ -219,6 +219,12 @@ def only_enable(
     )
     _ENABLED.append(session)
     return session
+
+
+def enabled_sessions() -> tuple[GemsSession, ...]:
+    """The sessions :func:`enable` and :func:`only_enable` opened that :func:`disable` has not
+    closed yet (how a process, a TrainJob rank say, tells that gems is on)."""
+    return tuple(_ENABLED)
 
 
 def disable() -> None:

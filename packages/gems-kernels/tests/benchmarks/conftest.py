@@ -15,6 +15,7 @@ MODULES = (
     "compile_check",
     "competitors",
     "end_to_end",
+    "fused_loss",
     "harness",
     "host_path",
     "run_h200",
@@ -24,13 +25,14 @@ MODULES = (
 @pytest.fixture
 def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
     """The benchmark modules (``cases``, ``compile_check``, ``competitors``, ``end_to_end``,
-    ``harness``, ``host_path``, ``run_h200``), forgotten afterwards (their names are generic;
-    they must not stay in sys.modules for other tests)."""
+    ``fused_loss``, ``harness``, ``host_path``, ``run_h200``), forgotten afterwards (their names
+    are generic; they must not stay in sys.modules for other tests)."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import cases
     import competitors
     import compile_check
     import end_to_end
+    import fused_loss
     import harness
     import host_path
     import run_h200
@@ -40,6 +42,7 @@ def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
         compile_check=compile_check,
         competitors=competitors,
         end_to_end=end_to_end,
+        fused_loss=fused_loss,
         harness=harness,
         host_path=host_path,
         run_h200=run_h200,

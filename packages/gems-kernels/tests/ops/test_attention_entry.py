@@ -1,5 +1,5 @@
-"""The SDPA entry points below the composite, called directly, against ATen's CPU flash
-attention (the CUDA-only entry points have no CPU kernel in ATen to compare with directly)."""
+"""The SDPA entry points below the composite, called directly, against ATen's CPU attention in
+float64 (the CUDA-only entry points have no CPU kernel in ATen to compare with directly)."""
 
 from __future__ import annotations
 
@@ -19,11 +19,11 @@ def _qkv(kv_heads: int = 2) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 def _reference(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool, grad: torch.Tensor
 ) -> tuple[torch.Tensor, ...]:
-    q, k, v = (t.detach().requires_grad_() for t in (q, k, v))
+    q, k, v = (t.detach().double().requires_grad_() for t in (q, k, v))
     out = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
-    out.backward(grad)
+    out.backward(grad.double())
     assert q.grad is not None and k.grad is not None and v.grad is not None
-    return out.detach(), q.grad, k.grad, v.grad
+    return tuple(t.float() for t in (out.detach(), q.grad, k.grad, v.grad))
 
 
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
@@ -59,9 +59,10 @@ def test_forward_and_backward(entry: str, causal: bool, recorded: Path) -> None:
 
 
 def test_cpu_forward_matches_aten_logsumexp() -> None:
+    """Output and logsumexp against ATen's CPU entry point run in float64 (the reference)."""
     q, k, v = _qkv()
-    out, lse = ATEN._scaled_dot_product_flash_attention_for_cpu(q, k, v)
+    out, lse = ATEN._scaled_dot_product_flash_attention_for_cpu(q.double(), k.double(), v.double())
     with gems_kernels.use_gems():
         gems_out, gems_lse = ATEN._scaled_dot_product_flash_attention_for_cpu(q, k, v)
-    torch.testing.assert_close(gems_out, out, rtol=1e-4, atol=1e-5)
-    torch.testing.assert_close(gems_lse, lse, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(gems_out, out.float(), rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(gems_lse, lse.float(), rtol=1e-4, atol=1e-5)

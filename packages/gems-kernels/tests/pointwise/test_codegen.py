@@ -32,7 +32,7 @@ def test_source_parses_and_names_every_dimension(rank: int) -> None:
 def test_tensors_are_loaded_scalars_filled_params_passed() -> None:
     source = render_kernel(spec())
     assert (
-        "value0 = tl.load(in0 + (index0 * in0_stride0 + index1 * in0_stride1), mask=mask)"
+        "value0 = tl.load(in0 + (index0 * in0_stride0 + index1 * in0_stride1), mask=mask, other=1)"
         ".to(tl.float32)" in source
     )
     assert "value1 = tl.full([BLOCK], in1, tl.float32)" in source

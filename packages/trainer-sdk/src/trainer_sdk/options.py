@@ -18,6 +18,7 @@ __all__ = [
     "ActiveDeadlineSeconds",
     "Annotations",
     "ContainerPatch",
+    "GemsKernels",
     "JobSetSpecPatch",
     "JobSetTemplatePatch",
     "JobSpecPatch",
@@ -271,3 +272,28 @@ def _to_manifest(patch: Any) -> Any:
             continue
         result[_camel_case(item.name)] = value
     return result
+
+
+@dataclass
+class GemsKernels:
+    """Run every rank under ``gems_kernels.enable()`` (issue 27): sets ``TRAINER_GEMS=1`` in
+    .spec.trainer.env, which the SDK's rank entrypoint honours. CustomTrainer only (a container
+    trainer runs its own command, not the entrypoint); the runtime image needs gems-kernels."""
+
+    enabled: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.enabled, bool):
+            raise ValueError(f"GemsKernels.enabled: expected a bool, got {self.enabled!r}")
+
+    def __call__(self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object) -> None:
+        from trainer_sdk.rank_entrypoint import GEMS_ENV
+
+        if not isinstance(trainer, CustomTrainer):
+            raise ValueError(
+                "GemsKernels can only be used with CustomTrainer: its ranks run the SDK's rank "
+                f"entrypoint, which honours {GEMS_ENV}; got {type(trainer).__name__}"
+            )
+        spec = job_spec.setdefault("spec", {}).setdefault("trainer", {})
+        kept = [item for item in spec.get("env") or [] if item.get("name") != GEMS_ENV]
+        spec["env"] = [*kept, {"name": GEMS_ENV, "value": "1" if self.enabled else "0"}]

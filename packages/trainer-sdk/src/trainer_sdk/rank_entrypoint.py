@@ -22,8 +22,13 @@ the ``noexcept`` destructor calls ``std::terminate``: ``terminate called without
 exception``, SIGABRT, a Failed job after training finished (seen in a core of such a rank).
 Skipping finalization once everything a normal exit guarantees has been done removes the race.
 
+With ``TRAINER_GEMS=1`` in its environment (the ``GemsKernels`` option sets it; a YAML TrainJob
+sets it in ``.spec.trainer.env``) a rank calls ``gems_kernels.enable()`` before the user file, so
+the whole rank runs its ATen ops on gems kernels where they have one; the image must have
+``gems-kernels`` installed (``trainer-sdk[torch]`` pulls it in).
+
 The SDK embeds this file's source in the trainer command (pods run images without the SDK), so it
-imports only the standard library.
+imports only the standard library (and gems_kernels, only when ``TRAINER_GEMS=1`` asks for it).
 """
 
 from __future__ import annotations
@@ -39,7 +44,11 @@ import traceback
 from types import TracebackType
 from typing import NoReturn
 
-__all__ = ["exit_code", "finish", "main", "mpi_rank", "run_user_file"]
+__all__ = ["GEMS_ENV", "enable_gems", "exit_code", "finish", "main", "mpi_rank", "run_user_file"]
+
+# The switch that makes a rank run under ``gems_kernels.enable()``.
+GEMS_ENV = "TRAINER_GEMS"
+_GEMS_VALUES = {"1": True, "true": True, "0": False, "false": False, "": False}
 
 
 def exit_code(error: SystemExit) -> int:
@@ -85,6 +94,26 @@ def _print_failure(error: BaseException, frames: TracebackType | None) -> None:
         return
     lines = "".join(traceback.format_exception(type(error), error, frames)).splitlines()
     sys.stderr.write("".join(f"[rank{rank}]: {line}\n" for line in lines))
+
+
+def enable_gems(environ: dict[str, str] | None = None) -> bool:
+    """Call ``gems_kernels.enable()`` when ``TRAINER_GEMS`` says so; whether it did. A value
+    other than 1/true/0/false, or gems_kernels missing, raises a ``RuntimeError`` naming it."""
+    env = os.environ if environ is None else environ
+    value = env.get(GEMS_ENV, "").strip().lower()
+    if value not in _GEMS_VALUES:
+        raise RuntimeError(f"{GEMS_ENV}: expected 1, true, 0 or false, got {env[GEMS_ENV]!r}")
+    if not _GEMS_VALUES[value]:
+        return False
+    try:
+        import gems_kernels
+    except ImportError as error:
+        raise RuntimeError(
+            f"{GEMS_ENV}=1 asks for gems kernels, but gems_kernels does not import ({error}); "
+            "install it in the image: pip install 'trainer-sdk[torch]' (or gems-kernels)"
+        ) from error
+    gems_kernels.enable()
+    return True
 
 
 def run_user_file(path: str, args: list[str]) -> int:
@@ -151,6 +180,11 @@ def main(argv: list[str] | None = None) -> NoReturn:
         finish(2)
     path = args[0]
     sys.path[0] = os.path.dirname(os.path.abspath(path))  # as if Python ran USER_FILE itself
+    try:
+        enable_gems()
+    except RuntimeError as error:
+        print(f"rank_entrypoint: {error}", file=sys.stderr)
+        finish(1)
     finish(run_user_file(path, args[1:]))
 
 

@@ -33,13 +33,14 @@ def row_max_and_sum_exp(row, row_size, BLOCK_N: tl.constexpr):
         cols = start + tl.arange(0, BLOCK_N)
         values = tl.load(row + cols, mask=cols < row_size, other=float("-inf")).to(tl.float32)
         new_max = tl.maximum(running_max, values)
-        finite = new_max != float("-inf")
-        rescale = tl.where(finite, tl.exp(running_max - new_max), 0.0)
-        running_sum = running_sum * rescale + tl.where(finite, tl.exp(values - new_max), 0.0)
+        # Where every value so far is -inf (masked lanes included), shift by 0 instead: exp of
+        # -inf - 0 is 0, and no -inf - -inf (NaN, and a NumPy warning in the interpreter).
+        shift = tl.where(new_max != float("-inf"), new_max, 0.0)
+        running_sum = running_sum * tl.exp(running_max - shift) + tl.exp(values - shift)
         running_max = new_max
     row_max = tl.max(running_max, axis=0)
-    lane_scale = tl.where(running_max != float("-inf"), tl.exp(running_max - row_max), 0.0)
-    return row_max, tl.sum(running_sum * lane_scale, axis=0)
+    row_shift = tl.where(row_max != float("-inf"), row_max, 0.0)
+    return row_max, tl.sum(running_sum * tl.exp(running_max - row_shift), axis=0)
 
 
 @triton.jit

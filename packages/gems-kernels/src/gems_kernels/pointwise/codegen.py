@@ -80,7 +80,9 @@ def render_kernel(spec: KernelSpec) -> str:
     for position, kind in enumerate(spec.kinds):
         name = f"in{position}"
         if kind == "tensor":
-            value = f"tl.load({name} + ({offset(name)}), mask=mask)"
+            # Masked-off lanes read 1, a value every op takes without a floating-point error
+            # (0 would make x / y and log(x) raise NumPy warnings under the interpreter).
+            value = f"tl.load({name} + ({offset(name)}), mask=mask, other=1)"
             if spec.casts[position]:
                 value = _cast(value, spec.compute_dtype, spec.exact_bfloat16)
         elif kind == "float64":
