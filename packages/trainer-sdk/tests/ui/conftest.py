@@ -17,13 +17,19 @@ PAGE_LOAD_SECONDS = 60
 
 @pytest.fixture
 def start_ui() -> Iterator[Callable[..., UiServer]]:
-    """``start_ui(client, token=None, allow_delete=True)``: a running server; stopped at the end."""
+    """``start_ui(client, token=None, allow_delete=True, **options)``: a running server (options:
+    UiServer's keywords); stopped at the end."""
     running: list[tuple[UiServer, threading.Thread]] = []
 
     def start(
-        client: TrainerClient, token: str | None = None, allow_delete: bool = True
+        client: TrainerClient,
+        token: str | None = None,
+        allow_delete: bool = True,
+        **options: Any,
     ) -> UiServer:
-        server = UiServer(client, Access("127.0.0.1", token), 0, allow_delete=allow_delete)
+        server = UiServer(
+            client, Access("127.0.0.1", token), 0, allow_delete=allow_delete, **options
+        )
         thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
         thread.start()
         running.append((server, thread))

@@ -704,6 +704,8 @@ def ui(
     )
     try:
         server = UiServer(client, Access(host, token), port, allow_delete=not read_only)
+    except ValueError as error:
+        _fail(f"--{error}")
     except OSError as error:
         _fail(f"--host/--port: cannot listen on {host}:{port}: {error}")
     _errors.print(f"trainer ui: open {server.url}", highlight=False, soft_wrap=True)

@@ -16,11 +16,12 @@ GET  /api/runtimes                      the runtimes and what each builds
 
 from __future__ import annotations
 
+import contextlib
 import json
 import mimetypes
 import threading
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,11 +34,17 @@ from trainer_sdk.errors import JobNotFoundError, TrainerError
 from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.ui import manifests, views
 from trainer_sdk.ui.access import Access
+from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits, Connections
 from trainer_sdk.ui.observed import ObservedHistory
 
 __all__ = ["STATIC_DIR", "UiServer"]
 
 STATIC_DIR: Final = Path(__file__).parent / "static"
+_CHUNK_BYTES: Final = 64 * 1024
+_BUSY: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 36\r\n"
+    b"Connection: close\r\n\r\nthe UI is answering too many clients\n"
+)
 
 
 def _now() -> datetime:
@@ -64,6 +71,7 @@ class UiServer(ThreadingHTTPServer):
         port: int = 0,
         allow_delete: bool = True,
         clock: Callable[[], datetime] = _now,
+        limits: ConnectionLimits = DEFAULT_LIMITS,
     ) -> None:
         self.client, self.access, self.allow_delete, self.clock = (
             client,
@@ -73,7 +81,12 @@ class UiServer(ThreadingHTTPServer):
         )
         self.observed = ObservedHistory()
         self.log_streams: set[threading.Event] = set()
-        super().__init__((access.host, port), _Handler)
+        self.connections = Connections(limits)
+        try:
+            super().__init__((access.host, port), _Handler)
+        except OSError:
+            self.connections.close()
+            raise
 
     @property
     def url(self) -> str:
@@ -146,9 +159,23 @@ class UiServer(ThreadingHTTPServer):
             raise _ApiError(HTTPStatus.FORBIDDEN, "this UI is read-only (started without delete)")
         self.client.delete_job(name)
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for ``request`` when the cap allows, else a 503 without one."""
+        if self.connections.admit(request):
+            super().process_request(request, client_address)
+            return
+        with contextlib.suppress(OSError):  # the client is gone already; nothing to tell it
+            request.sendall(_BUSY)
+        self.shutdown_request(request)
+
+    def shutdown_request(self, request: Any) -> None:
+        self.connections.release(request)
+        super().shutdown_request(request)
+
     def server_close(self) -> None:
         for stream in list(self.log_streams):
             stream.set()
+        self.connections.close()
         super().server_close()
 
 
@@ -156,8 +183,26 @@ class _Handler(BaseHTTPRequestHandler):
     server: UiServer
     protocol_version = "HTTP/1.1"
 
+    def setup(self) -> None:
+        """Every read and write on the socket is bounded too (a client that stops reading)."""
+        super().setup()
+        self.connection.settimeout(self.server.connections.limits.idle_seconds)
+
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the terminal shows the URL, not every request."""
+
+    def handle_one_request(self) -> None:
+        try:
+            super().handle_one_request()
+        except (TimeoutError, ConnectionResetError, BrokenPipeError):
+            self.close_connection = True  # too slow, or gone: drop it
+        self.server.connections.waiting(self.connection)
+
+    def parse_request(self) -> bool:
+        """The request line and headers have arrived: no header deadline while answering."""
+        parsed = super().parse_request()
+        self.server.connections.busy(self.connection)
+        return parsed
 
     # -- dispatch -------------------------------------------------------------------------------
     def do_GET(self) -> None:
@@ -263,12 +308,32 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
+    def _send_chunked(
+        self, status: HTTPStatus, chunks: Iterable[bytes], content_type: str, **headers: str
+    ) -> None:
+        """An answer of unknown length, written as it is read (chunked transfer encoding)."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for key, value in headers.items():
+            self.send_header(key.replace("_", "-"), value)
+        self.end_headers()
+        try:
+            for chunk in chunks:
+                if chunk:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            self.close_connection = True  # the page went away before the end
+
     def _send_log(self, name: str, step: str, download: bool) -> None:
-        text = "".join(f"{line}\n" for line in self.server.client.get_job_logs(name, step))
+        lines = self.server.client.get_job_logs(name, step)  # a bad step raises before the header
         headers = {"Content_Disposition": f'attachment; filename="{name}-{step}.log"'}
-        self._send(
+        self._send_chunked(
             HTTPStatus.OK,
-            text.encode(),
+            _batched(lines),
             "text/plain; charset=utf-8",
             **(headers if download else {}),
         )
@@ -292,7 +357,21 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
             self.wfile.write(b"event: end\ndata: {}\n\n")
             self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            return  # the page went away
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            return  # the page went away, or stopped reading
         finally:
             self.server.log_streams.discard(closed)
+
+
+def _batched(lines: Iterable[str]) -> Iterator[bytes]:
+    """``lines`` as newline-ended UTF-8, in pieces of about _CHUNK_BYTES."""
+    batch: list[bytes] = []
+    size = 0
+    for line in lines:
+        encoded = f"{line}\n".encode()
+        batch.append(encoded)
+        size += len(encoded)
+        if size >= _CHUNK_BYTES:
+            yield b"".join(batch)
+            batch, size = [], 0
+    yield b"".join(batch)
