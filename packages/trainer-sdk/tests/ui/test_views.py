@@ -69,8 +69,11 @@ def test_metric_series_splits_metrics_and_ranks_and_drops_non_finite_values() ->
     assert views.metric_series(points) == {
         "count": 4,
         "metrics": {
-            "loss": {"0": {"x": [0, 2], "y": [1.0, 0.5]}, "1": {"x": [0], "y": [1.5]}},
-            "lr": {"0": {"x": [0], "y": [0.1]}},
+            "loss": {
+                "0": {"x": [0, 2], "y": [1.0, 0.5], "t": [1.0, 3.0]},
+                "1": {"x": [0], "y": [1.5], "t": [1.0]},
+            },
+            "lr": {"0": {"x": [0], "y": [0.1], "t": [1.0]}},
         },
     }
 
