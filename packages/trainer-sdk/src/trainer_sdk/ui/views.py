@@ -82,10 +82,8 @@ def job_row(indexed: IndexedJob, now: datetime) -> dict[str, Any]:
 
 
 def _sort_value(row: Mapping[str, Any], key: str) -> Any:
-    for prefix, field in _PREFIXED.items():
-        if key.startswith(prefix):
-            return row[field].get(key[len(prefix) :])
-    return row[key]
+    prefix, colon, name = key.partition(":")
+    return row[_PREFIXED[prefix + colon]].get(name) if colon else row[key]
 
 
 def _haystack(row: Mapping[str, Any]) -> str:
@@ -115,13 +113,14 @@ def select_rows(
         for row in rows
         if (not status or row["status"] == status) and all(word in _haystack(row) for word in words)
     ]
-    present = [row for row in chosen if _sort_value(row, sort) is not None]
-    missing = [row for row in chosen if _sort_value(row, sort) is None]
+    keyed = [(_sort_value(row, sort), row) for row in chosen]
+    present = [(value, row) for value, row in keyed if value is not None]
+    missing = [row for value, row in keyed if value is None]
     try:
-        present.sort(key=lambda row: _sort_value(row, sort), reverse=descending)
+        present.sort(key=lambda pair: pair[0], reverse=descending)
     except TypeError:  # mixed kinds (a func_arg that is a number here, text there)
-        present.sort(key=lambda row: str(_sort_value(row, sort)), reverse=descending)
-    return present + missing
+        present.sort(key=lambda pair: str(pair[0]), reverse=descending)
+    return [row for _, row in present] + missing
 
 
 def _conditions(manifest: Mapping[str, Any]) -> list[dict[str, str]]:
