@@ -30,6 +30,15 @@ from trainer_sdk.ui import server as ui_server
 PACKAGE = Path(__file__).resolve().parents[1]
 APP_JS = "packages/trainer-sdk/src/trainer_sdk/ui/static/app.js"
 SIZES = (1_000, 10_000, 100_000)
+COMMAND_SECONDS = 15
+ENDED_PROBE = """
+setInterval(() => {
+  const count = document.getElementById("log-count");
+  if (!window.__ended && count && count.textContent.includes("(ended)")) {
+    window.__ended = performance.now();
+  }
+}, 20);
+"""
 FRAME_PROBE = """
 window.__frames = [];
 let last = performance.now();
@@ -81,6 +90,8 @@ def serving(client: TrainerClient, static: Path) -> Iterator[UiServer]:
 @contextmanager
 def chromium(setup: Any, profile: Path) -> Iterator[Any]:
     from selenium import webdriver
+    from selenium.common.exceptions import WebDriverException
+    from urllib3.exceptions import ReadTimeoutError
 
     sink = setup.OutsideSink()
     threading.Thread(target=sink.serve_forever, daemon=True).start()
@@ -100,38 +111,37 @@ def chromium(setup: Any, profile: Path) -> Iterator[Any]:
         options.add_argument(argument)
     service = webdriver.ChromeService(shutil.which("chromedriver"))
     driver = webdriver.Chrome(options=options, service=service)
+    driver.command_executor._client_config.timeout = COMMAND_SECONDS  # a frozen tab: move on
     try:
         yield driver
     finally:
-        driver.quit()
+        try:
+            driver.quit()
+        except (WebDriverException, ReadTimeoutError):  # frozen: end the driver and it
+            driver.service.process.kill()
         sink.shutdown()
         sink.server_close()
 
 
 def time_until_ended(driver: Any, url: str, limit: float, probe: bool) -> tuple[float | None, Any]:
-    """Seconds until ``#log-count`` says ``(ended)`` (None: not within ``limit``), and the frame
-    gaps when ``probe``."""
-    driver.get("about:blank")
-    started = time.monotonic()
-    driver.get(url)
-    if probe:
-        driver.execute_script(FRAME_PROBE)
+    """Seconds from navigation until ``#log-count`` says ``(ended)``, as the page's own clock
+    saw it (None: not within ``limit``), and the frame gaps when ``probe``."""
     from selenium.common.exceptions import WebDriverException
     from urllib3.exceptions import ReadTimeoutError
 
-    deadline = started + limit
+    source = ENDED_PROBE + (FRAME_PROBE if probe else "")
+    driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": source})
+    deadline = time.monotonic() + limit
+    driver.get(url)
     while time.monotonic() < deadline:
         try:
-            text = driver.execute_script(
-                "const c = document.getElementById('log-count'); return c ? c.textContent : '';"
-            )
+            ended = driver.execute_script("return window.__ended || null;")
         except (WebDriverException, ReadTimeoutError):  # a frozen tab answers nothing: wait on
-            text = ""
-        if "(ended)" in text:
-            elapsed = time.monotonic() - started
+            ended = None
+        if ended is not None:
             frames = driver.execute_script("return window.__frames || [];") if probe else []
-            return elapsed, frames
-        time.sleep(0.05)
+            return ended / 1000, frames
+        time.sleep(0.25)
     return None, []
 
 
