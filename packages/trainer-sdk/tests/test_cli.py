@@ -373,6 +373,20 @@ def test_a_pipe_gets_plain_columns_newest_first_with_age(tmp_path: Path) -> None
     assert (code, out) == (0, "trainjob/newer\ntrainjob/older\n")
 
 
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_job_output_names_the_runtime_without_its_command_template(
+    tmp_path: Path, output: str
+) -> None:
+    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
+    client.train(
+        trainer=CustomTrainerContainer(image="i"), options=[Name("one"), TrainerCommand(["true"])]
+    )
+    for args in (("get", "one"), ("list",)):
+        code, out, _ = invoke(tmp_path, *args, "-o", output)
+        assert code == 0 and "{func_code}" not in out and "{func_file}" not in out
+        assert "torch-distributed" in out
+
+
 def test_an_empty_list_says_so(tmp_path: Path) -> None:
     code, out, err = invoke(tmp_path, "list")
     assert (code, out, err) == (0, "", "No TrainJobs found\n")

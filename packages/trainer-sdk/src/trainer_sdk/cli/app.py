@@ -66,6 +66,8 @@ def _plain(value: Any) -> Any:
         }
         if isinstance(value, types.RuntimeTrainer):
             document["command"] = list(value.command)
+        if isinstance(value, types.TrainJob):  # the runtime's name: its command is a template
+            document["runtime"] = value.runtime.name  # with {func_code} holes, not this job's
         return {key: item for key, item in document.items() if not key.startswith("_")}
     if isinstance(value, enum.Enum):
         return value.value
