@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import threading
@@ -87,6 +89,17 @@ def serving(client: TrainerClient, static: Path) -> Iterator[UiServer]:
         thread.join(timeout=10)
 
 
+def end_children(parent: int) -> None:
+    """SIGKILL the processes whose parent is ``parent`` (the browser chromedriver started)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[1]) == parent:
+            os.kill(int(stat.parent.name), signal.SIGKILL)
+
+
 @contextmanager
 def chromium(setup: Any, profile: Path) -> Iterator[Any]:
     from selenium import webdriver
@@ -117,7 +130,8 @@ def chromium(setup: Any, profile: Path) -> Iterator[Any]:
     finally:
         try:
             driver.quit()
-        except (WebDriverException, ReadTimeoutError):  # frozen: end the driver and it
+        except (WebDriverException, ReadTimeoutError):  # frozen: end the browser and driver
+            end_children(driver.service.process.pid)
             driver.service.process.kill()
         sink.shutdown()
         sink.server_close()

@@ -39,7 +39,7 @@ from trainer_sdk.client import TrainerClient
 from trainer_sdk.errors import JobNotFoundError, TrainerError
 from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.types import TrainJob
-from trainer_sdk.ui import manifests, views
+from trainer_sdk.ui import logstream, manifests, views
 from trainer_sdk.ui.access import Access
 from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits, Connections
 from trainer_sdk.ui.jobindex import JobIndex
@@ -393,7 +393,8 @@ class _Handler(BaseHTTPRequestHandler):
         )
 
     def _stream_log(self, name: str, step: str) -> None:
-        """Server-sent events: one ``data`` event per line, then ``end`` when the job has ended."""
+        """Server-sent events: each ``data`` is a JSON list of the lines that arrived since the
+        last one (an empty list while the job is quiet), then ``end`` when the job has ended."""
         lines: Iterator[str] = self.server.client.get_job_logs(name, step, follow=True)
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -404,16 +405,16 @@ class _Handler(BaseHTTPRequestHandler):
         closed = threading.Event()
         self.server.log_streams.add(closed)
         try:
-            for line in lines:
-                if closed.is_set():
-                    return
-                self.wfile.write(f"data: {json.dumps(line)}\n\n".encode())
+            for batch in logstream.batches(lines, closed):
+                self.wfile.write(f"data: {json.dumps(batch)}\n\n".encode())
                 self.wfile.flush()
-            self.wfile.write(b"event: end\ndata: {}\n\n")
-            self.wfile.flush()
+            if not closed.is_set():
+                self.wfile.write(b"event: end\ndata: {}\n\n")
+                self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             return  # the page went away, or stopped reading
         finally:
+            closed.set()  # the reader thread stops too
             self.server.log_streams.discard(closed)
 
 

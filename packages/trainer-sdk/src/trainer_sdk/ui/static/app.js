@@ -208,7 +208,7 @@ function jobList(main) {
 }
 
 // -- logs -----------------------------------------------------------------------------------
-// Lines arrive one server-sent event each; they are queued and appended once per animation frame
+// Lines arrive in batches (a server-sent event each); they are queued and appended once per frame
 // (one DOM insertion, one scroll), only new lines are matched against the search, and the DOM
 // keeps the last LOG_WINDOW lines: the whole log is one Download or one server-side search away.
 const LOG_WINDOW = 5000;
@@ -259,9 +259,9 @@ function logPanel(name, steps, firstStep) {
     showCount();
     if (follow.checked) lines.scrollTop = lines.scrollHeight;
   };
-  const receive = (text) => {
-    pending.push(text);
-    if (!frame) frame = requestAnimationFrame(flush);
+  const receive = (batch, prefix) => { // a JSON list of lines per event (empty: keep-alive)
+    for (const text of batch) pending.push(prefix + text);
+    if (batch.length && !frame) frame = requestAnimationFrame(flush);
   };
   const refilter = () => {
     const wanted = needle();
@@ -296,7 +296,7 @@ function logPanel(name, steps, firstStep) {
     download.href = `/api/jobs/${job}/logs?step=${encodeURIComponent(select.value)}&download=1`;
     sources = chosenSteps().map((step) => {
       const source = new EventSource(`/api/jobs/${job}/logs/stream?step=${encodeURIComponent(step)}`);
-      source.onmessage = (event) => receive(prefixed ? `[${step}] ${JSON.parse(event.data)}` : JSON.parse(event.data));
+      source.onmessage = (event) => receive(JSON.parse(event.data), prefixed ? `[${step}] ` : "");
       source.addEventListener("end", () => { source.close(); ended += 1; flush(); });
       return source;
     });
