@@ -387,6 +387,14 @@ def test_job_output_names_the_runtime_without_its_command_template(
         assert "torch-distributed" in out
 
 
+def test_shell_completion_completes_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_TRAINER_COMPLETE", "bash_complete")
+    monkeypatch.setenv("COMP_WORDS", "trainer de")
+    monkeypatch.setenv("COMP_CWORD", "1")
+    result = CliRunner().invoke(cli, [], prog_name="trainer")
+    assert result.exit_code == 0 and "plain,delete" in result.output.splitlines()
+
+
 def test_an_empty_list_says_so(tmp_path: Path) -> None:
     code, out, err = invoke(tmp_path, "list")
     assert (code, out, err) == (0, "", "No TrainJobs found\n")
