@@ -54,7 +54,10 @@ def test_a_failed_job_leads_with_its_exception_rank_and_traceback(
             detail = json.loads(response.read())
         failure = detail["failure"]
         assert failure["exception"] == "ValueError: bad batch 3 on purpose"
-        assert (failure["rank"], failure["step"]) == (1, raised.value.step)
+        # the rank as JobFailedError read it from the log (tagged [rankN]: where torchrun runs
+        # several processes on a node; a node of one process is known by its step alone)
+        assert (failure["rank"], failure["step"]) == (raised.value.rank, raised.value.step)
+        assert failure["step"] == "node-1"
         assert failure["trainingStep"] == 2
         assert any("raise ValueError" in line for line in failure["traceback"])
         for step in detail["steps"]:
@@ -65,7 +68,8 @@ def test_a_failed_job_leads_with_its_exception_rank_and_traceback(
         WebDriverWait(browser, SEE_SECONDS).until(
             seen.text_to_be_present_in_element((By.ID, "failure-exception"), "bad batch 3")
         )
-        assert "rank 1" in browser.find_element(By.ID, "failure-where").text
+        where = browser.find_element(By.ID, "failure-where").text
+        assert "step node-1" in where and "after training step 2" in where
         assert "raise ValueError" in browser.find_element(By.ID, "failure-traceback").text
         WebDriverWait(browser, SEE_SECONDS).until(
             seen.presence_of_element_located((By.ID, "log-step"))

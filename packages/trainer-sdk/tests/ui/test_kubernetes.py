@@ -100,6 +100,20 @@ def test_the_api_lists_cluster_jobs_and_samples_their_reported_metrics(
     assert (row["progress"], row["metrics"]) == (50, {"loss": "0.25"})
 
 
+def click(browser: Any, locator: tuple[str, str]) -> None:
+    """Click what ``locator`` finds, again if the list re-rendered it meanwhile (it polls)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def clicked(driver: Any) -> bool:
+        driver.find_element(*locator).click()
+        return True
+
+    WebDriverWait(browser, SEE_SECONDS, ignored_exceptions=(StaleElementReferenceException,)).until(
+        clicked
+    )
+
+
 @pytest.mark.e2e
 def test_the_job_list_renders_against_the_api_stand_in(
     cluster: Any,
@@ -130,7 +144,7 @@ def test_the_job_list_renders_against_the_api_stand_in(
     browser.find_element(By.ID, "job-search").send_keys("torch-distributed")
     WebDriverWait(browser, SEE_SECONDS).until(lambda driver: len(driver.find_elements(*rows)) == 2)
     browser.save_screenshot(str(tmp_path / "cluster-job-list.png"))
-    browser.find_element(By.LINK_TEXT, names[0]).click()
+    click(browser, (By.LINK_TEXT, names[0]))
     WebDriverWait(browser, SEE_SECONDS).until(
         seen.text_to_be_present_in_element((By.ID, "job-status"), "Created")
     )
@@ -141,9 +155,8 @@ def test_the_job_list_renders_against_the_api_stand_in(
     )
     browser.find_element(By.LINK_TEXT, "← Jobs").click()
     for name in names:
-        box = (By.CSS_SELECTOR, f'input.select[data-job="{name}"]')
-        WebDriverWait(browser, SEE_SECONDS).until(seen.element_to_be_clickable(box)).click()
-    browser.find_element(By.ID, "compare-selected").click()
+        click(browser, (By.CSS_SELECTOR, f'input.select[data-job="{name}"]'))
+    click(browser, (By.ID, "compare-selected"))
     overlaid = (By.CSS_SELECTOR, '.chart[data-metric="loss"] .u-legend .u-series')
     WebDriverWait(browser, SEE_SECONDS).until(
         lambda driver: len(driver.find_elements(*overlaid)) == 3  # x, one job, the other

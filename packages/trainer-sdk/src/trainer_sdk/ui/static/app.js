@@ -142,7 +142,7 @@ function jobList(main) {
     head.replaceChildren(el("tr", {}, el("th", {}, all), sortHeader("Name", "name"), sortHeader("Status", "status"),
       sortHeader("Runtime", "runtime"), sortHeader("Nodes", "nodes"),
       args.map((key) => sortHeader(key, `arg:${key}`)), el("th", {}, "Labels"),
-      metrics.map((key) => sortHeader(key, `metric:${key}`)),
+      metrics.map((key) => sortHeader(`${key} (last)`, `metric:${key}`)),
       sortHeader("Progress", "progress"), sortHeader("Age", "created"), sortHeader("Duration", "duration")));
     const running = (job) => job.status !== "Complete" && job.status !== "Failed";
     body.replaceChildren(...jobs.map((job) => el("tr", { "data-job": job.name },
@@ -191,7 +191,11 @@ function jobList(main) {
   };
   const reload = () => { etag = null; load().catch((error) => showError(String(error.message || error))); };
   status.addEventListener("change", () => { view.offset = 0; reload(); });
-  search.addEventListener("input", () => { view.offset = 0; reload(); });
+  let typing = 0;
+  search.addEventListener("input", () => { // one request when typing pauses, not one per key
+    clearTimeout(typing);
+    typing = setTimeout(() => { view.offset = 0; reload(); }, 200);
+  });
   compareButton.addEventListener("click", () => { location.hash = `#/compare/${[...selected].map(encodeURIComponent).join(",")}`; });
   deleteButton.addEventListener("click", async () => {
     const names = [...selected];
@@ -314,15 +318,20 @@ function logPanel(name, steps, firstStep) {
 }
 
 // -- charts ---------------------------------------------------------------------------------
-// One colour per job, the same in every chart (a hash of its name), one dash pattern per rank;
+// One colour per job, the same in every chart and in the summary (its place among the compared
+// jobs, from a palette of ten; a hash of its name beyond), one dash pattern per rank;
 // smoothing is an exponential moving average; x is the step, the wall time or the seconds since
 // the job's first point.
 const DASHES = [[], [6, 3], [2, 3], [10, 3, 2, 3]];
 
-function jobColor(name) {
-  let hash = 0;
-  for (const char of name) hash = (hash * 31 + char.codePointAt(0)) >>> 0;
-  return `hsl(${hash % 360}, 70%, 42%)`;
+const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+
+function jobColor(name, names = []) {
+  const place = names.indexOf(name);
+  if (place >= 0 && place < PALETTE.length) return PALETTE[place];
+  let hash = 2166136261; // FNV-1a
+  for (const char of name) hash = Math.imul(hash ^ char.codePointAt(0), 16777619) >>> 0;
+  return `hsl(${Math.round((hash % 1000) * 137.508) % 360}, 65%, 42%)`;
 }
 
 function smooth(values, weight) {
@@ -364,6 +373,7 @@ function chartPanel(owner, chosenJobs) {
   const xOf = (line, job, first, axis) => (axis === "step" ? line.x : axis === "wall" ? line.t : line.t.map((t) => t - first.get(job)));
   const drawChart = (metric, all) => {
     const view = controls.state();
+    const names = all.map(([job]) => job);
     const first = new Map(all.map(([job, series]) => [job, Math.min(...Object.values(series.metrics).flatMap((ranks) => Object.values(ranks).flatMap((line) => line.t)))]));
     const lines = [];
     for (const [job, series] of all) {
@@ -394,7 +404,7 @@ function chartPanel(owner, chosenJobs) {
         axes: [{ label: { step: "step", wall: "time", relative: "seconds" }[view.x] }, {}],
         series: [{ label: view.x }, ...lines.map((entry) => ({
           label: entry.label,
-          stroke: single ? COLORS[entry.rank % COLORS.length] : jobColor(entry.job),
+          stroke: single ? COLORS[entry.rank % COLORS.length] : jobColor(entry.job, names),
           dash: single ? [] : DASHES[entry.rank % DASHES.length],
           width: 1.5, spanGaps: true, points: { show: xs.length < 60 } }))],
         cursor: { drag: { x: true, y: false } },
@@ -421,7 +431,7 @@ function summaryTable(all, metrics) {
       if (!ranks.length) continue;
       const values = ranks.flatMap((line) => line.y);
       const lastRank = ranks.reduce((best, line) => (line.x[line.x.length - 1] >= best.x[best.x.length - 1] ? line : best));
-      rows.push([el("span", { className: "swatch-label" }, el("span", { className: "swatch", "data-color": jobColor(job) }), job), metric,
+      rows.push([el("span", { className: "swatch-label" }, el("span", { className: "swatch", "data-color": jobColor(job, all.map(([name]) => name)) }), job), metric,
         shortValue(lastRank.y[lastRank.y.length - 1]), shortValue(Math.min(...values)), shortValue(Math.max(...values))]);
     }
   }
@@ -435,7 +445,7 @@ function comparePage(main, names) {
   document.title = `Compare ${names.length} runs · Trainer`;
   const legend = el("div", { className: "filters", id: "compare-jobs" }, names.map((name) => {
     const swatch = el("span", { className: "swatch" });
-    swatch.style.background = jobColor(name);
+    swatch.style.background = jobColor(name, names);
     return el("a", { href: `#/jobs/${encodeURIComponent(name)}`, className: "swatch-label", "data-job": name }, swatch, name);
   }));
   const charts = chartPanel(null, () => names);
