@@ -9,6 +9,7 @@ to this file. Nothing leaves loopback (the browser tests' offline Chromium setup
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 import tempfile
@@ -54,7 +55,9 @@ def crash_on_rank_one() -> None:
 
 def main() -> None:
     sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("bench_log_panel", BENCHMARKS / "bench_log_panel.py")
+    spec = importlib.util.spec_from_file_location(
+        "bench_log_panel", BENCHMARKS / "bench_log_panel.py"
+    )
     assert spec is not None and spec.loader is not None
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
@@ -76,10 +79,8 @@ def main() -> None:
         failed = client.train(trainer=CustomTrainer(func=crash_on_rank_one, num_nodes=2))
         for name in names:
             client.wait_for_job_status(name, timeout=600)
-        try:
+        with contextlib.suppress(JobFailedError):  # expected: the screenshot's failed job
             client.wait_for_job_status(failed, timeout=600)
-        except JobFailedError:
-            pass  # expected: it is the failed job of the screenshot
         with bench.serving(client, bench.ui_server.STATIC_DIR) as server:
             base = server.url.rstrip("/")
             with bench.chromium(setup, root / "profile") as driver:
