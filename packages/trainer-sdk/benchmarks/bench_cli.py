@@ -33,7 +33,7 @@ def export(revision: str, into: Path) -> Path:
         ["git", "archive", "--format=tar", revision, SOURCES],
         check=True,
         capture_output=True,
-        cwd=PACKAGE,
+        cwd=PACKAGE.parents[1],
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
@@ -42,7 +42,8 @@ def export(revision: str, into: Path) -> Path:
 
 def seconds(source: Path, root: Path, *args: str) -> float:
     env = {**os.environ, "PYTHONPATH": f"{source}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    command = [sys.executable, "-m", "trainer_sdk.cli", "--backend", "local", "--root", str(root)]
+    entry = "from trainer_sdk.cli import main; main()"  # what the trainer console script runs
+    command = [sys.executable, "-c", entry, "--backend", "local", "--root", str(root)]
     started = time.perf_counter()
     subprocess.run([*command, *args], check=True, capture_output=True, env=env)
     return time.perf_counter() - started

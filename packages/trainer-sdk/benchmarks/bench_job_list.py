@@ -58,7 +58,7 @@ def clone_jobs(root: Path, count: int) -> None:
     seed = root / "seed"
     for index in range(count):
         name = f"job-{index:05d}"
-        shutil.copytree(seed, root / name, symlinks=True)
+        shutil.copytree(seed, root / name, symlinks=True, ignore=shutil.ignore_patterns(".*"))
         manifest = json.loads((root / name / "trainjob.json").read_text())
         manifest["metadata"]["name"] = name
         (root / name / "trainjob.json").write_text(json.dumps(manifest))
