@@ -346,7 +346,7 @@ def test_tables_fit_80_columns_without_cutting_names(
     monkeypatch: pytest.MonkeyPatch, render: object, names: dict[int, str]
 ) -> None:
     output = io.StringIO()
-    console = Console(file=output, width=80, color_system=None)
+    console = Console(file=output, width=80, color_system=None, force_terminal=True)
     monkeypatch.setattr(cli_module, "_console", console)
     console.print(render())  # type: ignore[operator]
     rendered = output.getvalue()
@@ -354,6 +354,68 @@ def test_tables_fit_80_columns_without_cutting_names(
     assert "…" not in rendered
     for column, name in names.items():
         assert column_text(rendered, column) == name, rendered
+
+
+def test_a_pipe_gets_plain_columns_newest_first_with_age(tmp_path: Path) -> None:
+    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
+    for name in ("older", "newer"):
+        client.train(
+            trainer=CustomTrainerContainer(image="i"),
+            options=[Name(name), TrainerCommand(["true"])],
+        )
+    code, out, _ = invoke(tmp_path, "list")
+    header, *rows = out.splitlines()
+    assert code == 0 and header.split()[:2] == ["NAME", "STATUS"] and header.split()[-1] == "AGE"
+    assert "│" not in out and "┃" not in out and "━" not in out
+    assert [row.split()[0] for row in rows] == ["newer", "older"]
+    assert re.fullmatch(r"\d+s", rows[0].split()[-1])
+    code, out, _ = invoke(tmp_path, "list", "-o", "name")
+    assert (code, out) == (0, "trainjob/newer\ntrainjob/older\n")
+
+
+@pytest.mark.parametrize("output", ["json", "yaml"])
+def test_job_output_names_the_runtime_without_its_command_template(
+    tmp_path: Path, output: str
+) -> None:
+    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
+    client.train(
+        trainer=CustomTrainerContainer(image="i"), options=[Name("one"), TrainerCommand(["true"])]
+    )
+    for args in (("get", "one"), ("list",)):
+        code, out, _ = invoke(tmp_path, *args, "-o", output)
+        assert code == 0 and "{func_code}" not in out and "{func_file}" not in out
+        assert "torch-distributed" in out
+
+
+def test_shell_completion_completes_commands(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("_TRAINER_COMPLETE", "bash_complete")
+    monkeypatch.setenv("COMP_WORDS", "trainer de")
+    monkeypatch.setenv("COMP_CWORD", "1")
+    result = CliRunner().invoke(cli, [], prog_name="trainer")
+    assert result.exit_code == 0 and "plain,delete" in result.output.splitlines()
+
+
+def test_an_empty_list_says_so(tmp_path: Path) -> None:
+    code, out, err = invoke(tmp_path, "list")
+    assert (code, out, err) == (0, "", "No TrainJobs found\n")
+
+
+def test_delete_takes_many_names_or_all(tmp_path: Path) -> None:
+    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
+    for name in ("a", "b", "c", "d"):
+        client.train(
+            trainer=CustomTrainerContainer(image="i"),
+            options=[Name(name), TrainerCommand(["true"])],
+        )
+    code, _, err = invoke(tmp_path, "delete", "a", "b", "nope")
+    assert code == 1 and "TrainJob a deleted" in err and "TrainJob b deleted" in err
+    assert "nope" in err
+    assert sorted(job.name for job in client.list_jobs()) == ["c", "d"]
+    assert invoke(tmp_path, "delete")[0] == 2
+    assert invoke(tmp_path, "delete", "c", "--all")[0] == 2
+    code, _, err = invoke(tmp_path, "delete", "--all")
+    assert code == 0 and client.list_jobs() == []
+    assert invoke(tmp_path, "delete", "--all")[2] == "No TrainJobs found\n"
 
 
 def test_runtimes_table_keeps_every_name_whole(tmp_path: Path) -> None:
@@ -515,8 +577,8 @@ def test_get_metrics_prints_the_latest_values_and_json_the_history(tmp_path: Pat
     assert code == 0, err
     code, out, _ = invoke(tmp_path, "get", "metrics-job", "--metrics")
     assert code == 0
-    rows = [line.split() for line in out.splitlines() if line.strip().startswith("│ l")]
-    assert [[cell for cell in row if cell != "│"] for row in rows] == [
+    rows = [line.split() for line in out.splitlines() if line.startswith("l")]
+    assert rows == [
         ["loss", "0.2", "4"],
         ["lr", "0.1", "4"],
     ]

@@ -26,6 +26,7 @@ __all__ = [
     "build_trainjob_manifest",
     "command_for_code",
     "command_for_function",
+    "function_args",
     "generate_name",
     "resources_from_dict",
 ]
@@ -160,6 +161,26 @@ def _call_expression(func: Callable[..., Any], func_args: dict[str, Any] | None)
     return f"{func.__name__}(**{literal})"
 
 
+def function_args(command: Sequence[str]) -> dict[str, Any] | None:
+    """The ``func_args`` a ``command_for_function`` command carries (None: not such a command,
+    or called without arguments): read back from the source it writes, never executed."""
+    for part in command:
+        for token in _BASE64_TOKEN.findall(part):
+            try:
+                lines = base64.b64decode(token, validate=True).decode().rstrip("\n").splitlines()
+            except (ValueError, UnicodeDecodeError):
+                continue
+            call = lines[-1] if lines else ""
+            name, _, rest = call.partition("(**")
+            if name.isidentifier() and rest.endswith(")"):
+                try:
+                    value = ast.literal_eval(rest[:-1])
+                except (ValueError, SyntaxError):
+                    continue
+                return value if isinstance(value, dict) else None
+    return None
+
+
 def command_for_function(
     runtime: types.Runtime,
     func: Callable[..., Any],
@@ -184,6 +205,9 @@ def command_for_function(
     source = "\n" * max(first_line - 1, 0) + textwrap.dedent("".join(lines))
     code = f"{source}\n{_call_expression(func, func_args)}\n"
     return command_for_code(runtime, code, func_file, pip_index_urls, packages_to_install)
+
+
+_BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
 
 
 def _base64(text: str) -> str:

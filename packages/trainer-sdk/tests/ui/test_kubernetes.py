@@ -90,16 +90,28 @@ def test_the_api_lists_cluster_jobs_and_samples_their_reported_metrics(
     assert "kind: TrainJob" in detail["trainjobYaml"] and detail["jobsetYaml"] is None
 
     report(cluster, names[0], 0.5, "2026-01-01T00:00:05Z")
-    assert get(server, f"/api/jobs/{names[0]}/metrics")["metrics"] == {
-        "loss": {"0": {"x": [0], "y": [0.5]}}
-    }
+    [line] = get(server, f"/api/jobs/{names[0]}/metrics")["metrics"]["loss"].values()
+    assert (line["x"], line["y"]) == ([0], [0.5])
     assert get(server, f"/api/jobs/{names[0]}/metrics")["count"] == 1  # the same report again
     report(cluster, names[0], 0.25, "2026-01-01T00:00:10Z")
-    assert get(server, f"/api/jobs/{names[0]}/metrics")["metrics"] == {
-        "loss": {"0": {"x": [0, 1], "y": [0.5, 0.25]}}
-    }
+    [line] = get(server, f"/api/jobs/{names[0]}/metrics")["metrics"]["loss"].values()
+    assert (line["x"], line["y"]) == ([0, 1], [0.5, 0.25])
     [row] = [row for row in get(server, "/api/jobs") if row["name"] == names[0]]
     assert (row["progress"], row["metrics"]) == (50, {"loss": "0.25"})
+
+
+def click(browser: Any, locator: tuple[str, str]) -> None:
+    """Click what ``locator`` finds, again if the list re-rendered it meanwhile (it polls)."""
+    from selenium.common.exceptions import StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def clicked(driver: Any) -> bool:
+        driver.find_element(*locator).click()
+        return True
+
+    WebDriverWait(browser, SEE_SECONDS, ignored_exceptions=(StaleElementReferenceException,)).until(
+        clicked
+    )
 
 
 @pytest.mark.e2e
@@ -129,10 +141,10 @@ def test_the_job_list_renders_against_the_api_stand_in(
     Select(browser.find_element(By.ID, "filter-status")).select_by_value("Running")
     WebDriverWait(browser, SEE_SECONDS).until(lambda driver: not driver.find_elements(*rows))
     Select(browser.find_element(By.ID, "filter-status")).select_by_value("Created")
-    Select(browser.find_element(By.ID, "filter-runtime")).select_by_value("torch-distributed")
+    browser.find_element(By.ID, "job-search").send_keys("torch-distributed")
     WebDriverWait(browser, SEE_SECONDS).until(lambda driver: len(driver.find_elements(*rows)) == 2)
     browser.save_screenshot(str(tmp_path / "cluster-job-list.png"))
-    browser.find_element(By.LINK_TEXT, names[0]).click()
+    click(browser, (By.LINK_TEXT, names[0]))
     WebDriverWait(browser, SEE_SECONDS).until(
         seen.text_to_be_present_in_element((By.ID, "job-status"), "Created")
     )
@@ -141,12 +153,15 @@ def test_the_job_list_renders_against_the_api_stand_in(
     WebDriverWait(browser, SEE_SECONDS).until(
         seen.text_to_be_present_in_element_attribute(chart, "data-points", "1")
     )
-    Select(browser.find_element(By.ID, "compare")).select_by_value(names[1])
+    browser.find_element(By.LINK_TEXT, "← Jobs").click()
+    for name in names:
+        click(browser, (By.CSS_SELECTOR, f'input.select[data-job="{name}"]'))
+    click(browser, (By.ID, "compare-selected"))
     overlaid = (By.CSS_SELECTOR, '.chart[data-metric="loss"] .u-legend .u-series')
     WebDriverWait(browser, SEE_SECONDS).until(
-        lambda driver: len(driver.find_elements(*overlaid)) == 3  # step, this job, the other
+        lambda driver: len(driver.find_elements(*overlaid)) == 3  # x, one job, the other
     )
-    assert f"{names[1]} r0" in browser.find_element(*chart).get_attribute("textContent")
+    assert f"{names[1]} rank 0" in browser.find_element(*chart).get_attribute("textContent")
 
 
 @pytest.mark.e2e

@@ -74,8 +74,9 @@ def test_the_api_shows_the_job_its_objects_and_logs(
 
     status, headers, stream = call(server, "/api/jobs/hello/logs/stream?step=node-0")
     assert headers["Content-Type"].startswith("text/event-stream")
-    events = stream.decode().strip().split("\n\n")
-    assert events[-3:] == ['data: "hello"', 'data: "world"', "event: end\ndata: {}"]
+    *batches, end = stream.decode().strip().split("\n\n")
+    lines = [line for event in batches for line in json.loads(event.removeprefix("data: "))]
+    assert (lines[-2:], end) == (["hello", "world"], "event: end\ndata: {}")
 
     assert json.loads(call(server, "/api/jobs/hello/metrics")[2]) == {"count": 0, "metrics": {}}
     runtimes = json.loads(call(server, "/api/runtimes")[2])
@@ -141,3 +142,24 @@ def test_writes_need_the_header_and_a_read_only_ui_refuses_them(
     assert finished_job.get_job("hello").status == "Complete"  # stopping a finished job keeps it
     assert call(server, "/api/jobs/hello/delete", "POST", write)[0] == 200
     assert json.loads(call(server, "/api/jobs")[2]) == []
+
+
+def test_a_log_is_searched_on_the_server_with_line_numbers(
+    finished_job: TrainerClient, start_ui: Callable[..., UiServer]
+) -> None:
+    server = start_ui(finished_job)
+    status, _, body = call(server, "/api/jobs/hello/logs/search?step=node-0&q=WORLD")
+    answer = json.loads(body)
+    assert status == 200 and answer["truncated"] is False
+    assert [match["text"] for match in answer["matches"]] == ["world"]
+    lines = call(server, "/api/jobs/hello/logs?step=node-0")[2].decode().splitlines()
+    assert lines[answer["matches"][0]["line"] - 1] == "world"
+    status, _, body = call(server, "/api/jobs/hello/logs/search?step=node-0")
+    assert status == 400 and b"q: the query needs" in body
+
+
+def test_the_favicon_is_served(tmp_path: Path, start_ui: Callable[..., UiServer]) -> None:
+    server = start_ui(TrainerClient(LocalBackendConfig(root=tmp_path)))
+    status, headers, icon = call(server, "/favicon.ico")
+    assert status == 200 and headers["Content-Type"].startswith("image/svg+xml")
+    assert icon.startswith(b"<svg")

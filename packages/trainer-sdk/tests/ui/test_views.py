@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 import trainer_runtime
 from trainer_sdk import Step, TrainerStatus, TrainJob
+from trainer_sdk.errors import JobFailedError
 from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.ui import views
 
@@ -69,8 +70,11 @@ def test_metric_series_splits_metrics_and_ranks_and_drops_non_finite_values() ->
     assert views.metric_series(points) == {
         "count": 4,
         "metrics": {
-            "loss": {"0": {"x": [0, 2], "y": [1.0, 0.5]}, "1": {"x": [0], "y": [1.5]}},
-            "lr": {"0": {"x": [0], "y": [0.1]}},
+            "loss": {
+                "0": {"x": [0, 2], "y": [1.0, 0.5], "t": [1.0, 3.0]},
+                "1": {"x": [0], "y": [1.5], "t": [1.0]},
+            },
+            "lr": {"0": {"x": [0], "y": [0.1], "t": [1.0]}},
         },
     }
 
@@ -85,3 +89,27 @@ def test_runtime_view_shows_what_the_runtime_builds() -> None:
     )
     assert [job["name"] for job in view["replicatedJobs"]] == ["node"]
     assert view["replicatedJobs"][0]["containers"][0]["name"] == "node"
+
+
+def test_failure_view_names_the_rank_its_last_step_and_the_traceback() -> None:
+    error = JobFailedError(
+        "j",
+        "FailedJobs: pod j-node-0-1 exited with code 1",
+        "node-1",
+        ["Traceback (most recent call last):", '    raise ValueError("bad")', "ValueError: bad"],
+        exception="ValueError: bad",
+        rank=1,
+    )
+    points = [MetricPoint(4, 1.0, 1, {"loss": 1.0}), MetricPoint(9, 2.0, 0, {"loss": 0.5})]
+    assert views.failure_view(error, points) == {
+        "exception": "ValueError: bad",
+        "reason": "FailedJobs: pod j-node-0-1 exited with code 1",
+        "rank": 1,
+        "step": "node-1",
+        "trainingStep": 4,  # rank 1's, not rank 0's later step
+        "traceback": [
+            "Traceback (most recent call last):",
+            '    raise ValueError("bad")',
+            "ValueError: bad",
+        ],
+    }

@@ -162,8 +162,9 @@ class RuntimeBackend(abc.ABC):
         ]
         return first[0] if first else next(iter(failed.values()))
 
-    def _failure(self, job: types.TrainJob) -> JobFailedError:
-        """The error for a failed job: the user's exception and rank when the log shows them."""
+    def failure(self, job: types.TrainJob) -> JobFailedError:
+        """The error for a failed job: the user's exception and rank when the log shows them
+        (what ``wait_for_job_status`` raises; the UI shows it on a failed job's page)."""
         reason = job.message or "the job failed"
         step = self._failed_step(job)
         if step is None:
@@ -211,7 +212,7 @@ class RuntimeBackend(abc.ABC):
             if job.status in status:
                 return job
             if job.status == constants.TRAINJOB_FAILED:
-                raise self._failure(job)
+                raise self.failure(job)
             remaining = deadline - self._clock()
             if remaining <= 0:
                 raise TimeoutError(

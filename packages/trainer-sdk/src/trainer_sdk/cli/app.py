@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -66,6 +66,8 @@ def _plain(value: Any) -> Any:
         }
         if isinstance(value, types.RuntimeTrainer):
             document["command"] = list(value.command)
+        if isinstance(value, types.TrainJob):  # the runtime's name: its command is a template
+            document["runtime"] = value.runtime.name  # with {func_code} holes, not this job's
         return {key: item for key, item in document.items() if not key.startswith("_")}
     if isinstance(value, enum.Enum):
         return value.value
@@ -102,7 +104,8 @@ def _needed_width(column: Column, cells: list[str]) -> int:
 
 def _table(columns: list[Column], rows: list[list[str]], **options: Any) -> Table:
     """A table of ``rows``; within the console's width (80 when not a terminal), columns are
-    dropped from the right (never a name column) until it fits, and names wrap."""
+    dropped from the right (never a name column) until it fits, and names wrap; boxed on a
+    terminal, plain columns elsewhere."""
     keep = list(range(len(columns)))
     while True:
         needed = 1 + sum(_needed_width(columns[i], [row[i] for row in rows]) for i in keep)
@@ -110,17 +113,29 @@ def _table(columns: list[Column], rows: list[list[str]], **options: Any) -> Tabl
         if needed <= _console.width or len(droppable) <= 1:
             break
         keep.remove(droppable[-1])
+    if not _console.is_terminal:  # a pipe or a file: kubectl's plain columns, no box
+        options = {**options, "box": None, "show_edge": False, "pad_edge": False}
     table = Table(*(columns[i] for i in keep), **options)
     for row in rows:
         table.add_row(*(row[i] for i in keep))
     return table
 
 
-def _created(value: datetime) -> str:
-    return value.astimezone().strftime("%Y-%m-%d %H:%M:%S")
+def _age(created: datetime, now: datetime) -> str:
+    """kubectl's AGE: 45s, 12m, 3h5m, 2d4h."""
+    seconds = max(0, int((now - created).total_seconds()))
+    if seconds < 120:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m"
+    if seconds < 86400:
+        return f"{seconds // 3600}h{seconds % 3600 // 60}m"
+    return f"{seconds // 86400}d{seconds % 86400 // 3600}h"
 
 
-def _jobs_table(jobs: list[types.TrainJob]) -> Table:
+def _jobs_table(jobs: list[types.TrainJob], now: datetime | None = None) -> Table:
+    """The jobs as listed (``list`` sorts them newest first)."""
+    now = now or datetime.now(timezone.utc)
     rows = []
     for job in jobs:
         progress = job.trainer_status.progress_percentage if job.trainer_status else None
@@ -131,7 +146,7 @@ def _jobs_table(jobs: list[types.TrainJob]) -> Table:
                 job.runtime.name,
                 str(job.num_nodes),
                 "" if progress is None else f"{progress}%",
-                _created(job.creation_timestamp),
+                _age(job.creation_timestamp, now),
             ]
         )
     columns = [
@@ -140,7 +155,7 @@ def _jobs_table(jobs: list[types.TrainJob]) -> Table:
         _column("RUNTIME", name=True),
         _column("NODES"),
         _column("PROGRESS"),
-        _column("CREATED"),
+        _column("AGE"),
     ]
     return _table(columns, rows)
 
@@ -497,12 +512,24 @@ def _target_manifest(
 
 
 @cli.command(name="list")
-@click.option("--output", "-o", type=OUTPUTS, default="table", show_default=True)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Choice(["table", "json", "yaml", "name"]),
+    default="table",
+    show_default=True,
+    help="name: one trainjob/NAME a line (for xargs).",
+)
 @click.pass_context
 def list_jobs(context: click.Context, output: str) -> None:
-    """List TrainJobs with their status and runtime."""
-    jobs = _client(context).list_jobs()
-    _emit(jobs, output, lambda: _jobs_table(jobs))
+    """List TrainJobs, newest first, with their status, runtime and age."""
+    jobs = sorted(_client(context).list_jobs(), key=lambda job: job.creation_timestamp)[::-1]
+    if not jobs and output in ("table", "name"):
+        _errors.print("No TrainJobs found", highlight=False)
+    elif output == "name":
+        click.echo("".join(f"trainjob/{job.name}\n" for job in jobs), nl=False)
+    else:
+        _emit(jobs, output, lambda: _jobs_table(jobs))
 
 
 def _metrics_table(points: list[MetricPoint]) -> Table:
@@ -624,15 +651,28 @@ def wait(context: click.Context, name: str, timeout: int) -> None:
 
 
 @cli.command()
-@click.argument("name")
+@click.argument("names", metavar="NAME...", nargs=-1)
+@click.option("--all", "every", is_flag=True, help="Delete every TrainJob.")
 @click.pass_context
-def delete(context: click.Context, name: str) -> None:
-    """Delete NAME and end its processes."""
-    try:
-        _client(context).delete_job(name)
-    except TrainerError as error:
-        _fail(str(error), 1)
-    _errors.print(f"TrainJob {name} deleted", highlight=False)
+def delete(context: click.Context, names: tuple[str, ...], every: bool) -> None:
+    """Delete each NAME (or --all) and end its processes; exit 1 if any was not found."""
+    if bool(names) == every:
+        _fail("NAME...: give one or more TrainJob names, or --all (not both)")
+    client = _client(context)
+    if every:
+        names = tuple(job.name for job in client.list_jobs())
+        if not names:
+            _errors.print("No TrainJobs found", highlight=False)
+    missing = False
+    for name in names:
+        try:
+            client.delete_job(name)
+        except TrainerError as error:
+            _errors.print(f"[red]error:[/red] {escape(str(error))}", highlight=False)
+            missing = True
+            continue
+        _errors.print(f"TrainJob {name} deleted", highlight=False)
+    sys.exit(1 if missing else 0)
 
 
 @cli.command()
@@ -704,6 +744,8 @@ def ui(
     )
     try:
         server = UiServer(client, Access(host, token), port, allow_delete=not read_only)
+    except ValueError as error:
+        _fail(f"--{error}")
     except OSError as error:
         _fail(f"--host/--port: cannot listen on {host}:{port}: {error}")
     _errors.print(f"trainer ui: open {server.url}", highlight=False, soft_wrap=True)

@@ -7,6 +7,8 @@ The rules, checked on every request (``Access.refusal``):
 - with a token (always for a non-loopback bind): ``Authorization: Bearer TOKEN``, the
   ``trainer-ui-token`` cookie, or ``?token=TOKEN`` on the first page, which sets that cookie
   (HttpOnly, SameSite=Strict) and redirects to the same page without the token;
+- tokens are compared as UTF-8 bytes in constant time, so any text a client sends is a wrong
+  token (401), never a crash; an empty token is refused when the server starts;
 - writes (stop, delete) must carry the ``X-Trainer-UI`` header, which a cross-site form cannot
   send and a cross-site script cannot send without a CORS preflight the server never grants.
 """
@@ -64,6 +66,11 @@ class Access:
     token: str | None
 
     def __post_init__(self) -> None:
+        if self.token is not None and not self.token.strip():
+            raise ValueError(
+                "token: expected a non-empty token (an empty one would let anyone in); leave "
+                "--token out to get a random one"
+            )
         if self.token is None and not is_loopback(self.host):
             raise ValueError(
                 f"token: binding {self.host!r} (not loopback) needs a token, so that only whoever "
@@ -90,7 +97,11 @@ class Access:
         cookie: SimpleCookie = SimpleCookie(headers.get("cookie", ""))
         if COOKIE_NAME in cookie:
             candidates.append(cookie[COOKIE_NAME].value)
-        return any(hmac.compare_digest(candidate, self.token) for candidate in candidates)
+        expected = self.token.encode()
+        return any(
+            hmac.compare_digest(given.encode(errors="surrogatepass"), expected)
+            for given in candidates
+        )
 
     def refusal(
         self, method: str, headers: Mapping[str, str], query_token: str | None

@@ -2,12 +2,15 @@
 ``TrainerClient``.
 
 GET  /                                  the app (hash routes: #/, #/jobs/NAME, #/runtimes)
-GET  /static/...                        its JavaScript, CSS and the vendored uPlot
+GET  /static/...                        its JavaScript, CSS, icon and the vendored uPlot
+GET  /favicon.ico                       the icon (an SVG), for clients that ask there
 GET  /api/info                          backend, what this server may do
-GET  /api/jobs                          the job list
+GET  /api/jobs?q=&status=&sort=&order=&offset=&limit=
+                                        the job list, newest first (X-Total-Count, weak ETag)
 GET  /api/jobs/NAME                     one job: steps, conditions, events, TrainJob/JobSet YAML
 GET  /api/jobs/NAME/metrics             its metric history, per metric and rank
 GET  /api/jobs/NAME/logs?step=S         a step's log as text (``&download=1``: as a file)
+GET  /api/jobs/NAME/logs/search?step=S&q=TEXT  the lines holding TEXT (any case), numbered
 GET  /api/jobs/NAME/logs/stream?step=S  the same as server-sent events, following until the end
 POST /api/jobs/NAME/stop                end its processes, keep it (local backend)
 POST /api/jobs/NAME/delete              delete it
@@ -16,28 +19,42 @@ GET  /api/runtimes                      the runtimes and what each builds
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import mimetypes
+import socket
 import threading
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Final
 
+from trainer_sdk import constants
 from trainer_sdk.backends.local.backend import LocalBackend
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.errors import JobNotFoundError, TrainerError
 from trainer_sdk.metrics import MetricPoint
-from trainer_sdk.ui import manifests, views
+from trainer_sdk.types import TrainJob
+from trainer_sdk.ui import logstream, manifests, views
 from trainer_sdk.ui.access import Access
+from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits, Connections
+from trainer_sdk.ui.jobindex import JobIndex
 from trainer_sdk.ui.observed import ObservedHistory
 
 __all__ = ["STATIC_DIR", "UiServer"]
 
 STATIC_DIR: Final = Path(__file__).parent / "static"
+_CHUNK_BYTES: Final = 64 * 1024
+_CLOCK_FIELDS: Final = frozenset({"age", "duration"})
+_FAILURES_KEPT: Final = 256  # failed jobs whose cause the server keeps rather than re-reads
+_BUSY: Final = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 36\r\n"
+    b"Connection: close\r\n\r\nthe UI is answering too many clients\n"
+)
 
 
 def _now() -> datetime:
@@ -64,6 +81,7 @@ class UiServer(ThreadingHTTPServer):
         port: int = 0,
         allow_delete: bool = True,
         clock: Callable[[], datetime] = _now,
+        limits: ConnectionLimits = DEFAULT_LIMITS,
     ) -> None:
         self.client, self.access, self.allow_delete, self.clock = (
             client,
@@ -72,8 +90,16 @@ class UiServer(ThreadingHTTPServer):
             clock,
         )
         self.observed = ObservedHistory()
+        self._failures: dict[tuple[str, datetime], dict[str, Any]] = {}
+        self.index = JobIndex(client)
+        self._index_lock = threading.Lock()
         self.log_streams: set[threading.Event] = set()
-        super().__init__((access.host, port), _Handler)
+        self.connections = Connections(limits)
+        try:
+            super().__init__((access.host, port), _Handler)
+        except OSError:
+            self.connections.close()
+            raise
 
     @property
     def url(self) -> str:
@@ -93,18 +119,22 @@ class UiServer(ThreadingHTTPServer):
             "canDelete": self.allow_delete,
         }
 
-    def jobs(self) -> list[dict[str, Any]]:
+    def jobs(self, query: Mapping[str, str]) -> tuple[list[Mapping[str, Any]], int]:
+        """A page of the job list (``q``, ``status``, ``sort``, ``order``, ``offset``,
+        ``limit``; newest first by default) and how many rows match in all."""
         now = self.clock()
-        rows = []
-        for job in self.client.list_jobs():
-            try:
-                finished = manifests.finished_at(
-                    manifests.trainjob_manifest(self.client.backend, job.name)
-                )
-            except JobNotFoundError:
-                continue  # deleted while we looked
-            rows.append(views.job_summary(job, finished, now))
-        return rows
+        with self._index_lock:
+            indexed = self.index.jobs()
+        rows = views.select_rows(
+            [views.job_row(item, now) for item in indexed],
+            query.get("q", ""),
+            query.get("status", ""),
+            query.get("sort", "created"),
+            descending=query.get("order", "desc") != "asc",
+        )
+        offset = _count(query, "offset", 0)
+        limit = _count(query, "limit", len(rows))
+        return rows[offset : offset + limit], len(rows)
 
     def job(self, name: str) -> dict[str, Any]:
         backend = self.client.backend
@@ -117,7 +147,18 @@ class UiServer(ThreadingHTTPServer):
             self.client.get_job_events(name),
             manifests.finished_at(trainjob),
             self.clock(),
+            self._failure(job) if job.status == constants.TRAINJOB_FAILED else None,
         )
+
+    def _failure(self, job: TrainJob) -> dict[str, Any]:
+        """Why ``job`` failed, read once (its logs do not change any more) and kept."""
+        key = (job.name, job.creation_timestamp)
+        if key not in self._failures:
+            if len(self._failures) >= _FAILURES_KEPT:
+                self._failures.pop(next(iter(self._failures)))
+            error = self.client.backend.failure(job)
+            self._failures[key] = views.failure_view(error, self.client.get_job_metrics(job.name))
+        return self._failures[key]
 
     def metrics(self, name: str) -> dict[str, Any]:
         points: list[MetricPoint] = self.client.get_job_metrics(name)
@@ -146,9 +187,23 @@ class UiServer(ThreadingHTTPServer):
             raise _ApiError(HTTPStatus.FORBIDDEN, "this UI is read-only (started without delete)")
         self.client.delete_job(name)
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for ``request`` when the cap allows, else a 503 without one."""
+        if self.connections.admit(request):
+            super().process_request(request, client_address)
+            return
+        with contextlib.suppress(OSError):  # the client is gone already; nothing to tell it
+            request.sendall(_BUSY)
+        self.shutdown_request(request)
+
+    def shutdown_request(self, request: Any) -> None:
+        self.connections.release(request)
+        super().shutdown_request(request)
+
     def server_close(self) -> None:
         for stream in list(self.log_streams):
             stream.set()
+        self.connections.close()
         super().server_close()
 
 
@@ -156,8 +211,29 @@ class _Handler(BaseHTTPRequestHandler):
     server: UiServer
     protocol_version = "HTTP/1.1"
 
+    def setup(self) -> None:
+        """Every read and write on the socket is bounded too (a client that stops reading)."""
+        super().setup()
+        self.connection.settimeout(self.server.connections.limits.idle_seconds)
+        # headers and body go out as two writes: without this, Nagle's algorithm holds the body
+        # until the client's delayed ACK of the headers (40 ms a request on Linux)
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def log_message(self, format: str, *args: Any) -> None:
         """Quiet: the terminal shows the URL, not every request."""
+
+    def handle_one_request(self) -> None:
+        try:
+            super().handle_one_request()
+        except (TimeoutError, ConnectionResetError, BrokenPipeError):
+            self.close_connection = True  # too slow, or gone: drop it
+        self.server.connections.waiting(self.connection)
+
+    def parse_request(self) -> bool:
+        """The request line and headers have arrived: no header deadline while answering."""
+        parsed = super().parse_request()
+        self.server.connections.busy(self.connection)
+        return parsed
 
     # -- dispatch -------------------------------------------------------------------------------
     def do_GET(self) -> None:
@@ -181,6 +257,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if method == "GET" and url.path == "/":
                 self._send_file(STATIC_DIR / "index.html")
+            elif method == "GET" and url.path == "/favicon.ico":
+                self._send_file(STATIC_DIR / "favicon.svg")
             elif method == "GET" and parts[0] == "static":
                 self._send_static(parts[1:])
             elif parts[0] == "api":
@@ -200,7 +278,7 @@ class _Handler(BaseHTTPRequestHandler):
             case ("GET", ["info"]):
                 self._send_json(HTTPStatus.OK, server.info())
             case ("GET", ["jobs"]):
-                self._send_json(HTTPStatus.OK, server.jobs())
+                self._send_job_list(*server.jobs(query))
             case ("GET", ["runtimes"]):
                 self._send_json(HTTPStatus.OK, server.runtimes())
             case ("GET", ["jobs", name]):
@@ -209,6 +287,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(HTTPStatus.OK, server.metrics(name))
             case ("GET", ["jobs", name, "logs"]):
                 self._send_log(name, self._step(query), download=query.get("download") == "1")
+            case ("GET", ["jobs", name, "logs", "search"]):
+                if not query.get("q"):
+                    raise _ApiError(HTTPStatus.BAD_REQUEST, "q: the query needs ?q=TEXT")
+                lines = server.client.get_job_logs(name, self._step(query))
+                self._send_json(HTTPStatus.OK, views.log_matches(lines, query["q"]))
             case ("GET", ["jobs", name, "logs", "stream"]):
                 self._stream_log(name, self._step(query))
             case ("POST", ["jobs", name, "stop"]):
@@ -245,6 +328,22 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_json(self, status: HTTPStatus, document: Any) -> None:
         self._send(status, json.dumps(document).encode(), "application/json")
 
+    def _send_job_list(self, rows: list[Mapping[str, Any]], total: int) -> None:
+        """The rows with a weak ETag over all but the clock (age, a running job's duration): a
+        page polling with If-None-Match gets 304 while nothing else changed."""
+        steady = [{k: v for k, v in row.items() if k not in _CLOCK_FIELDS} for row in rows]
+        digest = hashlib.sha256(json.dumps([steady, total]).encode()).hexdigest()[:32]
+        tag = f'W/"{digest}"'
+        if self.headers.get("If-None-Match") == tag:
+            self.send_response(HTTPStatus.NOT_MODIFIED)
+            self.send_header("ETag", tag)
+            self.send_header("X-Total-Count", str(total))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = json.dumps(rows).encode()
+        self._send(HTTPStatus.OK, body, "application/json", ETag=tag, X_Total_Count=str(total))
+
     def _send_file(self, path: Path) -> None:
         content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
         self._send(HTTPStatus.OK, path.read_bytes(), f"{content_type}; charset=utf-8")
@@ -263,18 +362,39 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", "0")
         self.end_headers()
 
+    def _send_chunked(
+        self, status: HTTPStatus, chunks: Iterable[bytes], content_type: str, **headers: str
+    ) -> None:
+        """An answer of unknown length, written as it is read (chunked transfer encoding)."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        for key, value in headers.items():
+            self.send_header(key.replace("_", "-"), value)
+        self.end_headers()
+        try:
+            for chunk in chunks:
+                if chunk:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            self.wfile.write(b"0\r\n\r\n")
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            self.close_connection = True  # the page went away before the end
+
     def _send_log(self, name: str, step: str, download: bool) -> None:
-        text = "".join(f"{line}\n" for line in self.server.client.get_job_logs(name, step))
+        lines = self.server.client.get_job_logs(name, step)  # a bad step raises before the header
         headers = {"Content_Disposition": f'attachment; filename="{name}-{step}.log"'}
-        self._send(
+        self._send_chunked(
             HTTPStatus.OK,
-            text.encode(),
+            _batched(lines),
             "text/plain; charset=utf-8",
             **(headers if download else {}),
         )
 
     def _stream_log(self, name: str, step: str) -> None:
-        """Server-sent events: one ``data`` event per line, then ``end`` when the job has ended."""
+        """Server-sent events: each ``data`` is a JSON list of the lines that arrived since the
+        last one (an empty list while the job is quiet), then ``end`` when the job has ended."""
         lines: Iterator[str] = self.server.client.get_job_logs(name, step, follow=True)
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
@@ -285,14 +405,39 @@ class _Handler(BaseHTTPRequestHandler):
         closed = threading.Event()
         self.server.log_streams.add(closed)
         try:
-            for line in lines:
-                if closed.is_set():
-                    return
-                self.wfile.write(f"data: {json.dumps(line)}\n\n".encode())
+            for batch in logstream.batches(lines, closed):
+                self.wfile.write(f"data: {json.dumps(batch)}\n\n".encode())
                 self.wfile.flush()
-            self.wfile.write(b"event: end\ndata: {}\n\n")
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            return  # the page went away
+            if not closed.is_set():
+                self.wfile.write(b"event: end\ndata: {}\n\n")
+                self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            return  # the page went away, or stopped reading
         finally:
+            closed.set()  # the reader thread stops too
             self.server.log_streams.discard(closed)
+
+
+def _count(query: Mapping[str, str], field: str, default: int) -> int:
+    """A non-negative whole number from the query, or ``default``."""
+    if field not in query:
+        return default
+    if not query[field].isdigit():
+        raise _ApiError(
+            HTTPStatus.BAD_REQUEST, f"{field}: expected a whole number, got {query[field]!r}"
+        )
+    return int(query[field])
+
+
+def _batched(lines: Iterable[str]) -> Iterator[bytes]:
+    """``lines`` as newline-ended UTF-8, in pieces of about _CHUNK_BYTES."""
+    batch: list[bytes] = []
+    size = 0
+    for line in lines:
+        encoded = f"{line}\n".encode()
+        batch.append(encoded)
+        size += len(encoded)
+        if size >= _CHUNK_BYTES:
+            yield b"".join(batch)
+            batch, size = [], 0
+    yield b"".join(batch)

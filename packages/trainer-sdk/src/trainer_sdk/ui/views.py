@@ -3,23 +3,49 @@ clock is an argument)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import yaml
 
 from trainer_sdk import constants, types
+from trainer_sdk.errors import JobFailedError
 from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.runtimes import runtime_from_manifest
+from trainer_sdk.ui.jobindex import IndexedJob
 
-__all__ = ["job_detail", "job_summary", "metric_series", "runtime_view"]
+__all__ = [
+    "SEARCH_LIMIT",
+    "job_detail",
+    "job_summary",
+    "log_matches",
+    "metric_series",
+    "runtime_view",
+]
+
+SEARCH_LIMIT = 1000
+SORT_KEYS = ("name", "status", "runtime", "nodes", "progress", "created", "age", "duration")
+_PREFIXED = {"arg:": "funcArgs", "label:": "labels", "metric:": "latest"}
 
 _FINISHED = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED)
 
 
 def _parse(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+def log_matches(lines: Iterable[str], needle: str, limit: int = SEARCH_LIMIT) -> dict[str, Any]:
+    """The first ``limit`` lines holding ``needle`` (any case), numbered from 1; read as a stream,
+    so a log of any size costs one line of memory beyond the matches."""
+    wanted = needle.lower()
+    matches: list[dict[str, Any]] = []
+    for number, line in enumerate(lines, start=1):
+        if wanted in line.lower():
+            if len(matches) == limit:
+                return {"matches": matches, "truncated": True}
+            matches.append({"line": number, "text": line})
+    return {"matches": matches, "truncated": False}
 
 
 def job_summary(job: types.TrainJob, finished: str | None, now: datetime) -> dict[str, Any]:
@@ -45,6 +71,58 @@ def job_summary(job: types.TrainJob, finished: str | None, now: datetime) -> dic
     }
 
 
+def job_row(indexed: IndexedJob, now: datetime) -> dict[str, Any]:
+    """A row of the job list: the summary, the job's labels, ``func_args`` and latest metrics."""
+    return {
+        **job_summary(indexed.job, indexed.finished, now),
+        "labels": indexed.labels,
+        "funcArgs": indexed.func_args,
+        "latest": indexed.latest,
+    }
+
+
+def _sort_value(row: Mapping[str, Any], key: str) -> Any:
+    prefix, colon, name = key.partition(":")
+    return row[_PREFIXED[prefix + colon]].get(name) if colon else row[key]
+
+
+def _haystack(row: Mapping[str, Any]) -> str:
+    words = [row["name"], row["status"], row["runtime"]]
+    words += [f"{key}={value}" for key, value in {**row["labels"], **row["funcArgs"]}.items()]
+    return " ".join(str(word) for word in words).lower()
+
+
+def select_rows(
+    rows: Sequence[Mapping[str, Any]],
+    query: str = "",
+    status: str = "",
+    sort: str = "created",
+    descending: bool = True,
+) -> list[Mapping[str, Any]]:
+    """The rows holding every word of ``query`` (name, status, runtime, ``key=value`` of labels
+    and func_args), of ``status`` when given, sorted by ``sort`` (a column, or ``arg:NAME``,
+    ``label:NAME``, ``metric:NAME``); rows without a value come last either way."""
+    if sort not in SORT_KEYS and not sort.startswith(tuple(_PREFIXED)):
+        raise ValueError(
+            f"sort: expected one of {', '.join(SORT_KEYS)}, arg:NAME, label:NAME or "
+            f"metric:NAME, got {sort!r}"
+        )
+    words = query.lower().split()
+    chosen = [
+        row
+        for row in rows
+        if (not status or row["status"] == status) and all(word in _haystack(row) for word in words)
+    ]
+    keyed = [(_sort_value(row, sort), row) for row in chosen]
+    present = [(value, row) for value, row in keyed if value is not None]
+    missing = [row for value, row in keyed if value is None]
+    try:
+        present.sort(key=lambda pair: pair[0], reverse=descending)
+    except TypeError:  # mixed kinds (a func_arg that is a number here, text there)
+        present.sort(key=lambda pair: str(pair[0]), reverse=descending)
+    return [row for _, row in present] + missing
+
+
 def _conditions(manifest: Mapping[str, Any]) -> list[dict[str, str]]:
     return [
         {
@@ -58,6 +136,21 @@ def _conditions(manifest: Mapping[str, Any]) -> list[dict[str, str]]:
     ]
 
 
+def failure_view(error: JobFailedError, points: Sequence[MetricPoint]) -> dict[str, Any]:
+    """What a failed job's page leads with: the user's exception, the rank and the JobSet step
+    that raised it, that rank's last recorded training step, and its traceback (or the step's
+    last log lines when the log shows no exception)."""
+    own = [point.step for point in points if error.rank is None or point.rank == error.rank]
+    return {
+        "exception": error.exception,
+        "reason": error.reason,
+        "rank": error.rank,
+        "step": error.step,
+        "trainingStep": max(own) if own else None,
+        "traceback": list(error.last_lines),
+    }
+
+
 def job_detail(
     job: types.TrainJob,
     trainjob: Mapping[str, Any],
@@ -65,10 +158,15 @@ def job_detail(
     events: Sequence[types.Event],
     finished: str | None,
     now: datetime,
+    failure: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The job page: its row, steps, conditions, events and both objects as YAML."""
+    """The job page: its row, steps, conditions, events, both objects as YAML, and for a failed
+    job ``failure`` (``failure_view``); a failed step other than the one that raised ended
+    because of it (``endedBy``)."""
+    raised = failure["step"] if failure else None
     return {
         **job_summary(job, finished, now),
+        "failure": failure,
         "steps": [
             {
                 "name": step.name,
@@ -76,6 +174,9 @@ def job_detail(
                 "pod": step.pod_name,
                 "device": step.device,
                 "deviceCount": step.device_count,
+                "endedBy": raised
+                if raised and step.status == constants.TRAINJOB_FAILED and step.name != raised
+                else None,
             }
             for step in job.steps
         ],
@@ -96,15 +197,19 @@ def job_detail(
 
 
 def metric_series(points: Sequence[MetricPoint]) -> dict[str, Any]:
-    """Per metric, per rank: steps and values, ready to chart (NaN and infinities dropped)."""
+    """Per metric, per rank: steps, values and wall times (Unix seconds), ready to chart (NaN and
+    infinities dropped)."""
     series: dict[str, dict[str, dict[str, list[float]]]] = {}
     for point in points:
         for name, value in point.values.items():
             if value - value != 0:
                 continue  # not finite: JSON cannot carry it and a chart cannot draw it
-            line = series.setdefault(name, {}).setdefault(str(point.rank), {"x": [], "y": []})
+            line = series.setdefault(name, {}).setdefault(
+                str(point.rank), {"x": [], "y": [], "t": []}
+            )
             line["x"].append(point.step)
             line["y"].append(value)
+            line["t"].append(point.time)
     return {"count": len(points), "metrics": dict(sorted(series.items()))}
 
 

@@ -51,6 +51,7 @@ __all__ = ["LocalBackend"]
 
 _logger = logging.getLogger(__name__)
 FOLLOW_INTERVAL_SECONDS = 0.05
+_FOLLOW_READ_CHARS = 1 << 20  # what one read of a followed log holds at most
 # How often waiting checks whether the job's state changed: a stat, cheap enough to be prompt.
 STATE_CHECK_SECONDS = 0.01
 STOP_TIMEOUT_SECONDS = 15.0
@@ -502,11 +503,10 @@ def _follow(job_dir: JobDir, step: str) -> Iterator[str]:
         if path.is_file():
             with open(path, errors="replace") as stream:
                 stream.seek(position)
-                chunk = stream.read()
+                while chunk := stream.read(_FOLLOW_READ_CHARS):  # bounded: a log may be huge
+                    *lines, pending = (pending + chunk).split("\n")
+                    yield from lines
                 position = stream.tell()
-            pending += chunk
-            *lines, pending = pending.split("\n")
-            yield from lines
         if finished:
             if pending:
                 yield pending

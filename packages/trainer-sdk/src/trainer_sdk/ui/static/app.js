@@ -84,112 +84,310 @@ function poll(task) {
 }
 
 // -- job list -------------------------------------------------------------------------------
+// The server searches, sorts and pages (GET /api/jobs?q=&status=&sort=&order=&offset=&limit=);
+// the page revalidates with If-None-Match and, on 304, only advances the ages it shows.
+const PAGE_SIZE = 50;
+const MAX_VALUE_COLUMNS = 6; // func_args and metric columns each, the most seen on a page
+
+function shortValue(value) {
+  if (typeof value === "number") return Number.isInteger(value) ? String(value) : value.toPrecision(4);
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text.length > 24 ? `${text.slice(0, 23)}…` : text;
+}
+
+function columnsOf(jobs, field) {
+  const counts = new Map();
+  for (const job of jobs) for (const key of Object.keys(job[field] || {})) counts.set(key, (counts.get(key) || 0) + 1);
+  return [...counts.keys()].sort((a, b) => counts.get(b) - counts.get(a) || a.localeCompare(b)).slice(0, MAX_VALUE_COLUMNS).sort();
+}
+
 function jobList(main) {
+  document.title = "TrainJobs · Trainer";
   const status = el("select", { id: "filter-status" }, el("option", { value: "" }, "All statuses"),
     STATUSES.map((s) => el("option", { value: s }, s)));
-  const runtime = el("select", { id: "filter-runtime" }, el("option", { value: "" }, "All runtimes"));
+  const search = el("input", { type: "search", id: "job-search", placeholder: "Search: name, status, runtime, lr=0.1, team=nlp" });
+  const head = el("thead");
   const body = el("tbody");
-  const table = el("table", { id: "jobs" },
-    el("thead", {}, el("tr", {}, ["Name", "Status", "Runtime", "Nodes", "Progress", "Age", "Duration"].map((h) => el("th", {}, h)))),
-    body);
-  main.replaceChildren(el("h1", {}, "TrainJobs"), el("div", { className: "filters" }, status, runtime), table);
+  const table = el("table", { id: "jobs" }, head, body);
+  const pager = el("div", { className: "filters", id: "pager" });
+  const compareButton = el("button", { id: "compare-selected", disabled: true }, "Compare selected");
+  const deleteButton = el("button", { id: "delete-selected", className: "danger", disabled: true }, "Delete selected");
+  const actions = el("div", { className: "actions" }, compareButton, info.canDelete ? deleteButton : null);
+  main.replaceChildren(el("h1", {}, "TrainJobs"), el("div", { className: "filters" }, search, status), actions, table, pager);
+  const view = { sort: "created", order: "desc", offset: 0 };
+  const selected = new Set();
   let jobs = [];
+  let total = 0;
+  let etag = null;
+  let fetchedAt = performance.now();
+  const sortHeader = (label, key) => {
+    const mark = view.sort === key ? (view.order === "desc" ? " ▼" : " ▲") : "";
+    return el("th", { className: "sortable", "data-sort": key, onclick: () => {
+      view.order = view.sort === key && view.order === "desc" ? "asc" : "desc";
+      view.sort = key; view.offset = 0; reload();
+    } }, label + mark);
+  };
+  const updateActions = () => {
+    compareButton.disabled = selected.size < 1;
+    deleteButton.disabled = selected.size < 1;
+    compareButton.textContent = `Compare selected (${selected.size})`;
+    deleteButton.textContent = `Delete selected (${selected.size})`;
+  };
   const render = () => {
-    const runtimes = [...new Set(jobs.map((job) => job.runtime))].sort();
-    const chosen = runtime.value;
-    runtime.replaceChildren(el("option", { value: "" }, "All runtimes"), ...runtimes.map((r) => el("option", { value: r }, r)));
-    runtime.value = runtimes.includes(chosen) ? chosen : "";
-    const shown = jobs.filter((job) => (!status.value || job.status === status.value) && (!runtime.value || job.runtime === runtime.value));
-    body.replaceChildren(...shown.slice().reverse().map((job) => el("tr", { "data-job": job.name },
+    const args = columnsOf(jobs, "funcArgs");
+    const metrics = columnsOf(jobs, "latest");
+    const elapsed = (performance.now() - fetchedAt) / 1000;
+    const all = el("input", { type: "checkbox", id: "select-all", title: "Select this page", checked: jobs.length > 0 && jobs.every((job) => selected.has(job.name)),
+      onchange: (event) => { jobs.forEach((job) => (event.target.checked ? selected.add(job.name) : selected.delete(job.name))); render(); } });
+    head.replaceChildren(el("tr", {}, el("th", {}, all), sortHeader("Name", "name"), sortHeader("Status", "status"),
+      sortHeader("Runtime", "runtime"), sortHeader("Nodes", "nodes"),
+      args.map((key) => sortHeader(key, `arg:${key}`)), el("th", {}, "Labels"),
+      metrics.map((key) => sortHeader(`${key} (last)`, `metric:${key}`)),
+      sortHeader("Progress", "progress"), sortHeader("Age", "created"), sortHeader("Duration", "duration")));
+    const running = (job) => job.status !== "Complete" && job.status !== "Failed";
+    body.replaceChildren(...jobs.map((job) => el("tr", { "data-job": job.name },
+      el("td", {}, el("input", { type: "checkbox", className: "select", "data-job": job.name, checked: selected.has(job.name),
+        onchange: (event) => { if (event.target.checked) selected.add(job.name); else selected.delete(job.name); updateActions(); } })),
       el("td", {}, el("a", { href: `#/jobs/${encodeURIComponent(job.name)}` }, job.name)),
       el("td", { className: "status" }, badge(job.status)),
       el("td", {}, job.runtime),
       el("td", {}, job.nodes),
+      args.map((key) => el("td", { className: "arg", "data-arg": key }, key in job.funcArgs ? shortValue(job.funcArgs[key]) : "")),
+      el("td", { className: "labels" }, Object.entries(job.labels).map(([key, value]) => el("span", { className: "chip" }, `${key}=${value}`))),
+      metrics.map((key) => el("td", { className: "metric", "data-metric": key }, key in job.latest ? shortValue(job.latest[key]) : "")),
       el("td", {}, progressCell(job)),
-      el("td", {}, seconds(job.age)),
-      el("td", {}, seconds(job.duration)))));
-    if (!shown.length) body.append(el("tr", {}, el("td", { colspan: 7, className: "empty" }, "No TrainJobs")));
+      el("td", { className: "age" }, seconds(job.age + elapsed)),
+      el("td", { className: "duration" }, seconds(job.duration === null ? null : job.duration + (running(job) ? elapsed : 0))))));
+    const columns = 10 + args.length + metrics.length;
+    if (!jobs.length) body.append(el("tr", {}, el("td", { colspan: columns, className: "empty" }, "No TrainJobs found")));
+    const last = Math.min(total, view.offset + jobs.length);
+    pager.replaceChildren(
+      el("button", { id: "page-previous", disabled: view.offset === 0, onclick: () => { view.offset = Math.max(0, view.offset - PAGE_SIZE); reload(); } }, "← Newer"),
+      el("span", { id: "page-range" }, total ? `${view.offset + 1}–${last} of ${total}` : "0 of 0"),
+      el("button", { id: "page-next", disabled: last >= total, onclick: () => { view.offset += PAGE_SIZE; reload(); } }, "Older →"));
+    updateActions();
   };
-  status.addEventListener("change", render);
-  runtime.addEventListener("change", render);
-  return { stop: poll(async () => { jobs = await api("/api/jobs"); render(); }) };
+  const tick = () => { // the clock moved, nothing else: advance ages and running durations in place
+    const elapsed = (performance.now() - fetchedAt) / 1000;
+    jobs.forEach((job, index) => {
+      const row = body.children[index];
+      if (!row || row.dataset.job !== job.name) return;
+      row.querySelector("td.age").textContent = seconds(job.age + elapsed);
+      const running = job.status !== "Complete" && job.status !== "Failed";
+      if (job.duration !== null) row.querySelector("td.duration").textContent = seconds(job.duration + (running ? elapsed : 0));
+    });
+  };
+  const load = async () => {
+    const query = new URLSearchParams({ q: search.value, status: status.value, sort: view.sort, order: view.order, offset: view.offset, limit: PAGE_SIZE });
+    const response = await fetch(`/api/jobs?${query}`, { headers: etag ? { "If-None-Match": etag } : {}, credentials: "same-origin" });
+    if (response.status === 304) { tick(); return; }
+    const answer = await response.json();
+    if (!response.ok) throw new Error(answer.error || response.statusText);
+    jobs = answer;
+    total = Number(response.headers.get("X-Total-Count") || jobs.length);
+    etag = response.headers.get("ETag");
+    fetchedAt = performance.now();
+    render();
+  };
+  const reload = () => { etag = null; load().catch((error) => showError(String(error.message || error))); };
+  status.addEventListener("change", () => { view.offset = 0; reload(); });
+  let typing = 0;
+  search.addEventListener("input", () => { // one request when typing pauses, not one per key
+    clearTimeout(typing);
+    typing = setTimeout(() => { view.offset = 0; reload(); }, 200);
+  });
+  compareButton.addEventListener("click", () => { location.hash = `#/compare/${[...selected].map(encodeURIComponent).join(",")}`; });
+  deleteButton.addEventListener("click", async () => {
+    const names = [...selected];
+    if (!window.confirm(`Delete ${names.length} TrainJob(s)? ${names.join(", ")}. This cannot be undone.`)) return;
+    try {
+      for (const job of names) await api(`/api/jobs/${encodeURIComponent(job)}/delete`, { method: "POST" });
+    } catch (error) {
+      showError(String(error.message || error));
+    }
+    names.forEach((job) => selected.delete(job));
+    reload();
+  });
+  return { stop: poll(load) };
 }
 
 // -- logs -----------------------------------------------------------------------------------
-function logPanel(name, steps) {
-  const select = el("select", { id: "log-step" }, steps.map((step) => el("option", { value: step }, step)));
+// Lines arrive in batches (a server-sent event each); they are queued and appended once per frame
+// (one DOM insertion, one scroll), only new lines are matched against the search, and the DOM
+// keeps the last LOG_WINDOW lines: the whole log is one Download or one server-side search away.
+const LOG_WINDOW = 5000;
+const ALL_STEPS = "*";
+
+function logPanel(name, steps, firstStep) {
+  const options = steps.map((step) => el("option", { value: step }, step));
+  if (steps.length > 1) options.push(el("option", { value: ALL_STEPS }, "All steps"));
+  const select = el("select", { id: "log-step" }, options);
+  select.value = steps.includes(firstStep) ? firstStep : steps[0];
   const follow = el("input", { type: "checkbox", id: "log-follow", checked: true });
-  const search = el("input", { type: "search", id: "log-search", placeholder: "Search" });
+  const search = el("input", { type: "search", id: "log-search", placeholder: "Filter (Enter: search the whole log)" });
   const count = el("span", { id: "log-count" });
   const download = el("a", { id: "log-download", download: "" }, "Download");
   const lines = el("div", { id: "log", className: "log" });
-  let source = null;
-  const filter = () => {
-    const needle = search.value.toLowerCase();
-    let matches = 0;
-    for (const line of lines.children) {
-      const hit = !needle || line.textContent.toLowerCase().includes(needle);
-      line.hidden = !hit;
-      if (needle && hit) matches += 1;
+  const results = el("div", { id: "log-results", className: "log results", hidden: true });
+  const job = encodeURIComponent(name);
+  let sources = [];
+  let pending = [];
+  let frame = 0;
+  let total = 0;
+  let matches = 0;
+  let ended = 0;
+  const needle = () => search.value.toLowerCase();
+  const showCount = () => {
+    const shown = total > LOG_WINDOW ? `, the last ${LOG_WINDOW} shown` : "";
+    const done = sources.length && ended === sources.length ? " (ended)" : "";
+    count.textContent = (needle() ? `${matches} matching` : `${total} lines`) + shown + done;
+  };
+  const flush = () => {
+    frame = 0;
+    const wanted = needle();
+    const fragment = document.createDocumentFragment();
+    total += pending.length;
+    for (const text of pending.length > LOG_WINDOW ? pending.slice(-LOG_WINDOW) : pending) {
+      const line = el("div", { className: "line" }, text);
+      if (wanted && !text.toLowerCase().includes(wanted)) line.hidden = true;
+      else if (wanted) matches += 1;
+      fragment.append(line);
     }
-    count.textContent = needle ? `${matches} matching` : `${lines.children.length} lines`;
+    pending = [];
+    lines.append(fragment);
+    for (let extra = lines.childElementCount - LOG_WINDOW; extra > 0; extra -= 1) {
+      const oldest = lines.firstElementChild;
+      if (wanted && !oldest.hidden) matches -= 1;
+      oldest.remove();
+    }
+    showCount();
+    if (follow.checked) lines.scrollTop = lines.scrollHeight;
+  };
+  const receive = (batch, prefix) => { // a JSON list of lines per event (empty: keep-alive)
+    for (const text of batch) pending.push(prefix + text);
+    if (batch.length && !frame) frame = requestAnimationFrame(flush);
+  };
+  const refilter = () => {
+    const wanted = needle();
+    matches = 0;
+    for (const line of lines.children) {
+      line.hidden = Boolean(wanted) && !line.textContent.toLowerCase().includes(wanted);
+      if (wanted && !line.hidden) matches += 1;
+    }
+    results.hidden = true;
+    showCount();
+  };
+  const chosenSteps = () => (select.value === ALL_STEPS ? steps : [select.value]);
+  const searchWholeLog = async () => {
+    const text = search.value;
+    if (!text) return;
+    const found = await Promise.all(chosenSteps().map(async (step) => [step,
+      await api(`/api/jobs/${job}/logs/search?step=${encodeURIComponent(step)}&q=${encodeURIComponent(text)}`)]));
+    const rows = found.flatMap(([step, answer]) => answer.matches.map((match) =>
+      el("div", { className: "line" }, `${select.value === ALL_STEPS ? `[${step}] ` : ""}${match.line}: ${match.text}`)));
+    const truncated = found.some(([, answer]) => answer.truncated) ? " (the first ones)" : "";
+    results.replaceChildren(el("div", { className: "hint" }, `${rows.length} matches in the whole log${truncated}`), ...rows);
+    results.hidden = false;
   };
   const open = () => {
-    if (source) source.close();
+    sources.forEach((source) => source.close());
+    if (frame) cancelAnimationFrame(frame);
+    pending = []; frame = 0; total = 0; matches = 0; ended = 0;
     lines.replaceChildren();
-    const step = encodeURIComponent(select.value);
-    download.href = `/api/jobs/${encodeURIComponent(name)}/logs?step=${step}&download=1`;
-    source = new EventSource(`/api/jobs/${encodeURIComponent(name)}/logs/stream?step=${step}`);
-    source.onmessage = (event) => {
-      const text = JSON.parse(event.data);
-      const needle = search.value.toLowerCase();
-      const line = el("div", { className: "line" }, text);
-      line.hidden = Boolean(needle) && !text.toLowerCase().includes(needle);
-      lines.append(line);
-      filter();
-      if (follow.checked) lines.scrollTop = lines.scrollHeight;
-    };
-    source.addEventListener("end", () => { source.close(); count.textContent += " (ended)"; });
+    results.hidden = true;
+    const prefixed = select.value === ALL_STEPS;
+    download.hidden = prefixed;
+    download.href = `/api/jobs/${job}/logs?step=${encodeURIComponent(select.value)}&download=1`;
+    sources = chosenSteps().map((step) => {
+      const source = new EventSource(`/api/jobs/${job}/logs/stream?step=${encodeURIComponent(step)}`);
+      source.onmessage = (event) => receive(JSON.parse(event.data), prefixed ? `[${step}] ` : "");
+      source.addEventListener("end", () => { source.close(); ended += 1; flush(); });
+      return source;
+    });
+    showCount();
   };
   select.addEventListener("change", open);
-  search.addEventListener("input", filter);
+  search.addEventListener("input", refilter);
+  search.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") searchWholeLog().catch((error) => showError(String(error.message || error)));
+  });
   if (steps.length) open();
   const panel = el("section", { className: "logs" }, el("h2", {}, "Logs"),
-    el("div", { className: "filters" }, select, el("label", {}, follow, " Follow"), search, count, download), lines);
-  return { panel, stop: () => source && source.close() };
+    el("div", { className: "filters" }, select, el("label", {}, follow, " Follow"), search, count, download), lines, results);
+  return { panel, stop: () => { sources.forEach((source) => source.close()); if (frame) cancelAnimationFrame(frame); } };
 }
 
 // -- charts ---------------------------------------------------------------------------------
-function chartPanel(name) {
-  const compare = el("select", { id: "compare", multiple: true, size: 3, title: "Overlay other jobs" });
+// One colour per job, the same in every chart and in the summary (its place among the compared
+// jobs, from a palette of ten; a hash of its name beyond), one dash pattern per rank;
+// smoothing is an exponential moving average; x is the step, the wall time or the seconds since
+// the job's first point.
+const DASHES = [[], [6, 3], [2, 3], [10, 3, 2, 3]];
+
+const PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+
+function jobColor(name, names = []) {
+  const place = names.indexOf(name);
+  if (place >= 0 && place < PALETTE.length) return PALETTE[place];
+  let hash = 2166136261; // FNV-1a
+  for (const char of name) hash = Math.imul(hash ^ char.codePointAt(0), 16777619) >>> 0;
+  return `hsl(${Math.round((hash % 1000) * 137.508) % 360}, 65%, 42%)`;
+}
+
+function smooth(values, weight) {
+  if (!weight) return values;
+  let last = null;
+  return values.map((value) => (value === null ? null : (last = last === null ? value : last * weight + value * (1 - weight))));
+}
+
+function chartControls() {
+  const smoothing = el("input", { type: "range", id: "chart-smoothing", min: 0, max: 0.99, step: 0.01, value: 0 });
+  const logScale = el("input", { type: "checkbox", id: "chart-log" });
+  const axis = el("select", { id: "chart-x" }, el("option", { value: "step" }, "Step"),
+    el("option", { value: "relative" }, "Relative time (s)"), el("option", { value: "wall" }, "Wall time"));
+  const node = el("div", { className: "filters" }, el("label", {}, "Smoothing ", smoothing),
+    el("label", {}, logScale, " Log scale"), el("label", {}, "X axis ", axis),
+    el("span", { className: "hint" }, "drag to zoom, double-click to reset"));
+  return { node, smoothing, logScale, axis, state: () => ({ weight: Number(smoothing.value), log: logScale.checked, x: axis.value }) };
+}
+
+function chartPanel(owner, chosenJobs) {
+  const controls = chartControls();
   const empty = el("p", { className: "empty" }, "No metrics logged (trainer_sdk.log_metrics)");
+  const summaries = el("div", { id: "metric-summaries" });
   const grid = el("div", { className: "charts", id: "charts" }, empty);
-  const panel = el("section", {}, el("h2", {}, "Metrics"),
-    el("div", { className: "filters" }, el("label", { for: "compare" }, "Compare with "), compare,
-      el("span", { className: "hint" }, "drag to zoom, double-click to reset")), grid);
-  const charts = new Map(); // metric -> { plot, key, node }
-  const known = new Set();
+  const panel = el("section", {}, el("h2", {}, "Metrics"), controls.node, grid, summaries);
+  const charts = new Map(); // metric -> { plot, key, node, state }
+  let last = [];
   const refresh = async () => {
-    const others = [...compare.selectedOptions].map((option) => option.value);
-    const all = await Promise.all([name, ...others].map(async (job) => [job, await api(`/api/jobs/${encodeURIComponent(job)}/metrics`)]));
-    const metrics = new Set(all.flatMap(([, series]) => Object.keys(series.metrics)));
-    empty.hidden = metrics.size > 0;
-    for (const metric of [...metrics].sort()) drawChart(metric, all);
+    const names = chosenJobs();
+    last = await Promise.all(names.map(async (job) => [job, await api(`/api/jobs/${encodeURIComponent(job)}/metrics`)]));
+    draw();
   };
+  const draw = () => {
+    const metrics = new Set(last.flatMap(([, series]) => Object.keys(series.metrics)));
+    empty.hidden = metrics.size > 0;
+    for (const metric of [...metrics].sort()) drawChart(metric, last);
+    summaries.replaceChildren(metrics.size ? summaryTable(last, [...metrics].sort()) : "");
+  };
+  const xOf = (line, job, first, axis) => (axis === "step" ? line.x : axis === "wall" ? line.t : line.t.map((t) => t - first.get(job)));
   const drawChart = (metric, all) => {
+    const view = controls.state();
+    const names = all.map(([job]) => job);
+    const first = new Map(all.map(([job, series]) => [job, Math.min(...Object.values(series.metrics).flatMap((ranks) => Object.values(ranks).flatMap((line) => line.t)))]));
     const lines = [];
     for (const [job, series] of all) {
       for (const [rank, line] of Object.entries(series.metrics[metric] || {})) {
-        lines.push({ label: job === name ? `rank ${rank}` : `${job} r${rank}`, job, line });
+        lines.push({ label: all.length === 1 ? `rank ${rank}` : `${job} rank ${rank}`, job, rank: Number(rank), xs: xOf(line, job, first, view.x), ys: line.y });
       }
     }
-    const xs = [...new Set(lines.flatMap((entry) => entry.line.x))].sort((a, b) => a - b);
+    const xs = [...new Set(lines.flatMap((entry) => entry.xs))].sort((a, b) => a - b);
     const data = [xs, ...lines.map((entry) => {
-      const byStep = new Map(entry.line.x.map((x, i) => [x, entry.line.y[i]]));
-      return xs.map((x) => (byStep.has(x) ? byStep.get(x) : null));
+      const byX = new Map(entry.xs.map((x, i) => [x, entry.ys[i]]));
+      return smooth(xs.map((x) => (byX.has(x) ? byX.get(x) : null)), view.weight);
     })];
-    const own = lines.filter((entry) => entry.job === name).reduce((total, entry) => total + entry.line.x.length, 0);
-    const key = lines.map((entry) => entry.label).join("|");
+    const own = lines.filter((entry) => entry.job === owner).reduce((total, entry) => total + entry.xs.length, 0);
+    const key = `${view.log}|${view.x}|${lines.map((entry) => entry.label).join("|")}`;
     let chart = charts.get(metric);
     if (!chart || chart.key !== key) {
       if (chart) chart.plot.destroy();
@@ -197,13 +395,18 @@ function chartPanel(name) {
       if (!chart) grid.append(node);
       node.replaceChildren();
       const state = { zoomed: false };
+      const single = all.length === 1;
       const plot = new uPlot({
         title: metric,
         width: Math.max(320, Math.min(560, grid.clientWidth - 16)),
         height: 240,
-        scales: { x: { time: false } },
-        axes: [{ label: "step" }, {}],
-        series: [{ label: "step" }, ...lines.map((entry, i) => ({ label: entry.label, stroke: COLORS[i % COLORS.length], width: 1.5, spanGaps: true, points: { show: xs.length < 60 } }))],
+        scales: { x: { time: view.x === "wall" }, y: view.log ? { distr: 3 } : {} },
+        axes: [{ label: { step: "step", wall: "time", relative: "seconds" }[view.x] }, {}],
+        series: [{ label: view.x }, ...lines.map((entry) => ({
+          label: entry.label,
+          stroke: single ? COLORS[entry.rank % COLORS.length] : jobColor(entry.job, names),
+          dash: single ? [] : DASHES[entry.rank % DASHES.length],
+          width: 1.5, spanGaps: true, points: { show: xs.length < 60 } }))],
         cursor: { drag: { x: true, y: false } },
         hooks: { setSelect: [(u) => { if (u.select.width > 0) state.zoomed = true; }] },
       }, data, node);
@@ -215,13 +418,40 @@ function chartPanel(name) {
     }
     chart.node.setAttribute("data-points", String(own));
   };
-  const loadJobs = async () => {
-    const jobs = await api("/api/jobs");
-    const chosen = new Set([...compare.selectedOptions].map((option) => option.value));
-    compare.replaceChildren(...jobs.filter((job) => job.name !== name).map((job) => el("option", { value: job.name, selected: chosen.has(job.name) }, job.name)));
-  };
-  compare.addEventListener("change", refresh);
-  return { panel, refresh, loadJobs, stop: () => charts.forEach((chart) => chart.plot.destroy()) };
+  [controls.smoothing, controls.logScale, controls.axis].forEach((input) => input.addEventListener("input", draw));
+  return { panel, refresh, stop: () => charts.forEach((chart) => chart.plot.destroy()) };
+}
+
+// Per job and metric: the last value, the minimum and the maximum over every rank's points.
+function summaryTable(all, metrics) {
+  const rows = [];
+  for (const [job, series] of all) {
+    for (const metric of metrics) {
+      const ranks = Object.values(series.metrics[metric] || {});
+      if (!ranks.length) continue;
+      const values = ranks.flatMap((line) => line.y);
+      const lastRank = ranks.reduce((best, line) => (line.x[line.x.length - 1] >= best.x[best.x.length - 1] ? line : best));
+      rows.push([el("span", { className: "swatch-label" }, el("span", { className: "swatch", "data-color": jobColor(job, all.map(([name]) => name)) }), job), metric,
+        shortValue(lastRank.y[lastRank.y.length - 1]), shortValue(Math.min(...values)), shortValue(Math.max(...values))]);
+    }
+  }
+  const node = table("summaries", ["Job", "Metric", "Last", "Min", "Max"], rows);
+  node.querySelectorAll(".swatch").forEach((swatch) => { swatch.style.background = swatch.dataset.color; });
+  return node;
+}
+
+// -- compare --------------------------------------------------------------------------------
+function comparePage(main, names) {
+  document.title = `Compare ${names.length} runs · Trainer`;
+  const legend = el("div", { className: "filters", id: "compare-jobs" }, names.map((name) => {
+    const swatch = el("span", { className: "swatch" });
+    swatch.style.background = jobColor(name, names);
+    return el("a", { href: `#/jobs/${encodeURIComponent(name)}`, className: "swatch-label", "data-job": name }, swatch, name);
+  }));
+  const charts = chartPanel(null, () => names);
+  main.replaceChildren(el("p", {}, el("a", { href: "#/" }, "← Jobs")), el("h1", {}, `Compare ${names.length} runs`), legend, charts.panel);
+  const stopPolling = poll(charts.refresh);
+  return { stop: () => { stopPolling(); charts.stop(); } };
 }
 
 // -- job page -------------------------------------------------------------------------------
@@ -229,6 +459,22 @@ function table(id, headers, rows) {
   return el("table", { id }, el("thead", {}, el("tr", {}, headers.map((h) => el("th", {}, h)))),
     el("tbody", {}, rows.length ? rows.map((row) => el("tr", {}, row.map((cell) => el("td", {}, cell))))
       : el("tr", {}, el("td", { colspan: headers.length, className: "empty" }, "None"))));
+}
+
+function deviceText(step) {
+  return step.device && step.device !== "Unknown" ? `${step.device} × ${step.deviceCount}` : "";
+}
+
+// A failed job's page leads with the user's exception, where it was raised, and its traceback.
+function showFailure(box, failure) {
+  const where = [failure.rank !== null ? `rank ${failure.rank}` : null, failure.step ? `step ${failure.step}` : null,
+    failure.trainingStep !== null ? `after training step ${failure.trainingStep}` : null].filter(Boolean).join(", ");
+  box.replaceChildren(
+    el("h2", {}, "Failed: ", el("code", { id: "failure-exception" }, failure.exception || failure.reason)),
+    where ? el("p", { id: "failure-where" }, `Raised on ${where}`) : null,
+    failure.exception ? el("p", { className: "hint" }, `Job status: ${failure.reason}`) : null,
+    failure.traceback.length ? el("pre", { id: "failure-traceback" }, failure.traceback.join("\n")) : null);
+  box.hidden = false;
 }
 
 function jobPage(main, name) {
@@ -239,7 +485,7 @@ function jobPage(main, name) {
   const conditions = el("section", {}, el("h2", {}, "Conditions"));
   const events = el("section", {}, el("h2", {}, "Events"));
   const yamls = el("section", {}, el("h2", {}, "Objects"));
-  const charts = chartPanel(name);
+  const charts = chartPanel(name, () => [name]);
   let logs = null;
   const stopButton = el("button", { id: "stop", onclick: () => act("stop", `Stop ${name}? Its processes end; the job and its logs are kept.`) }, "Stop");
   const deleteButton = el("button", { id: "delete", className: "danger", onclick: () => act("delete", `Delete ${name}? This cannot be undone.`) }, "Delete");
@@ -255,26 +501,31 @@ function jobPage(main, name) {
     }
   };
   const placeholder = el("section", {}, el("h2", {}, "Logs"), el("p", { className: "empty" }, "Waiting for the job's steps"));
-  main.replaceChildren(el("p", {}, el("a", { href: "#/" }, "← Jobs")), title, actions, summary, steps, charts.panel, placeholder, conditions, events, yamls);
+  const failure = el("section", { id: "failure", className: "failure", hidden: true });
+  main.replaceChildren(el("p", {}, el("a", { href: "#/" }, "← Jobs")), title, actions, failure, summary, steps, charts.panel, placeholder, conditions, events, yamls);
   let yamlShown = "";
   const refresh = async () => {
     const job = await api(`/api/jobs/${encodeURIComponent(name)}`);
     document.getElementById("job-status").replaceChildren(badge(job.status));
+    document.title = `${name} · ${job.status} · Trainer`;
     stopButton.disabled = job.status === "Complete" || job.status === "Failed";
     summary.replaceChildren(...[
       el("span", {}, `Runtime ${job.runtime}`), el("span", {}, `Nodes ${job.nodes}`),
       el("span", {}, `Age ${seconds(job.age)}`), el("span", {}, `Duration ${seconds(job.duration)}`),
       job.progress !== null ? progressCell(job) : null,
       ...Object.entries(job.metrics).map(([key, value]) => el("span", {}, `${key}=${value}`)),
-      job.message ? el("div", { className: "message" }, job.message) : null].filter(Boolean));
+      job.message && !job.failure ? el("div", { className: "message" }, job.message) : null].filter(Boolean));
+    if (job.failure) showFailure(failure, job.failure);
     steps.replaceChildren(el("h2", {}, "Steps"), table("steps", ["Step", "Status", "Pod", "Device"],
-      job.steps.map((step) => [step.name, badge(step.status), step.pod, `${step.device} × ${step.deviceCount}`])));
+      job.steps.map((step) => [step.name,
+        el("span", {}, badge(step.status), step.endedBy ? el("span", { className: "hint ended-by" }, ` ended because ${step.endedBy} failed`) : null),
+        step.pod, deviceText(step)])));
     conditions.replaceChildren(el("h2", {}, "Conditions"), table("conditions", ["Type", "Status", "Reason", "Message", "Time"],
       job.conditions.map((c) => [c.type, c.status, c.reason, c.message, c.time])));
     events.replaceChildren(el("h2", {}, "Events"), table("events", ["Time", "Object", "Reason", "Message"],
       job.events.map((e) => [e.time.replace("T", " ").slice(0, 19), `${e.kind}/${e.object}`, e.reason, e.message])));
     if (!logs && job.steps.length) {
-      logs = logPanel(name, job.steps.map((step) => step.name));
+      logs = logPanel(name, job.steps.map((step) => step.name), job.failure ? job.failure.step : null);
       placeholder.replaceWith(logs.panel);
     }
     const yamlNow = job.trainjobYaml + (job.jobsetYaml || "");
@@ -287,7 +538,6 @@ function jobPage(main, name) {
     }
     await charts.refresh();
   };
-  charts.loadJobs().catch((error) => showError(String(error.message || error)));
   const stopPolling = poll(refresh);
   return { stop: () => { stopPolling(); charts.stop(); if (logs) logs.stop(); } };
 }
@@ -295,6 +545,7 @@ function jobPage(main, name) {
 // -- runtimes -------------------------------------------------------------------------------
 function runtimesPage(main) {
   const list = el("div", { id: "runtimes" });
+  document.title = "Runtimes · Trainer";
   main.replaceChildren(el("h1", {}, "Runtimes"), list);
   api("/api/runtimes").then((runtimes) => {
     list.replaceChildren(...runtimes.map((runtime) => el("section", { className: "runtime", "data-runtime": runtime.name },
@@ -318,7 +569,9 @@ function route() {
   const main = document.getElementById("main");
   const hash = location.hash || "#/";
   const job = hash.match(/^#\/jobs\/(.+)$/);
+  const compare = hash.match(/^#\/compare\/(.+)$/);
   if (job) page = jobPage(main, decodeURIComponent(job[1]));
+  else if (compare) page = comparePage(main, compare[1].split(",").map(decodeURIComponent));
   else if (hash === "#/runtimes") page = runtimesPage(main);
   else page = jobList(main);
 }
