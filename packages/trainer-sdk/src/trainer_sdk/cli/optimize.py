@@ -4,6 +4,7 @@ from the command line, over ``OptimizerClient``."""
 from __future__ import annotations
 
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,8 @@ from trainer_runtime.search import TrialRecord, parameter_importance, study_from
 
 from trainer_sdk.cli.app import (
     OUTPUTS,
+    _age,
     _column,
-    _created,
     _emit,
     _fail,
     _load_function,
@@ -136,11 +137,13 @@ def _trials_table(job: OptimizationJob) -> Table:
 
 
 def _jobs_table(jobs: list[OptimizationJob]) -> Table:
+    now = datetime.now(timezone.utc)
+    newest_first = sorted(jobs, key=lambda job: job.creation_timestamp, reverse=True)
     rows = [
-        [job.name, job.status, str(len(job.trials)), _created(job.creation_timestamp)]
-        for job in jobs
+        [job.name, job.status, str(len(job.trials)), _age(job.creation_timestamp, now)]
+        for job in newest_first
     ]
-    columns = [_column("NAME", name=True), _column("STATUS"), _column("TRIALS"), _column("CREATED")]
+    columns = [_column("NAME", name=True), _column("STATUS"), _column("TRIALS"), _column("AGE")]
     return _table(columns, rows)
 
 
