@@ -23,6 +23,7 @@ from gems_kernels.ops import (
     copies,
     foreach,
     fused_adam,
+    hard_activations,
     logical,
     logsumexp,
     matmul,
@@ -140,6 +141,7 @@ _index_put = advanced_indexing.is_index_put
 _gather_shape = scatter_gather.is_gather_shape
 _scatter_add = scatter_gather.fits_scatter_add
 _scatter_reduce = scatter_gather.fits_scatter_reduce
+_hard = hard_activations.is_floating_activation
 
 
 def _no_bool(self: Any, other: Any = None, *args: Any, **kwargs: Any) -> bool:
@@ -280,6 +282,15 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("threshold_backward", activations.threshold_backward),
     Registration("leaky_relu", activations.leaky_relu),
     Registration("leaky_relu_backward", activations.leaky_relu_backward),
+    # The hard activations of MobileNet (vision ops).
+    *(
+        Registration(name, getattr(hard_activations, name), condition=_hard)
+        for name in (
+            "hardswish", "hardswish_", "hardswish_backward",
+            "hardsigmoid", "hardsigmoid_", "hardsigmoid_backward",
+            "hardtanh", "hardtanh_", "hardtanh_backward",
+        )
+    ),  # fmt: skip
     # Reductions.
     Registration("sum", reductions.sum),
     Registration("sum.dim_IntList", reductions.sum_dim),
