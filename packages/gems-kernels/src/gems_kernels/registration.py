@@ -285,12 +285,8 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     # The hard activations of MobileNet (vision ops).
     *(
         Registration(name, getattr(hard_activations, name), condition=_hard)
-        for name in (
-            "hardswish", "hardswish_", "hardswish_backward",
-            "hardsigmoid", "hardsigmoid_", "hardsigmoid_backward",
-            "hardtanh", "hardtanh_", "hardtanh_backward",
-        )
-    ),  # fmt: skip
+        for name in hard_activations.REGISTERED
+    ),
     # Reductions.
     Registration("sum", reductions.sum),
     Registration("sum.dim_IntList", reductions.sum_dim),

@@ -12,6 +12,7 @@ import triton.language as tl
 from gems_kernels.pointwise import pointwise_dynamic
 
 __all__ = [
+    "REGISTERED",
     "hardsigmoid",
     "hardsigmoid_",
     "hardsigmoid_backward",
@@ -23,6 +24,13 @@ __all__ = [
     "hardtanh_backward",
     "is_floating_activation",
 ]
+
+REGISTERED = (
+    "hardswish", "hardswish_", "hardswish_backward",
+    "hardsigmoid", "hardsigmoid_", "hardsigmoid_backward",
+    "hardtanh", "hardtanh_", "hardtanh_backward",
+)  # fmt: skip
+"""The ATen overloads this module implements, each by the function of the same name."""
 
 _SAME = [((0,), "DEFAULT")]
 _GRAD = [((0, 1), "DEFAULT")]
