@@ -20,6 +20,7 @@ from gems_kernels.ops import (
     arithmetic,
     attention_entry,
     comparisons,
+    convolution,
     copies,
     foreach,
     fused_adam,
@@ -352,6 +353,13 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("baddbmm", matmul.baddbmm, condition=is_matmul_dtype),
     Registration("baddbmm_", matmul.baddbmm_, condition=is_matmul_dtype),
     Registration("embedding", embedding),
+    # Vision: convolution (one entry point above mkldnn/thnn/slow_conv2d on CPU and cuDNN).
+    Registration("convolution", convolution.convolution, condition=convolution.is_conv2d),
+    Registration(
+        "convolution_backward",
+        convolution.convolution_backward,
+        condition=convolution.is_conv2d_backward,
+    ),
     # Copies, fills, indexing, dropout.
     *_entries(fill_, "fill_.Scalar", "fill_.Tensor"),
     Registration("zero_", zero_),
