@@ -19,6 +19,7 @@ from gems_kernels.ops import (
     arg_reductions,
     arithmetic,
     attention_entry,
+    batch_norm,
     comparisons,
     convolution,
     copies,
@@ -331,6 +332,14 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("native_layer_norm", layer_norm_forward, condition=_floating_input),
     Registration("native_layer_norm_backward", layer_norm_backward, condition=_floating_input),
     Registration("rms_norm", rms_norm, autograd=True, condition=_floating_input),
+    Registration(
+        "native_batch_norm", batch_norm.batch_norm_forward, condition=batch_norm.is_batch_norm
+    ),
+    Registration(
+        "native_batch_norm_backward",
+        batch_norm.batch_norm_backward,
+        condition=batch_norm.is_batch_norm_backward,
+    ),
     Registration("native_group_norm", group_norm_forward, condition=_floating_input),
     Registration("native_group_norm_backward", group_norm_backward, condition=_floating_input),
     Registration(
