@@ -35,6 +35,7 @@ from gems_kernels.ops import (
     norms,
     one_hot,
     out_variants,
+    pooling,
     random,
     reductions,
     scans,
@@ -362,6 +363,27 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("baddbmm", matmul.baddbmm, condition=is_matmul_dtype),
     Registration("baddbmm_", matmul.baddbmm_, condition=is_matmul_dtype),
     Registration("embedding", embedding),
+    # Vision: pooling.
+    Registration(
+        "max_pool2d_with_indices", pooling.max_pool2d_with_indices, condition=pooling.fits_max_pool
+    ),
+    Registration(
+        "max_pool2d_with_indices_backward",
+        pooling.max_pool2d_with_indices_backward,
+        condition=pooling.fits_max_pool_backward,
+    ),
+    Registration("avg_pool2d", pooling.avg_pool2d, condition=pooling.fits_avg_pool),
+    Registration(
+        "avg_pool2d_backward", pooling.avg_pool2d_backward, condition=pooling.fits_avg_pool_backward
+    ),
+    Registration(
+        "_adaptive_avg_pool2d", pooling.adaptive_avg_pool2d, condition=pooling.fits_adaptive
+    ),
+    Registration(
+        "_adaptive_avg_pool2d_backward",
+        pooling.adaptive_avg_pool2d_backward,
+        condition=pooling.fits_adaptive_backward,
+    ),
     # Vision: convolution (one entry point above mkldnn/thnn/slow_conv2d on CPU and cuDNN).
     Registration("convolution", convolution.convolution, condition=convolution.is_conv2d),
     Registration(
