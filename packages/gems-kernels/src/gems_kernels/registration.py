@@ -43,6 +43,7 @@ from gems_kernels.ops import (
     selection,
     ternary,
     unary_math,
+    view_backward,
 )
 from gems_kernels.ops.attention import is_supported_attention, scaled_dot_product_attention
 from gems_kernels.ops.copies import cat, constant_pad_nd, fill_, repeat, stack, zero_
@@ -363,6 +364,18 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("baddbmm", matmul.baddbmm, condition=is_matmul_dtype),
     Registration("baddbmm_", matmul.baddbmm_, condition=is_matmul_dtype),
     Registration("embedding", embedding),
+    # Indexing backwards and scalar_tensor (vision and encoder models).
+    Registration(
+        "select_backward", view_backward.select_backward, condition=view_backward.is_storable
+    ),
+    Registration(
+        "slice_backward", view_backward.slice_backward, condition=view_backward.is_storable
+    ),
+    Registration(
+        "scalar_tensor",
+        view_backward.scalar_tensor,
+        condition=view_backward.is_plain_scalar_tensor,
+    ),
     # Vision: pooling.
     Registration(
         "max_pool2d_with_indices", pooling.max_pool2d_with_indices, condition=pooling.fits_max_pool

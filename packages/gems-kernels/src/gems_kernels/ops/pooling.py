@@ -302,9 +302,7 @@ def _empty_like_format(
     channels_last = like.dim() == 4 and not like.is_contiguous()
     channels_last = channels_last and like.is_contiguous(memory_format=torch.channels_last)
     fmt = torch.channels_last if channels_last else torch.contiguous_format
-    return torch.empty(
-        shape, dtype=dtype or like.dtype, device=like.device, memory_format=fmt
-    )
+    return torch.empty(shape, dtype=dtype or like.dtype, device=like.device, memory_format=fmt)
 
 
 def _block(total: int) -> int:
@@ -425,9 +423,7 @@ def avg_pool2d_backward(
 def _adaptive_bound(size: int, out_size: int) -> int:
     """The most elements of a window (or, with the sizes swapped, the most windows that hold
     one element)."""
-    return max(
-        (-(-(i + 1) * size // out_size)) - (i * size // out_size) for i in range(out_size)
-    )
+    return max((-(-(i + 1) * size // out_size)) - (i * size // out_size) for i in range(out_size))
 
 
 def adaptive_avg_pool2d(self: torch.Tensor, output_size: Sequence[int]) -> torch.Tensor:
