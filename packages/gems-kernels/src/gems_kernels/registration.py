@@ -43,6 +43,7 @@ from gems_kernels.ops import (
     selection,
     ternary,
     unary_math,
+    upsampling,
     view_backward,
 )
 from gems_kernels.ops.attention import is_supported_attention, scaled_dot_product_attention
@@ -396,6 +397,15 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
         "_adaptive_avg_pool2d_backward",
         pooling.adaptive_avg_pool2d_backward,
         condition=pooling.fits_adaptive_backward,
+    ),
+    # Vision: upsampling.
+    *(
+        Registration(name, getattr(upsampling, name), condition=upsampling.fits_upsample)
+        for name in ("upsample_nearest2d", "upsample_bilinear2d")
+    ),
+    *(
+        Registration(name, getattr(upsampling, name), condition=upsampling.fits_upsample_backward)
+        for name in ("upsample_nearest2d_backward", "upsample_bilinear2d_backward")
     ),
     # Vision: convolution (one entry point above mkldnn/thnn/slow_conv2d on CPU and cuDNN).
     Registration("convolution", convolution.convolution, condition=convolution.is_conv2d),
