@@ -18,6 +18,7 @@ MODULES = (
     "harness",
     "host_path",
     "run_h200",
+    "vision_cases",
 )
 
 
