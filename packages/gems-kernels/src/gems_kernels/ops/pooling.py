@@ -32,6 +32,7 @@ __all__ = [
     "fits_avg_pool_backward",
     "fits_max_pool",
     "fits_max_pool_backward",
+    "lanes_nchw",
     "max_pool2d_with_indices",
     "max_pool2d_with_indices_backward",
 ]
@@ -40,6 +41,16 @@ _DTYPES: Final = frozenset((torch.float16, torch.bfloat16, torch.float32))
 _MAX: Final = 0
 _AVG: Final = 1
 _ADAPTIVE: Final = 2
+
+
+@triton.jit
+def lanes_nchw(total, channels, height, width, BLOCK: tl.constexpr):
+    """This program's lanes of a contiguous (N, C, H, W) walk: (live, n, c, y, x)."""
+    flat = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    x = flat % width
+    y = (flat // width) % height
+    c = (flat // (width * height)) % channels
+    return flat < total, flat // (width * height * channels), c, y, x
 
 
 @triton.jit
@@ -78,12 +89,7 @@ def _pool_kernel(
     MODE: tl.constexpr, COUNT_PAD: tl.constexpr, DIVISOR: tl.constexpr, BLOCK: tl.constexpr,
 ):  # fmt: skip
     """One output element per lane; for the adaptive mode kernel_h/kernel_w bound the window."""
-    flat = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    live = flat < total
-    ox = flat % out_w
-    oy = (flat // out_w) % out_h
-    c = (flat // (out_w * out_h)) % channels
-    n = flat // (out_w * out_h * channels)
+    live, n, c, oy, ox = lanes_nchw(total, channels, out_h, out_w, BLOCK)
     base = x + n * x_n + c * x_c
     if MODE == 2:
         y0 = _adaptive_start(oy, height, out_h)
@@ -136,12 +142,7 @@ def _pool_backward_kernel(
 ):  # fmt: skip
     """One input element per lane: the sum over the outputs whose window holds it. In the
     adaptive mode kernel_h/kernel_w bound how many outputs' windows hold one input."""
-    flat = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    live = flat < total
-    ix = flat % width
-    iy = (flat // width) % height
-    c = (flat // (width * height)) % channels
-    n = flat // (width * height * channels)
+    live, n, c, iy, ix = lanes_nchw(total, channels, height, width, BLOCK)
     base = n * g_n + c * g_c
     acc = tl.zeros([BLOCK], tl.float32)
     for kh in range(0, kernel_h):

@@ -19,6 +19,7 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import copies
+from gems_kernels.ops.pooling import lanes_nchw
 
 __all__ = [
     "fits_upsample",
@@ -57,12 +58,7 @@ def _upsample_kernel(
 ):  # fmt: skip
     """One output element per lane. Forward: out from the input x. Backward: x is the output
     gradient, scattered into the float32 contiguous ``grad_in``."""
-    flat = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    live = flat < total
-    ox = flat % out_w
-    oy = (flat // out_w) % out_h
-    c = (flat // (out_w * out_h)) % channels
-    n = flat // (out_w * out_h * channels)
+    live, n, c, oy, ox = lanes_nchw(total, channels, out_h, out_w, BLOCK)
     plane = (n * channels + c) * height * width
     if BACKWARD:
         g = tl.load(x + n * x_n + c * x_c + oy * x_h + ox * x_w, mask=live, other=0.0)
@@ -134,6 +130,24 @@ def _linear_scale(size: int, out_size: int, align: bool, scale: float | None) ->
     return _nearest_scale(size, out_size, scale)
 
 
+def _scales(
+    image: Sequence[int],
+    output_size: Sequence[int],
+    scales: tuple[float | None, float | None],
+    align: bool | None,
+) -> tuple[float, float]:
+    """(height, width) scales: nearest's when ``align`` is None, else bilinear's."""
+    if align is None:
+        return (
+            _nearest_scale(image[2], output_size[0], scales[0]),
+            _nearest_scale(image[3], output_size[1], scales[1]),
+        )
+    return (
+        _linear_scale(image[2], output_size[0], align, scales[0]),
+        _linear_scale(image[3], output_size[1], align, scales[1]),
+    )
+
+
 def _launch(
     source: torch.Tensor, out: torch.Tensor, grid_like: torch.Tensor, scales: tuple[float, float],
     bilinear: bool, align: bool, backward: bool, image: Sequence[int],
@@ -185,11 +199,7 @@ def upsample_nearest2d(
     scales_w: float | None = None,
 ) -> torch.Tensor:
     """aten::upsample_nearest2d."""
-    h, w = self.shape[2], self.shape[3]
-    scales = (
-        _nearest_scale(h, output_size[0], scales_h),
-        _nearest_scale(w, output_size[1], scales_w),
-    )
+    scales = _scales(self.shape, output_size, (scales_h, scales_w), None)
     return _forward(self, output_size, scales, False, False)
 
 
@@ -201,11 +211,7 @@ def upsample_nearest2d_backward(
     scales_w: float | None = None,
 ) -> torch.Tensor:
     """aten::upsample_nearest2d_backward."""
-    h, w = input_size[2], input_size[3]
-    scales = (
-        _nearest_scale(h, output_size[0], scales_h),
-        _nearest_scale(w, output_size[1], scales_w),
-    )
+    scales = _scales(input_size, output_size, (scales_h, scales_w), None)
     return _backward(grad_output, input_size, scales, False, False)
 
 
@@ -217,11 +223,7 @@ def upsample_bilinear2d(
     scales_w: float | None = None,
 ) -> torch.Tensor:
     """aten::upsample_bilinear2d."""
-    h, w = self.shape[2], self.shape[3]
-    scales = (
-        _linear_scale(h, output_size[0], align_corners, scales_h),
-        _linear_scale(w, output_size[1], align_corners, scales_w),
-    )
+    scales = _scales(self.shape, output_size, (scales_h, scales_w), align_corners)
     return _forward(self, output_size, scales, True, align_corners)
 
 
@@ -234,9 +236,5 @@ def upsample_bilinear2d_backward(
     scales_w: float | None = None,
 ) -> torch.Tensor:
     """aten::upsample_bilinear2d_backward."""
-    h, w = input_size[2], input_size[3]
-    scales = (
-        _linear_scale(h, output_size[0], align_corners, scales_h),
-        _linear_scale(w, output_size[1], align_corners, scales_w),
-    )
+    scales = _scales(input_size, output_size, (scales_h, scales_w), align_corners)
     return _backward(grad_output, input_size, scales, True, align_corners)
