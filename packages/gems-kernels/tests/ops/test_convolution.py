@@ -67,9 +67,7 @@ def test_half_precision(dtype: torch.dtype) -> None:
         return F.conv2d(x, w, b, 1, 1, 1, 2)
 
     grad = accuracy.make_tensor(conv(x, w, b).shape, dtype)
-    accuracy.check_op(
-        accuracy.with_gradients(conv), x, w, b, grad, overloads=_BOTH, reduce_size=60
-    )
+    accuracy.check_op(accuracy.with_gradients(conv), x, w, b, grad, overloads=_BOTH, reduce_size=60)
 
 
 def test_channels_last_without_bias() -> None:
