@@ -33,15 +33,17 @@ import torch
 from cases import core_cases, fused_cases
 from end_to_end import as_json, format_end_to_end, run_end_to_end
 from harness import Case, main
+from vision_cases import vision_cases
 
 WHEELS = Path(__file__).resolve().parents[3] / ".bench-wheels"
 
 
 def h200_cases(smoke: bool) -> list[Case]:
-    """The core set and the fused ops that the competitors have, bfloat16 cases first (if the
-    deadline stops the run, float32 cases are the ones left out)."""
+    """The core set, the fused ops that the competitors have and the vision ops, bfloat16
+    cases first (if the deadline stops the run, float32 cases are the ones left out)."""
     return sorted(
-        [*core_cases(smoke), *fused_cases(smoke)], key=lambda c: c.dtype != torch.bfloat16
+        [*core_cases(smoke), *fused_cases(smoke), *vision_cases(smoke)],
+        key=lambda c: c.dtype != torch.bfloat16,
     )
 
 

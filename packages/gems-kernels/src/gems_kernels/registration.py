@@ -19,10 +19,13 @@ from gems_kernels.ops import (
     arg_reductions,
     arithmetic,
     attention_entry,
+    batch_norm,
     comparisons,
+    convolution,
     copies,
     foreach,
     fused_adam,
+    hard_activations,
     logical,
     logsumexp,
     matmul,
@@ -32,6 +35,7 @@ from gems_kernels.ops import (
     norms,
     one_hot,
     out_variants,
+    pooling,
     random,
     reductions,
     scans,
@@ -39,6 +43,8 @@ from gems_kernels.ops import (
     selection,
     ternary,
     unary_math,
+    upsampling,
+    view_backward,
 )
 from gems_kernels.ops.attention import is_supported_attention, scaled_dot_product_attention
 from gems_kernels.ops.copies import cat, constant_pad_nd, fill_, repeat, stack, zero_
@@ -140,6 +146,7 @@ _index_put = advanced_indexing.is_index_put
 _gather_shape = scatter_gather.is_gather_shape
 _scatter_add = scatter_gather.fits_scatter_add
 _scatter_reduce = scatter_gather.fits_scatter_reduce
+_hard = hard_activations.is_floating_activation
 
 
 def _no_bool(self: Any, other: Any = None, *args: Any, **kwargs: Any) -> bool:
@@ -280,6 +287,11 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("threshold_backward", activations.threshold_backward),
     Registration("leaky_relu", activations.leaky_relu),
     Registration("leaky_relu_backward", activations.leaky_relu_backward),
+    # The hard activations of MobileNet (vision ops).
+    *(
+        Registration(name, getattr(hard_activations, name), condition=_hard)
+        for name in hard_activations.REGISTERED
+    ),
     # Reductions.
     Registration("sum", reductions.sum),
     Registration("sum.dim_IntList", reductions.sum_dim),
@@ -323,6 +335,14 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("native_layer_norm", layer_norm_forward, condition=_floating_input),
     Registration("native_layer_norm_backward", layer_norm_backward, condition=_floating_input),
     Registration("rms_norm", rms_norm, autograd=True, condition=_floating_input),
+    Registration(
+        "native_batch_norm", batch_norm.batch_norm_forward, condition=batch_norm.is_batch_norm
+    ),
+    Registration(
+        "native_batch_norm_backward",
+        batch_norm.batch_norm_backward,
+        condition=batch_norm.is_batch_norm_backward,
+    ),
     Registration("native_group_norm", group_norm_forward, condition=_floating_input),
     Registration("native_group_norm_backward", group_norm_backward, condition=_floating_input),
     Registration(
@@ -345,6 +365,55 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("baddbmm", matmul.baddbmm, condition=is_matmul_dtype),
     Registration("baddbmm_", matmul.baddbmm_, condition=is_matmul_dtype),
     Registration("embedding", embedding),
+    # Indexing backwards and scalar_tensor (vision and encoder models).
+    Registration(
+        "select_backward", view_backward.select_backward, condition=view_backward.is_storable
+    ),
+    Registration(
+        "slice_backward", view_backward.slice_backward, condition=view_backward.is_storable
+    ),
+    Registration(
+        "scalar_tensor",
+        view_backward.scalar_tensor,
+        condition=view_backward.is_plain_scalar_tensor,
+    ),
+    # Vision: pooling.
+    Registration(
+        "max_pool2d_with_indices", pooling.max_pool2d_with_indices, condition=pooling.fits_max_pool
+    ),
+    Registration(
+        "max_pool2d_with_indices_backward",
+        pooling.max_pool2d_with_indices_backward,
+        condition=pooling.fits_max_pool_backward,
+    ),
+    Registration("avg_pool2d", pooling.avg_pool2d, condition=pooling.fits_avg_pool),
+    Registration(
+        "avg_pool2d_backward", pooling.avg_pool2d_backward, condition=pooling.fits_avg_pool_backward
+    ),
+    Registration(
+        "_adaptive_avg_pool2d", pooling.adaptive_avg_pool2d, condition=pooling.fits_adaptive
+    ),
+    Registration(
+        "_adaptive_avg_pool2d_backward",
+        pooling.adaptive_avg_pool2d_backward,
+        condition=pooling.fits_adaptive_backward,
+    ),
+    # Vision: upsampling.
+    *(
+        Registration(name, getattr(upsampling, name), condition=upsampling.fits_upsample)
+        for name in ("upsample_nearest2d", "upsample_bilinear2d")
+    ),
+    *(
+        Registration(name, getattr(upsampling, name), condition=upsampling.fits_upsample_backward)
+        for name in ("upsample_nearest2d_backward", "upsample_bilinear2d_backward")
+    ),
+    # Vision: convolution (one entry point above mkldnn/thnn/slow_conv2d on CPU and cuDNN).
+    Registration("convolution", convolution.convolution, condition=convolution.is_conv2d),
+    Registration(
+        "convolution_backward",
+        convolution.convolution_backward,
+        condition=convolution.is_conv2d_backward,
+    ),
     # Copies, fills, indexing, dropout.
     *_entries(fill_, "fill_.Scalar", "fill_.Tensor"),
     Registration("zero_", zero_),

@@ -19,6 +19,7 @@ MODULES = (
     "harness",
     "host_path",
     "run_h200",
+    "vision_cases",
 )
 
 

@@ -38,6 +38,13 @@ def _copy(x):
     return x
 
 
+@pointwise_dynamic(is_tensor=[True], promotions=[((0,), "ALWAYS_BOOL")])
+@triton.jit
+def _to_bool(x):
+    # bool(x) is x != 0 (NaN is True); a cast would truncate 0.5 to False.
+    return x != 0
+
+
 @pointwise_dynamic(is_tensor=[True, False], promotions=[((0,), "NO_OPMATH")])
 @triton.jit
 def _fill(x, value):
@@ -94,7 +101,6 @@ def is_plain_copy(self: torch.Tensor, **options: Any) -> bool:
         and (dtype is None or supports_dtype(dtype))
         and options.get("layout") in (None, torch.strided)
         and not options.get("pin_memory")
-        and not (dtype == torch.bool and self.dtype != torch.bool)
     )
 
 
@@ -113,7 +119,10 @@ def to_copy(
         self, dtype=dtype or self.dtype, memory_format=memory_format or torch.preserve_format
     )
     if out.numel():
-        _copy(self, out0=out)
+        if out.dtype == torch.bool and self.dtype != torch.bool:
+            _to_bool(self, out0=out)
+        else:
+            _copy(self, out0=out)
     return out
 
 
