@@ -41,11 +41,8 @@ def test_the_cli_suspends_and_resumes(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from kubernetes.config import kube_config
-
     kubeconfig = server.write_kubeconfig(tmp_path / "kc", namespace=namespace)
-    # The kubernetes client reads $KUBECONFIG once, at import.
-    monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(kubeconfig))
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))  # kubectl's rule (trainer_api.kubeconfig)
     name = client.train(trainer=CustomTrainer(func=train_function))
     for command, expected in (("suspend", True), ("resume", False)):
         result = CliRunner().invoke(cli, ["--backend", "kubernetes", command, name])
