@@ -11,6 +11,7 @@ import pytest
 import torch
 from trainer_runtime.plugins.checkpoint import VOLUME_ANNOTATION
 from trainer_sdk import LocalBackendConfig, TrainerClient, checkpoint, constants
+from trainer_sdk.backends.local import volumes
 
 SCRIPT = Path(__file__).with_name("train_script.py")
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -56,10 +57,8 @@ def test_kill_a_rank_and_the_job_resumes_from_its_checkpoint(tmp_path: Path) -> 
         steady, resumed = torch.load(outputs["steady"]), torch.load(outputs["killed"])
         for key, tensor in steady.items():
             assert torch.equal(resumed[key], tensor), key
-        # The claim is a directory of the job (its volumes) until claims become local volumes.
-        [volume] = [
-            path for path in (tmp_path / "jobs").rglob("checkpoints") if "killed" in str(path)
-        ]
+        # The claim is a local persistent volume, shared by both jobs (a directory per job in it).
+        volume = volumes.claim_path("default", "ckpt", root=tmp_path / "jobs")
         found = checkpoint.latest(volume / "killed")
         assert found is not None and (found.step, found.attempt) == (12, 1)
         assert [(r.step, r.attempt) for r in checkpoint.read_resumes(volume / "killed")] == [(8, 1)]
@@ -67,5 +66,7 @@ def test_kill_a_rank_and_the_job_resumes_from_its_checkpoint(tmp_path: Path) -> 
         assert shown is not None
         assert (shown.step, shown.attempt, shown.resumed_from_step) == (12, 1, 8)
         assert shown.saved_at is not None and 0 <= (shown.age_seconds() or -1) < 600
+        client.delete_job("killed")
+        assert checkpoint.latest(volume / "killed") == found  # the claim outlives the job
     finally:
         client.backend.close()  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ from trainer_sdk import (
     Name,
     Runtime,
     RuntimeKind,
+    RuntimeNotFoundError,
     TrainerCommand,
 )
 from trainer_sdk.backends.local.jobdir import JobDir, read_json
@@ -54,8 +55,14 @@ def test_unknown_runtimes_are_value_errors_as_upstream(backend: LocalProcessBack
 
 @pytest.mark.e2e
 def test_a_hand_built_training_runtime_is_honoured(backend: LocalProcessBackend) -> None:
+    """A Runtime object of kind TrainingRuntime names a namespaced runtime, as in a cluster: it
+    runs once a TrainingRuntime of that name is applied (``trainer apply -f``)."""
     builtin = backend.get_runtime("torch-distributed")
     runtime = Runtime(builtin.name, builtin.trainer, RuntimeKind.TRAINING_RUNTIME)
+    with pytest.raises(RuntimeNotFoundError, match="torch-distributed \\(TrainingRuntime\\)"):
+        backend.train(runtime=runtime, trainer=CustomTrainerContainer(image="i"))
+    manifest = backend.runtime_store.by_name()["torch-distributed"]
+    backend.runtime_store.apply({**manifest, "kind": "TrainingRuntime"})
     name = backend.train(
         runtime=runtime,
         trainer=CustomTrainerContainer(image="i"),
