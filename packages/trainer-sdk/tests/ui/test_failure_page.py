@@ -22,7 +22,7 @@ SEE_SECONDS = 60
 
 
 def fail_on_rank_one() -> None:
-    """Rank 1 logs three steps, then raises; rank 0 waits for it."""
+    """Every rank logs three steps (the failing one too), then rank 1 raises; rank 0 waits."""
     import os
     import time
 
@@ -30,7 +30,7 @@ def fail_on_rank_one() -> None:
 
     rank = int(os.environ["RANK"])
     for step in range(3):
-        log_metrics({"loss": 1.0 / (step + 1)}, step=step)
+        log_metrics({"loss": 1.0 / (step + 1)}, step=step, all_ranks=True)
     if rank == 1:
         raise ValueError("bad batch 3 on purpose")
     time.sleep(120)

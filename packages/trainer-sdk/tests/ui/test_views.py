@@ -113,3 +113,11 @@ def test_failure_view_names_the_rank_its_last_step_and_the_traceback() -> None:
             "ValueError: bad",
         ],
     }
+
+
+def test_failure_view_falls_back_to_the_jobs_step_when_only_rank_0_records() -> None:
+    """log_metrics records rank 0 by default: a failing rank 1 has no points of its own."""
+    error = JobFailedError("j", "FailedJobs", "node-1", [], exception="ValueError: bad", rank=1)
+    points = [MetricPoint(2, 1.0, 0, {"loss": 1.0}), MetricPoint(3, 2.0, 0, {"loss": 0.5})]
+    assert views.failure_view(error, points)["trainingStep"] == 3
+    assert views.failure_view(error, [])["trainingStep"] is None

@@ -138,9 +138,11 @@ def _conditions(manifest: Mapping[str, Any]) -> list[dict[str, str]]:
 
 def failure_view(error: JobFailedError, points: Sequence[MetricPoint]) -> dict[str, Any]:
     """What a failed job's page leads with: the user's exception, the rank and the JobSet step
-    that raised it, that rank's last recorded training step, and its traceback (or the step's
-    last log lines when the log shows no exception)."""
-    own = [point.step for point in points if error.rank is None or point.rank == error.rank]
+    that raised it, that rank's last recorded training step (the job's, where only rank 0
+    records metrics), and its traceback (or the step's last log lines when the log shows no
+    exception)."""
+    steps = [point.step for point in points]
+    own = [point.step for point in points if point.rank == error.rank] or steps
     return {
         "exception": error.exception,
         "reason": error.reason,
