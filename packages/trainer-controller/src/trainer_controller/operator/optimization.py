@@ -26,6 +26,8 @@ from trainer_api import (
 )
 from trainer_runtime.search import (
     ENGINE_STATE_ANNOTATION,
+    PRUNED_ANNOTATION,
+    STEPS_ANNOTATION,
     TRIAL_ANNOTATION,
     Study,
     TrialRecord,
@@ -48,10 +50,6 @@ __all__ = [
     "plan_optimization",
 ]
 
-_PREFIX: Final = f"optimization.{trainer_api.GROUP}"
-STEPS_ANNOTATION: Final = f"{_PREFIX}/steps"
-"""The objective per step seen so far: ``{"seen": [...], "steps": {step: value}, "checked": n}``."""
-PRUNED_ANNOTATION: Final = f"{_PREFIX}/pruned-at-step"
 MAX_STEPS_KEPT: Final = 200
 
 

@@ -28,10 +28,19 @@ from trainer_runtime.search.space import (
     grid_size,
     study_from_job,
 )
-from trainer_runtime.search.trials import ENGINE_STATE_ANNOTATION, TRIAL_ANNOTATION, trial_trainjob
+from trainer_runtime.search.trials import (
+    ENGINE_STATE_ANNOTATION,
+    PRUNED_ANNOTATION,
+    STEPS_ANNOTATION,
+    TRIAL_ANNOTATION,
+    trial_steps,
+    trial_trainjob,
+)
 
 __all__ = [
     "ENGINE_STATE_ANNOTATION",
+    "PRUNED_ANNOTATION",
+    "STEPS_ANNOTATION",
     "TRIAL_ANNOTATION",
     "Algorithm",
     "Choice",
@@ -50,5 +59,6 @@ __all__ = [
     "parameter_importance",
     "study_from_job",
     "suggest",
+    "trial_steps",
     "trial_trainjob",
 ]

@@ -14,13 +14,30 @@ from trainer_api import OPTIMIZATION_JOB_LABEL, PARAMETERS_ANNOTATION, parameter
 
 from trainer_runtime.search.space import Value, assignment_strings
 
-__all__ = ["ENGINE_STATE_ANNOTATION", "TRIAL_ANNOTATION", "trial_trainjob"]
+__all__ = [
+    "ENGINE_STATE_ANNOTATION",
+    "PRUNED_ANNOTATION",
+    "STEPS_ANNOTATION",
+    "TRIAL_ANNOTATION",
+    "trial_steps",
+    "trial_trainjob",
+]
 
 _PREFIX: Final = f"optimization.{trainer_api.GROUP}"
 TRIAL_ANNOTATION: Final = f"{_PREFIX}/trial"
 """On a trial TrainJob: its number in the OptimizationJob."""
 ENGINE_STATE_ANNOTATION: Final = f"{_PREFIX}/engine-state"
 """On a trial TrainJob: what the search engine noted for it (JSON)."""
+STEPS_ANNOTATION: Final = f"{_PREFIX}/steps"
+"""The objective per step seen so far: ``{"seen": [...], "steps": {step: value}, "checked": n}``."""
+PRUNED_ANNOTATION: Final = f"{_PREFIX}/pruned-at-step"
+"""On a trial TrainJob the stopping rule ended: the step it was judged at."""
+
+
+def trial_steps(annotations: Mapping[str, str]) -> dict[int, float]:
+    """The objective per step the controller has recorded on a trial (empty: none yet)."""
+    history = json.loads(annotations.get(STEPS_ANNOTATION, "{}"))
+    return {int(step): float(value) for step, value in (history.get("steps") or {}).items()}
 
 
 def trial_trainjob(

@@ -11,7 +11,6 @@ from typing import Any
 import click
 import yaml
 from rich.table import Table
-from trainer_runtime.search import TrialRecord, parameter_importance, study_from_job
 
 from trainer_sdk.cli.app import (
     OUTPUTS,
@@ -40,12 +39,12 @@ from trainer_sdk.optimizer import (
     TrialConfig,
 )
 from trainer_sdk.optimizer.backends.base import best_result
-from trainer_sdk.optimizer.spec import Definition, optimization_job
+from trainer_sdk.optimizer.insight import importance
 from trainer_sdk.optimizer.types.algorithm_types import BaseAlgorithm, BaseEarlyStopping
 from trainer_sdk.optimizer.types.search_types import CategoricalSearchSpace, ContinuousSearchSpace
 from trainer_sdk.types import CustomTrainer
 
-__all__ = ["importance", "optimizationjob", "optimize", "parse_param"]
+__all__ = ["optimizationjob", "optimize", "parse_param"]
 
 _ALGORITHMS: dict[str, type[BaseAlgorithm]] = {
     "random": RandomSearch,
@@ -91,19 +90,6 @@ def parse_param(text: str) -> tuple[str, ContinuousSearchSpace | CategoricalSear
 
 def _stopping(rule: str) -> BaseEarlyStopping | None:
     return {"median": MedianStopping(), "asha": SuccessiveHalving()}.get(rule)
-
-
-def importance(job: OptimizationJob) -> dict[str, float]:
-    """Each parameter's share of the objective's variance over the completed trials."""
-    definition = Definition(job.search_space, job.objectives, job.algorithm, job.trial_config, None)
-    template = {"spec": {"runtimeRef": {"name": "any"}}}
-    study = study_from_job(optimization_job(job.name, definition, template))
-    records = [
-        TrialRecord(number, trial.parameters, "complete", trial.objective)
-        for number, trial in enumerate(job.trials)
-        if trial.objective is not None and trial.pruned_at_step is None
-    ]
-    return parameter_importance(study, records)
 
 
 def _trials_table(job: OptimizationJob) -> Table:

@@ -15,6 +15,7 @@ GET  /api/jobs/NAME/logs/stream?step=S  the same as server-sent events, followin
 POST /api/jobs/NAME/stop                end its processes, keep it (local backend)
 POST /api/jobs/NAME/delete              delete it
 GET  /api/runtimes                      the runtimes and what each builds
+GET  /api/optimizations[/NAME]          optimization jobs and their trials (optimization.py)
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from trainer_sdk.ui.access import Access
 from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits, Connections
 from trainer_sdk.ui.jobindex import JobIndex
 from trainer_sdk.ui.observed import ObservedHistory
+from trainer_sdk.ui.optimization import OptimizationViews
 
 __all__ = ["STATIC_DIR", "UiServer"]
 
@@ -92,6 +94,7 @@ class UiServer(ThreadingHTTPServer):
         self.observed = ObservedHistory()
         self._failures: dict[tuple[str, datetime], dict[str, Any]] = {}
         self.index = JobIndex(client)
+        self.optimizations = OptimizationViews(client)
         self._index_lock = threading.Lock()
         self.log_streams: set[threading.Event] = set()
         self.connections = Connections(limits)
@@ -281,6 +284,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_job_list(*server.jobs(query))
             case ("GET", ["runtimes"]):
                 self._send_json(HTTPStatus.OK, server.runtimes())
+            case ("GET", ["optimizations", *rest]):
+                self._send_json(*server.optimizations.answer(rest, server.clock()))
             case ("GET", ["jobs", name]):
                 self._send_json(HTTPStatus.OK, server.job(name))
             case ("GET", ["jobs", name, "metrics"]):

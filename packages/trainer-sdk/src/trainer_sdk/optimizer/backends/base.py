@@ -19,7 +19,7 @@ from trainer_sdk.optimizer.types.optimization_types import (
 )
 from trainer_sdk.optimizer.types.search_types import CategoricalSearchSpace, ContinuousSearchSpace
 
-__all__ = ["JOB_STATUSES", "OptimizerBackend", "best_result"]
+__all__ = ["JOB_STATUSES", "OptimizerBackend", "best_result", "best_trial"]
 
 JOB_STATUSES = {
     constants.OPTIMIZATION_JOB_CREATED,
@@ -29,8 +29,8 @@ JOB_STATUSES = {
 }
 
 
-def best_result(job: OptimizationJob) -> Result | None:
-    """The best finished trial's parameters and metrics, by the first objective."""
+def best_trial(job: OptimizationJob) -> Trial | None:
+    """The best completed trial by the first objective (the earliest among equals), or None."""
     scored = [
         t
         for t in job.trials
@@ -39,8 +39,17 @@ def best_result(job: OptimizationJob) -> Result | None:
     if not scored:
         return None
     sign = -1.0 if job.objectives[0].direction.value == "maximize" else 1.0
-    best: Trial = min(scored, key=lambda t: sign * (t.objective or 0.0))
-    return Result(parameters=dict(best.parameters), metrics=list(best.metrics))
+    return min(scored, key=lambda t: sign * (t.objective or 0.0))
+
+
+def best_result(job: OptimizationJob) -> Result | None:
+    """The best finished trial's parameters and metrics, by the first objective."""
+    best = best_trial(job)
+    return (
+        None
+        if best is None
+        else Result(parameters=dict(best.parameters), metrics=list(best.metrics))
+    )
 
 
 class OptimizerBackend(abc.ABC):
@@ -77,6 +86,10 @@ class OptimizerBackend(abc.ABC):
     @abc.abstractmethod
     def get_job_events(self, name: str) -> list[types.Event]: ...
 
+    @abc.abstractmethod
+    def trial_histories(self, name: str) -> dict[str, dict[int, float]]:
+        """Each trial's first objective by step, as far as it has reported it."""
+
     def get_best_results(self, name: str) -> Result | None:
         """The best trial so far, or None."""
         return best_result(self.get_job(name))
@@ -87,9 +100,9 @@ class OptimizerBackend(abc.ABC):
             if trial_name not in {t.name for t in job.trials}:
                 raise ValueError(f"trial_name: {name} has no trial {trial_name!r}")
             return trial_name
-        result = best_result(job)
-        if result is not None:
-            return next(t.name for t in job.trials if t.parameters == result.parameters)
+        best = best_trial(job)
+        if best is not None:
+            return best.name
         if not job.trials:
             raise RuntimeError(f"OptimizationJob {name} has no trials yet")
         return job.trials[0].name

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from trainer_api import OPTIMIZATION_JOB_LABEL, PARAMETERS_ANNOTATION, parse
 from trainer_api import OptimizationJob as ApiOptimizationJob
+from trainer_runtime.search import PRUNED_ANNOTATION, trial_steps
 
 from trainer_sdk import types
 from trainer_sdk.backends.kubernetes.backend import KubernetesBackend
@@ -152,19 +153,13 @@ class KubernetesOptimizerBackend(OptimizerBackend):
         )
 
     def _trials(self, name: str, metrics: list[str]) -> list[Trial]:
-        listed = self.custom.list_namespaced_custom_object(
-            constants.GROUP,
-            constants.VERSION,
-            self.namespace,
-            "trainjobs",
-            label_selector=f"{OPTIMIZATION_JOB_LABEL}={name}",
-        )
         trials = []
-        for item in cast(dict[str, Any], listed).get("items", []):
+        for item in self._trial_items(name):
             trainjob = self.trainer.get_job(item["metadata"]["name"])
             reported = trainjob.trainer_status.metrics if trainjob.trainer_status else {}
             observation = observe([], [], reported, metrics)
             annotations = item["metadata"].get("annotations") or {}
+            pruned = annotations.get(PRUNED_ANNOTATION)
             trials.append(
                 Trial(
                     name=trainjob.name,
@@ -172,9 +167,28 @@ class KubernetesOptimizerBackend(OptimizerBackend):
                     trainjob=trainjob,
                     metrics=observation.summary(metrics),
                     objective=observation.latest(metrics[0]),
+                    pruned_at_step=int(pruned) if pruned is not None else None,
                 )
             )
         return sorted(trials, key=lambda trial: trial.trainjob.creation_timestamp)
+
+    def _trial_items(self, name: str) -> list[dict[str, Any]]:
+        listed = self.custom.list_namespaced_custom_object(
+            constants.GROUP,
+            constants.VERSION,
+            self.namespace,
+            "trainjobs",
+            label_selector=f"{OPTIMIZATION_JOB_LABEL}={name}",
+        )
+        return list(cast(dict[str, Any], listed).get("items", []))
+
+    def trial_histories(self, name: str) -> dict[str, dict[int, float]]:
+        """The objective per step the controller recorded on each trial's annotations."""
+        self._document(name)  # a missing job is an error, not an empty history
+        return {
+            item["metadata"]["name"]: trial_steps(item["metadata"].get("annotations") or {})
+            for item in self._trial_items(name)
+        }
 
     def list_jobs(self) -> list[OptimizationJob]:
         listed = self.custom.list_namespaced_custom_object(

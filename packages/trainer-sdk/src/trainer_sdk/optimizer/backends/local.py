@@ -218,6 +218,16 @@ class LocalOptimizerBackend(OptimizerBackend):
         except JobNotFoundError:
             return []
 
+    def trial_histories(self, name: str) -> dict[str, dict[int, float]]:
+        state = self._read(name)
+        job = parse(state["manifest"])
+        assert isinstance(job, ApiOptimizationJob)
+        metric = job.spec.objectives[0].metric
+        return {
+            record["name"]: {int(s): v for s, v in record["metrics"].get(metric, {}).items()}
+            for record in state["trials"]
+        }
+
     def stop_trial(self, name: str) -> None:
         """End a trial's processes and keep its TrainJob (Failed), logs and metrics."""
         backend = self.trainer.backend

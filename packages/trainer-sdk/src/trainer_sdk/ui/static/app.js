@@ -570,7 +570,9 @@ function route() {
   const hash = location.hash || "#/";
   const job = hash.match(/^#\/jobs\/(.+)$/);
   const compare = hash.match(/^#\/compare\/(.+)$/);
-  if (job) page = jobPage(main, decodeURIComponent(job[1]));
+  const optimization = optimizationRoute(main, hash); // optimization.js
+  if (optimization) page = optimization;
+  else if (job) page = jobPage(main, decodeURIComponent(job[1]));
   else if (compare) page = comparePage(main, compare[1].split(",").map(decodeURIComponent));
   else if (hash === "#/runtimes") page = runtimesPage(main);
   else page = jobList(main);
