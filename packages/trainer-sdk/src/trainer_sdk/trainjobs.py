@@ -12,9 +12,9 @@ import shlex
 import string
 import textwrap
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlparse
 
 from trainer_sdk import constants, rank_entrypoint, types
@@ -138,19 +138,29 @@ def _install_script(packages: Sequence[str], index_urls: Sequence[str]) -> str:
     )
 
 
-def _call_expression(func: Callable[..., Any], func_args: dict[str, Any] | None) -> str:
-    """``func(**{...})``: keyword arguments on every backend; they must be Python literals."""
-    if func_args is None:
+_CONVERSIONS: Final = ("float", "int", "str")
+_ENV_NAME: Final = re.compile(r"[A-Z_][A-Z0-9_]*")
+
+
+def _call_expression(
+    func: Callable[..., Any],
+    func_args: dict[str, Any] | None,
+    env_args: Mapping[str, tuple[str, str]] | None = None,
+) -> str:
+    """``func(**{...})``: keyword arguments on every backend; they must be Python literals.
+    ``env_args`` adds arguments read when the code runs: name -> (variable, float|int|str)."""
+    if func_args is None and not env_args:
         return f"{func.__name__}()"
-    if not isinstance(func_args, dict) or not all(
-        isinstance(key, str) and key.isidentifier() for key in func_args
+    if func_args is not None and (
+        not isinstance(func_args, dict)
+        or not all(isinstance(key, str) and key.isidentifier() for key in func_args)
     ):
         raise ValueError(
             f"func_args: expected a dict of keyword argument names to values, got {func_args!r}"
         )
-    literal = repr(func_args)
+    literal = repr(func_args or {})
     try:
-        same = ast.literal_eval(literal) == func_args
+        same = ast.literal_eval(literal) == (func_args or {})
     except (ValueError, SyntaxError):
         same = False
     if not same:
@@ -158,7 +168,20 @@ def _call_expression(func: Callable[..., Any], func_args: dict[str, Any] | None)
             "func_args: values must be Python literals (str, int, float, list, dict, ...), "
             f"got {literal}"
         )
-    return f"{func.__name__}(**{literal})"
+    if not env_args:
+        return f"{func.__name__}(**{literal})"
+    read = []
+    for name, (variable, conversion) in env_args.items():
+        if not name.isidentifier() or not _ENV_NAME.fullmatch(variable):
+            raise ValueError(
+                f"env_args: expected identifier -> ENV_NAME, got {name!r}: {variable!r}"
+            )
+        if conversion not in _CONVERSIONS:
+            raise ValueError(
+                f"env_args[{name!r}]: expected one of {_CONVERSIONS}, got {conversion!r}"
+            )
+        read.append(f"{name!r}: {conversion}(__import__('os').environ[{variable!r}])")
+    return f"{func.__name__}(**{{**{literal}, {', '.join(read)}}})"
 
 
 def function_args(command: Sequence[str]) -> dict[str, Any] | None:
@@ -187,8 +210,10 @@ def command_for_function(
     func_args: dict[str, Any] | None = None,
     pip_index_urls: Sequence[str] = (),
     packages_to_install: Sequence[str] | None = None,
+    env_args: Mapping[str, tuple[str, str]] | None = None,
 ) -> list[str]:
-    """The trainer command: ``func``'s source written to a file, run by the runtime's entrypoint."""
+    """The trainer command: ``func``'s source written to a file, run by the runtime's entrypoint
+    (``env_args``: keyword arguments it reads from the environment, see ``_call_expression``)."""
     if not callable(func):
         raise ValueError(f"CustomTrainer.func: expected a callable, got {type(func).__name__}")
     try:
@@ -203,7 +228,7 @@ def command_for_function(
     # Blank lines first, so that the function sits at its own line numbers: a traceback's
     # "File "train.py", line 42" is line 42 of the user's train.py.
     source = "\n" * max(first_line - 1, 0) + textwrap.dedent("".join(lines))
-    code = f"{source}\n{_call_expression(func, func_args)}\n"
+    code = f"{source}\n{_call_expression(func, func_args, env_args)}\n"
     return command_for_code(runtime, code, func_file, pip_index_urls, packages_to_install)
 
 

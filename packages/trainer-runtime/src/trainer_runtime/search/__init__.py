@@ -27,6 +27,7 @@ from trainer_runtime.search.space import (
     assignment_strings,
     grid_size,
     study_from_job,
+    value_types,
 )
 from trainer_runtime.search.trials import (
     ENGINE_STATE_ANNOTATION,
@@ -61,4 +62,5 @@ __all__ = [
     "suggest",
     "trial_steps",
     "trial_trainjob",
+    "value_types",
 ]

@@ -22,6 +22,7 @@ __all__ = [
     "assignment_strings",
     "grid_size",
     "study_from_job",
+    "value_types",
 ]
 
 Value = float | int | str
@@ -108,6 +109,15 @@ def assignment_strings(parameters: Mapping[str, Value]) -> dict[str, str]:
     """Parameter values as the API writes them (``repr`` of floats round-trips)."""
     return {
         name: value if isinstance(value, str) else repr(value) for name, value in parameters.items()
+    }
+
+
+def value_types(space: Mapping[str, Domain]) -> dict[str, Literal["float", "int", "str"]]:
+    """The Python type each parameter's values have: what ``suggest`` gives a trial, and what
+    a trial's ``KUBEFLOW_TRAINER_OPT_<NAME>`` string is read back as."""
+    return {
+        name: "str" if isinstance(d, Choice) else "int" if d.integer else "float"
+        for name, d in space.items()
     }
 
 

@@ -102,3 +102,65 @@ def test_optimize_creates_an_optimization_job_of_upstreams_schema(
     assert server.request("GET", f"{OPTIMIZATIONJOBS.format(namespace=namespace)}/{name}")[0] == 404
     with pytest.raises(RuntimeError, match="Failed to get OptimizationJob"):
         optimizer.get_job(name)
+
+
+def fit(lr: float, opt: str, epochs: int) -> None:
+    import json
+
+    print(json.dumps({"lr": lr, "opt": opt, "epochs": epochs}))
+
+
+def run_function_of(trainjob: dict[str, Any], tmp_path: Path) -> str:
+    """Run the Python the trial's command carries (the function and its call) in a fresh
+    interpreter with the trial's env, as its container would; returns what it printed."""
+    import base64
+    import os
+    import re
+    import subprocess
+    import sys
+
+    trainer = trainjob["spec"]["trainer"]
+    tokens = re.findall(r"[A-Za-z0-9+/]{16,}={0,2}", " ".join(trainer["command"]))
+    sources = [base64.b64decode(t).decode(errors="replace") for t in tokens]
+    code = next(source for source in sources if "def fit(" in source)
+    (tmp_path / "fit.py").write_text(code)
+    env = {**os.environ, **{item["name"]: item["value"] for item in trainer["env"]}}
+    done = subprocess.run(
+        [sys.executable, str(tmp_path / "fit.py")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_a_cluster_trial_gets_its_parameters_as_typed_keyword_arguments(
+    optimizer: OptimizerClient,
+    server: Any,  # noqa: F811
+    namespace: str,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    """KEP-3562: the controller puts KUBEFLOW_TRAINER_OPT_<NAME> into the trial's env; the
+    function trainer's call reads them back as keyword arguments, typed as locally."""
+    from trainer_runtime.search import trial_trainjob
+
+    name = optimizer.optimize(
+        TrainJobTemplate(
+            runtime="torch-distributed",
+            trainer=CustomTrainer(func=fit, func_args={"epochs": 2, "lr": 1.0}),
+        ),
+        trial_config=TrialConfig(num_trials=2),
+        search_space={
+            "lr": Search.loguniform(1e-4, 1e-1),
+            "opt": Search.choice(["sgd", "adam"]),
+        },
+    )
+    code, stored = server.request("GET", f"{OPTIMIZATIONJOBS.format(namespace=namespace)}/{name}")
+    assert code == 200
+    trial = trial_trainjob(stored, 0, {"lr": 0.0125, "opt": "adam"}, {})  # the controller's
+    assert {"name": "KUBEFLOW_TRAINER_OPT_LR", "value": "0.0125"} in trial["spec"]["trainer"]["env"]
+    printed = json.loads(run_function_of(trial, tmp_path))
+    assert printed == {"lr": 0.0125, "opt": "adam", "epochs": 2}  # the trial's lr wins
+    assert [type(printed[k]) for k in ("lr", "opt")] == [float, str]

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, cast
 
-from trainer_api import OPTIMIZATION_JOB_LABEL, PARAMETERS_ANNOTATION, parse
+from trainer_api import OPTIMIZATION_JOB_LABEL, PARAMETERS_ANNOTATION, parameter_env_name, parse
 from trainer_api import OptimizationJob as ApiOptimizationJob
-from trainer_runtime.search import PRUNED_ANNOTATION, trial_steps
+from trainer_runtime.search import PRUNED_ANNOTATION, study_from_job, trial_steps, value_types
 
 from trainer_sdk import types
 from trainer_sdk.backends.kubernetes.backend import KubernetesBackend
@@ -32,7 +32,7 @@ from trainer_sdk.optimizer.types.optimization_types import (
     TrialConfig,
 )
 from trainer_sdk.optimizer.types.search_types import CategoricalSearchSpace, ContinuousSearchSpace
-from trainer_sdk.trainjobs import build_trainjob_manifest
+from trainer_sdk.trainjobs import build_trainjob_manifest, command_for_function
 
 __all__ = ["KubernetesOptimizerBackend", "job_status"]
 
@@ -87,13 +87,32 @@ class KubernetesOptimizerBackend(OptimizerBackend):
             early_stopping,
         )
         job = optimization_job(name, definition, {"spec": trainjob["spec"]}, self.namespace)
+        document = job.to_dict()
+        trainer = trial_template.trainer
+        if isinstance(trainer, types.CustomTrainer):
+            # KEP-3562 hands a trial its parameters as KUBEFLOW_TRAINER_OPT_<NAME> env; the
+            # function reads them as keyword arguments, typed as the local backend passes them.
+            env_args = {
+                parameter: (parameter_env_name(parameter), kind)
+                for parameter, kind in value_types(study_from_job(job).space).items()
+            }
+            document["spec"]["trainJobTemplate"]["spec"]["trainer"]["command"] = (
+                command_for_function(
+                    runtime,
+                    trainer.func,
+                    trainer.func_args,
+                    trainer.pip_index_urls,
+                    trainer.packages_to_install,
+                    env_args,
+                )
+            )
         try:
             self.custom.create_namespaced_custom_object(
                 constants.GROUP,
                 constants.VERSION,
                 self.namespace,
                 constants.OPTIMIZATION_JOB_PLURAL,
-                job.to_dict(),
+                document,
             )
         except Exception as error:
             raise RuntimeError(
