@@ -8,18 +8,25 @@ overhead of the local backend against a plain in-process Optuna study running th
 function, side by side.
 
     python packages/trainer-sdk/benchmarks/bench_optimize.py [--trials 20] [--parallel 2]
+
+``--core`` runs no processes: the search core alone, each trial's curve computed in-process and
+handed to the stopping rule one step at a time (``--parallel`` trials interleaved), for several
+ASHA settings: the steps the rule itself saves, without the driver's reaction time.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import io
 import tempfile
 import time
 from pathlib import Path
 
 import optuna
+from trainer_api import EarlyStopping
+from trainer_runtime.search import Range, Study, TrialRecord, check_pruning, suggest
 from trainer_sdk import CustomTrainer
 from trainer_sdk.optimizer import (
     LocalBackendConfig,
@@ -116,12 +123,80 @@ def overhead(root: Path, trials: int) -> tuple[float, float]:
     return ours, (time.perf_counter() - start) / trials
 
 
+def curve(lr: float, momentum: float) -> list[float]:
+    """The loss ``train`` prints at each step."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        train(lr, momentum)
+    return [float(line.split("loss=")[1]) for line in out.getvalue().splitlines()]
+
+
+def core_run(
+    trials: int, parallel: int, algorithm: str, rule: EarlyStopping | None
+) -> tuple[float, int]:
+    """Best complete loss and steps run by the search core alone, stepped in lockstep."""
+    space = {"lr": Range(1e-5, 1e-1, log=True), "momentum": Range(0.0, 0.99)}
+    study = Study(space=space, algorithm=algorithm, seed=0, early_stopping=rule)  # type: ignore[arg-type]
+    records: list[TrialRecord] = []
+    curves: dict[int, list[float]] = {}
+    running: list[int] = []
+    steps_run = 0
+    while len(records) < trials or running:
+        free = min(parallel - len(running), trials - len(records))
+        for found in suggest(study, records, free) if free > 0 else []:
+            number = len(records)
+            records.append(TrialRecord(number, found.parameters, engine_state=found.engine_state))
+            curves[number] = curve(
+                float(found.parameters["lr"]), float(found.parameters["momentum"])
+            )
+            running.append(number)
+        for number in list(running):
+            step = len(records[number].steps) + 1
+            steps = {**records[number].steps, step: curves[number][step - 1]}
+            record = records[number] = dataclasses.replace(records[number], steps=steps)
+            if step == STEPS:
+                records[number] = dataclasses.replace(
+                    record, state="complete", objective=steps[step]
+                )
+            elif rule is not None:
+                decision = check_pruning(study, records, number)
+                record = records[number] = dataclasses.replace(
+                    record, checked_step=decision.checked_step, engine_state=decision.engine_state
+                )
+                if decision.prune:
+                    records[number] = dataclasses.replace(
+                        record, state="pruned", objective=steps[step]
+                    )
+            if records[number].state != "running":
+                running.remove(number)
+                steps_run += step
+    best = min(r.objective for r in records if r.state == "complete" and r.objective is not None)
+    return best, steps_run
+
+
+def core_table(trials: int, parallel: int) -> None:
+    """The search core's own savings for several ASHA settings, against random and TPE."""
+    rows = [("random", core_run(trials, parallel, "random", None))]
+    rows.append(("TPE", core_run(trials, parallel, "tpe", None)))
+    for low, factor in ((1, 2), (3, 2), (1, 3), (3, 3), (5, 3)):
+        rule = EarlyStopping(rule="asha", min_resource=low, reduction_factor=factor)
+        rows.append((f"TPE + ASHA {low}/{factor}", core_run(trials, parallel, "tpe", rule)))
+    print(f"search core only: {trials} trials, {parallel} in lockstep, {STEPS} steps, seed 0")
+    print(f"{'search (min_resource/factor)':<40} {'best loss':>12} {'steps':>6} {'saved':>6}")
+    for label, (best, steps) in rows:
+        print(f"{label:<40} {best:>12.6f} {steps:>6d} {1 - steps / (trials * STEPS):>6.0%}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--overhead-trials", type=int, default=10)
+    parser.add_argument("--core", action="store_true", help="the search core alone, no processes")
     arguments = parser.parse_args()
+    if arguments.core:
+        core_table(arguments.trials, arguments.parallel)
+        return
     searches = {
         "random": {"algorithm": RandomSearch(random_state=0)},
         "TPE": {"algorithm": TPESearch(random_state=0)},
