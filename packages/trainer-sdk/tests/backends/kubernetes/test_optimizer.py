@@ -34,14 +34,22 @@ def optimizer(server: Any, namespace: str, tmp_path: Path) -> OptimizerClient:  
     return OptimizerClient(KubernetesBackendConfig(config_file=str(kubeconfig)))
 
 
-def add_trial(server: Any, namespace: str, job: str, number: int, lr: str, loss: str) -> None:  # noqa: F811
+def add_trial(
+    server: Any,  # noqa: F811
+    namespace: str,  # noqa: F811
+    job: str,
+    number: int,
+    lr: str,
+    loss: str,
+    annotations: dict[str, str] | None = None,
+) -> None:
     trial = {
         "apiVersion": "trainer.kubeflow.org/v1alpha1",
         "kind": "TrainJob",
         "metadata": {
             "name": f"{job}-{number}",
             "labels": {OPTIMIZATION_JOB_LABEL: job},
-            "annotations": {PARAMETERS_ANNOTATION: json.dumps({"lr": lr})},
+            "annotations": {PARAMETERS_ANNOTATION: json.dumps({"lr": lr}), **(annotations or {})},
         },
         "spec": {"runtimeRef": {"name": "torch-distributed"}},
     }
@@ -164,3 +172,45 @@ def test_a_cluster_trial_gets_its_parameters_as_typed_keyword_arguments(
     printed = json.loads(run_function_of(trial, tmp_path))
     assert printed == {"lr": 0.0125, "opt": "adam", "epochs": 2}  # the trial's lr wins
     assert [type(printed[k]) for k in ("lr", "opt")] == [float, str]
+
+
+def test_a_pruned_trial_and_its_curve_are_read_from_the_controllers_annotations(
+    optimizer: OptimizerClient,
+    server: Any,  # noqa: F811
+    namespace: str,  # noqa: F811
+) -> None:
+    from trainer_runtime.search import PRUNED_ANNOTATION, STEPS_ANNOTATION
+
+    name = optimizer.optimize(
+        TrainJobTemplate(runtime="torch-distributed", trainer=CustomTrainer(func=train_fn)),
+        trial_config=TrialConfig(num_trials=2),
+        search_space={"lr": Search.loguniform(1e-4, 1e-1)},
+        early_stopping=SuccessiveHalving(),
+    )
+    steps = {"seen": None, "steps": {"1": 0.9, "3": 0.7}}
+    add_trial(
+        server,
+        namespace,
+        name,
+        0,
+        "0.01",
+        "0.5",
+        {STEPS_ANNOTATION: json.dumps({"steps": {"1": 0.6, "2": 0.5}})},
+    )
+    add_trial(
+        server,
+        namespace,
+        name,
+        1,
+        "0.09",
+        "0.1",  # lower than trial 0's, but pruned
+        {STEPS_ANNOTATION: json.dumps(steps), PRUNED_ANNOTATION: "3"},
+    )
+    trials = optimizer.get_job(name).trials
+    assert [(t.name, t.pruned_at_step) for t in trials] == [(f"{name}-0", None), (f"{name}-1", 3)]
+    assert optimizer.backend.trial_histories(name) == {
+        f"{name}-0": {1: 0.6, 2: 0.5},
+        f"{name}-1": {1: 0.9, 3: 0.7},
+    }
+    best = optimizer.get_best_results(name)
+    assert best is not None and best.parameters == {"lr": "0.01"}  # a pruned trial never is
