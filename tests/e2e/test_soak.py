@@ -1,4 +1,4 @@
-"""A small soak (tools/soak.py): 12 local jobs, a polled UI, 2 cache readers, kill -9, all checked."""
+"""A small soak (tools/soak.py): 12 local jobs, a polled UI, 2 cache readers, kill -9, checked."""
 
 from __future__ import annotations
 
