@@ -1,13 +1,18 @@
 """The UI server on port 0 in a thread, and a headless Chromium from the Debian packages that
 never reaches past loopback: its background services are switched off, and every connection it
 would make to another host goes to ``OutsideSink``, which records it and answers 403 (tests
-assert it recorded nothing). As root, ``test_offline.py`` also runs a page load inside a network
-namespace with loopback only."""
+assert it recorded nothing). As root, every module here runs in a network namespace of its own
+with loopback only (``loopback_only_network``): the servers, the browser and chromedriver all
+start inside it, so no connection has a route out; ``test_offline.py`` proves it."""
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
 import shutil
 import socketserver
+import subprocess
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -45,6 +50,52 @@ CHROMIUM_PREFS: Final = {"signin.allowed": False, "net.network_prediction_option
 CHROMIUM_OWN_HOSTS: Final = frozenset(
     {"update.googleapis.com", "accounts.google.com", "start.duckduckgo.com"}
 )
+
+
+CLONE_NEWNET: Final = 0x40000000  # <sched.h>
+NO_NAMESPACE_ENV: Final = "TRAINER_UI_TEST_NO_NETNS"  # =1: run in the machine's network
+
+
+@contextlib.contextmanager
+def private_network() -> Iterator[None]:
+    """The calling thread, and every thread and process it starts from then on, in a new
+    network namespace whose only interface is loopback (up); its previous namespace back at the
+    end. Raises OSError where the kernel refuses (no CAP_SYS_ADMIN)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    previous = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+    try:
+        if libc.unshare(CLONE_NEWNET) != 0:
+            number = ctypes.get_errno()
+            raise OSError(number, f"unshare(CLONE_NEWNET): {os.strerror(number)}")
+        try:
+            subprocess.run(["ip", "link", "set", "lo", "up"], check=True, timeout=30)
+            yield
+        finally:
+            if libc.setns(previous, CLONE_NEWNET) != 0:
+                number = ctypes.get_errno()
+                raise OSError(number, f"setns back to the first namespace: {os.strerror(number)}")
+    finally:
+        os.close(previous)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def loopback_only_network() -> Iterator[str | None]:
+    """As root (with ip(8)), each module in a private network namespace: yields None inside
+    one, else why not (``test_offline.py`` skips its proof with that reason)."""
+    if os.geteuid() != 0 or not shutil.which("ip"):
+        yield "a private network namespace needs root and ip(8)"
+        return
+    if os.environ.get(NO_NAMESPACE_ENV) == "1":
+        yield f"{NO_NAMESPACE_ENV}=1"
+        return
+    stack = contextlib.ExitStack()
+    try:
+        stack.enter_context(private_network())
+    except OSError as error:
+        yield f"the kernel refused a network namespace: {error}"
+        return
+    with stack:
+        yield None
 
 
 def requested_host(request_line: str) -> str:

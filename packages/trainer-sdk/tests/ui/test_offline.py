@@ -1,14 +1,12 @@
 """The browser tests never reach past loopback (issue 25, item 9): Chromium's other traffic ends
-in the conftest's sink, and as root a page load passes inside a network namespace that has
-loopback only."""
+in the conftest's sink, and as root every module of this suite runs in a network namespace of
+its own, loopback only, with the servers, chromedriver and Chromium inside it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
 import socket
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,9 +17,7 @@ from trainer_sdk.ui import UiServer
 
 pytestmark = pytest.mark.e2e
 
-NAMESPACE_ENV = "TRAINER_UI_TEST_NETNS"
 SEE_SECONDS = 60
-NAMESPACE_RUN_SECONDS = 300
 TEST_NET = ("192.0.2.1", 80)  # RFC 5737: never routed anywhere
 
 
@@ -36,6 +32,27 @@ def load_job_list(browser: Any, server: UiServer) -> None:
     )
 
 
+def network_namespace(pid: int | str = "thread-self") -> int:
+    return os.stat(f"/proc/{pid}/ns/net").st_ino
+
+
+def descendants(pid: int) -> list[int]:
+    """Every live process below ``pid``."""
+    children: dict[int, list[int]] = {}
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                parent = int(Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = [], list(children.get(pid, []))
+    while todo:
+        found.append(todo.pop())
+        todo.extend(children.get(found[-1], []))
+    return found
+
+
 def test_another_host_reaches_only_the_sink(
     tmp_path: Path, browser: Any, outside_sink: Any, start_ui: Callable[..., UiServer]
 ) -> None:
@@ -45,34 +62,25 @@ def test_another_host_reaches_only_the_sink(
     outside_sink.requests.clear()  # expected here; the fixture fails any other test that tries
 
 
-@pytest.mark.skipif(
-    os.geteuid() != 0
-    or not shutil.which("unshare")
-    or not shutil.which("ip")
-    or os.environ.get(NAMESPACE_ENV) == "1",
-    reason="a private network namespace needs root, unshare(1) and ip(8)",
-)
-def test_the_browser_runs_in_a_namespace_with_no_route_out(request: pytest.FixtureRequest) -> None:
-    script = 'ip link set lo up && exec "$0" -m pytest -q -p no:cacheprovider "$1" -k "$2"'
-    result = subprocess.run(
-        ["unshare", "--net", "--", "sh", "-c", script, sys.executable, __file__, "namespace_has"],
-        cwd=request.config.rootpath,
-        env={**os.environ, NAMESPACE_ENV: "1"},
-        capture_output=True,
-        text=True,
-        timeout=NAMESPACE_RUN_SECONDS,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    assert "1 passed" in result.stdout
-
-
-@pytest.mark.skipif(
-    os.environ.get(NAMESPACE_ENV) != "1",
-    reason="runs inside the namespace test_the_browser_runs_in_a_namespace_with_no_route_out makes",
-)
-def test_namespace_has_loopback_only_and_the_ui_loads(
-    tmp_path: Path, browser: Any, start_ui: Callable[..., UiServer]
+def test_the_suite_runs_in_a_namespace_with_loopback_only_and_no_route_out(
+    loopback_only_network: str | None,
+    tmp_path: Path,
+    browser: Any,
+    start_ui: Callable[..., UiServer],
 ) -> None:
+    if loopback_only_network is not None:
+        pytest.skip(loopback_only_network)
+    ours = network_namespace()
+    assert ours != network_namespace(os.getppid()), "still in the network namespace pytest began in"
+    assert [name for _, name in socket.if_nameindex()] == ["lo"]
     with pytest.raises(OSError):  # ENETUNREACH: there is no route out of this namespace
         socket.create_connection(TEST_NET, timeout=5).close()
-    load_job_list(browser, start_ui(TrainerClient(LocalBackendConfig(root=tmp_path))))
+    driver = browser.service.process.pid
+    namespaces = {}
+    for pid in [driver, *descendants(driver)]:
+        with contextlib.suppress(FileNotFoundError):  # a helper process that has ended since
+            namespaces[pid] = network_namespace(pid)
+    assert len(namespaces) > 1, "chromedriver started no browser"
+    assert set(namespaces.values()) == {ours}, namespaces
+    server = start_ui(TrainerClient(LocalBackendConfig(root=tmp_path)))
+    load_job_list(browser, server)
