@@ -9,9 +9,12 @@ GET  /api/jobs?q=&status=&sort=&order=&offset=&limit=
                                         the job list, newest first (X-Total-Count, weak ETag)
 GET  /api/jobs/NAME                     one job: steps, conditions, events, TrainJob/JobSet YAML
 GET  /api/jobs/NAME/metrics             its metric history, per metric and rank
-GET  /api/jobs/NAME/logs?step=S         a step's log as text (``&download=1``: as a file)
+GET  /api/jobs/NAME/logs?step=S         a step's log as text (``&download=1``: as a file;
+                                        ``&start=A&count=N``: its lines A to A+N-1, from 0)
 GET  /api/jobs/NAME/logs/search?step=S&q=TEXT  the lines holding TEXT (any case), numbered
 GET  /api/jobs/NAME/logs/stream?step=S  the same as server-sent events, following until the end
+                                        (``&tail=N``: from the last N lines; a first ``skipped``
+                                        event says how many came before them)
 POST /api/jobs/NAME/stop                end its processes, keep it (local backend)
 POST /api/jobs/NAME/delete              delete it
 GET  /api/runtimes                      the runtimes and what each builds
@@ -30,6 +33,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import islice
 from pathlib import Path
 from typing import Any, Final
 
@@ -42,7 +46,7 @@ from trainer_sdk.types import TrainJob
 from trainer_sdk.ui import logstream, manifests, views
 from trainer_sdk.ui.access import Access
 from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits, Connections
-from trainer_sdk.ui.jobindex import JobIndex
+from trainer_sdk.ui.joblist import JobList
 from trainer_sdk.ui.observed import ObservedHistory
 
 __all__ = ["STATIC_DIR", "UiServer"]
@@ -91,8 +95,7 @@ class UiServer(ThreadingHTTPServer):
         )
         self.observed = ObservedHistory()
         self._failures: dict[tuple[str, datetime], dict[str, Any]] = {}
-        self.index = JobIndex(client)
-        self._index_lock = threading.Lock()
+        self.job_list = JobList(client)
         self.log_streams: set[threading.Event] = set()
         self.connections = Connections(limits)
         try:
@@ -122,19 +125,14 @@ class UiServer(ThreadingHTTPServer):
     def jobs(self, query: Mapping[str, str]) -> tuple[list[Mapping[str, Any]], int]:
         """A page of the job list (``q``, ``status``, ``sort``, ``order``, ``offset``,
         ``limit``; newest first by default) and how many rows match in all."""
-        now = self.clock()
-        with self._index_lock:
-            indexed = self.index.jobs()
-        rows = views.select_rows(
-            [views.job_row(item, now) for item in indexed],
+        selection = (
             query.get("q", ""),
             query.get("status", ""),
             query.get("sort", "created"),
-            descending=query.get("order", "desc") != "asc",
+            query.get("order", "desc") != "asc",
         )
-        offset = _count(query, "offset", 0)
-        limit = _count(query, "limit", len(rows))
-        return rows[offset : offset + limit], len(rows)
+        limit = _count(query, "limit", 0) if "limit" in query else None
+        return self.job_list.page(selection, _count(query, "offset", 0), limit, self.clock())
 
     def job(self, name: str) -> dict[str, Any]:
         backend = self.client.backend
@@ -286,14 +284,15 @@ class _Handler(BaseHTTPRequestHandler):
             case ("GET", ["jobs", name, "metrics"]):
                 self._send_json(HTTPStatus.OK, server.metrics(name))
             case ("GET", ["jobs", name, "logs"]):
-                self._send_log(name, self._step(query), download=query.get("download") == "1")
+                self._send_log(name, self._step(query), query)
             case ("GET", ["jobs", name, "logs", "search"]):
                 if not query.get("q"):
                     raise _ApiError(HTTPStatus.BAD_REQUEST, "q: the query needs ?q=TEXT")
                 lines = server.client.get_job_logs(name, self._step(query))
                 self._send_json(HTTPStatus.OK, views.log_matches(lines, query["q"]))
             case ("GET", ["jobs", name, "logs", "stream"]):
-                self._stream_log(name, self._step(query))
+                tail = _count(query, "tail", 0) if "tail" in query else None
+                self._stream_log(name, self._step(query), tail)
             case ("POST", ["jobs", name, "stop"]):
                 server.stop(name)
                 self._send_json(HTTPStatus.OK, {"stopped": name})
@@ -382,20 +381,30 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True  # the page went away before the end
 
-    def _send_log(self, name: str, step: str, download: bool) -> None:
+    def _send_log(self, name: str, step: str, query: dict[str, str]) -> None:
         lines = self.server.client.get_job_logs(name, step)  # a bad step raises before the header
+        start = _count(query, "start", 0)
+        count = _count(query, "count", 0) if "count" in query else None
+        if start or count is not None:
+            lines = islice(lines, start, None if count is None else start + count)
         headers = {"Content_Disposition": f'attachment; filename="{name}-{step}.log"'}
         self._send_chunked(
             HTTPStatus.OK,
             _batched(lines),
             "text/plain; charset=utf-8",
-            **(headers if download else {}),
+            **(headers if query.get("download") == "1" else {}),
         )
 
-    def _stream_log(self, name: str, step: str) -> None:
+    def _stream_log(self, name: str, step: str, tail: int | None) -> None:
         """Server-sent events: each ``data`` is a JSON list of the lines that arrived since the
-        last one (an empty list while the job is quiet), then ``end`` when the job has ended."""
+        last one (an empty list while the job is quiet), then ``end`` when the job has ended.
+        With ``tail``, a first ``skipped`` event gives how many lines it leaves out (locally;
+        elsewhere the whole log comes, and it says 0)."""
         lines: Iterator[str] = self.server.client.get_job_logs(name, step, follow=True)
+        path = manifests.local_log(self.server.client.backend, name, step)
+        skip = 0
+        if tail is not None and path is not None and path.is_file():
+            skip = max(0, logstream.line_count(path) - tail)
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-store")
@@ -405,7 +414,9 @@ class _Handler(BaseHTTPRequestHandler):
         closed = threading.Event()
         self.server.log_streams.add(closed)
         try:
-            for batch in logstream.batches(lines, closed):
+            if tail is not None:
+                self.wfile.write(f"event: skipped\ndata: {skip}\n\n".encode())
+            for batch in logstream.batches(lines, closed, skip=skip):
                 self.wfile.write(f"data: {json.dumps(batch)}\n\n".encode())
                 self.wfile.flush()
             if not closed.is_set():
