@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import mimetypes
 import socket
 import threading
@@ -47,7 +48,7 @@ from trainer_sdk.ui import logstream, manifests, views
 from trainer_sdk.ui.access import Access
 from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits, Connections
 from trainer_sdk.ui.joblist import JobList
-from trainer_sdk.ui.observed import ObservedHistory
+from trainer_sdk.ui.observed import DEFAULT_RETENTION_DAYS, ObservedHistory
 
 __all__ = ["STATIC_DIR", "UiServer"]
 
@@ -55,6 +56,9 @@ STATIC_DIR: Final = Path(__file__).parent / "static"
 _CHUNK_BYTES: Final = 64 * 1024
 _CLOCK_FIELDS: Final = frozenset({"age", "duration"})
 _FAILURES_KEPT: Final = 256  # failed jobs whose cause the server keeps rather than re-reads
+SAMPLE_SECONDS: Final = 5.0  # how often a cluster's running jobs are sampled into the history
+_SAMPLED: Final = frozenset({constants.TRAINJOB_CREATED, constants.TRAINJOB_RUNNING})
+_logger = logging.getLogger(__name__)
 _BUSY: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 36\r\n"
     b"Connection: close\r\n\r\nthe UI is answering too many clients\n"
@@ -74,7 +78,8 @@ class _ApiError(Exception):
 
 
 class UiServer(ThreadingHTTPServer):
-    """Serves the UI for ``client`` on ``access.host``:``port`` (0: any free port)."""
+    """Serves the UI for ``client`` on ``access.host``:``port`` (0: any free port); a cluster's
+    metric history is kept in ``history`` (SQLite; None: in memory) for ``retention_days``."""
 
     daemon_threads = True
 
@@ -86,6 +91,8 @@ class UiServer(ThreadingHTTPServer):
         allow_delete: bool = True,
         clock: Callable[[], datetime] = _now,
         limits: ConnectionLimits = DEFAULT_LIMITS,
+        history: Path | None = None,
+        retention_days: float = DEFAULT_RETENTION_DAYS,
     ) -> None:
         self.client, self.access, self.allow_delete, self.clock = (
             client,
@@ -93,7 +100,9 @@ class UiServer(ThreadingHTTPServer):
             allow_delete,
             clock,
         )
-        self.observed = ObservedHistory()
+        # locally the job's own metric files are the history: nothing is kept here
+        self.observed = ObservedHistory(None if self.is_local else history, retention_days)
+        self._closed = threading.Event()
         self._failures: dict[tuple[str, datetime], dict[str, Any]] = {}
         self.job_list = JobList(client)
         self.log_streams: set[threading.Event] = set()
@@ -102,7 +111,10 @@ class UiServer(ThreadingHTTPServer):
             super().__init__((access.host, port), _Handler)
         except OSError:
             self.connections.close()
+            self.observed.close()
             raise
+        if not self.is_local:
+            threading.Thread(target=self._sample, name="ui-metric-sampler", daemon=True).start()
 
     @property
     def url(self) -> str:
@@ -161,8 +173,29 @@ class UiServer(ThreadingHTTPServer):
     def metrics(self, name: str) -> dict[str, Any]:
         points: list[MetricPoint] = self.client.get_job_metrics(name)
         if not self.is_local:
-            points = self.observed.observe(name, points)
+            created = self.client.get_job(name).creation_timestamp.isoformat()
+            points = self.observed.observe(name, created, points)
         return views.metric_series(points)
+
+    def _sample(self) -> None:
+        """Every SAMPLE_SECONDS until closed: each running cluster job's latest metrics into
+        the history, and the points past the retention out of it."""
+        while not self._closed.wait(SAMPLE_SECONDS):
+            try:
+                for job in self.client.list_jobs():
+                    if job.status in _SAMPLED:
+                        created = job.creation_timestamp.isoformat()
+                        self.observed.observe(job.name, created, self._latest(job.name))
+                self.observed.prune()
+            except Exception as error:  # the API server away or refusing: try again next time
+                _logger.warning("sampling metrics: %s", error)
+
+    def _latest(self, name: str) -> list[MetricPoint]:
+        """A cluster job's latest reported point (none when it was deleted meanwhile)."""
+        try:
+            return self.client.get_job_metrics(name)
+        except JobNotFoundError:
+            return []
 
     def runtimes(self) -> list[dict[str, Any]]:
         return [
@@ -199,10 +232,12 @@ class UiServer(ThreadingHTTPServer):
         super().shutdown_request(request)
 
     def server_close(self) -> None:
+        self._closed.set()
         for stream in list(self.log_streams):
             stream.set()
         self.connections.close()
         super().server_close()
+        self.observed.close()
 
 
 class _Handler(BaseHTTPRequestHandler):
