@@ -59,6 +59,11 @@ class JobList:
         shown = chosen[offset:] if limit is None else chosen[offset : offset + limit]
         return [views.job_row(item, now) for item in shown], len(chosen)
 
+    def refresh(self) -> list[IndexedJob]:
+        """Every job, oldest first, the index brought up to date."""
+        with self._lock:
+            return self.index.jobs()
+
     def _row(self, item: IndexedJob, now: datetime) -> tuple[IndexedJob, dict[str, Any]]:
         kept = self._rows.get(item.job.name)
         return kept if kept is not None and kept[0] is item else (item, views.job_row(item, now))

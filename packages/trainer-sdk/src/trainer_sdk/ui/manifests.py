@@ -17,6 +17,7 @@ __all__ = [
     "finished_at",
     "jobset_manifest",
     "local_log",
+    "local_pods",
     "runtime_manifests",
     "trainjob_manifest",
 ]
@@ -39,6 +40,17 @@ def _local_dir(backend: LocalBackend, name: str) -> JobDir:
 def local_log(backend: RuntimeBackend, name: str, step: str) -> Path | None:
     """The file a local job's step writes its log to (None on other backends)."""
     return _local_dir(backend, name).log(step) if isinstance(backend, LocalBackend) else None
+
+
+def local_pods(backend: LocalBackend, name: str) -> tuple[dict[str, int], Path | None]:
+    """A local job's running pods (name: pid) and its cgroup, if it has one."""
+    state = read_json(_local_dir(backend, name).state)
+    pods = {
+        str(pod["name"]): int(pod["pid"])
+        for pod in state.get("pods") or []
+        if pod.get("phase") == constants.POD_RUNNING and pod.get("pid")
+    }
+    return pods, Path(state["cgroup"]) if state.get("cgroup") else None
 
 
 def trainjob_manifest(backend: RuntimeBackend, name: str) -> dict[str, Any]:

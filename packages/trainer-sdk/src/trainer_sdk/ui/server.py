@@ -9,6 +9,7 @@ GET  /api/jobs?q=&status=&sort=&order=&offset=&limit=
                                         the job list, newest first (X-Total-Count, weak ETag)
 GET  /api/jobs/NAME                     one job: steps, conditions, events, TrainJob/JobSet YAML
 GET  /api/jobs/NAME/metrics             its metric history, per metric and rank
+GET  /api/jobs/NAME/resources           a local job's CPU and memory, per pod (as sampled)
 GET  /api/jobs/NAME/logs?step=S         a step's log as text (``&download=1``: as a file;
                                         ``&start=A&count=N``: its lines A to A+N-1, from 0)
 GET  /api/jobs/NAME/logs/search?step=S&q=TEXT  the lines holding TEXT (any case), numbered
@@ -29,6 +30,7 @@ import logging
 import mimetypes
 import socket
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
@@ -44,7 +46,7 @@ from trainer_sdk.client import TrainerClient
 from trainer_sdk.errors import JobNotFoundError, TrainerError
 from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.types import TrainJob
-from trainer_sdk.ui import logstream, manifests, views
+from trainer_sdk.ui import logstream, manifests, resources, views
 from trainer_sdk.ui.access import Access
 from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits, Connections
 from trainer_sdk.ui.joblist import JobList
@@ -57,6 +59,7 @@ _CHUNK_BYTES: Final = 64 * 1024
 _CLOCK_FIELDS: Final = frozenset({"age", "duration"})
 _FAILURES_KEPT: Final = 256  # failed jobs whose cause the server keeps rather than re-reads
 SAMPLE_SECONDS: Final = 5.0  # how often a cluster's running jobs are sampled into the history
+RESOURCE_SECONDS: Final = 2.0  # how often the local running jobs' pods are sampled
 _SAMPLED: Final = frozenset({constants.TRAINJOB_CREATED, constants.TRAINJOB_RUNNING})
 _logger = logging.getLogger(__name__)
 _BUSY: Final = (
@@ -102,6 +105,7 @@ class UiServer(ThreadingHTTPServer):
         )
         # locally the job's own metric files are the history: nothing is kept here
         self.observed = ObservedHistory(None if self.is_local else history, retention_days)
+        self.resources = resources.ResourceHistory()
         self._closed = threading.Event()
         self._failures: dict[tuple[str, datetime], dict[str, Any]] = {}
         self.job_list = JobList(client)
@@ -113,8 +117,7 @@ class UiServer(ThreadingHTTPServer):
             self.connections.close()
             self.observed.close()
             raise
-        if not self.is_local:
-            threading.Thread(target=self._sample, name="ui-metric-sampler", daemon=True).start()
+        threading.Thread(target=self._sample, name="ui-sampler", daemon=True).start()
 
     @property
     def url(self) -> str:
@@ -178,17 +181,44 @@ class UiServer(ThreadingHTTPServer):
         return views.metric_series(points)
 
     def _sample(self) -> None:
-        """Every SAMPLE_SECONDS until closed: each running cluster job's latest metrics into
-        the history, and the points past the retention out of it."""
-        while not self._closed.wait(SAMPLE_SECONDS):
+        """Until closed: locally every RESOURCE_SECONDS the running jobs' pods' CPU and memory;
+        on a cluster every SAMPLE_SECONDS each running job's latest metrics into the history,
+        and the points past the retention out of it."""
+        local = self.is_local
+        while not self._closed.wait(RESOURCE_SECONDS if local else SAMPLE_SECONDS):
             try:
-                for job in self.client.list_jobs():
-                    if job.status in _SAMPLED:
-                        created = job.creation_timestamp.isoformat()
-                        self.observed.observe(job.name, created, self._latest(job.name))
-                self.observed.prune()
-            except Exception as error:  # the API server away or refusing: try again next time
-                _logger.warning("sampling metrics: %s", error)
+                if local:
+                    self._sample_resources()
+                else:
+                    self._sample_metrics()
+            except Exception as error:  # an API server away, a job deleted meanwhile: next time
+                _logger.warning("sampling: %s", error)
+
+    def _sample_metrics(self) -> None:
+        for job in self.client.list_jobs():
+            if job.status in _SAMPLED:
+                created = job.creation_timestamp.isoformat()
+                self.observed.observe(job.name, created, self._latest(job.name))
+        self.observed.prune()
+
+    def _sample_resources(self) -> None:
+        backend = self.client.backend
+        assert isinstance(backend, LocalBackend)
+        indexed = self.job_list.refresh()
+        self.resources.keep_only(item.job.name for item in indexed)
+        running = [item.job.name for item in indexed if item.job.status in _SAMPLED]
+        if not running:
+            return
+        table = resources.ProcessTable()
+        for name in running:
+            try:
+                pods, cgroup = manifests.local_pods(backend, name)
+            except (JobNotFoundError, OSError, ValueError):
+                continue  # deleted meanwhile
+            usage = {pod: table.tree(pid) for pod, pid in pods.items()}
+            if cgroup is not None and (total := resources.cgroup_usage(cgroup)) is not None:
+                usage["job (cgroup)"] = total
+            self.resources.record(name, usage, time.time())
 
     def _latest(self, name: str) -> list[MetricPoint]:
         """A cluster job's latest reported point (none when it was deleted meanwhile)."""
@@ -318,6 +348,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(HTTPStatus.OK, server.job(name))
             case ("GET", ["jobs", name, "metrics"]):
                 self._send_json(HTTPStatus.OK, server.metrics(name))
+            case ("GET", ["jobs", name, "resources"]):
+                self._send_json(HTTPStatus.OK, server.resources.series(name))
             case ("GET", ["jobs", name, "logs"]):
                 self._send_log(name, self._step(query), query)
             case ("GET", ["jobs", name, "logs", "search"]):

@@ -381,10 +381,16 @@ function smooth(values, weight) {
   return values.map((value) => (value === null ? null : (last = last === null ? value : last * weight + value * (1 - weight))));
 }
 
-function chartControls() {
-  const smoothing = el("input", { type: "range", id: "chart-smoothing", min: 0, max: 0.99, step: 0.01, value: 0 });
-  const logScale = el("input", { type: "checkbox", id: "chart-log" });
-  const axis = el("select", { id: "chart-x" }, el("option", { value: "step" }, "Step"),
+// What a chart panel shows: the job's metrics (per rank), or a local job's CPU and memory (per pod).
+const METRICS = { path: "metrics", title: "Metrics", id: "charts", prefix: "chart", summaries: true,
+  empty: "No metrics logged (trainer_sdk.log_metrics)", label: (rank) => `rank ${rank}` };
+const RESOURCES = { path: "resources", title: "CPU and memory per pod", id: "resource-charts", prefix: "resource", summaries: false,
+  empty: "No samples yet (a running local job's pods, every 2 s)", label: (pod) => pod };
+
+function chartControls(prefix) {
+  const smoothing = el("input", { type: "range", id: `${prefix}-smoothing`, min: 0, max: 0.99, step: 0.01, value: 0 });
+  const logScale = el("input", { type: "checkbox", id: `${prefix}-log` });
+  const axis = el("select", { id: `${prefix}-x` }, el("option", { value: "step" }, "Step"),
     el("option", { value: "relative" }, "Relative time (s)"), el("option", { value: "wall" }, "Wall time"));
   const node = el("div", { className: "filters" }, el("label", {}, "Smoothing ", smoothing),
     el("label", {}, logScale, " Log scale"), el("label", {}, "X axis ", axis),
@@ -392,24 +398,24 @@ function chartControls() {
   return { node, smoothing, logScale, axis, state: () => ({ weight: Number(smoothing.value), log: logScale.checked, x: axis.value }) };
 }
 
-function chartPanel(owner, chosenJobs) {
-  const controls = chartControls();
-  const empty = el("p", { className: "empty" }, "No metrics logged (trainer_sdk.log_metrics)");
-  const summaries = el("div", { id: "metric-summaries" });
-  const grid = el("div", { className: "charts", id: "charts" }, empty);
-  const panel = el("section", {}, el("h2", {}, "Metrics"), controls.node, grid, summaries);
+function chartPanel(owner, chosenJobs, source = METRICS) {
+  const controls = chartControls(source.prefix);
+  const empty = el("p", { className: "empty" }, source.empty);
+  const summaries = el("div", { id: source.summaries ? "metric-summaries" : null });
+  const grid = el("div", { className: "charts", id: source.id }, empty);
+  const panel = el("section", {}, el("h2", {}, source.title), controls.node, grid, summaries);
   const charts = new Map(); // metric -> { plot, key, node, state }
   let last = [];
   const refresh = async () => {
     const names = chosenJobs();
-    last = await Promise.all(names.map(async (job) => [job, await api(`/api/jobs/${encodeURIComponent(job)}/metrics`)]));
+    last = await Promise.all(names.map(async (job) => [job, await api(`/api/jobs/${encodeURIComponent(job)}/${source.path}`)]));
     draw();
   };
   const draw = () => {
     const metrics = new Set(last.flatMap(([, series]) => Object.keys(series.metrics)));
     empty.hidden = metrics.size > 0;
     for (const metric of [...metrics].sort()) drawChart(metric, last);
-    summaries.replaceChildren(metrics.size ? summaryTable(last, [...metrics].sort()) : "");
+    summaries.replaceChildren(metrics.size && source.summaries ? summaryTable(last, [...metrics].sort()) : "");
   };
   const xOf = (line, job, first, axis) => (axis === "step" ? line.x : axis === "wall" ? line.t : line.t.map((t) => t - first.get(job)));
   const drawChart = (metric, all) => {
@@ -418,9 +424,11 @@ function chartPanel(owner, chosenJobs) {
     const first = new Map(all.map(([job, series]) => [job, Math.min(...Object.values(series.metrics).flatMap((ranks) => Object.values(ranks).flatMap((line) => line.t)))]));
     const lines = [];
     for (const [job, series] of all) {
-      for (const [rank, line] of Object.entries(series.metrics[metric] || {})) {
-        lines.push({ label: all.length === 1 ? `rank ${rank}` : `${job} rank ${rank}`, job, rank: Number(rank), xs: xOf(line, job, first, view.x), ys: line.y });
-      }
+      Object.entries(series.metrics[metric] || {}).forEach(([rank, line], index) => {
+        const label = source.label(rank);
+        lines.push({ label: all.length === 1 ? label : `${job} ${label}`, job, rank: Number.isInteger(Number(rank)) ? Number(rank) : index,
+          xs: xOf(line, job, first, view.x), ys: line.y });
+      });
     }
     const xs = [...new Set(lines.flatMap((entry) => entry.xs))].sort((a, b) => a - b);
     const data = [xs, ...lines.map((entry) => {
@@ -527,6 +535,7 @@ function jobPage(main, name) {
   const events = el("section", {}, el("h2", {}, "Events"));
   const yamls = el("section", {}, el("h2", {}, "Objects"));
   const charts = chartPanel(name, () => [name]);
+  const usage = info.backend === "local" ? chartPanel(name, () => [name], RESOURCES) : null;
   let logs = null;
   const stopButton = el("button", { id: "stop", onclick: () => act("stop", `Stop ${name}? Its processes end; the job and its logs are kept.`) }, "Stop");
   const deleteButton = el("button", { id: "delete", className: "danger", onclick: () => act("delete", `Delete ${name}? This cannot be undone.`) }, "Delete");
@@ -543,7 +552,7 @@ function jobPage(main, name) {
   };
   const placeholder = el("section", {}, el("h2", {}, "Logs"), el("p", { className: "empty" }, "Waiting for the job's steps"));
   const failure = el("section", { id: "failure", className: "failure", hidden: true });
-  main.replaceChildren(el("p", {}, el("a", { href: "#/" }, "← Jobs")), title, actions, failure, summary, steps, charts.panel, placeholder, conditions, events, yamls);
+  main.replaceChildren(el("p", {}, el("a", { href: "#/" }, "← Jobs")), title, actions, failure, summary, steps, charts.panel, ...(usage ? [usage.panel] : []), placeholder, conditions, events, yamls);
   let yamlShown = "";
   const refresh = async () => {
     const job = await api(`/api/jobs/${encodeURIComponent(name)}`);
@@ -578,9 +587,10 @@ function jobPage(main, name) {
         el("details", { id: "jobset-yaml", open: open[1] }, el("summary", {}, "JobSet"), el("pre", {}, job.jobsetYaml || "No JobSet yet")));
     }
     await charts.refresh();
+    if (usage) await usage.refresh();
   };
   const stopPolling = poll(refresh);
-  return { stop: () => { stopPolling(); charts.stop(); if (logs) logs.stop(); } };
+  return { stop: () => { stopPolling(); charts.stop(); if (usage) usage.stop(); if (logs) logs.stop(); } };
 }
 
 // -- runtimes -------------------------------------------------------------------------------
