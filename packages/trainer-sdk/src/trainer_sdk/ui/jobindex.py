@@ -49,6 +49,7 @@ class JobIndex:
         self._rows: dict[str, IndexedJob] = {}
         self._ordered: list[IndexedJob] = []
         self._listing: tuple[int, list[str]] | None = None  # the folder's mtime, its jobs
+        self._unsettled = True  # some job may still change (or could not be read yet)
 
     def jobs(self) -> list[IndexedJob]:
         """Every job, oldest first, brought up to date (``version`` moves if anything changed)."""
@@ -57,8 +58,12 @@ class JobIndex:
             rows = self._local(backend.root)
         else:
             rows = {job.name: row for job in self.client.list_jobs() if (row := self._read(job))}
-        if rows.keys() != self._rows.keys() or any(
-            row is not self._rows[name] and row != self._rows[name] for name, row in rows.items()
+        if rows is not self._rows and (
+            rows.keys() != self._rows.keys()
+            or any(
+                row is not self._rows[name] and row != self._rows[name]
+                for name, row in rows.items()
+            )
         ):
             self.version += 1
             self._ordered = sorted(rows.values(), key=lambda row: row.job.creation_timestamp)
@@ -78,16 +83,23 @@ class JobIndex:
         return self._listing[1]
 
     def _local(self, root: Path) -> dict[str, IndexedJob]:
+        """The rows, re-read where they may change; the same dict when nothing could have."""
+        listed = self._listing
+        names = self._names(root)
+        if listed is self._listing and not self._unsettled:
+            return self._rows  # the same listing, every job in it settled: nothing to read
         rows: dict[str, IndexedJob] = {}
-        for name in self._names(root):
+        self._unsettled = False
+        for name in names:
             row = self._rows.get(name)
             if row is None or row.job.status not in SETTLED:
                 try:
                     row = self._read(self.client.get_job(name))
                 except (JobNotFoundError, OSError, ValueError):
-                    continue  # being created or deleted, or damaged: it hides only itself
+                    row = None  # being created or deleted, or damaged: it hides only itself
             if row is not None:
                 rows[name] = row
+            self._unsettled |= row is None or row.job.status not in SETTLED
         return rows
 
     def _read(self, job: types.TrainJob) -> IndexedJob | None:
