@@ -5,6 +5,7 @@ list is slow at scale")."""
 from __future__ import annotations
 
 import json
+import shutil
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -16,6 +17,7 @@ import pytest
 from trainer_sdk import CustomTrainer, Labels, LocalBackendConfig, TrainerClient
 from trainer_sdk.trainjobs import command_for_function, function_args
 from trainer_sdk.ui import UiServer, views
+from trainer_sdk.ui.joblist import JobList
 
 WAIT_SECONDS = 240
 LEARNING_RATES = (0.3, 0.01, 0.1)
@@ -100,6 +102,47 @@ def test_an_unchanged_list_revalidates_with_304(
     assert (status, body, again["ETag"]) == (304, None, tag)
     status, _, _ = get(server, "/api/jobs?limit=1", {"If-None-Match": tag})
     assert status == 200  # another page is another entity
+
+
+def copy_jobs(source: Path, target: Path, names: list[str]) -> None:
+    """``names`` as folders of ``target``, each a copy of the first job in ``source``."""
+    seed = next(path for path in source.iterdir() if (path / "trainjob.json").is_file())
+    for name in names:
+        shutil.copytree(seed, target / name, symlinks=True, ignore=shutil.ignore_patterns(".*"))
+        manifest = json.loads((target / name / "trainjob.json").read_text())
+        manifest["metadata"]["name"] = name
+        (target / name / "trainjob.json").write_text(json.dumps(manifest))
+
+
+def test_a_page_is_sliced_from_a_kept_selection_until_a_job_changes(
+    sweep: TrainerClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    copy_jobs(sweep.backend.root, tmp_path, ["job-a", "job-b"])  # type: ignore[attr-defined]
+    job_list = JobList(TrainerClient(LocalBackendConfig(root=tmp_path)))
+    sorted_rows: list[str] = []  # the sort of each selection filtered and sorted
+    select = views.select_rows
+
+    def counted(rows: Any, query: str, status: str, sort: str, descending: bool) -> Any:
+        sorted_rows.append(sort)
+        return select(rows, query, status, sort, descending)
+
+    monkeypatch.setattr(views, "select_rows", counted)
+    by_name = ("", "", "name", False)
+    now = datetime.now(timezone.utc)
+    rows, total = job_list.page(by_name, 0, 1, now)
+    assert ([row["name"] for row in rows], total) == (["job-a"], 2)
+    version = job_list.index.version
+    assert job_list.page(by_name, 1, 1, now)[0][0]["name"] == "job-b"
+    assert sorted_rows == ["name"]  # the second page came from the kept selection
+    assert job_list.index.version == version
+    job_list.page(("", "", "created", True), 0, 50, now)
+    assert sorted_rows == ["name", "created"]  # another selection is sorted once
+    copy_jobs(tmp_path, tmp_path, ["job-0"])
+    rows, total = job_list.page(by_name, 0, 50, now)
+    assert ([row["name"] for row in rows], total) == (["job-0", "job-a", "job-b"], 3)
+    assert job_list.index.version > version and sorted_rows[-1] == "name"
+    shutil.rmtree(tmp_path / "job-a")
+    assert [row["name"] for row in job_list.page(by_name, 0, 50, now)[0]] == ["job-0", "job-b"]
 
 
 def test_function_args_reads_back_what_the_command_carries(tmp_path: Path) -> None:

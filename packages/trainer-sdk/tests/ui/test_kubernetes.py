@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -98,6 +99,30 @@ def test_the_api_lists_cluster_jobs_and_samples_their_reported_metrics(
     assert (line["x"], line["y"]) == ([0, 1], [0.5, 0.25])
     [row] = [row for row in get(server, "/api/jobs") if row["name"] == names[0]]
     assert (row["progress"], row["metrics"]) == (50, {"loss": "0.25"})
+
+
+def test_the_sampled_curve_survives_a_restart_of_the_ui(
+    cluster: Any,
+    jobs: tuple[TrainerClient, list[str]],
+    start_ui: Callable[..., UiServer],
+    tmp_path: Path,
+) -> None:
+    client, names = jobs
+    history = tmp_path / "state" / "ui-history.sqlite3"
+    first = start_ui(client, history=history)
+    now = int(time.time())  # recent reports: older ones would be past the retention
+    report(cluster, names[0], 0.5, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 10)))
+    get(first, f"/api/jobs/{names[0]}/metrics")
+    report(cluster, names[0], 0.25, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now - 5)))
+    get(first, f"/api/jobs/{names[0]}/metrics")
+    first.shutdown()
+    first.server_close()
+    again = start_ui(client, history=history)
+    [line] = get(again, f"/api/jobs/{names[0]}/metrics")["metrics"]["loss"].values()
+    assert (line["x"], line["y"]) == ([0, 1], [0.5, 0.25])
+    without = start_ui(client)  # no file: the history starts with what it sees now
+    [line] = get(without, f"/api/jobs/{names[0]}/metrics")["metrics"]["loss"].values()
+    assert line["y"] == [0.25]
 
 
 def click(browser: Any, locator: tuple[str, str]) -> None:

@@ -723,6 +723,22 @@ def runtimes(context: click.Context, output: str) -> None:
     help="No stop or delete (the in-cluster default).",
 )
 @click.option("--namespace", default=None, help="Kubernetes: the namespace to show.")
+@click.option(
+    "--history",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path.home() / ".local" / "state" / "trainer" / "ui-history.sqlite3",
+    envvar="TRAINER_UI_HISTORY",
+    show_default=True,
+    help="Kubernetes: the SQLite file the sampled metric history is kept in.",
+)
+@click.option(
+    "--history-days",
+    type=click.FloatRange(min=0, min_open=True),
+    default=30.0,
+    envvar="TRAINER_UI_HISTORY_DAYS",
+    show_default=True,
+    help="Kubernetes: days the sampled metric history is kept.",
+)
 @click.pass_context
 def ui(
     context: click.Context,
@@ -731,6 +747,8 @@ def ui(
     token: str | None,
     read_only: bool,
     namespace: str | None,
+    history: Path,
+    history_days: float,
 ) -> None:
     """Serve the web UI: jobs, live logs, metric charts, runtimes. Ctrl-C stops it."""
     from trainer_sdk.ui import Access, UiServer, is_loopback, new_token
@@ -743,7 +761,14 @@ def ui(
         else _client(context)
     )
     try:
-        server = UiServer(client, Access(host, token), port, allow_delete=not read_only)
+        server = UiServer(
+            client,
+            Access(host, token),
+            port,
+            allow_delete=not read_only,
+            history=history,
+            retention_days=history_days,
+        )
     except ValueError as error:
         _fail(f"--{error}")
     except OSError as error:

@@ -4,7 +4,9 @@ A reader thread pulls lines from the log's iterator (which blocks while the job 
 bounded queue; the answering thread takes everything queued in one go, so a finished log of
 100,000 lines goes out as a few large events and a live one as one event per burst, not one per
 line. While nothing arrives, an empty batch comes every ``quiet_seconds`` (a keep-alive that
-also finds out when the client has gone).
+also finds out when the client has gone). A panel that opens on the tail of a long log asks for
+``skip``: the reader drops that many lines first, which costs a pass over them in the reader
+thread but nothing in the queue, on the wire or in the browser.
 """
 
 from __future__ import annotations
@@ -12,24 +14,38 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
 from typing import Final
 
-__all__ = ["batches"]
+__all__ = ["batches", "line_count"]
 
 _QUEUED_LINES: Final = 500  # lines read ahead at most: the reader waits for the writer
 _BATCH_CHARACTERS: Final = 1 << 18  # a batch ends after about this much text
 _END: Final = object()
+_COUNT_READ_BYTES: Final = 1 << 20
+
+
+def line_count(path: Path) -> int:
+    """How many lines the file holds now (a last line without its newline counts), read in
+    bounded pieces."""
+    count, last = 0, b"\n"
+    with open(path, "rb") as stream:
+        while chunk := stream.read(_COUNT_READ_BYTES):
+            count, last = count + chunk.count(b"\n"), chunk[-1:]
+    return count + (last != b"\n")
 
 
 def batches(
-    lines: Iterator[str], stopped: threading.Event, quiet_seconds: float = 15.0
+    lines: Iterator[str], stopped: threading.Event, quiet_seconds: float = 15.0, skip: int = 0
 ) -> Iterator[list[str]]:
-    """Lists of lines until ``lines`` ends (or ``stopped`` is set): empty while it is quiet."""
+    """Lists of lines until ``lines`` ends (or ``stopped`` is set), the first ``skip`` lines
+    left out: empty while it is quiet."""
     pending: queue.Queue[object] = queue.Queue(maxsize=_QUEUED_LINES)
 
     def read() -> None:
         try:
-            for line in lines:
+            for line in islice(lines, skip, None):
                 if not offer(line):
                     return
         finally:

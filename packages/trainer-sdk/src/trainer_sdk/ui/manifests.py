@@ -4,6 +4,7 @@ the UI also shows the objects themselves."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Final, cast
 
 from trainer_sdk import constants
@@ -12,7 +13,14 @@ from trainer_sdk.backends.local.backend import LocalBackend
 from trainer_sdk.backends.local.jobdir import JobDir, read_json
 from trainer_sdk.errors import JobNotFoundError
 
-__all__ = ["finished_at", "jobset_manifest", "runtime_manifests", "trainjob_manifest"]
+__all__ = [
+    "finished_at",
+    "jobset_manifest",
+    "local_log",
+    "local_pods",
+    "runtime_manifests",
+    "trainjob_manifest",
+]
 
 JOBSET_GROUP: Final = "jobset.x-k8s.io"
 JOBSET_VERSION: Final = "v1alpha2"
@@ -27,6 +35,22 @@ def _local_dir(backend: LocalBackend, name: str) -> JobDir:
     if not job_dir.exists():
         raise JobNotFoundError(name, str(backend.root))
     return job_dir
+
+
+def local_log(backend: RuntimeBackend, name: str, step: str) -> Path | None:
+    """The file a local job's step writes its log to (None on other backends)."""
+    return _local_dir(backend, name).log(step) if isinstance(backend, LocalBackend) else None
+
+
+def local_pods(backend: LocalBackend, name: str) -> tuple[dict[str, int], Path | None]:
+    """A local job's running pods (name: pid) and its cgroup, if it has one."""
+    state = read_json(_local_dir(backend, name).state)
+    pods = {
+        str(pod["name"]): int(pod["pid"])
+        for pod in state.get("pods") or []
+        if pod.get("phase") == constants.POD_RUNNING and pod.get("pid")
+    }
+    return pods, Path(state["cgroup"]) if state.get("cgroup") else None
 
 
 def trainjob_manifest(backend: RuntimeBackend, name: str) -> dict[str, Any]:

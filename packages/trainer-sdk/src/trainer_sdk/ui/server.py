@@ -9,9 +9,13 @@ GET  /api/jobs?q=&status=&sort=&order=&offset=&limit=
                                         the job list, newest first (X-Total-Count, weak ETag)
 GET  /api/jobs/NAME                     one job: steps, conditions, events, TrainJob/JobSet YAML
 GET  /api/jobs/NAME/metrics             its metric history, per metric and rank
-GET  /api/jobs/NAME/logs?step=S         a step's log as text (``&download=1``: as a file)
+GET  /api/jobs/NAME/resources           a local job's CPU and memory, per pod (as sampled)
+GET  /api/jobs/NAME/logs?step=S         a step's log as text (``&download=1``: as a file;
+                                        ``&start=A&count=N``: its lines A to A+N-1, from 0)
 GET  /api/jobs/NAME/logs/search?step=S&q=TEXT  the lines holding TEXT (any case), numbered
 GET  /api/jobs/NAME/logs/stream?step=S  the same as server-sent events, following until the end
+                                        (``&tail=N``: from the last N lines; a first ``skipped``
+                                        event says how many came before them)
 POST /api/jobs/NAME/stop                end its processes, keep it (local backend)
 POST /api/jobs/NAME/delete              delete it
 GET  /api/runtimes                      the runtimes and what each builds
@@ -23,14 +27,17 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import mimetypes
 import socket
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import islice
 from pathlib import Path
 from typing import Any, Final
 
@@ -40,11 +47,11 @@ from trainer_sdk.client import TrainerClient
 from trainer_sdk.errors import JobNotFoundError, TrainerError
 from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.types import TrainJob
-from trainer_sdk.ui import logstream, manifests, views
+from trainer_sdk.ui import logstream, manifests, resources, views
 from trainer_sdk.ui.access import Access
 from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits, Connections
-from trainer_sdk.ui.jobindex import JobIndex
-from trainer_sdk.ui.observed import ObservedHistory
+from trainer_sdk.ui.joblist import JobList
+from trainer_sdk.ui.observed import DEFAULT_RETENTION_DAYS, ObservedHistory
 from trainer_sdk.ui.optimization import OptimizationViews
 
 __all__ = ["STATIC_DIR", "UiServer"]
@@ -53,6 +60,10 @@ STATIC_DIR: Final = Path(__file__).parent / "static"
 _CHUNK_BYTES: Final = 64 * 1024
 _CLOCK_FIELDS: Final = frozenset({"age", "duration"})
 _FAILURES_KEPT: Final = 256  # failed jobs whose cause the server keeps rather than re-reads
+SAMPLE_SECONDS: Final = 5.0  # how often a cluster's running jobs are sampled into the history
+RESOURCE_SECONDS: Final = 2.0  # how often the local running jobs' pods are sampled
+_SAMPLED: Final = frozenset({constants.TRAINJOB_CREATED, constants.TRAINJOB_RUNNING})
+_logger = logging.getLogger(__name__)
 _BUSY: Final = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 36\r\n"
     b"Connection: close\r\n\r\nthe UI is answering too many clients\n"
@@ -72,7 +83,8 @@ class _ApiError(Exception):
 
 
 class UiServer(ThreadingHTTPServer):
-    """Serves the UI for ``client`` on ``access.host``:``port`` (0: any free port)."""
+    """Serves the UI for ``client`` on ``access.host``:``port`` (0: any free port); a cluster's
+    metric history is kept in ``history`` (SQLite; None: in memory) for ``retention_days``."""
 
     daemon_threads = True
 
@@ -84,6 +96,8 @@ class UiServer(ThreadingHTTPServer):
         allow_delete: bool = True,
         clock: Callable[[], datetime] = _now,
         limits: ConnectionLimits = DEFAULT_LIMITS,
+        history: Path | None = None,
+        retention_days: float = DEFAULT_RETENTION_DAYS,
     ) -> None:
         self.client, self.access, self.allow_delete, self.clock = (
             client,
@@ -91,18 +105,22 @@ class UiServer(ThreadingHTTPServer):
             allow_delete,
             clock,
         )
-        self.observed = ObservedHistory()
+        # locally the job's own metric files are the history: nothing is kept here
+        self.observed = ObservedHistory(None if self.is_local else history, retention_days)
+        self.resources = resources.ResourceHistory()
+        self._closed = threading.Event()
         self._failures: dict[tuple[str, datetime], dict[str, Any]] = {}
-        self.index = JobIndex(client)
+        self.job_list = JobList(client)
         self.optimizations = OptimizationViews(client)
-        self._index_lock = threading.Lock()
         self.log_streams: set[threading.Event] = set()
         self.connections = Connections(limits)
         try:
             super().__init__((access.host, port), _Handler)
         except OSError:
             self.connections.close()
+            self.observed.close()
             raise
+        threading.Thread(target=self._sample, name="ui-sampler", daemon=True).start()
 
     @property
     def url(self) -> str:
@@ -125,19 +143,14 @@ class UiServer(ThreadingHTTPServer):
     def jobs(self, query: Mapping[str, str]) -> tuple[list[Mapping[str, Any]], int]:
         """A page of the job list (``q``, ``status``, ``sort``, ``order``, ``offset``,
         ``limit``; newest first by default) and how many rows match in all."""
-        now = self.clock()
-        with self._index_lock:
-            indexed = self.index.jobs()
-        rows = views.select_rows(
-            [views.job_row(item, now) for item in indexed],
+        selection = (
             query.get("q", ""),
             query.get("status", ""),
             query.get("sort", "created"),
-            descending=query.get("order", "desc") != "asc",
+            query.get("order", "desc") != "asc",
         )
-        offset = _count(query, "offset", 0)
-        limit = _count(query, "limit", len(rows))
-        return rows[offset : offset + limit], len(rows)
+        limit = _count(query, "limit", 0) if "limit" in query else None
+        return self.job_list.page(selection, _count(query, "offset", 0), limit, self.clock())
 
     def job(self, name: str) -> dict[str, Any]:
         backend = self.client.backend
@@ -166,8 +179,56 @@ class UiServer(ThreadingHTTPServer):
     def metrics(self, name: str) -> dict[str, Any]:
         points: list[MetricPoint] = self.client.get_job_metrics(name)
         if not self.is_local:
-            points = self.observed.observe(name, points)
+            created = self.client.get_job(name).creation_timestamp.isoformat()
+            points = self.observed.observe(name, created, points)
         return views.metric_series(points)
+
+    def _sample(self) -> None:
+        """Until closed: locally every RESOURCE_SECONDS the running jobs' pods' CPU and memory;
+        on a cluster every SAMPLE_SECONDS each running job's latest metrics into the history,
+        and the points past the retention out of it."""
+        local = self.is_local
+        while not self._closed.wait(RESOURCE_SECONDS if local else SAMPLE_SECONDS):
+            try:
+                if local:
+                    self._sample_resources()
+                else:
+                    self._sample_metrics()
+            except Exception as error:  # an API server away, a job deleted meanwhile: next time
+                _logger.warning("sampling: %s", error)
+
+    def _sample_metrics(self) -> None:
+        for job in self.client.list_jobs():
+            if job.status in _SAMPLED:
+                created = job.creation_timestamp.isoformat()
+                self.observed.observe(job.name, created, self._latest(job.name))
+        self.observed.prune()
+
+    def _sample_resources(self) -> None:
+        backend = self.client.backend
+        assert isinstance(backend, LocalBackend)
+        indexed = self.job_list.refresh()
+        self.resources.keep_only(item.job.name for item in indexed)
+        running = [item.job.name for item in indexed if item.job.status in _SAMPLED]
+        if not running:
+            return
+        table = resources.ProcessTable()
+        for name in running:
+            try:
+                pods, cgroup = manifests.local_pods(backend, name)
+            except (JobNotFoundError, OSError, ValueError):
+                continue  # deleted meanwhile
+            usage = {pod: table.tree(pid) for pod, pid in pods.items()}
+            if cgroup is not None and (total := resources.cgroup_usage(cgroup)) is not None:
+                usage["job (cgroup)"] = total
+            self.resources.record(name, usage, time.time())
+
+    def _latest(self, name: str) -> list[MetricPoint]:
+        """A cluster job's latest reported point (none when it was deleted meanwhile)."""
+        try:
+            return self.client.get_job_metrics(name)
+        except JobNotFoundError:
+            return []
 
     def runtimes(self) -> list[dict[str, Any]]:
         return [
@@ -204,10 +265,12 @@ class UiServer(ThreadingHTTPServer):
         super().shutdown_request(request)
 
     def server_close(self) -> None:
+        self._closed.set()
         for stream in list(self.log_streams):
             stream.set()
         self.connections.close()
         super().server_close()
+        self.observed.close()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -290,15 +353,18 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_json(HTTPStatus.OK, server.job(name))
             case ("GET", ["jobs", name, "metrics"]):
                 self._send_json(HTTPStatus.OK, server.metrics(name))
+            case ("GET", ["jobs", name, "resources"]):
+                self._send_json(HTTPStatus.OK, server.resources.series(name))
             case ("GET", ["jobs", name, "logs"]):
-                self._send_log(name, self._step(query), download=query.get("download") == "1")
+                self._send_log(name, self._step(query), query)
             case ("GET", ["jobs", name, "logs", "search"]):
                 if not query.get("q"):
                     raise _ApiError(HTTPStatus.BAD_REQUEST, "q: the query needs ?q=TEXT")
                 lines = server.client.get_job_logs(name, self._step(query))
                 self._send_json(HTTPStatus.OK, views.log_matches(lines, query["q"]))
             case ("GET", ["jobs", name, "logs", "stream"]):
-                self._stream_log(name, self._step(query))
+                tail = _count(query, "tail", 0) if "tail" in query else None
+                self._stream_log(name, self._step(query), tail)
             case ("POST", ["jobs", name, "stop"]):
                 server.stop(name)
                 self._send_json(HTTPStatus.OK, {"stopped": name})
@@ -387,20 +453,30 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             self.close_connection = True  # the page went away before the end
 
-    def _send_log(self, name: str, step: str, download: bool) -> None:
+    def _send_log(self, name: str, step: str, query: dict[str, str]) -> None:
         lines = self.server.client.get_job_logs(name, step)  # a bad step raises before the header
+        start = _count(query, "start", 0)
+        count = _count(query, "count", 0) if "count" in query else None
+        if start or count is not None:
+            lines = islice(lines, start, None if count is None else start + count)
         headers = {"Content_Disposition": f'attachment; filename="{name}-{step}.log"'}
         self._send_chunked(
             HTTPStatus.OK,
             _batched(lines),
             "text/plain; charset=utf-8",
-            **(headers if download else {}),
+            **(headers if query.get("download") == "1" else {}),
         )
 
-    def _stream_log(self, name: str, step: str) -> None:
+    def _stream_log(self, name: str, step: str, tail: int | None) -> None:
         """Server-sent events: each ``data`` is a JSON list of the lines that arrived since the
-        last one (an empty list while the job is quiet), then ``end`` when the job has ended."""
+        last one (an empty list while the job is quiet), then ``end`` when the job has ended.
+        With ``tail``, a first ``skipped`` event gives how many lines it leaves out (locally;
+        elsewhere the whole log comes, and it says 0)."""
         lines: Iterator[str] = self.server.client.get_job_logs(name, step, follow=True)
+        path = manifests.local_log(self.server.client.backend, name, step)
+        skip = 0
+        if tail is not None and path is not None and path.is_file():
+            skip = max(0, logstream.line_count(path) - tail)
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-store")
@@ -410,7 +486,9 @@ class _Handler(BaseHTTPRequestHandler):
         closed = threading.Event()
         self.server.log_streams.add(closed)
         try:
-            for batch in logstream.batches(lines, closed):
+            if tail is not None:
+                self.wfile.write(f"event: skipped\ndata: {skip}\n\n".encode())
+            for batch in logstream.batches(lines, closed, skip=skip):
                 self.wfile.write(f"data: {json.dumps(batch)}\n\n".encode())
                 self.wfile.flush()
             if not closed.is_set():

@@ -28,7 +28,7 @@ SEARCH_LIMIT = 1000
 SORT_KEYS = ("name", "status", "runtime", "nodes", "progress", "created", "age", "duration")
 _PREFIXED = {"arg:": "funcArgs", "label:": "labels", "metric:": "latest"}
 
-_FINISHED = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED)
+_ACTIVE = (constants.TRAINJOB_CREATED, constants.TRAINJOB_RUNNING)  # its duration still grows
 
 
 def _parse(value: str | None) -> datetime | None:
@@ -49,10 +49,12 @@ def log_matches(lines: Iterable[str], needle: str, limit: int = SEARCH_LIMIT) ->
 
 
 def job_summary(job: types.TrainJob, finished: str | None, now: datetime) -> dict[str, Any]:
-    """One row of the job list: ``finished`` is when it completed or failed (ISO 8601)."""
+    """One row of the job list: ``finished`` is when it completed or failed (ISO 8601). Any
+    status other than Created and Running (Complete, Failed, Stopped, Suspended, Preempted...)
+    has stopped its clock."""
     reported = job.trainer_status
     duration = None
-    if job.status not in _FINISHED:
+    if job.status in _ACTIVE:
         duration = (now - job.creation_timestamp).total_seconds()
     elif end := _parse(finished) or (reported.last_updated_time if reported else None):
         duration = (end - job.creation_timestamp).total_seconds()

@@ -3,7 +3,8 @@
 "use strict";
 
 const REFRESH_MS = 2000;
-const STATUSES = ["Created", "Running", "Complete", "Failed"];
+const STATUSES = ["Created", "Running", "Complete", "Failed", "Stopped", "Suspended", "Preempted"];
+const ACTIVE = new Set(["Created", "Running"]); // a job whose duration still grows and that can be stopped
 const COLORS = ["#2563eb", "#dc2626", "#16a34a", "#9333ea", "#ea580c", "#0891b2", "#4b5563"];
 let info = { backend: "", canStop: false, canDelete: false };
 let page = null; // the current page: { stop() }
@@ -144,7 +145,7 @@ function jobList(main) {
       args.map((key) => sortHeader(key, `arg:${key}`)), el("th", {}, "Labels"),
       metrics.map((key) => sortHeader(`${key} (last)`, `metric:${key}`)),
       sortHeader("Progress", "progress"), sortHeader("Age", "created"), sortHeader("Duration", "duration")));
-    const running = (job) => job.status !== "Complete" && job.status !== "Failed";
+    const running = (job) => ACTIVE.has(job.status);
     body.replaceChildren(...jobs.map((job) => el("tr", { "data-job": job.name },
       el("td", {}, el("input", { type: "checkbox", className: "select", "data-job": job.name, checked: selected.has(job.name),
         onchange: (event) => { if (event.target.checked) selected.add(job.name); else selected.delete(job.name); updateActions(); } })),
@@ -173,7 +174,7 @@ function jobList(main) {
       const row = body.children[index];
       if (!row || row.dataset.job !== job.name) return;
       row.querySelector("td.age").textContent = seconds(job.age + elapsed);
-      const running = job.status !== "Complete" && job.status !== "Failed";
+      const running = ACTIVE.has(job.status);
       if (job.duration !== null) row.querySelector("td.duration").textContent = seconds(job.duration + (running ? elapsed : 0));
     });
   };
@@ -212,10 +213,16 @@ function jobList(main) {
 }
 
 // -- logs -----------------------------------------------------------------------------------
-// Lines arrive in batches (a server-sent event each); they are queued and appended once per frame
-// (one DOM insertion, one scroll), only new lines are matched against the search, and the DOM
-// keeps the last LOG_WINDOW lines: the whole log is one Download or one server-side search away.
+// The panel opens on the log's tail: the stream starts LOG_WINDOW lines before the end (a first
+// "skipped" event says how many lines come before them) and follows. Lines arrive in batches (a
+// server-sent event each); they are queued and appended once per frame (one DOM insertion, one
+// scroll), only new lines are matched against the filter, and while following the DOM keeps the
+// last LOG_WINDOW lines. Scrolling to the top loads the EARLIER_LINES before the first one shown
+// (by line range) and stops following; the DOM then holds MAX_LINES at most. The whole log is one
+// Download or one server-side search away.
 const LOG_WINDOW = 5000;
+const EARLIER_LINES = 2000;
+const MAX_LINES = 20000;
 const ALL_STEPS = "*";
 
 function logPanel(name, steps, firstStep) {
@@ -233,33 +240,40 @@ function logPanel(name, steps, firstStep) {
   let sources = [];
   let pending = [];
   let frame = 0;
-  let total = 0;
+  let total = 0; // lines of the log, shown or not
+  let first = 0; // the number of the first line in the DOM (one step only)
+  let loading = false;
   let matches = 0;
   let ended = 0;
   const needle = () => search.value.toLowerCase();
   const showCount = () => {
-    const shown = total > LOG_WINDOW ? `, the last ${LOG_WINDOW} shown` : "";
+    const shownLines = lines.childElementCount;
+    const range = select.value === ALL_STEPS ? `the last ${shownLines}` : `lines ${first + 1}-${first + shownLines}`;
+    const shown = total > shownLines ? `, ${range} shown` : "";
     const done = sources.length && ended === sources.length ? " (ended)" : "";
     count.textContent = (needle() ? `${matches} matching` : `${total} lines`) + shown + done;
+  };
+  const lineNode = (text, wanted) => {
+    const line = el("div", { className: "line" }, text);
+    if (wanted && !text.toLowerCase().includes(wanted)) line.hidden = true;
+    else if (wanted) matches += 1;
+    return line;
   };
   const flush = () => {
     frame = 0;
     const wanted = needle();
     const fragment = document.createDocumentFragment();
     total += pending.length;
-    for (const text of pending.length > LOG_WINDOW ? pending.slice(-LOG_WINDOW) : pending) {
-      const line = el("div", { className: "line" }, text);
-      if (wanted && !text.toLowerCase().includes(wanted)) line.hidden = true;
-      else if (wanted) matches += 1;
-      fragment.append(line);
-    }
+    const limit = follow.checked ? LOG_WINDOW : MAX_LINES;
+    for (const text of pending.length > limit ? pending.slice(-limit) : pending) fragment.append(lineNode(text, wanted));
     pending = [];
     lines.append(fragment);
-    for (let extra = lines.childElementCount - LOG_WINDOW; extra > 0; extra -= 1) {
+    for (let extra = lines.childElementCount - limit; extra > 0; extra -= 1) {
       const oldest = lines.firstElementChild;
       if (wanted && !oldest.hidden) matches -= 1;
       oldest.remove();
     }
+    first = total - lines.childElementCount;
     showCount();
     if (follow.checked) lines.scrollTop = lines.scrollHeight;
   };
@@ -267,6 +281,32 @@ function logPanel(name, steps, firstStep) {
     for (const text of batch) pending.push(prefix + text);
     if (batch.length && !frame) frame = requestAnimationFrame(flush);
   };
+  const loadEarlier = async () => { // the lines before the first one shown, above it
+    if (loading || first === 0 || select.value === ALL_STEPS || lines.childElementCount >= MAX_LINES) return;
+    loading = true;
+    follow.checked = false;
+    const start = Math.max(0, first - EARLIER_LINES);
+    try {
+      const response = await fetch(`/api/jobs/${job}/logs?step=${encodeURIComponent(select.value)}&start=${start}&count=${first - start}`,
+        { credentials: "same-origin" });
+      if (!response.ok) throw new Error(response.statusText);
+      const text = await response.text();
+      const earlier = text.endsWith("\n") ? text.slice(0, -1).split("\n") : text.split("\n");
+      const wanted = needle();
+      const fragment = document.createDocumentFragment();
+      for (const line of earlier) fragment.append(lineNode(line, wanted));
+      const height = lines.scrollHeight;
+      lines.prepend(fragment);
+      lines.scrollTop += lines.scrollHeight - height; // the line that was on top stays there
+      first = start;
+      showCount();
+    } finally {
+      loading = false;
+    }
+  };
+  lines.addEventListener("scroll", () => {
+    if (lines.scrollTop === 0) loadEarlier().catch((error) => showError(String(error.message || error)));
+  });
   const refilter = () => {
     const wanted = needle();
     matches = 0;
@@ -292,14 +332,15 @@ function logPanel(name, steps, firstStep) {
   const open = () => {
     sources.forEach((source) => source.close());
     if (frame) cancelAnimationFrame(frame);
-    pending = []; frame = 0; total = 0; matches = 0; ended = 0;
+    pending = []; frame = 0; total = 0; first = 0; matches = 0; ended = 0;
     lines.replaceChildren();
     results.hidden = true;
     const prefixed = select.value === ALL_STEPS;
     download.hidden = prefixed;
     download.href = `/api/jobs/${job}/logs?step=${encodeURIComponent(select.value)}&download=1`;
     sources = chosenSteps().map((step) => {
-      const source = new EventSource(`/api/jobs/${job}/logs/stream?step=${encodeURIComponent(step)}`);
+      const source = new EventSource(`/api/jobs/${job}/logs/stream?step=${encodeURIComponent(step)}&tail=${LOG_WINDOW}`);
+      source.addEventListener("skipped", (event) => { total += Number(event.data); first = total; showCount(); });
       source.onmessage = (event) => receive(JSON.parse(event.data), prefixed ? `[${step}] ` : "");
       source.addEventListener("end", () => { source.close(); ended += 1; flush(); });
       return source;
@@ -340,10 +381,16 @@ function smooth(values, weight) {
   return values.map((value) => (value === null ? null : (last = last === null ? value : last * weight + value * (1 - weight))));
 }
 
-function chartControls() {
-  const smoothing = el("input", { type: "range", id: "chart-smoothing", min: 0, max: 0.99, step: 0.01, value: 0 });
-  const logScale = el("input", { type: "checkbox", id: "chart-log" });
-  const axis = el("select", { id: "chart-x" }, el("option", { value: "step" }, "Step"),
+// What a chart panel shows: the job's metrics (per rank), or a local job's CPU and memory (per pod).
+const METRICS = { path: "metrics", title: "Metrics", id: "charts", prefix: "chart", summaries: true,
+  empty: "No metrics logged (trainer_sdk.log_metrics)", label: (rank) => `rank ${rank}` };
+const RESOURCES = { path: "resources", title: "CPU and memory per pod", id: "resource-charts", prefix: "resource", summaries: false,
+  empty: "No samples yet (a running local job's pods, every 2 s)", label: (pod) => pod };
+
+function chartControls(prefix) {
+  const smoothing = el("input", { type: "range", id: `${prefix}-smoothing`, min: 0, max: 0.99, step: 0.01, value: 0 });
+  const logScale = el("input", { type: "checkbox", id: `${prefix}-log` });
+  const axis = el("select", { id: `${prefix}-x` }, el("option", { value: "step" }, "Step"),
     el("option", { value: "relative" }, "Relative time (s)"), el("option", { value: "wall" }, "Wall time"));
   const node = el("div", { className: "filters" }, el("label", {}, "Smoothing ", smoothing),
     el("label", {}, logScale, " Log scale"), el("label", {}, "X axis ", axis),
@@ -351,24 +398,24 @@ function chartControls() {
   return { node, smoothing, logScale, axis, state: () => ({ weight: Number(smoothing.value), log: logScale.checked, x: axis.value }) };
 }
 
-function chartPanel(owner, chosenJobs) {
-  const controls = chartControls();
-  const empty = el("p", { className: "empty" }, "No metrics logged (trainer_sdk.log_metrics)");
-  const summaries = el("div", { id: "metric-summaries" });
-  const grid = el("div", { className: "charts", id: "charts" }, empty);
-  const panel = el("section", {}, el("h2", {}, "Metrics"), controls.node, grid, summaries);
+function chartPanel(owner, chosenJobs, source = METRICS) {
+  const controls = chartControls(source.prefix);
+  const empty = el("p", { className: "empty" }, source.empty);
+  const summaries = el("div", { id: source.summaries ? "metric-summaries" : null });
+  const grid = el("div", { className: "charts", id: source.id }, empty);
+  const panel = el("section", {}, el("h2", {}, source.title), controls.node, grid, summaries);
   const charts = new Map(); // metric -> { plot, key, node, state }
   let last = [];
   const refresh = async () => {
     const names = chosenJobs();
-    last = await Promise.all(names.map(async (job) => [job, await api(`/api/jobs/${encodeURIComponent(job)}/metrics`)]));
+    last = await Promise.all(names.map(async (job) => [job, await api(`/api/jobs/${encodeURIComponent(job)}/${source.path}`)]));
     draw();
   };
   const draw = () => {
     const metrics = new Set(last.flatMap(([, series]) => Object.keys(series.metrics)));
     empty.hidden = metrics.size > 0;
     for (const metric of [...metrics].sort()) drawChart(metric, last);
-    summaries.replaceChildren(metrics.size ? summaryTable(last, [...metrics].sort()) : "");
+    summaries.replaceChildren(metrics.size && source.summaries ? summaryTable(last, [...metrics].sort()) : "");
   };
   const xOf = (line, job, first, axis) => (axis === "step" ? line.x : axis === "wall" ? line.t : line.t.map((t) => t - first.get(job)));
   const drawChart = (metric, all) => {
@@ -377,9 +424,11 @@ function chartPanel(owner, chosenJobs) {
     const first = new Map(all.map(([job, series]) => [job, Math.min(...Object.values(series.metrics).flatMap((ranks) => Object.values(ranks).flatMap((line) => line.t)))]));
     const lines = [];
     for (const [job, series] of all) {
-      for (const [rank, line] of Object.entries(series.metrics[metric] || {})) {
-        lines.push({ label: all.length === 1 ? `rank ${rank}` : `${job} rank ${rank}`, job, rank: Number(rank), xs: xOf(line, job, first, view.x), ys: line.y });
-      }
+      Object.entries(series.metrics[metric] || {}).forEach(([rank, line], index) => {
+        const label = source.label(rank);
+        lines.push({ label: all.length === 1 ? label : `${job} ${label}`, job, rank: Number.isInteger(Number(rank)) ? Number(rank) : index,
+          xs: xOf(line, job, first, view.x), ys: line.y });
+      });
     }
     const xs = [...new Set(lines.flatMap((entry) => entry.xs))].sort((a, b) => a - b);
     const data = [xs, ...lines.map((entry) => {
@@ -486,6 +535,7 @@ function jobPage(main, name) {
   const events = el("section", {}, el("h2", {}, "Events"));
   const yamls = el("section", {}, el("h2", {}, "Objects"));
   const charts = chartPanel(name, () => [name]);
+  const usage = info.backend === "local" ? chartPanel(name, () => [name], RESOURCES) : null;
   let logs = null;
   const stopButton = el("button", { id: "stop", onclick: () => act("stop", `Stop ${name}? Its processes end; the job and its logs are kept.`) }, "Stop");
   const deleteButton = el("button", { id: "delete", className: "danger", onclick: () => act("delete", `Delete ${name}? This cannot be undone.`) }, "Delete");
@@ -502,13 +552,13 @@ function jobPage(main, name) {
   };
   const placeholder = el("section", {}, el("h2", {}, "Logs"), el("p", { className: "empty" }, "Waiting for the job's steps"));
   const failure = el("section", { id: "failure", className: "failure", hidden: true });
-  main.replaceChildren(el("p", {}, el("a", { href: "#/" }, "← Jobs")), title, actions, failure, summary, steps, charts.panel, placeholder, conditions, events, yamls);
+  main.replaceChildren(el("p", {}, el("a", { href: "#/" }, "← Jobs")), title, actions, failure, summary, steps, charts.panel, ...(usage ? [usage.panel] : []), placeholder, conditions, events, yamls);
   let yamlShown = "";
   const refresh = async () => {
     const job = await api(`/api/jobs/${encodeURIComponent(name)}`);
     document.getElementById("job-status").replaceChildren(badge(job.status));
     document.title = `${name} · ${job.status} · Trainer`;
-    stopButton.disabled = job.status === "Complete" || job.status === "Failed";
+    stopButton.disabled = !ACTIVE.has(job.status);
     summary.replaceChildren(...[
       el("span", {}, `Runtime ${job.runtime}`), el("span", {}, `Nodes ${job.nodes}`),
       el("span", {}, `Age ${seconds(job.age)}`), el("span", {}, `Duration ${seconds(job.duration)}`),
@@ -537,9 +587,10 @@ function jobPage(main, name) {
         el("details", { id: "jobset-yaml", open: open[1] }, el("summary", {}, "JobSet"), el("pre", {}, job.jobsetYaml || "No JobSet yet")));
     }
     await charts.refresh();
+    if (usage) await usage.refresh();
   };
   const stopPolling = poll(refresh);
-  return { stop: () => { stopPolling(); charts.stop(); if (logs) logs.stop(); } };
+  return { stop: () => { stopPolling(); charts.stop(); if (usage) usage.stop(); if (logs) logs.stop(); } };
 }
 
 // -- runtimes -------------------------------------------------------------------------------
