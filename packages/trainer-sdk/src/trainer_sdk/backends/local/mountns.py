@@ -97,11 +97,16 @@ class _Tree:
 
     def __init__(self, scratch: str) -> None:
         self.scratch = scratch
-        self.owned: list[str] = []  # tmpfs copies and volumes: directories made here stay here
+        # Where a new entry stays in this namespace: tmpfs copies and the directories made in
+        # them (not below: their entries are the host's), and volumes (all of them).
+        self.private: set[str] = set()
+        self.volumes: list[str] = []
         self.copies = 0
 
     def _owned(self, path: str) -> bool:
-        return any(path == top or path.startswith(top.rstrip("/") + "/") for top in self.owned)
+        return path in self.private or any(
+            path == top or path.startswith(top.rstrip("/") + "/") for top in self.volumes
+        )
 
     def _copy_of(self, directory: str) -> None:
         """Replace ``directory`` in this namespace by a tmpfs binding each of its entries."""
@@ -118,7 +123,7 @@ class _Tree:
             os.chroot(".")
         else:
             _mount(staging, directory, None, MS_MOVE)
-        self.owned.append(directory)
+        self.private.add(directory)
 
     def _mount_point(self, path: str, is_dir: bool) -> None:
         """Make ``path`` exist, in tmpfs copies or volumes only."""
@@ -127,10 +132,12 @@ class _Tree:
             ancestor = os.path.dirname(ancestor)
         if not self._owned(ancestor):
             self._copy_of(ancestor)
-        if is_dir:
-            os.makedirs(path, exist_ok=True)
-        else:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
+        directory = path if is_dir else os.path.dirname(path)
+        os.makedirs(directory, exist_ok=True)
+        while directory != ancestor:
+            self.private.add(directory)
+            directory = os.path.dirname(directory)
+        if not is_dir:
             open(path, "wb").close()
 
     def bind(self, source: str, path: str, read_only: bool) -> None:
@@ -142,7 +149,7 @@ class _Tree:
         _mount(source, path, None, MS_BIND | MS_REC)
         if read_only:
             _mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
-        self.owned.append(path)
+        self.volumes.append(path)
 
 
 def enter(spec: dict[str, object]) -> None:
