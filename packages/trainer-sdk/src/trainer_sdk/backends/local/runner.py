@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import ipaddress
 import os
 import queue
 import secrets
@@ -223,9 +224,11 @@ class JobSetRunner:
         """The job's ``/etc/hosts``: every pod's name at its loopback address (an MPI job's
         workers each at their own, as ``mpi.host_addresses`` gives them)."""
         is_mpi = any(job["name"] == constants.LAUNCHER for job, _ in self.plan)
+        mpi_addresses = mpi.host_addresses(self.plan) if is_mpi else {}
         addresses = {
-            **{pod.name: pod_plan.LOOPBACK for _, pods in self.plan for pod in pods},
-            **(mpi.host_addresses(self.plan) if is_mpi else {}),
+            pod.name: _ip(mpi_addresses.get(pod.name, pod_plan.LOOPBACK))
+            for _, pods in self.plan
+            for pod in pods
         }
         metadata = self.jobset.get("metadata") or {}
         network = self.jobset.get("spec", {}).get("network") or {}
@@ -401,3 +404,11 @@ def _start_error(error: BaseException) -> str:
             "or variable may hold at most 128 KiB; pass large values through a file)"
         )
     return f"{type(error).__name__}: {error}"
+
+
+def _ip(address: str) -> str:
+    """``address`` when it is an IP address, else loopback (``localhost``, the MPI launcher's)."""
+    try:
+        return str(ipaddress.ip_address(address))
+    except ValueError:
+        return pod_plan.LOOPBACK
