@@ -5,7 +5,10 @@ cost of a launch shows, and ``ddp`` (a few seconds of DDP training), where it hi
 job and launcher, the median over ``--repeats`` runs of
   - wall time: from the call that starts the job until its completion is seen;
   - user code start: until the training function has started on every rank.
-Baseline: ``torchrun --nnodes 1 --nproc-per-node 2`` running the same function directly.
+Baseline: ``torchrun --nnodes 1 --nproc-per-node 2`` running the same function directly. The
+local backend runs twice: with each pod in its private mount namespace (the default on Linux), and
+without (``TRAINER_SDK_LOCAL_NAMESPACES=0``, the rewriting fallback), so that the namespaces'
+added cost per job shows beside it (each job has two pods).
 
     python packages/trainer-sdk/benchmarks/bench_local_job.py [--repeats 5]
 """
@@ -24,6 +27,8 @@ import time
 from pathlib import Path
 
 from trainer_sdk import CustomTrainer, LocalBackendConfig, TrainerClient
+from trainer_sdk.backends.local import isolation
+from trainer_sdk.backends.local.volumes import Mount
 
 
 def trivial(marker_dir: str) -> None:
@@ -70,6 +75,7 @@ def ddp(marker_dir: str) -> None:
 
 
 JOBS = {"trivial": trivial, "ddp": ddp}
+LAUNCHERS = ("torchrun", "fallback", "namespaces")
 
 
 def free_port() -> int:
@@ -114,9 +120,11 @@ def run_torchrun(job: str, work: Path) -> tuple[float, float]:
     return wall, user_code_start(markers, 2, t0)
 
 
-def run_local(job: str, client: TrainerClient, work: Path) -> tuple[float, float]:
+def run_local(job: str, client: TrainerClient, work: Path, namespaces: bool) -> tuple[float, float]:
     markers = work / "markers"
     markers.mkdir()
+    # Read by the job's supervisor, which inherits this process's environment.
+    os.environ[isolation.DISABLE_ENV] = "1" if namespaces else "0"
     t0 = time.time()
     name = client.train(
         trainer=CustomTrainer(
@@ -131,6 +139,34 @@ def run_local(job: str, client: TrainerClient, work: Path) -> tuple[float, float
     return wall, user_code_start(markers, 2, t0)
 
 
+def pod_start(scratch: Path, repeats: int) -> tuple[float, float]:
+    """Median seconds to start and end ``true``: directly, and inside a pod's namespaces with
+    three volumes (one under a missing top-level directory, as ``/ckpt``) and the hosts file."""
+    volume, pod = scratch / "volume", scratch / "pod"
+    volume.mkdir()
+    pod.mkdir()
+    hosts = scratch / "hosts"
+    hosts.write_text(isolation.hosts_file({"j-node-0-0": "127.0.0.1"}, "j", "default"))
+    sandbox = isolation.PodSandbox(
+        mounts=tuple(
+            Mount(path, str(volume), False)
+            for path in (f"/bench-{os.getpid()}/ckpt", "/mnt/bench-data", str(pod / "work"))
+        ),
+        scratch=pod,
+        cwd=pod,
+        hostname="j-node-0-0",
+        hosts=hosts,
+    )
+    timings: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(repeats):
+        for isolated in (False, True):
+            command = isolation.wrap(["true"], sandbox) if isolated else ["true"]
+            started = time.perf_counter()
+            subprocess.run(command, check=True)
+            timings[isolated].append(time.perf_counter() - started)
+    return statistics.median(timings[False]), statistics.median(timings[True])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -138,7 +174,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     results: dict[tuple[str, str], list[tuple[float, float]]] = {
-        (job, launcher): [] for job in JOBS for launcher in ("torchrun", "local")
+        (job, launcher): [] for job in JOBS for launcher in LAUNCHERS
     }
     # A supervisor may still be writing into its job directory when the last job is seen
     # complete: cleaning up the scratch directory must not lose the table.
@@ -147,25 +183,41 @@ def main() -> None:
         for repeat in range(args.repeats):
             for job in JOBS:
                 work = Path(scratch) / f"{job}-{repeat}"
-                (work / "torchrun").mkdir(parents=True)
-                (work / "local").mkdir()
+                for launcher in LAUNCHERS:
+                    (work / launcher).mkdir(parents=True)
                 results[job, "torchrun"].append(run_torchrun(job, work / "torchrun"))
-                results[job, "local"].append(run_local(job, client, work / "local"))
+                for launcher in LAUNCHERS[1:]:
+                    namespaces = launcher == "namespaces"
+                    results[job, launcher].append(
+                        run_local(job, client, work / launcher, namespaces)
+                    )
         client.backend.close()  # type: ignore[attr-defined]  # supervisors end before cleanup
+        start_direct, start_isolated = (
+            pod_start(Path(scratch), 20 * args.repeats) if isolation.available() else (0.0, 0.0)
+        )
     print(f"2-node jobs, median of {args.repeats} runs (seconds), load average {_load()}")
     print(
-        f"| {'job':<7} | {'metric':<26} | {'torchrun 1x2':>12} "
-        f"| {'TrainerClient local 2x1':>23} | {'ratio':>5} |"
+        f"| {'job':<7} | {'metric':<26} | {'torchrun 1x2':>12} | {'local, no namespaces':>20} "
+        f"| {'local, namespaces':>17} | {'ratio':>5} | {'added per pod':>13} |"
     )
-    print(f"|{'-' * 9}|{'-' * 28}|{'-' * 14}|{'-' * 25}|{'-' * 7}|")
+    print(f"|{'-' * 9}|{'-' * 28}|{'-' * 14}|{'-' * 22}|{'-' * 19}|{'-' * 7}|{'-' * 15}|")
     for job in JOBS:
         for index, metric in enumerate(("wall time", "user code start, all ranks")):
-            base = statistics.median(run[index] for run in results[job, "torchrun"])
-            local = statistics.median(run[index] for run in results[job, "local"])
-            print(
-                f"| {job:<7} | {metric:<26} | {base:>12.2f} | {local:>23.2f} "
-                f"| {local / base:>5.2f} |"
+            base, plain, isolated = (
+                statistics.median(run[index] for run in results[job, launcher])
+                for launcher in LAUNCHERS
             )
+            print(
+                f"| {job:<7} | {metric:<26} | {base:>12.2f} | {plain:>20.2f} "
+                f"| {isolated:>17.2f} | {isolated / base:>5.2f} | {(isolated - plain) / 2:>13.3f} |"
+            )
+
+    if start_isolated:
+        print(
+            f"\none pod's start (start and end `true`, median of {20 * args.repeats}): directly "
+            f"{start_direct * 1000:.1f} ms, in its namespaces {start_isolated * 1000:.1f} ms, "
+            f"added {(start_isolated - start_direct) * 1000:.1f} ms"
+        )
 
 
 def _load() -> str:

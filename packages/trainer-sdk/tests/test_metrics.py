@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trainer_sdk import log_metrics, metrics, progress, update_trainjob_status
+from trainer_sdk import log_metrics, metrics, progress, trainer_status, update_trainjob_status
 from trainer_sdk.metrics import (
     FileSink,
     MetricsLogger,
@@ -148,8 +148,8 @@ def test_in_a_cluster_the_latest_values_go_to_the_status_with_the_progress(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, serve: Callable[[HTTPServer], str]
 ) -> None:
     now = [1000.0]
-    monkeypatch.setattr(progress, "_throttle", progress._PostThrottle(lambda: now[0]))
-    monkeypatch.setattr(progress, "_last_reported", {})
+    monkeypatch.setattr(trainer_status, "_throttle", trainer_status._PostThrottle(lambda: now[0]))
+    monkeypatch.setattr(trainer_status, "_last_reported", {})
     server = Recorder()
     (tmp_path / "token").write_text("t")
     monkeypatch.setenv(SERVER_URL_ENV, f"{serve(server)}/status")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trainer_sdk import progress, update_trainjob_status
+from trainer_sdk import progress, trainer_status, update_trainjob_status
 from trainer_sdk.progress import SERVER_TOKEN_ENV, SERVER_URL_ENV, STATUS_FILE_ENV
 
 
@@ -78,7 +78,7 @@ class Clock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
     clock = Clock()
-    monkeypatch.setattr(progress, "_throttle", progress._PostThrottle(clock))
+    monkeypatch.setattr(trainer_status, "_throttle", trainer_status._PostThrottle(clock))
     return clock
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trainer_api
 from trainer_sdk import (
     ActiveDeadlineSeconds,
     Annotations,
@@ -45,6 +46,7 @@ from trainer_sdk import (
     types,
 )
 from trainer_sdk.backends.local.supervisor import write_shims
+from trainer_sdk.options import TypedOption
 from trainer_sdk.trainjobs import (
     RANK_ENTRYPOINT_FILE,
     build_trainjob_manifest,
@@ -450,3 +452,36 @@ def test_file_names_cannot_escape_into_the_shell(tmp_path: Path, file_name: str)
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
         ["bin", file_name, RANK_ENTRYPOINT_FILE]
     )
+
+
+def test_options_edit_one_typed_trainjob_and_kubeflow_style_calls_still_work(
+    torch_runtime: types.Runtime,
+) -> None:
+    """Options received the whole manifest dict and an unused backend; now the SDK's edit the
+    typed trainer_api.TrainJob, and a plain callable of Kubeflow SDK 0.5's interface still
+    edits the manifest."""
+    seen: list[object] = []
+
+    class Record(TypedOption):
+        def apply(self, job: trainer_api.TrainJob, trainer: Any) -> None:
+            seen.append(job)
+            assert job.spec.trainer is not None
+            command = str(job.spec.trainer.command)
+            job.metadata.labels = {**(job.metadata.labels or {}), "recorded": command}
+
+    def kubeflow_style(job_spec: dict[str, Any], trainer: Any, backend: object) -> None:
+        job_spec["metadata"]["annotations"] = {"from": "callable"}
+
+    manifest = build_trainjob_manifest(
+        "j",
+        torch_runtime,
+        CustomTrainerContainer(image="i"),
+        options=[TrainerCommand(["run"]), Record(), kubeflow_style, Labels({"k": "v"})],
+    )
+    assert isinstance(seen[0], trainer_api.TrainJob)
+    assert manifest["metadata"]["labels"] == {"recorded": "['run']", "k": "v"}
+    assert manifest["metadata"]["annotations"] == {"from": "callable"}
+    partial: dict[str, Any] = {}
+    Name("x")(partial, None, None)  # Kubeflow SDK 0.5's call, on a partial manifest
+    ActiveDeadlineSeconds(5)(partial, None, object())
+    assert partial == {"metadata": {"name": "x"}, "spec": {"activeDeadlineSeconds": 5}}

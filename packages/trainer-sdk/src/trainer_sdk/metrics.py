@@ -8,7 +8,7 @@ and at interpreter exit, so training never waits on I/O. Where the points go:
   ``<job>/metrics/rank-<r>.jsonl``, one file per rank, kept with the job (``history``);
 - in a cluster (``KUBEFLOW_TRAINER_SERVER_URL`` is set): the latest value of each metric goes
   to the TrainJob's ``status.trainerStatus.metrics`` through the progress endpoint, at most once
-  per ``progress.MIN_POST_INTERVAL`` seconds (with the progress and ETA last reported);
+  per ``trainer_status.MIN_POST_INTERVAL`` seconds (with the progress and ETA last reported);
 - outside a TrainJob: nowhere (the call still costs the same and drops the points).
 
 Only rank 0 records by default (``RANK``, ``OMPI_COMM_WORLD_RANK`` or ``PMI_RANK``); other ranks
@@ -27,6 +27,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Protocol
+
+from trainer_sdk import trainer_status as status_channel
 
 __all__ = [
     "FLUSH_INTERVAL_SECONDS",
@@ -110,12 +112,10 @@ class StatusSink:
         self._pending: dict[str, float] = {}
 
     def write(self, rank: int, entries: Sequence[Entry]) -> None:
-        from trainer_sdk import progress
-
         for _, _, values, publish in entries:
             if publish:
                 self._pending.update(values)
-        if self._pending and progress.report_metrics(dict(sorted(self._pending.items()))):
+        if self._pending and status_channel.report_metrics(dict(sorted(self._pending.items()))):
             self._pending = {}
 
 
@@ -217,13 +217,11 @@ def _as_step(step: object) -> int:
 
 
 def _sinks_from_env(rank: int) -> list[Sink]:
-    from trainer_sdk import progress
-
     sinks: list[Sink] = []
-    if status_file := os.environ.get(progress.STATUS_FILE_ENV):
+    if status_file := os.environ.get(status_channel.STATUS_FILE_ENV):
         directory = Path(status_file).with_name(METRICS_DIR_NAME)
         sinks.append(FileSink(directory / f"rank-{rank}.jsonl"))
-    elif os.environ.get(progress.SERVER_URL_ENV) and rank == 0:
+    elif os.environ.get(status_channel.SERVER_URL_ENV) and rank == 0:
         sinks.append(StatusSink())
     return sinks
 

@@ -1,15 +1,21 @@
 """Options for ``TrainerClient.train(options=[...])``, as in ``kubeflow.trainer.options``.
 
-Each option is a callable that edits the TrainJob manifest. Unlike upstream, every option works on
-every backend, because the local backend runs the very TrainJob the Kubernetes backend would send.
+Each option edits the typed ``trainer_api.TrainJob`` (``apply``); ``train()`` applies them to one
+typed job. Calling an option with a manifest dict, the trainer and a backend (Kubeflow SDK 0.5's
+interface) still works: it applies the option to that dict. Plain callables of that interface are
+accepted by ``train()`` too. Unlike upstream, every option works on every backend, because the
+local backend runs the very TrainJob the Kubernetes backend would send.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+import trainer_api
 
 from trainer_sdk import constants
 from trainer_sdk.types import BuiltinTrainer, CustomTrainer, CustomTrainerContainer
@@ -33,6 +39,8 @@ __all__ = [
     "TrainerArgs",
     "TrainerCommand",
     "TrainingRuntimeSpecPatch",
+    "TypedOption",
+    "apply_options",
 ]
 
 AnyTrainer = CustomTrainer | CustomTrainerContainer | BuiltinTrainer | None
@@ -40,13 +48,80 @@ _DNS_LABEL = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?")
 
 
 class Option(Protocol):
-    """What ``train(options=...)`` accepts: edits the TrainJob manifest in place."""
+    """What ``train(options=...)`` accepts (Kubeflow SDK 0.5's interface): edits the TrainJob
+    manifest in place."""
 
     def __call__(self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object) -> None: ...
 
 
+def _typed(manifest: dict[str, Any]) -> trainer_api.TrainJob:
+    return trainer_api.TrainJob.model_validate(manifest, context=trainer_api.KEEP_UNKNOWN_FIELDS)
+
+
+class TypedOption:
+    """An option of the SDK's: ``apply`` edits the typed TrainJob."""
+
+    def apply(self, job: trainer_api.TrainJob, trainer: AnyTrainer) -> None:
+        """Edit ``job`` for ``trainer``; ValueError naming the option for a misuse."""
+        raise NotImplementedError
+
+    def __call__(
+        self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object = None
+    ) -> None:
+        """Kubeflow SDK 0.5's interface: apply to the manifest ``job_spec`` in place (also a
+        partial one: what it lacks is not added, beyond what the option sets)."""
+        spec = job_spec.get("spec") or {}
+        placeholder = "runtimeRef" not in spec
+        job = _typed(
+            {**job_spec, "spec": {**spec, "runtimeRef": {"name": ""}}} if placeholder else job_spec
+        )
+        self.apply(job, trainer)
+        edited = job.to_dict()
+        if placeholder:
+            del edited["spec"]["runtimeRef"]
+            if not edited["spec"] and "spec" not in job_spec:
+                del edited["spec"]
+        for key in ("apiVersion", "kind"):
+            if key not in job_spec:
+                del edited[key]
+        job_spec.clear()
+        job_spec.update(edited)
+
+
+def apply_options(
+    manifest: dict[str, Any], options: Sequence[Option], trainer: AnyTrainer, backend: object
+) -> dict[str, Any]:
+    """``manifest`` with ``options`` applied in order, on one typed TrainJob (a plain callable,
+    Kubeflow SDK 0.5's interface, edits its manifest form)."""
+    job = _typed(manifest)
+    for option in options:
+        if isinstance(option, TypedOption):
+            option.apply(job, trainer)
+        elif callable(option):
+            edited = job.to_dict()
+            option(edited, trainer, backend)
+            job = _typed(edited)
+        else:
+            raise ValueError(
+                f"options: expected option objects such as Name or Labels, got {option!r}"
+            )
+    return job.to_dict()
+
+
+def _metadata_of(job: trainer_api.TrainJob) -> trainer_api.ObjectMeta:
+    """``job.metadata``, counted as set (so that it is written) also when it was defaulted."""
+    job.metadata = job.metadata
+    return job.metadata
+
+
+def _trainer_of(job: trainer_api.TrainJob) -> trainer_api.Trainer:
+    if job.spec.trainer is None:
+        job.spec.trainer = trainer_api.Trainer()
+    return job.spec.trainer
+
+
 @dataclass
-class Name:
+class Name(TypedOption):
     """Set the TrainJob's name (.metadata.name) instead of a generated one."""
 
     name: str
@@ -63,28 +138,30 @@ class Name:
                 f"at most 63 characters), got {self.name!r}"
             )
 
-    def __call__(self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object) -> None:
-        job_spec.setdefault("metadata", {})["name"] = self.name
+    def apply(self, job: trainer_api.TrainJob, trainer: AnyTrainer) -> None:
+        _metadata_of(job).name = self.name
 
 
 @dataclass
-class Labels:
+class Labels(TypedOption):
     """Add labels to the TrainJob (.metadata.labels)."""
 
     labels: dict[str, str]
 
-    def __call__(self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object) -> None:
-        job_spec.setdefault("metadata", {}).setdefault("labels", {}).update(self.labels)
+    def apply(self, job: trainer_api.TrainJob, trainer: AnyTrainer) -> None:
+        metadata = _metadata_of(job)
+        metadata.labels = {**(metadata.labels or {}), **self.labels}
 
 
 @dataclass
-class Annotations:
+class Annotations(TypedOption):
     """Add annotations to the TrainJob (.metadata.annotations)."""
 
     annotations: dict[str, str]
 
-    def __call__(self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object) -> None:
-        job_spec.setdefault("metadata", {}).setdefault("annotations", {}).update(self.annotations)
+    def apply(self, job: trainer_api.TrainJob, trainer: AnyTrainer) -> None:
+        metadata = _metadata_of(job)
+        metadata.annotations = {**(metadata.annotations or {}), **self.annotations}
 
 
 def _require_container_trainer(option: str, trainer: AnyTrainer) -> None:
@@ -97,29 +174,29 @@ def _require_container_trainer(option: str, trainer: AnyTrainer) -> None:
 
 
 @dataclass
-class TrainerCommand:
+class TrainerCommand(TypedOption):
     """Override the trainer command (.spec.trainer.command); CustomTrainerContainer only."""
 
     command: list[str]
 
-    def __call__(self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object) -> None:
+    def apply(self, job: trainer_api.TrainJob, trainer: AnyTrainer) -> None:
         _require_container_trainer("TrainerCommand", trainer)
-        job_spec.setdefault("spec", {}).setdefault("trainer", {})["command"] = list(self.command)
+        _trainer_of(job).command = list(self.command)
 
 
 @dataclass
-class TrainerArgs:
+class TrainerArgs(TypedOption):
     """Override the trainer arguments (.spec.trainer.args); CustomTrainerContainer only."""
 
     args: list[str]
 
-    def __call__(self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object) -> None:
+    def apply(self, job: trainer_api.TrainJob, trainer: AnyTrainer) -> None:
         _require_container_trainer("TrainerArgs", trainer)
-        job_spec.setdefault("spec", {}).setdefault("trainer", {})["args"] = list(self.args)
+        _trainer_of(job).args = list(self.args)
 
 
 @dataclass
-class ActiveDeadlineSeconds:
+class ActiveDeadlineSeconds(TypedOption):
     """Fail the TrainJob when it runs longer than ``seconds`` (.spec.activeDeadlineSeconds)."""
 
     seconds: int
@@ -128,8 +205,8 @@ class ActiveDeadlineSeconds:
         if type(self.seconds) is not int or self.seconds < 1:
             raise ValueError("activeDeadlineSeconds must be a positive integer (minimum 1)")
 
-    def __call__(self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object) -> None:
-        job_spec.setdefault("spec", {})["activeDeadlineSeconds"] = self.seconds
+    def apply(self, job: trainer_api.TrainJob, trainer: AnyTrainer) -> None:
+        job.spec.active_deadline_seconds = self.seconds
 
 
 @dataclass
@@ -238,7 +315,7 @@ class TrainingRuntimeSpecPatch:
 
 
 @dataclass
-class RuntimePatch:
+class RuntimePatch(TypedOption):
     """Add a runtime patch to the TrainJob (.spec.runtimePatches), under the SDK's manager name."""
 
     training_runtime_spec: TrainingRuntimeSpecPatch | None = None
@@ -246,8 +323,11 @@ class RuntimePatch:
         default=constants.RUNTIME_PATCH_MANAGER, init=False, repr=False
     )
 
-    def __call__(self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object) -> None:
-        job_spec.setdefault("spec", {}).setdefault("runtimePatches", []).append(_to_manifest(self))
+    def apply(self, job: trainer_api.TrainJob, trainer: AnyTrainer) -> None:
+        patch = trainer_api.RuntimePatch.model_validate(
+            _to_manifest(self), context=trainer_api.KEEP_UNKNOWN_FIELDS
+        )
+        job.spec.runtime_patches = [*(job.spec.runtime_patches or []), patch]
 
 
 def _camel_case(name: str) -> str:
@@ -275,7 +355,7 @@ def _to_manifest(patch: Any) -> Any:
 
 
 @dataclass
-class GemsKernels:
+class GemsKernels(TypedOption):
     """Run every rank under ``gems_kernels.enable()`` (issue 27): sets ``TRAINER_GEMS=1`` in
     .spec.trainer.env, which the SDK's rank entrypoint honours. CustomTrainer only (a container
     trainer runs its own command, not the entrypoint); the runtime image needs gems-kernels."""
@@ -286,7 +366,7 @@ class GemsKernels:
         if not isinstance(self.enabled, bool):
             raise ValueError(f"GemsKernels.enabled: expected a bool, got {self.enabled!r}")
 
-    def __call__(self, job_spec: dict[str, Any], trainer: AnyTrainer, backend: object) -> None:
+    def apply(self, job: trainer_api.TrainJob, trainer: AnyTrainer) -> None:
         from trainer_sdk.rank_entrypoint import GEMS_ENV
 
         if not isinstance(trainer, CustomTrainer):
@@ -294,6 +374,6 @@ class GemsKernels:
                 "GemsKernels can only be used with CustomTrainer: its ranks run the SDK's rank "
                 f"entrypoint, which honours {GEMS_ENV}; got {type(trainer).__name__}"
             )
-        spec = job_spec.setdefault("spec", {}).setdefault("trainer", {})
-        kept = [item for item in spec.get("env") or [] if item.get("name") != GEMS_ENV]
-        spec["env"] = [*kept, {"name": GEMS_ENV, "value": "1" if self.enabled else "0"}]
+        spec = _trainer_of(job)
+        kept = [item for item in spec.env or [] if item.name != GEMS_ENV]
+        spec.env = [*kept, trainer_api.EnvVar(name=GEMS_ENV, value="1" if self.enabled else "0")]

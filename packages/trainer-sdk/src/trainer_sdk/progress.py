@@ -1,127 +1,31 @@
 """``update_trainjob_status``: training code reports progress, ETA and metrics to its TrainJob.
 
-On the local backend the report lands in the job's ``progress.json`` (``TRAINER_SDK_STATUS_FILE``);
-in a cluster it is posted to the controller's status endpoint (``KUBEFLOW_TRAINER_SERVER_URL``,
-with the token at ``KUBEFLOW_TRAINER_SERVER_TOKEN`` and the CA at
-``KUBEFLOW_TRAINER_SERVER_CA_CERT``), at most once per ``MIN_POST_INTERVAL`` seconds, or later
-when the endpoint answers 429 with ``Retry-After``, so calling it every step is safe. A report of
-100 % is always posted: the final state is never dropped by the throttle.
-Outside a TrainJob it does nothing and returns False.
+Where a report goes, and how often, is ``trainer_status``'s (the job's ``progress.json`` locally,
+the controller's status endpoint in a cluster, throttled so that calling it every step is safe; a
+report of 100 % is never dropped). Outside a TrainJob it does nothing and returns False.
 
 Numeric metrics of every report also enter the job's metric history (``trainer_sdk.metrics``),
 as ``log_metrics`` points do; ``report_metrics`` is how ``log_metrics`` reaches a cluster job's
-status, carrying the progress and ETA this process last reported.
+status, carrying the progress and ETA this process last reported. This module imports
+``metrics``, which does not import it back (both report through ``trainer_status``).
 """
 
 from __future__ import annotations
 
-import json
-import logging
-import os
-import ssl
-import threading
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Callable
-from datetime import datetime, timezone
-from pathlib import Path
-from typing import Any, Final
+from typing import Final
+
+from trainer_sdk import metrics as history
+from trainer_sdk import trainer_status as status_channel
 
 __all__ = ["STATUS_FILE_ENV", "report_metrics", "update_trainjob_status"]
 
-STATUS_FILE_ENV: Final = "TRAINER_SDK_STATUS_FILE"
-SERVER_URL_ENV: Final = "KUBEFLOW_TRAINER_SERVER_URL"
-SERVER_TOKEN_ENV: Final = "KUBEFLOW_TRAINER_SERVER_TOKEN"
-SERVER_CA_ENV: Final = "KUBEFLOW_TRAINER_SERVER_CA_CERT"
-MAX_METRICS: Final = 256
-MIN_POST_INTERVAL: Final = 5.0
-
-_logger = logging.getLogger(__name__)
-
-
-def _trainer_status(
-    progress_percent: int | None,
-    estimated_remaining_seconds: int | None,
-    metrics: dict[str, float | int | str] | None,
-) -> dict[str, Any]:
-    status: dict[str, Any] = {"lastUpdatedTime": datetime.now(timezone.utc).isoformat()}
-    if progress_percent is not None:
-        if not isinstance(progress_percent, (int, float)):
-            raise ValueError(
-                f"progress_percent: expected a number from 0 to 100, got {progress_percent!r}"
-            )
-        status["progressPercentage"] = max(0, min(100, int(progress_percent)))
-    if estimated_remaining_seconds is not None:
-        if not isinstance(estimated_remaining_seconds, (int, float)):
-            raise ValueError(
-                "estimated_remaining_seconds: expected a number, "
-                f"got {estimated_remaining_seconds!r}"
-            )
-        status["estimatedRemainingSeconds"] = max(0, int(estimated_remaining_seconds))
-    if metrics:
-        if not isinstance(metrics, dict):
-            raise ValueError(
-                f"metrics: expected a dict of name to value, got {type(metrics).__name__}"
-            )
-        items = list(metrics.items())[:MAX_METRICS]
-        status["metrics"] = [{"name": str(name), "value": str(value)} for name, value in items]
-    return status
-
-
-class _PostThrottle:
-    """When the next report may be posted: an interval after the last one, or the server's wait."""
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock, self._not_before, self._lock = clock, float("-inf"), threading.Lock()
-
-    def admits(self, final: bool) -> bool:
-        with self._lock:
-            return final or self._clock() >= self._not_before
-
-    def wait(self, seconds: float) -> None:
-        with self._lock:
-            self._not_before = self._clock() + seconds
-
-
-_throttle = _PostThrottle()
-# What this process last reported besides metrics, carried by report_metrics' posts so that a
-# metrics report does not erase the progress and ETA.
-_last_reported: dict[str, Any] = {}
-
-
-def _retry_after(error: urllib.error.HTTPError) -> float:
-    try:
-        return max(MIN_POST_INTERVAL, float(error.headers.get("Retry-After", "")))
-    except ValueError:
-        return MIN_POST_INTERVAL
-
-
-def _post(url: str, status: dict[str, Any]) -> bool:
-    token_path = os.environ.get(SERVER_TOKEN_ENV)
-    headers = {"Content-Type": "application/json"}
-    if token_path and os.path.exists(token_path):
-        headers["Authorization"] = f"Bearer {Path(token_path).read_text().strip()}"
-    ca_file = os.environ.get(SERVER_CA_ENV)
-    context = (
-        ssl.create_default_context(cafile=ca_file) if ca_file and os.path.exists(ca_file) else None
-    )
-    request = urllib.request.Request(
-        url, data=json.dumps({"trainerStatus": status}).encode(), headers=headers, method="POST"
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=5, context=context) as response:
-            _throttle.wait(MIN_POST_INTERVAL)
-            return bool(response.status == 200)
-    except urllib.error.HTTPError as error:
-        if error.code == 429:
-            _throttle.wait(_retry_after(error))
-        _logger.warning("update_trainjob_status: %s answered %s: %s", url, error.code, error.reason)
-        return False
-    except (urllib.error.URLError, OSError) as error:
-        # Training must not stop because the status endpoint is unreachable; the warning says why.
-        _logger.warning("update_trainjob_status: could not reach %s: %s", url, error)
-        return False
+# Where reports go (``trainer_status``), named here too for the code that sets them.
+STATUS_FILE_ENV: Final = status_channel.STATUS_FILE_ENV
+SERVER_URL_ENV: Final = status_channel.SERVER_URL_ENV
+SERVER_TOKEN_ENV: Final = status_channel.SERVER_TOKEN_ENV
+SERVER_CA_ENV: Final = status_channel.SERVER_CA_ENV
+MIN_POST_INTERVAL: Final = status_channel.MIN_POST_INTERVAL
+report_metrics = status_channel.report_metrics
 
 
 def update_trainjob_status(
@@ -134,33 +38,14 @@ def update_trainjob_status(
     False when there is no job, the endpoint could not take it, or the report came sooner than the
     throttle allows (each report carries the whole state, so the next one catches up).
     """
-    status = _trainer_status(progress_percent, estimated_remaining_seconds, metrics)
-    _last_reported.update(
-        {
-            key: status[key]
-            for key in ("progressPercentage", "estimatedRemainingSeconds")
-            if key in status
-        }
-    )
+    status = status_channel.trainer_status(progress_percent, estimated_remaining_seconds, metrics)
     _record_history(metrics)
-    if status_file := os.environ.get(STATUS_FILE_ENV):
-        path = Path(status_file)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}")
-        temporary.write_text(json.dumps(status))
-        os.replace(temporary, path)
-        return True
-    if url := os.environ.get(SERVER_URL_ENV):
-        if not _throttle.admits(final=status.get("progressPercentage") == 100):
-            return False
-        return _post(url, status)
-    return False
+    return status_channel.report(status)
 
 
 def _record_history(metrics: dict[str, float | int | str] | None) -> None:
     """The numeric metrics of a report, as one point of the job's history (rank rule of
     ``log_metrics``); not posted again by the metrics logger."""
-    from trainer_sdk import metrics as history
-
     numbers = {
         name: value
         for name, value in (metrics or {}).items()
@@ -171,13 +56,3 @@ def _record_history(metrics: dict[str, float | int | str] | None) -> None:
     logger = history.default_logger()
     if logger.rank == 0:
         logger.log(numbers, publish=False)
-
-
-def report_metrics(latest: dict[str, float]) -> bool:
-    """Post ``latest`` metric values (with the last progress and ETA) to a cluster job's status
-    when the throttle admits it; True when the endpoint took it."""
-    url = os.environ.get(SERVER_URL_ENV)
-    if not url or not _throttle.admits(final=False):
-        return False
-    status = _trainer_status(None, None, dict(latest))
-    return _post(url, {**status, **_last_reported})

@@ -18,7 +18,7 @@ from typing import Any, Final
 from urllib.parse import urlparse
 
 from trainer_sdk import constants, rank_entrypoint, types
-from trainer_sdk.options import Option
+from trainer_sdk.options import Option, apply_options
 
 __all__ = [
     "PACKAGES_READY_ENV",
@@ -450,10 +450,4 @@ def build_trainjob_manifest(
         "metadata": metadata,
         "spec": spec,
     }
-    for option in options:
-        if not callable(option):
-            raise ValueError(
-                f"options: expected option objects such as Name or Labels, got {option!r}"
-            )
-        option(manifest, trainer, backend)
-    return manifest
+    return apply_options(manifest, options, trainer, backend)

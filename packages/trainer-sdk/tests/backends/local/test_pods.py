@@ -269,3 +269,20 @@ def test_volumes_the_cluster_refuses_name_the_field(
     job = with_volume(replicated_job("node", ["true"]), volume, **mount)
     with pytest.raises(UnsupportedPodError, match=message):
         expand_pods(jobset(job), 1, "/j/volumes", Path("/r"))
+
+
+def test_isolated_pods_keep_their_host_names_and_mount_paths(tmp_path: Path) -> None:
+    """In private namespaces the names resolve and the paths exist: only the port after a pod
+    host name is the job's."""
+    env = [{"name": "MASTER_ADDR", "value": "job-node-0-0.job"}, {"name": "OUT", "value": "/ckpt"}]
+    command = ["python", "t.py", "--rdzv=job-node-0-0.job:29500", "--out=/ckpt/model"]
+    job = with_volume(
+        replicated_job("node", command, env=env),
+        {"name": "v", "emptyDir": {}},
+        mountPath="/ckpt",
+        readOnly=True,
+    )
+    [(_, [pod])] = expand_pods(jobset(job), 41000, str(tmp_path / "volumes"), tmp_path, True)
+    assert pod.command[2:] == ("--rdzv=job-node-0-0.job:41000", "--out=/ckpt/model")
+    assert (pod.env["MASTER_ADDR"], pod.env["OUT"]) == ("job-node-0-0.job", "/ckpt")
+    assert pod.mounts == (volumes.Mount("/ckpt", str(tmp_path / "volumes" / "v"), True, True),)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from trainer_sdk import (
+    CustomTrainer,
     CustomTrainerContainer,
     LocalBackendConfig,
     Name,
@@ -16,7 +19,7 @@ from trainer_sdk import (
     TrainerCommand,
     constants,
 )
-from trainer_sdk.backends.local import volumes
+from trainer_sdk.backends.local import isolation, volumes
 from trainer_sdk.cli import cli
 from trainer_sdk.options import (
     ContainerPatch,
@@ -49,10 +52,19 @@ def client(root: Path) -> Iterator[TrainerClient]:
 
 def claim_mounted_at(path: str, claim: str) -> RuntimePatch:
     """The node pods mount persistentVolumeClaim ``claim`` at ``path``."""
+    return mounted({"ckpt": {"persistentVolumeClaim": {"claimName": claim}}}, {"ckpt": path})
+
+
+def mounted(sources: dict[str, dict[str, Any]], paths: dict[str, str]) -> RuntimePatch:
+    """The node pods declare the volumes ``sources`` (name -> source) and mount each at
+    ``paths[name]``."""
     pod = PodSpecPatch(
-        volumes=[{"name": "ckpt", "persistentVolumeClaim": {"claimName": claim}}],
+        volumes=[{"name": name, **source} for name, source in sources.items()],
         containers=[
-            ContainerPatch(name="node", volume_mounts=[{"name": "ckpt", "mountPath": path}])
+            ContainerPatch(
+                name="node",
+                volume_mounts=[{"name": name, "mountPath": path} for name, path in paths.items()],
+            )
         ],
     )
     job = ReplicatedJobPatch(
@@ -125,10 +137,109 @@ def test_trainer_volumes_lists_and_deletes_and_refuses_a_claim_in_use(
     assert client.get_job("first").status == constants.TRAINJOB_COMPLETE
 
 
-def test_a_job_with_volumes_warns_once_that_pods_see_local_directories(
-    client: TrainerClient, caplog: pytest.LogCaptureFixture
+def test_without_namespaces_a_job_with_volumes_warns_once_that_pods_see_local_directories(
+    client: TrainerClient,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    request: pytest.FixtureRequest,
 ) -> None:
     """Nothing said that a mount path passed in func_args named the host's own path."""
+    monkeypatch.setenv(isolation.DISABLE_ENV, "0")  # as on macOS: the supervisor inherits it
+    isolation.available.cache_clear()
+    request.addfinalizer(isolation.available.cache_clear)
     run(client, "warned", "true")
     warnings = [record.getMessage() for record in caplog.records if "/ckpt" in record.getMessage()]
     assert len(warnings) == 1 and "func_args" in warnings[0], warnings
+
+
+def write_rank_file(path: str) -> None:
+    """Each rank writes, under ``path``, its host name and the address its peer's name has."""
+    import os
+    import socket
+
+    job = socket.gethostname().rsplit("-node-", 1)[0]
+    peer = socket.gethostbyname(f"{job}-node-0-1.{job}")
+    with open(os.path.join(path, f"rank-{os.environ['RANK']}"), "w") as file:
+        file.write(f"{socket.gethostname()} {peer}")
+
+
+def test_a_mount_path_in_func_args_is_the_volume_for_both_ranks_of_a_two_node_job(
+    client: TrainerClient, root: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Both ranks wrote into the host's own directory at the mount path (the path was rewritten
+    in commands and env only), and the pod host names did not resolve."""
+    if not isolation.available():
+        pytest.skip("this kernel refuses private mount namespaces (the fallback rewrites)")
+    path = f"/trainer-sdk-test-{uuid.uuid4().hex}/ckpt"  # under /, which has no such directory
+    client.train(
+        trainer=CustomTrainer(
+            func=write_rank_file,
+            func_args={"path": path},
+            num_nodes=2,
+            resources_per_node={"cpu": 1},
+        ),
+        options=[Name("ranks"), claim_mounted_at(path, "shared")],
+    )
+    job = client.wait_for_job_status(
+        "ranks", {constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED}, timeout=DEADLINE_SECONDS
+    )
+    assert job.status == constants.TRAINJOB_COMPLETE, list(client.get_job_logs("ranks"))
+    claim = volumes.claim_path("default", "shared", root)
+    written = {entry.name: entry.read_text() for entry in claim.iterdir()}
+    assert written == {
+        "rank-0": "ranks-node-0-0 127.0.0.1",
+        "rank-1": "ranks-node-0-1 127.0.0.1",
+    }
+    assert not Path(path).parent.exists()
+    assert not [record for record in caplog.records if "namespaces" in record.getMessage()]
+
+
+def transform(config: str) -> None:
+    """Upper-case the file the config names as input into the file it names as output."""
+    import json
+
+    with open(config) as file:
+        paths = json.load(file)
+    with open(paths["input"]) as source, open(paths["output"], "w") as target:
+        target.write(source.read().upper())
+
+
+def test_a_path_read_from_a_config_file_is_the_volume_not_the_hosts_mnt_data(
+    client: TrainerClient, root: Path, tmp_path: Path
+) -> None:
+    """The config's paths named this machine's /mnt/data and /mnt/inputs: as root the job wrote
+    into the host's /mnt/data."""
+    if not isolation.available():
+        pytest.skip("this kernel refuses private mount namespaces (the fallback rewrites)")
+    output = f"/mnt/data/trainer-sdk-test-{uuid.uuid4().hex}"
+    (tmp_path / "inputs").mkdir()
+    (tmp_path / "inputs" / "words.txt").write_text("hello volumes")
+    (tmp_path / "config").mkdir()
+    config = {"input": "/mnt/inputs/words.txt", "output": output}
+    (tmp_path / "config" / "job.json").write_text(json.dumps(config))
+    client.train(
+        trainer=CustomTrainer(
+            func=transform,
+            func_args={"config": "/etc/job-config/job.json"},
+            resources_per_node={"cpu": 1},
+        ),
+        options=[
+            Name("config"),
+            mounted(
+                {
+                    "data": {"persistentVolumeClaim": {"claimName": "data"}},
+                    "inputs": {"hostPath": {"path": str(tmp_path / "inputs")}},
+                    "config": {"hostPath": {"path": str(tmp_path / "config")}},
+                },
+                {"data": "/mnt/data", "inputs": "/mnt/inputs", "config": "/etc/job-config"},
+            ),
+        ],
+    )
+    job = client.wait_for_job_status(
+        "config", {constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED}, timeout=DEADLINE_SECONDS
+    )
+    assert job.status == constants.TRAINJOB_COMPLETE, list(client.get_job_logs("config"))
+    claim = volumes.claim_path("default", "data", root)
+    assert (claim / Path(output).name).read_text() == "HELLO VOLUMES"
+    assert not Path(output).exists()
+    assert not Path("/etc/job-config").exists()

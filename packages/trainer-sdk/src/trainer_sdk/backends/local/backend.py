@@ -21,7 +21,15 @@ from trainer_api import FieldError
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.backends.local import caches, cgroups, devices, mpi, processes, volumes
+from trainer_sdk.backends.local import (
+    caches,
+    cgroups,
+    devices,
+    isolation,
+    mpi,
+    processes,
+    volumes,
+)
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, record_failure
 from trainer_sdk.backends.local.jobdir import (
@@ -166,11 +174,12 @@ class LocalBackend(RuntimeBackend):
         python = self.config.python or sys.executable
         check_commands((pod.command for pod in pods), python, packages)
         package_plan = plan_packages(packages, python, self.config.isolated_packages)
-        if paths := volumes.mount_paths(planned.jobset):
+        if (paths := volumes.mount_paths(planned.jobset)) and not isolation.available():
             _logger.warning(
-                "TrainJob %s: its pods see their volumes in local directories, not at %s: those "
-                "paths are rewritten in each container's command and env only (a path in "
-                "func_args, built in code or read from a file names this machine's path)",
+                "TrainJob %s: pods cannot run in private mount namespaces here, so they see their "
+                "volumes in local directories, not at %s: those paths (and pod host names) are "
+                "rewritten in each container's command and env only (a path in func_args, built "
+                "in code or read from a file names this machine's path)",
                 name,
                 ", ".join(paths),
             )

@@ -2,8 +2,10 @@
 
 Replicated jobs are ordered by ``dependsOn`` (then the manifest's order, which is also the
 ``startupPolicy: InOrder`` order); each Job has ``parallelism`` pods with completion indexes.
-Pod host names ``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>`` map to loopback, and the
-rendezvous port 29500 to a port chosen for this job, so that jobs run side by side: in the
+Pods in private namespaces (``isolation``) keep their host names
+``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>`` and mount paths; without them (the
+fallback) those names map to loopback and mount paths to local directories in commands and env.
+The rendezvous port 29500 maps to a port chosen for this job, so that jobs run side by side: in the
 variables that carry it (``PORT_ENV``) and after a pod host name (``host:29500``), never elsewhere
 (a ``--max-steps 29500`` argument is the user's).
 """
@@ -64,10 +66,14 @@ class PodAddresses:
     hosts: tuple[str, ...] = ()
     volumes_root: str = ""
     root: Path = Path()  # the backend's job root: where persistent volume claims live
+    # Pods in private namespaces (``isolation``): host names resolve and mount paths exist, so
+    # only the port after a pod host name changes.
+    isolated: bool = False
 
     def rewrite(self, text: str) -> str:
-        """Pod host names to loopback, and port 29500 where it follows one (``host:29500``) to
-        the job's port; nothing else (a ``--max-steps 29500`` stays as written)."""
+        """Port 29500 where it follows a pod host name (``host:29500``) to the job's port, and,
+        unless ``isolated``, pod host names to loopback; nothing else (a ``--max-steps 29500``
+        stays as written)."""
         return self._host_pattern.sub(self._loopback, text)
 
     def rewrite_env(self, name: str, value: str) -> str:
@@ -92,7 +98,10 @@ class PodAddresses:
     def _loopback(self, match: re.Match[str]) -> str:
         if match.group("host") not in self._host_set:
             return match.group(0)
-        return LOOPBACK + (f":{self.master_port}" if match.group("port") else "")
+        port = f":{self.master_port}" if match.group("port") else ""
+        if self.isolated:
+            return match.group("host") + (match.group("domain") or "") + port
+        return LOOPBACK + port
 
     @cached_property
     def _host_set(self) -> frozenset[str]:
@@ -116,6 +125,7 @@ class LocalPod:
     device: str = constants.UNKNOWN
     device_count: str = constants.UNKNOWN
     directories: tuple[str, ...] = ()
+    mounts: tuple[volumes.Mount, ...] = ()  # bound at their paths when the pod is ``isolated``
 
 
 def ordered_replicated_jobs(jobset: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -272,7 +282,7 @@ def _pods_of(
                     "set a command"
                 )
             placed = _local_mounts(container, pod_spec, container_where, addresses, namespace)
-            mounts = {mount.path: mount.local for mount in placed}
+            mounts = {} if addresses.isolated else {mount.path: mount.local for mount in placed}
             env = {
                 name: _map_paths(value, mounts)
                 for name, value in _resolve_env(container, meta, container_where, addresses).items()
@@ -299,6 +309,7 @@ def _pods_of(
                     device=device,
                     device_count=count,
                     directories=tuple(mount.local for mount in placed if mount.create),
+                    mounts=tuple(placed),
                 )
             )
     return pods
@@ -335,11 +346,16 @@ def _map_paths(text: str, mounts: Mapping[str, str]) -> str:
 
 
 def expand_pods(
-    jobset: Mapping[str, Any], master_port: int, volumes_root: str = "", root: Path = Path()
+    jobset: Mapping[str, Any],
+    master_port: int,
+    volumes_root: str = "",
+    root: Path = Path(),
+    isolated: bool = False,
 ) -> list[tuple[dict[str, Any], list[LocalPod]]]:
     """Each replicated job, in start order, with its pods; with ``volumes_root`` (the job's
     volumes), volume mounts become local directories (``volumes.pod_mounts``: claims under
-    ``root``), their paths rewritten in commands and env."""
+    ``root``): bound at their paths when ``isolated``, else their paths rewritten in commands
+    and env, as are pod host names."""
     metadata = jobset.get("metadata") or {}
     name = metadata.get("name", "")
     namespace = metadata.get("namespace", "default")
@@ -359,7 +375,11 @@ def expand_pods(
         )
     )
     addresses = PodAddresses(
-        master_port=master_port, hosts=hosts, volumes_root=volumes_root, root=root
+        master_port=master_port,
+        hosts=hosts,
+        volumes_root=volumes_root,
+        root=root,
+        isolated=isolated,
     )
     has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
     expanded = []

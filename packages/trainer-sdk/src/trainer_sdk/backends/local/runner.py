@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import ipaddress
+import os
 import queue
 import secrets
+import shutil
 import subprocess
 import threading
 import time
@@ -27,9 +30,10 @@ from typing import Any
 
 from trainer_runtime.plugins.checkpoint import ATTEMPT_ENV
 
-from trainer_sdk.backends.local import devices, mpi, processes
+from trainer_sdk import constants
+from trainer_sdk.backends.local import devices, isolation, mpi, processes
 from trainer_sdk.backends.local import pods as pod_plan
-from trainer_sdk.backends.local.jobdir import JobDir, open_private
+from trainer_sdk.backends.local.jobdir import JobDir, open_private, write_text
 
 __all__ = ["START_FAILED_EXIT_CODE", "TERMINATION_GRACE_SECONDS", "JobSetRunner", "PodState"]
 
@@ -90,8 +94,9 @@ class JobSetRunner:
         # What every pod (and all it starts) carries: how the attempt's processes are found.
         self.token = self.base_env.setdefault(processes.JOB_TOKEN_ENV, secrets.token_hex(16))
         self.report = report
+        self.isolated = isolation.available()
         expanded = pod_plan.expand_pods(
-            jobset, master_port, str(job_dir.path / "volumes"), job_dir.root
+            jobset, master_port, str(job_dir.path / "volumes"), job_dir.root, self.isolated
         )
         self.plan = mpi.prepare_mpi_pods(
             devices.on_cpu(expanded) if accelerators_on_cpu else expanded,
@@ -102,6 +107,7 @@ class JobSetRunner:
             master_port,
             self.base_env,
         )
+        self.hosts = self._write_hosts() if self.isolated else None
         self.deadline = (
             time.monotonic() + active_deadline_seconds if active_deadline_seconds else None
         )
@@ -214,6 +220,49 @@ class JobSetRunner:
         threading.Thread(target=self._watch, args=(attempt, pod.name, process), daemon=True).start()
         return True
 
+    def _write_hosts(self) -> Path:
+        """The job's ``/etc/hosts``: every pod's name at its loopback address (an MPI job's
+        workers each at their own, as ``mpi.host_addresses`` gives them)."""
+        is_mpi = any(job["name"] == constants.LAUNCHER for job, _ in self.plan)
+        mpi_addresses = mpi.host_addresses(self.plan) if is_mpi else {}
+        addresses = {
+            pod.name: _ip(mpi_addresses.get(pod.name, pod_plan.LOOPBACK))
+            for _, pods in self.plan
+            for pod in pods
+        }
+        metadata = self.jobset.get("metadata") or {}
+        network = self.jobset.get("spec", {}).get("network") or {}
+        path = self.job_dir.path / "hosts"
+        subdomain = str(network.get("subdomain") or metadata.get("name", ""))
+        namespace = str(metadata.get("namespace") or "default")
+        write_text(path, isolation.hosts_file(addresses, subdomain, namespace))
+        return path
+
+    def _command(
+        self, pod: pod_plan.LocalPod, work_dir: Path, env: Mapping[str, str]
+    ) -> tuple[list[str], Path]:
+        """The pod's command line and the directory it starts in (inside its namespaces when
+        ``isolated``: there its ``workingDir`` is looked up after the mounts, and a program
+        named without a path is looked up first, so that a missing one fails to start as
+        without namespaces)."""
+        if not self.isolated:
+            has_dir = pod.working_dir is not None and Path(pod.working_dir).is_dir()
+            return list(pod.command), Path(pod.working_dir or work_dir) if has_dir else work_dir
+        program = pod.command[0]
+        if "/" not in program and shutil.which(program, path=env.get("PATH")) is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
+        scratch = self.job_dir.path / "sandbox" / pod.name
+        scratch.mkdir(parents=True, exist_ok=True)
+        sandbox = isolation.PodSandbox(
+            mounts=pod.mounts,
+            scratch=scratch,
+            cwd=work_dir,
+            hostname=pod.name,
+            hosts=self.hosts,
+            working_dir=pod.working_dir,
+        )
+        return isolation.wrap(pod.command, sandbox), work_dir
+
     def _spawn(self, pod: pod_plan.LocalPod) -> subprocess.Popen[bytes]:
         work_dir = self.job_dir.pod_dir(pod.name)
         for directory in (work_dir, *map(Path, pod.directories)):
@@ -222,7 +271,7 @@ class JobSetRunner:
         env = {**self.base_env, **pod.env, processes.JOB_TOKEN_ENV: self.token}
         if ATTEMPT_ENV in env:  # the pod's restart-attempt label, as JobSet sets it per attempt
             env[ATTEMPT_ENV] = str(self.restarts)
-        cwd = pod.working_dir if pod.working_dir and Path(pod.working_dir).is_dir() else work_dir
+        command, cwd = self._command(pod, work_dir, env)
         with open_private(self.job_dir.log(pod.step)) as log:
             if self.restarts:
                 log.write(f"--- restart {self.restarts} ---\n".encode())
@@ -233,7 +282,7 @@ class JobSetRunner:
                 )
             log.flush()
             return subprocess.Popen(
-                list(pod.command),
+                command,
                 cwd=cwd,
                 env=env,
                 stdout=log,
@@ -355,3 +404,11 @@ def _start_error(error: BaseException) -> str:
             "or variable may hold at most 128 KiB; pass large values through a file)"
         )
     return f"{type(error).__name__}: {error}"
+
+
+def _ip(address: str) -> str:
+    """``address`` when it is an IP address, else loopback (``localhost``, the MPI launcher's)."""
+    try:
+        return str(ipaddress.ip_address(address))
+    except ValueError:
+        return pod_plan.LOOPBACK

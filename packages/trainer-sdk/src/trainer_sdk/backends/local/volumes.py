@@ -61,6 +61,7 @@ class Mount:
     path: str  # the mountPath the pod names
     local: str  # the directory (or file) on this machine
     create: bool  # whether the backend creates ``local`` before the pod starts
+    read_only: bool = False  # ``readOnly``: bound read-only where pods run in a mount namespace
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,9 @@ def pod_mounts(
         if mount.get("subPath"):
             local = f"{local}/{_relative(str(mount['subPath']), mount_where)}"
             create = True
-        mounts.append(Mount(mount["mountPath"].rstrip("/") or "/", local, create))
+        mounts.append(
+            Mount(mount["mountPath"].rstrip("/") or "/", local, create, bool(mount.get("readOnly")))
+        )
     return mounts
 
 
