@@ -30,7 +30,9 @@ from trainer_sdk import (
     types,
 )
 from trainer_sdk.backends.local.jobdir import JobDir, read_json
+from trainer_sdk import targets
 from trainer_sdk.cli import app as cli_module
+from trainer_sdk.cli import output as cli_output
 from trainer_sdk.cli import cli, status_line
 
 from .conftest import make_runtime
@@ -282,7 +284,7 @@ def test_version_is_the_distributions(tmp_path: Path) -> None:
 def test_a_script_that_only_defines_functions_runs_nothing(
     source: str, defined: list[str] | None
 ) -> None:
-    assert cli_module._runs_nothing(source) == defined
+    assert targets.runs_nothing(source) == defined
 
 
 def test_running_a_file_that_runs_nothing_is_refused_naming_its_functions(tmp_path: Path) -> None:
@@ -347,7 +349,7 @@ def test_tables_fit_80_columns_without_cutting_names(
 ) -> None:
     output = io.StringIO()
     console = Console(file=output, width=80, color_system=None, force_terminal=True)
-    monkeypatch.setattr(cli_module, "_console", console)
+    monkeypatch.setattr(cli_output, "stdout", lambda: console)
     console.print(render())  # type: ignore[operator]
     rendered = output.getvalue()
     assert max(len(line) for line in rendered.splitlines()) <= 80, rendered

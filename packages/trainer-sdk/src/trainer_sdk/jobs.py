@@ -40,9 +40,11 @@ def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None
 
 def derive_status(status: Mapping[str, Any], pods: Iterable[PodView]) -> str:
     """Created, Running, Complete or Failed, as upstream defines them; Suspended while the
-    TrainJob's Suspended condition is True."""
-    if _condition(status, "Failed"):
-        return constants.TRAINJOB_FAILED
+    TrainJob's Suspended condition is True; Stopped when it failed because it was stopped."""
+    failed = _condition(status, "Failed")
+    if failed is not None:
+        stopped = failed.get("reason") == constants.TRAINJOB_STOPPED
+        return constants.TRAINJOB_STOPPED if stopped else constants.TRAINJOB_FAILED
     if _condition(status, "Complete"):
         return constants.TRAINJOB_COMPLETE
     if _condition(status, "Suspended"):
