@@ -495,9 +495,16 @@ def test_ctrl_c_on_run_stops_the_job_and_exits_130_with_one_line(tmp_path: Path)
     assert "Traceback" not in err and "Aborted" not in err
     assert err.splitlines()[-1].startswith("TrainJob interrupted stopped (interrupted)")
     assert len(err.splitlines()) == 2, err  # "created", then the one line
-    job = TrainerClient(LocalBackendConfig(root=root)).get_job("interrupted")
-    assert job.status == "Failed"
+    client = TrainerClient(LocalBackendConfig(root=root))
+    job = client.get_job("interrupted")
+    assert job.status == "Stopped"  # not Failed: nothing went wrong (issue 24)
     assert [step.status for step in job.steps] == ["Failed"]
+    stopped = [event for event in client.get_job_events("interrupted") if event.reason == "Stopped"]
+    assert [event.involved_object_kind for event in stopped] == ["TrainJob"]
+    code, out, _ = invoke(tmp_path, "get", "interrupted")
+    assert code == 0 and "interrupted: Stopped" in out
+    code, out, _ = invoke(tmp_path, "list")
+    assert out.splitlines()[1].split()[:2] == ["interrupted", "Stopped"]
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.killpg(pid, 0)

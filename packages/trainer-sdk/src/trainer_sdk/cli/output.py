@@ -80,14 +80,14 @@ def plain(value: Any) -> Any:
     from trainer_sdk import types
 
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        document = {
+        shown = {
             field.name: plain(getattr(value, field.name)) for field in dataclasses.fields(value)
         }
         if isinstance(value, types.RuntimeTrainer):
-            document["command"] = list(value.command)
+            shown["command"] = list(value.command)
         if isinstance(value, types.TrainJob):
-            document["runtime"] = value.runtime.name
-        return {key: item for key, item in document.items() if not key.startswith("_")}
+            shown["runtime"] = value.runtime.name
+        return {key: item for key, item in shown.items() if not key.startswith("_")}
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, datetime):
