@@ -65,9 +65,10 @@ def test_optimize_a_function_then_list_get_and_delete(tmp_path: Path) -> None:
     code, out, _ = invoke(tmp_path, "list", "optimizationjobs")
     assert code == 0 and name in out and "TRIALS" in out
     # kubectl's form, and the older `trainer optimizationjob get` it aliases
-    assert invoke(tmp_path, "optimizationjob", "get", name)[1] == invoke(
-        tmp_path, "get", "optimizationjob", name
-    )[1]
+    assert (
+        invoke(tmp_path, "optimizationjob", "get", name)[1]
+        == invoke(tmp_path, "get", "optimizationjob", name)[1]
+    )
     code, out, _ = invoke(tmp_path, "get", "optimizationjob", name, "-o", "json")
     job = json.loads(out)
     assert code == 0 and len(job["trials"]) == 2 and job["algorithm"] == {"random_state": 3}
