@@ -333,7 +333,7 @@ def column_text(rendered: str, column: int) -> str:
     ("render", "names"),
     [
         pytest.param(
-            lambda: cli_module._jobs_table([_job(LONG_NAME, LONG_RUNTIME)]),
+            lambda: cli_module._jobs_table([_job(LONG_NAME, LONG_RUNTIME)], ["Running"]),
             {0: LONG_NAME, 2: LONG_RUNTIME},
             id="list",
         ),

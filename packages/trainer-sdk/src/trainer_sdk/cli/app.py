@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from trainer_sdk.client import TrainerClient
     from trainer_sdk.metrics import MetricPoint
     from trainer_sdk.options import Option
+    from trainer_sdk.package_status import PackageStatus
 
 __all__ = ["cli", "main", "status_line"]
 
@@ -49,16 +50,45 @@ TIMEOUT_EXIT_CODE = 124
 FINISHED = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED, constants.TRAINJOB_STOPPED)
 
 
-def _jobs_table(jobs: list[types.TrainJob], now: datetime | None = None) -> Table:
-    """The jobs as listed (``list`` sorts them newest first)."""
+def _packages(client: TrainerClient, job: types.TrainJob) -> PackageStatus | None:
+    """Where the job's ``packages_to_install`` stand (None: it installs nothing); the step log
+    is read only while pip runs."""
+    from trainer_sdk.package_status import INSTALLING, package_status
+
+    try:
+        events = client.get_job_events(job.name)
+    except (TrainerError, NotImplementedError):
+        return None
+    failed = (job.message or "").startswith("PackageInstallFailed")
+    status = package_status(events, failed=failed)
+    if status is not None and status.state == INSTALLING and job.steps:
+        status = package_status(events, client.get_job_logs(job.name, job.steps[0].name))
+    return status
+
+
+def _listed_status(client: TrainerClient, job: types.TrainJob) -> str:
+    """The STATUS column: ``Installing packages (2/5)`` in place of Created while pip runs."""
+    from trainer_sdk.package_status import INSTALLING
+
+    if job.status == constants.TRAINJOB_CREATED:
+        packages = _packages(client, job)
+        if packages is not None and packages.state == INSTALLING:
+            return str(packages)
+    return job.status
+
+
+def _jobs_table(
+    jobs: list[types.TrainJob], statuses: list[str], now: datetime | None = None
+) -> Table:
+    """The jobs as listed (``list`` sorts them newest first), each with its STATUS cell."""
     now = now or datetime.now(timezone.utc)
     rows = []
-    for job in jobs:
+    for job, status in zip(jobs, statuses, strict=True):
         progress = job.trainer_status.progress_percentage if job.trainer_status else None
         rows.append(
             [
                 job.name,
-                job.status,
+                status,
                 job.runtime.name,
                 str(job.num_nodes),
                 "" if progress is None else f"{progress}%",
@@ -76,11 +106,18 @@ def _jobs_table(jobs: list[types.TrainJob], now: datetime | None = None) -> Tabl
     return table(columns, rows)
 
 
-def _job_table(job: types.TrainJob) -> Table:
-    rows = [
+def _job_table(job: types.TrainJob, packages: PackageStatus | None = None) -> Table:
+    """The job's steps (the package install first, when it has one); the caption: its message
+    and whether its ranks run on gems kernels."""
+    from trainer_sdk.package_status import INSTALL_STEP
+
+    rows = [[INSTALL_STEP, str(packages), "", "", " ".join(packages.requested)]] if packages else []
+    rows += [
         [step.name, step.status or "", step.device, step.device_count, step.pod_name]
         for step in job.steps
     ]
+    gems = "gems kernels: on (TRAINER_GEMS=1)" if job.gems_kernels else "gems kernels: off"
+    caption = "\n".join(filter(None, [job.message, gems]))
     columns = [
         column("STEP", name=True),
         column("STATUS"),
@@ -88,7 +125,7 @@ def _job_table(job: types.TrainJob) -> Table:
         column("COUNT"),
         column("POD", name=True),
     ]
-    return table(columns, rows, title=f"{job.name}: {job.status}", caption=job.message)
+    return table(columns, rows, title=f"{job.name}: {job.status}", caption=caption)
 
 
 @click.group()
@@ -301,13 +338,14 @@ def _submit(
 @click.pass_context
 def list_jobs(context: click.Context, output: str) -> None:
     """List TrainJobs, newest first, with their status, runtime and age."""
-    jobs = sorted(trainer_client(context).list_jobs(), key=lambda job: job.creation_timestamp)[::-1]
+    client = trainer_client(context)
+    jobs = sorted(client.list_jobs(), key=lambda job: job.creation_timestamp)[::-1]
     if not jobs and output in ("table", "name"):
         say("No TrainJobs found")
     elif output == "name":
         click.echo("".join(f"trainjob/{job.name}\n" for job in jobs), nl=False)
     else:
-        emit(jobs, output, lambda: _jobs_table(jobs))
+        emit(jobs, output, lambda: _jobs_table(jobs, [_listed_status(client, job) for job in jobs]))
 
 
 def _metrics_table(points: list[MetricPoint]) -> Table:
@@ -338,7 +376,7 @@ def get(context: click.Context, name: str, output: str, show_metrics: bool, as_j
         job = client.get_job(name)
     except TrainerError as error:
         fail(str(error), 1)
-    emit(job, output, lambda: _job_table(job))
+    emit(job, output, lambda: _job_table(job, _packages(client, job)))
 
 
 @cli.command()
