@@ -58,7 +58,8 @@ def package_status(
     """The install's state after ``events`` (None: the job installs nothing); while it is
     Installing, ``log`` (the step's lines) counts what pip has collected. ``failed``: the job
     failed with PackageInstallFailed."""
-    state, requested = None, ()
+    state: str | None = None
+    requested: tuple[str, ...] = ()
     for event in sorted(events, key=lambda event: event.event_time):
         if event.reason not in _STATES:
             continue
