@@ -525,6 +525,21 @@ spec:
 
 
 @pytest.mark.e2e
+def test_trainer_stop_keeps_the_job_stopped_with_its_logs(tmp_path: Path) -> None:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(SLEEPING_JOB.replace("name: interrupted", "name: stopped"))
+    assert invoke(tmp_path, "run", "-f", str(manifest), "--detach")[0] == 0
+    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs"))
+    client.wait_for_job_status("stopped", {"Running"}, DEADLINE_SECONDS, 1)
+    code, _, err = invoke(tmp_path, "stop", "stopped", "missing")
+    assert code == 1 and "TrainJob stopped stopped" in err and "'missing' not found" in err
+    code, out, _ = invoke(tmp_path, "get", "stopped", "-o", "json")
+    assert code == 0 and json.loads(out)["status"] == "Stopped"
+    assert "Stopped" in [event.reason for event in client.get_job_events("stopped")]
+    assert "started" in invoke(tmp_path, "logs", "stopped")[1]
+
+
+@pytest.mark.e2e
 @pytest.mark.parametrize("watch", [["wait", "watched"], ["logs", "watched", "-f"]], ids=str)
 def test_ctrl_c_on_a_watching_command_leaves_the_job_running(
     tmp_path: Path, watch: list[str]

@@ -495,6 +495,25 @@ def delete(context: click.Context, names: tuple[str, ...], every: bool) -> None:
 
 
 @cli.command()
+@click.argument("names", metavar="NAME...", nargs=-1, required=True)
+@click.pass_context
+def stop(context: click.Context, names: tuple[str, ...]) -> None:
+    """Stop each NAME: end its processes, keep it (Stopped) with its logs and metrics. Local
+    jobs only (a cluster keeps no stopped job: delete it); exit 1 if any was not stopped."""
+    client = trainer_client(context)
+    refused = False
+    for name in names:
+        try:
+            client.stop_job(name)
+        except TrainerError as error:
+            complain(str(error))
+            refused = True
+            continue
+        say(f"TrainJob {name} stopped")
+    sys.exit(1 if refused else 0)
+
+
+@cli.command()
 @click.option("--output", "-o", type=OUTPUTS, default="table", show_default=True)
 @click.pass_context
 def runtimes(context: click.Context, output: str) -> None:
