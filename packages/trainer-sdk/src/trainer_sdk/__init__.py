@@ -167,7 +167,9 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    """The public names (loaded or not) and the module's own dunders; not its helpers."""
+    dunders = [name for name in globals() if name.startswith("__")]
+    return sorted({*dunders, *__all__, "constants"})
 
 
 __all__ = [
