@@ -2,7 +2,9 @@
 
 "before" runs the trainer-sdk sources of ``--baseline`` (a git revision, exported with ``git
 archive`` to a temporary folder and put first on ``PYTHONPATH``); "after" runs this tree's.
-Each command runs ``--repeat`` times per side, alternating; the table shows the medians.
+Each command runs ``--repeat`` times per side, alternating; the table shows the medians of the
+wall time and of the CPU time the command used (user + system: what a loaded machine inflates
+least).
 
     python packages/trainer-sdk/benchmarks/bench_cli.py [--baseline ef5bc6c] [--repeat 5]
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -40,13 +43,19 @@ def export(revision: str, into: Path) -> Path:
     return into / SOURCES
 
 
-def seconds(source: Path, root: Path, *args: str) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def seconds(source: Path, root: Path, *args: str) -> tuple[float, float]:
+    """Wall and CPU seconds of one ``trainer ARGS`` run on ``source``."""
     env = {**os.environ, "PYTHONPATH": f"{source}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
     entry = "from trainer_sdk.cli import main; main()"  # what the trainer console script runs
     command = [sys.executable, "-c", entry, "--backend", "local", "--root", str(root)]
-    started = time.perf_counter()
+    cpu, started = _children_cpu(), time.perf_counter()
     subprocess.run([*command, *args], check=True, capture_output=True, env=env)
-    return time.perf_counter() - started
+    return time.perf_counter() - started, _children_cpu() - cpu
 
 
 def main() -> None:
@@ -64,15 +73,20 @@ def main() -> None:
             "before": export(arguments.baseline, Path(scratch) / "before"),
             "after": PACKAGE / "src",
         }
-        print(f"{'command':<24}{'before':>10}{'after':>10}")
+        headers = ("before wall", "after wall", "before CPU", "after CPU")
+        print(f"{'command':<18}" + "".join(f"{header:>12}" for header in headers))
         for args in (("--help",), ("list",)):
-            runs: dict[str, list[float]] = {side: [] for side in sides}
+            runs: dict[str, list[tuple[float, float]]] = {side: [] for side in sides}
             for _ in range(arguments.repeat):
                 for side, source in sides.items():
                     runs[side].append(seconds(source, root, *args))
+            cells = [
+                f"{statistics.median(run[kind] for run in runs[side]):.2f} s"
+                for kind in (0, 1)
+                for side in sides
+            ]
             shown = " ".join(("trainer", *args))
-            medians = [f"{statistics.median(runs[side]):.2f} s" for side in sides]
-            print(f"{shown:<24}{medians[0]:>10}{medians[1]:>10}")
+            print(f"{shown:<18}" + "".join(f"{cell:>12}" for cell in cells))
 
 
 if __name__ == "__main__":

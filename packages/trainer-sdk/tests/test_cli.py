@@ -27,11 +27,13 @@ from trainer_sdk import (
     TrainerCommand,
     TrainerStatus,
     TrainJob,
+    targets,
     types,
 )
 from trainer_sdk.backends.local.jobdir import JobDir, read_json
 from trainer_sdk.cli import app as cli_module
 from trainer_sdk.cli import cli, status_line
+from trainer_sdk.cli import output as cli_output
 
 from .conftest import make_runtime
 
@@ -282,7 +284,7 @@ def test_version_is_the_distributions(tmp_path: Path) -> None:
 def test_a_script_that_only_defines_functions_runs_nothing(
     source: str, defined: list[str] | None
 ) -> None:
-    assert cli_module._runs_nothing(source) == defined
+    assert targets.runs_nothing(source) == defined
 
 
 def test_running_a_file_that_runs_nothing_is_refused_naming_its_functions(tmp_path: Path) -> None:
@@ -331,7 +333,7 @@ def column_text(rendered: str, column: int) -> str:
     ("render", "names"),
     [
         pytest.param(
-            lambda: cli_module._jobs_table([_job(LONG_NAME, LONG_RUNTIME)]),
+            lambda: cli_module._jobs_table([_job(LONG_NAME, LONG_RUNTIME)], ["Running"]),
             {0: LONG_NAME, 2: LONG_RUNTIME},
             id="list",
         ),
@@ -347,7 +349,7 @@ def test_tables_fit_80_columns_without_cutting_names(
 ) -> None:
     output = io.StringIO()
     console = Console(file=output, width=80, color_system=None, force_terminal=True)
-    monkeypatch.setattr(cli_module, "_console", console)
+    monkeypatch.setattr(cli_output, "stdout", lambda: console)
     console.print(render())  # type: ignore[operator]
     rendered = output.getvalue()
     assert max(len(line) for line in rendered.splitlines()) <= 80, rendered
@@ -493,9 +495,16 @@ def test_ctrl_c_on_run_stops_the_job_and_exits_130_with_one_line(tmp_path: Path)
     assert "Traceback" not in err and "Aborted" not in err
     assert err.splitlines()[-1].startswith("TrainJob interrupted stopped (interrupted)")
     assert len(err.splitlines()) == 2, err  # "created", then the one line
-    job = TrainerClient(LocalBackendConfig(root=root)).get_job("interrupted")
-    assert job.status == "Failed"
+    client = TrainerClient(LocalBackendConfig(root=root))
+    job = client.get_job("interrupted")
+    assert job.status == "Stopped"  # not Failed: nothing went wrong (issue 24)
     assert [step.status for step in job.steps] == ["Failed"]
+    stopped = [event for event in client.get_job_events("interrupted") if event.reason == "Stopped"]
+    assert [event.involved_object_kind for event in stopped] == ["TrainJob"]
+    code, out, _ = invoke(tmp_path, "get", "interrupted")
+    assert code == 0 and "interrupted: Stopped" in out
+    code, out, _ = invoke(tmp_path, "list")
+    assert out.splitlines()[1].split()[:2] == ["interrupted", "Stopped"]
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.killpg(pid, 0)
@@ -513,6 +522,21 @@ spec:
     numNodes: 1
     command: ["bash", "-c", "echo started; sleep 120"]
 """
+
+
+@pytest.mark.e2e
+def test_trainer_stop_keeps_the_job_stopped_with_its_logs(tmp_path: Path) -> None:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(SLEEPING_JOB.replace("name: interrupted", "name: stopped"))
+    assert invoke(tmp_path, "run", "-f", str(manifest), "--detach")[0] == 0
+    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs"))
+    client.wait_for_job_status("stopped", {"Running"}, DEADLINE_SECONDS, 1)
+    code, _, err = invoke(tmp_path, "stop", "stopped", "missing")
+    assert code == 1 and "TrainJob stopped stopped" in err and "'missing' not found" in err
+    code, out, _ = invoke(tmp_path, "get", "stopped", "-o", "json")
+    assert code == 0 and json.loads(out)["status"] == "Stopped"
+    assert "Stopped" in [event.reason for event in client.get_job_events("stopped")]
+    assert "started" in invoke(tmp_path, "logs", "stopped")[1]
 
 
 @pytest.mark.e2e

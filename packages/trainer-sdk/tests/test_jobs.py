@@ -34,6 +34,9 @@ def conditions(kind: str, reason: str = "R", message: str = "M") -> dict[str, An
         ),
         pytest.param(conditions("Failed"), ("Failed",), constants.TRAINJOB_FAILED, id="failed"),
         pytest.param(
+            conditions("Failed", "Stopped"), ("Failed",), constants.TRAINJOB_STOPPED, id="stopped"
+        ),
+        pytest.param(
             {"conditions": [{"type": "Complete", "status": "False"}]},
             ("Running",),
             constants.TRAINJOB_RUNNING,

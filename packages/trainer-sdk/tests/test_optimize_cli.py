@@ -60,17 +60,27 @@ def test_optimize_a_function_then_list_get_and_delete(tmp_path: Path) -> None:
     assert code == 0, err
     name = out.splitlines()[0]
     assert f"{name}: Complete" in out and "* best; importance" in out
-    code, out, _ = invoke(tmp_path, "optimizationjob", "list", "-o", "json")
+    code, out, _ = invoke(tmp_path, "list", "optimizationjobs", "-o", "json")
     assert code == 0 and [job["name"] for job in json.loads(out)] == [name]
-    code, out, _ = invoke(tmp_path, "optimizationjob", "get", name, "-o", "json")
+    code, out, _ = invoke(tmp_path, "list", "optimizationjobs")
+    assert code == 0 and name in out and "TRIALS" in out
+    # kubectl's form, and the older `trainer optimizationjob get` it aliases
+    assert (
+        invoke(tmp_path, "optimizationjob", "get", name)[1]
+        == invoke(tmp_path, "get", "optimizationjob", name)[1]
+    )
+    code, out, _ = invoke(tmp_path, "get", "optimizationjob", name, "-o", "json")
     job = json.loads(out)
     assert code == 0 and len(job["trials"]) == 2 and job["algorithm"] == {"random_state": 3}
     for trial in job["trials"]:
         factor = 2 if trial["parameters"]["opt"] == "sgd" else 1
         assert trial["objective"] == pytest.approx(float(trial["parameters"]["lr"]) * factor)
-    assert invoke(tmp_path, "optimizationjob", "delete", name)[:2] == (0, f"deleted {name}\n")
-    code, _, err = invoke(tmp_path, "optimizationjob", "get", name)
+    code, _, err = invoke(tmp_path, "delete", "optimizationjob", name)
+    assert code == 0 and f"optimizationjob/{name} deleted" in err
+    code, _, err = invoke(tmp_path, "get", "optimizationjob", name)
     assert code == 1 and "not found" in err
+    code, _, err = invoke(tmp_path, "list", "optimizationjobs")
+    assert code == 0 and "No OptimizationJobs found" in err
 
 
 @pytest.mark.e2e

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
@@ -150,8 +151,37 @@ class TrainerClient:
         """Resume a suspended TrainJob (``spec.suspend: false``)."""
         self.backend.suspend_job(name, False)
 
-    def submit(self, manifest: dict[str, Any], runtime: dict[str, Any] | None = None) -> str:
+    def stop_job(self, name: str) -> None:
+        """End the job's processes and keep it, Stopped, with its logs and metrics (locally; a
+        cluster backend raises TrainerError: delete the job instead)."""
+        self.backend.stop_job(name)
+
+    def submit(
+        self,
+        manifest: dict[str, Any],
+        runtime: dict[str, Any] | None = None,
+        options: Sequence[Option] = (),
+    ) -> str:
         """Create a TrainJob from a manifest dict (as ``trainer run -f`` does); returns its name.
 
-        ``runtime``: the manifest of the runtime it references, when that is not installed."""
+        ``runtime``: the manifest of the runtime it references, when that is not installed.
+        ``options`` edit a copy of ``manifest`` first, as they edit what ``train`` builds."""
+        if options:
+            manifest = copy.deepcopy(manifest)
+            for option in options:
+                option(manifest, None, self.backend)
         return self.backend.submit(manifest, runtime)
+
+    def get_runtime_manifest(self, name: str) -> dict[str, Any]:
+        """The manifest of the runtime called ``name``; RuntimeNotFoundError lists the others."""
+        return self.backend.get_runtime_manifest(name)
+
+    def apply_runtime(self, manifest: dict[str, Any]) -> bool:
+        """Create or update a TrainingRuntime or ClusterTrainingRuntime (``trainer apply``);
+        True when it was created. Locally only: on a cluster, kubectl applies runtimes."""
+        return self.backend.apply_runtime(manifest)
+
+    def delete_runtime(self, name: str, kind: str | None = None) -> str:
+        """Delete the applied runtime ``name`` (of ``kind`` when both kinds have it); its kind.
+        KeyError when it was never applied, ValueError for a built-in runtime."""
+        return self.backend.delete_runtime(name, kind)

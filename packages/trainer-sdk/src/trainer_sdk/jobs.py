@@ -40,9 +40,11 @@ def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None
 
 def derive_status(status: Mapping[str, Any], pods: Iterable[PodView]) -> str:
     """Created, Running, Complete or Failed, as upstream defines them; Suspended while the
-    TrainJob's Suspended condition is True."""
-    if _condition(status, "Failed"):
-        return constants.TRAINJOB_FAILED
+    TrainJob's Suspended condition is True; Stopped when it failed because it was stopped."""
+    failed = _condition(status, "Failed")
+    if failed is not None:
+        stopped = failed.get("reason") == constants.TRAINJOB_STOPPED
+        return constants.TRAINJOB_STOPPED if stopped else constants.TRAINJOB_FAILED
     if _condition(status, "Complete"):
         return constants.TRAINJOB_COMPLETE
     if _condition(status, "Suspended"):
@@ -123,7 +125,17 @@ def to_train_job(
         trainer_status=trainer_status,
         message=failure_message(status),
         checkpoint=checkpoint_status(trainer_status.metrics) if trainer_status else None,
+        gems_kernels=_gems_kernels(manifest),
     )
+
+
+def _gems_kernels(manifest: Mapping[str, Any]) -> bool:
+    """Whether the trainer's env asks the rank entrypoint for gems kernels (``GemsKernels``)."""
+    from trainer_sdk.rank_entrypoint import GEMS_ENV
+
+    env = ((manifest.get("spec") or {}).get("trainer") or {}).get("env") or []
+    values = [str(item.get("value", "")) for item in env if item.get("name") == GEMS_ENV]
+    return bool(values) and values[-1].strip().lower() in ("1", "true")
 
 
 def _step_order(step: str) -> tuple[int, str]:

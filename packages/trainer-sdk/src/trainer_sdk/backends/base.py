@@ -17,6 +17,9 @@ __all__ = ["FAILURE_LOG_LINES", "RuntimeBackend", "check_wait_arguments"]
 
 FAILURE_LOG_LINES = 20
 
+# Statuses a job does not leave: waiting for another one ends there (RuntimeError).
+_ENDED_UNASKED = (constants.TRAINJOB_FAILED, constants.TRAINJOB_STOPPED)
+
 AnyTrainer = types.CustomTrainer | types.CustomTrainerContainer | types.BuiltinTrainer
 
 
@@ -60,10 +63,7 @@ class RuntimeBackend(abc.ABC):
 
     def get_runtime(self, name: str) -> types.Runtime:
         """The runtime called ``name``; RuntimeNotFoundError lists the others."""
-        manifests = self._runtime_manifests()
-        if name not in manifests:
-            raise RuntimeNotFoundError(name, list(manifests))
-        return runtime_from_manifest(manifests[name])
+        return runtime_from_manifest(self.get_runtime_manifest(name))
 
     def resolve_runtime(self, runtime: str | types.Runtime | None) -> types.Runtime:
         """``runtime`` as ``train`` takes it (a name, a Runtime, or None for the default)."""
@@ -114,6 +114,32 @@ class RuntimeBackend(abc.ABC):
         API saves at the next step), False starts them again. Here: not supported."""
         raise TrainerError(
             f"TrainJob {name!r}: this backend cannot suspend or resume a running job"
+        )
+
+    def stop_job(self, name: str) -> None:
+        """End the job's processes and keep it (Stopped). Here: not supported."""
+        raise TrainerError(
+            f"TrainJob {name!r}: a cluster job cannot be stopped and kept; delete it instead"
+        )
+
+    def get_runtime_manifest(self, name: str) -> dict[str, Any]:
+        """The manifest of the runtime called ``name``; RuntimeNotFoundError lists the others."""
+        manifests = self._runtime_manifests()
+        if name not in manifests:
+            raise RuntimeNotFoundError(name, list(manifests))
+        return manifests[name]
+
+    def apply_runtime(self, manifest: dict[str, Any]) -> bool:
+        """Create or update a runtime; True when created. Here: not supported."""
+        raise TrainerError(
+            "apply: on Kubernetes use kubectl; trainer keeps runtimes for the local backend"
+        )
+
+    def delete_runtime(self, name: str, kind: str | None = None) -> str:
+        """Delete an applied runtime; its kind. Here: not supported."""
+        raise TrainerError(
+            "delete runtime: on Kubernetes use kubectl; trainer keeps runtimes for the local "
+            "backend"
         )
 
     def get_job_metrics(self, name: str) -> list[MetricPoint]:
@@ -204,7 +230,7 @@ class RuntimeBackend(abc.ABC):
         while True:
             job = self.get_job(name)
             now = self._clock()
-            ends = job.status in status or job.status == constants.TRAINJOB_FAILED
+            ends = job.status in status or job.status in _ENDED_UNASKED
             if callbacks and (ends or now >= next_callback):
                 for callback in callbacks:
                     callback(job)
@@ -213,6 +239,8 @@ class RuntimeBackend(abc.ABC):
                 return job
             if job.status == constants.TRAINJOB_FAILED:
                 raise self.failure(job)
+            if job.status == constants.TRAINJOB_STOPPED:
+                raise JobFailedError(name, job.message or constants.TRAINJOB_STOPPED)
             remaining = deadline - self._clock()
             if remaining <= 0:
                 raise TimeoutError(

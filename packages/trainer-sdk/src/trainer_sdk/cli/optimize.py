@@ -6,69 +6,54 @@ from __future__ import annotations
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import yaml
-from rich.table import Table
 
-from trainer_sdk.cli.app import (
-    OUTPUTS,
-    _age,
-    _column,
-    _emit,
-    _fail,
-    _load_function,
-    _table,
-)
-from trainer_sdk.client import select_backend_config
-from trainer_sdk.configs import KubernetesBackendConfig, LocalBackendConfig
-from trainer_sdk.optimizer import (
-    CmaEsSearch,
-    GridSearch,
-    MedianStopping,
-    Objective,
-    OptimizationJob,
-    OptimizerClient,
-    QuasiRandomSearch,
-    RandomSearch,
-    Search,
-    SuccessiveHalving,
-    TPESearch,
-    TrainJobTemplate,
-    TrialConfig,
-)
-from trainer_sdk.optimizer.backends.base import best_result
-from trainer_sdk.optimizer.insight import importance
-from trainer_sdk.optimizer.types.algorithm_types import BaseAlgorithm, BaseEarlyStopping
-from trainer_sdk.optimizer.types.search_types import CategoricalSearchSpace, ContinuousSearchSpace
-from trainer_sdk.types import CustomTrainer
+from trainer_sdk.cli.clients import optimizer_client
+from trainer_sdk.cli.output import OUTPUTS, age, column, emit, fail, say, table
 
-__all__ = ["optimizationjob", "optimize", "parse_param"]
+if TYPE_CHECKING:
+    from rich.table import Table
 
-_ALGORITHMS: dict[str, type[BaseAlgorithm]] = {
-    "random": RandomSearch,
-    "grid": GridSearch,
-    "tpe": TPESearch,
-    "cmaes": CmaEsSearch,
-    "qmc": QuasiRandomSearch,
-}
+    from trainer_sdk.optimizer import OptimizationJob
+    from trainer_sdk.optimizer.types.algorithm_types import BaseAlgorithm, BaseEarlyStopping
+    from trainer_sdk.optimizer.types.search_types import (
+        CategoricalSearchSpace,
+        ContinuousSearchSpace,
+    )
+
+__all__ = [
+    "delete_command",
+    "get_command",
+    "list_command",
+    "optimizationjob",
+    "optimize",
+    "parse_param",
+]
+
+_ALGORITHMS = ("random", "grid", "tpe", "cmaes", "qmc")
 
 
-def _client(context: click.Context) -> OptimizerClient:
-    """The optimizer client for the ``trainer`` group's ``--backend`` and ``--root``."""
-    options = context.find_root().obj or {"backend": "auto", "local": {}}
-    backend = options["backend"]
-    if backend == "auto":
-        chosen = LocalBackendConfig if options["local"] else type(select_backend_config())
-        backend = "kubernetes" if chosen is KubernetesBackendConfig else "local"
-    if backend == "kubernetes":
-        return OptimizerClient(KubernetesBackendConfig())
-    return OptimizerClient(LocalBackendConfig(**options["local"]))
+def _algorithm(name: str, seed: int | None) -> BaseAlgorithm:
+    """The search algorithm ``--algorithm`` names, seeded unless it is a grid."""
+    from trainer_sdk import optimizer
+
+    classes: dict[str, type[BaseAlgorithm]] = {
+        "random": optimizer.RandomSearch,
+        "grid": optimizer.GridSearch,
+        "tpe": optimizer.TPESearch,
+        "cmaes": optimizer.CmaEsSearch,
+        "qmc": optimizer.QuasiRandomSearch,
+    }
+    seeded: dict[str, Any] = {} if name == "grid" else {"random_state": seed}
+    return classes[name](**seeded)
 
 
 def parse_param(text: str) -> tuple[str, ContinuousSearchSpace | CategoricalSearchSpace]:
     """``lr=loguniform:1e-4:0.1``, ``m=uniform:0:1`` or ``bs=choice:16,32``."""
+    from trainer_sdk.optimizer import Search
+
     name, separator, spec = text.partition("=")
     kind, _, rest = spec.partition(":")
     try:
@@ -82,17 +67,22 @@ def parse_param(text: str) -> tuple[str, ContinuousSearchSpace | CategoricalSear
             return name, Search.choice(rest.split(","))
         raise ValueError(f"unknown distribution {kind!r}")
     except ValueError as error:
-        _fail(
+        fail(
             f"--param: expected NAME=uniform:MIN:MAX, NAME=loguniform:MIN:MAX or "
             f"NAME=choice:A,B,...; got {text!r} ({error})"
         )
 
 
 def _stopping(rule: str) -> BaseEarlyStopping | None:
+    from trainer_sdk.optimizer import MedianStopping, SuccessiveHalving
+
     return {"median": MedianStopping(), "asha": SuccessiveHalving()}.get(rule)
 
 
 def _trials_table(job: OptimizationJob) -> Table:
+    from trainer_sdk.optimizer.backends.base import best_result
+    from trainer_sdk.optimizer.insight import importance
+
     best = best_result(job)
     shares = importance(job)
     caption = "* best" + (
@@ -113,24 +103,24 @@ def _trials_table(job: OptimizationJob) -> Table:
             ]
         )
     columns = [
-        _column("TRIAL", name=True),
-        _column("STATE"),
-        _column(job.objectives[0].metric.upper()),
-        _column("PRUNED AT"),
-        _column("PARAMETERS", name=True),
+        column("TRIAL", name=True),
+        column("STATE"),
+        column(job.objectives[0].metric.upper()),
+        column("PRUNED AT"),
+        column("PARAMETERS", name=True),
     ]
-    return _table(columns, rows, title=f"{job.name}: {job.status}", caption=caption)
+    return table(columns, rows, title=f"{job.name}: {job.status}", caption=caption)
 
 
 def _jobs_table(jobs: list[OptimizationJob]) -> Table:
     now = datetime.now(timezone.utc)
     newest_first = sorted(jobs, key=lambda job: job.creation_timestamp, reverse=True)
     rows = [
-        [job.name, job.status, str(len(job.trials)), _age(job.creation_timestamp, now)]
+        [job.name, job.status, str(len(job.trials)), age(job.creation_timestamp, now)]
         for job in newest_first
     ]
-    columns = [_column("NAME", name=True), _column("STATUS"), _column("TRIALS"), _column("AGE")]
-    return _table(columns, rows)
+    columns = [column("NAME", name=True), column("STATUS"), column("TRIALS"), column("AGE")]
+    return table(columns, rows)
 
 
 @click.command()
@@ -141,7 +131,7 @@ def _jobs_table(jobs: list[OptimizationJob]) -> Table:
 @click.option("--max-failed", type=click.IntRange(min=0), default=None)
 @click.option("--metric", default="loss", show_default=True)
 @click.option("--direction", type=click.Choice(["minimize", "maximize"]), default="minimize")
-@click.option("--algorithm", type=click.Choice(list(_ALGORITHMS)), default="random")
+@click.option("--algorithm", type=click.Choice(_ALGORITHMS), default="random")
 @click.option("--seed", type=int, default=None)
 @click.option("--early-stopping", type=click.Choice(["none", "median", "asha"]), default="none")
 @click.option("--runtime", default=None, help="The trials' runtime (default torch-distributed).")
@@ -168,37 +158,40 @@ def optimize(
 
     Locally the command drives the trials and waits for them (--detach still needs this process
     alive for new trials to start); exit code 0 when the job completes, 1 when it fails."""
-    client = _client(context)
+    from trainer_sdk import optimizer, targets
+    from trainer_sdk.types import CustomTrainer
+
+    client = optimizer_client(context)
     try:
         if target.endswith((".yaml", ".yml")):
             path = Path(target)
             if not path.is_file():
-                _fail(f"TARGET: no such file {target!r}")
-            name = client.backend.submit(yaml.safe_load(path.read_text()))
+                fail(f"TARGET: no such file {target!r}")
+            import yaml
+
+            name = client.submit(yaml.safe_load(path.read_text()))
         else:
             if not params:
-                _fail("--param: at least one parameter is needed with a function TARGET")
-            seeded: dict[str, Any] = {} if algorithm == "grid" else {"random_state": seed}
+                fail("--param: at least one parameter is needed with a function TARGET")
+            trainer = CustomTrainer(func=targets.load_function(target))
             name = client.optimize(
-                TrainJobTemplate(
-                    trainer=CustomTrainer(func=_load_function(target)), runtime=runtime
-                ),
-                trial_config=TrialConfig(trials, parallel, max_failed),
+                optimizer.TrainJobTemplate(trainer=trainer, runtime=runtime),
+                trial_config=optimizer.TrialConfig(trials, parallel, max_failed),
                 search_space=dict(parse_param(text) for text in params),
-                objectives=[Objective(metric, direction)],  # type: ignore[arg-type]
-                algorithm=_ALGORITHMS[algorithm](**seeded),
+                objectives=[optimizer.Objective(metric, direction)],  # type: ignore[arg-type]
+                algorithm=_algorithm(algorithm, seed),
                 early_stopping=_stopping(early_stopping),
             )
     except ValueError as error:
-        _fail(str(error))
+        fail(str(error))
     click.echo(name)
     if detach:
         return
     try:
         job = client.wait_for_job_status(name, {"Complete", "Failed"}, timeout, 1)
     except TimeoutError as error:
-        _fail(str(error), 124)
-    _emit(job, "table", lambda: _trials_table(job))
+        fail(str(error), 124)
+    emit(job, "table", lambda: _trials_table(job))
     sys.exit(0 if job.status == "Complete" else 1)
 
 
@@ -212,8 +205,11 @@ def optimizationjob() -> None:
 @click.pass_context
 def list_command(context: click.Context, output: str) -> None:
     """Every optimization job with its status."""
-    jobs = _client(context).list_jobs()
-    _emit(jobs, output, lambda: _jobs_table(jobs))
+    jobs = optimizer_client(context).list_jobs()
+    if not jobs and output == "table":
+        say("No OptimizationJobs found")
+    else:
+        emit(jobs, output, lambda: _jobs_table(jobs))
 
 
 @optimizationjob.command(name="get")
@@ -223,10 +219,10 @@ def list_command(context: click.Context, output: str) -> None:
 def get_command(context: click.Context, name: str, output: str) -> None:
     """One optimization job: its trials (parameters, objective, state, pruned-at step)."""
     try:
-        job = _client(context).get_job(name)
+        job = optimizer_client(context).get_job(name)
     except RuntimeError as error:
-        _fail(str(error), 1)
-    _emit(job, output, lambda: _trials_table(job))
+        fail(str(error), 1)
+    emit(job, output, lambda: _trials_table(job))
 
 
 @optimizationjob.command(name="delete")
@@ -235,7 +231,7 @@ def get_command(context: click.Context, name: str, output: str) -> None:
 def delete_command(context: click.Context, name: str) -> None:
     """Delete the optimization job and its trials."""
     try:
-        _client(context).delete_job(name)
+        optimizer_client(context).delete_job(name)
     except RuntimeError as error:
-        _fail(str(error), 1)
-    click.echo(f"deleted {name}")
+        fail(str(error), 1)
+    say(f"optimizationjob/{name} deleted")

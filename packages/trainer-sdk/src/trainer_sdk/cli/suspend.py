@@ -8,22 +8,23 @@ from __future__ import annotations
 
 import click
 
-from trainer_sdk.cli import app
+from trainer_sdk.cli.clients import trainer_client
+from trainer_sdk.cli.output import fail, say
 from trainer_sdk.errors import TrainerError
 
 __all__ = ["COMMANDS", "resume", "suspend"]
 
 
 def _set_suspended(context: click.Context, name: str, suspended: bool) -> None:
-    client = app._client(context)
+    client = trainer_client(context)
     try:
         if suspended:
             client.suspend_job(name)
         else:
             client.resume_job(name)
     except TrainerError as error:
-        app._fail(str(error), 1)
-    app._errors.print(f"TrainJob {name} {'suspended' if suspended else 'resumed'}", highlight=False)
+        fail(str(error), 1)
+    say(f"TrainJob {name} {'suspended' if suspended else 'resumed'}")
 
 
 @click.command()

@@ -5,34 +5,15 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.table import Table
 
-from trainer_sdk.backends.local import volumes as local_volumes
-from trainer_sdk.configs import default_local_root
+from trainer_sdk.cli.clients import local_root
+from trainer_sdk.cli.output import column, complain, say, size, stdout, table
 
 __all__ = ["volumes"]
 
-_console = Console()
-_errors = Console(stderr=True, soft_wrap=True)
-
-
-def _root(context: click.Context) -> Path:
-    """The local backend's root: ``trainer --root``, else the default."""
-    root = (context.obj or {}).get("local", {}).get("root")
-    return Path(root) if root else default_local_root()
-
-
-def _human(size: int) -> str:
-    """``size`` bytes in binary units."""
-    units = ("B", "KiB", "MiB", "GiB", "TiB")
-    value, index = float(size), 0
-    while value >= 1024 and index < len(units) - 1:
-        value, index = value / 1024, index + 1
-    return f"{size} B" if index == 0 else f"{value:.1f} {units[index]}"
+_HEADERS = ("NAMESPACE", "CLAIM", "SIZE", "JOBS", "PATH")
 
 
 @click.group(invoke_without_command=True)
@@ -42,7 +23,9 @@ def volumes(context: click.Context, output: str) -> None:
     """The local persistent volume claims: they outlive jobs, as claims do in a cluster."""
     if context.invoked_subcommand is not None:
         return
-    claims = local_volumes.list_claims(_root(context))
+    from trainer_sdk import local_storage as local_volumes
+
+    claims = local_volumes.list_claims(local_root(context))
     if output == "json":
         document = [
             {
@@ -56,11 +39,18 @@ def volumes(context: click.Context, output: str) -> None:
         ]
         click.echo(json.dumps(document, indent=2))
         return
-    table = Table("NAMESPACE", "CLAIM", "SIZE", "JOBS", "PATH")
-    for claim in claims:
-        jobs = ", ".join(claim.jobs) or "-"
-        table.add_row(claim.namespace, claim.name, _human(claim.size_bytes), jobs, str(claim.path))
-    _console.print(table)
+    columns = [column(header, name=header in ("CLAIM", "PATH")) for header in _HEADERS]
+    rows = [
+        [
+            claim.namespace,
+            claim.name,
+            size(claim.size_bytes),
+            ", ".join(claim.jobs) or "-",
+            str(claim.path),
+        ]
+        for claim in claims
+    ]
+    stdout().print(table(columns, rows))
 
 
 @volumes.command()
@@ -69,12 +59,14 @@ def volumes(context: click.Context, output: str) -> None:
 @click.pass_context
 def delete(context: click.Context, claim: str, namespace: str) -> None:
     """Delete CLAIM's data (refused while a running job mounts it)."""
+    from trainer_sdk import local_storage as local_volumes
+
     try:
-        path = local_volumes.delete_claim(namespace, claim, _root(context))
+        path = local_volumes.delete_claim(namespace, claim, local_root(context))
     except (local_volumes.ClaimInUseError, FileNotFoundError) as error:
-        _errors.print(f"[red]error:[/red] {error}", highlight=False)
+        complain(str(error))
         sys.exit(1)
     except local_volumes.InvalidVolumeError as error:
-        _errors.print(f"[red]error:[/red] {error}", highlight=False)
+        complain(str(error))
         sys.exit(2)
-    _errors.print(f"persistentVolumeClaim {namespace}/{claim} deleted ({path})", highlight=False)
+    say(f"persistentVolumeClaim {namespace}/{claim} deleted ({path})")

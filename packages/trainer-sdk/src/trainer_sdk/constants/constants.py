@@ -57,6 +57,7 @@ __all__ = [
     "TRAINJOB_PLURAL",
     "TRAINJOB_RUNNING",
     "TRAINJOB_STATUSES",
+    "TRAINJOB_STOPPED",
     "TRAINJOB_SUSPENDED",
     "UNKNOWN",
     "VERSION",
@@ -80,8 +81,16 @@ TRAINJOB_RUNNING: Final = "Running"
 TRAINJOB_COMPLETE: Final = "Complete"
 TRAINJOB_FAILED: Final = "Failed"
 TRAINJOB_SUSPENDED: Final = "Suspended"  # spec.suspend: its Suspended condition is True
+TRAINJOB_STOPPED: Final = "Stopped"  # Failed with reason Stopped: ended by stop_job or Ctrl-C
 TRAINJOB_STATUSES: Final = frozenset(
-    {TRAINJOB_CREATED, TRAINJOB_RUNNING, TRAINJOB_COMPLETE, TRAINJOB_FAILED, TRAINJOB_SUSPENDED}
+    {
+        TRAINJOB_CREATED,
+        TRAINJOB_RUNNING,
+        TRAINJOB_COMPLETE,
+        TRAINJOB_FAILED,
+        TRAINJOB_SUSPENDED,
+        TRAINJOB_STOPPED,
+    }
 )
 
 # Pod phases.

@@ -246,6 +246,7 @@ class TrainJob:
     trainer_status: TrainerStatus | None = None
     message: str | None = None
     checkpoint: CheckpointStatus | None = None
+    gems_kernels: bool = False  # its ranks run under gems_kernels.enable() (TRAINER_GEMS=1)
 
 
 @dataclass

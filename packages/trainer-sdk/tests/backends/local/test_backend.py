@@ -200,7 +200,7 @@ def test_stop_on_exit_ends_the_jobs_when_the_client_process_exits(tmp_path: Path
     pids = [pod["pid"] for pod in read_json(job_dir.state)["pods"] if pod.get("pid")]
     assert pids and all(is_gone(pid) for pid in pids)
     job = TrainerClient(LocalBackendConfig(root=root)).get_job("orphan")
-    assert job.status == constants.TRAINJOB_FAILED
+    assert job.status == constants.TRAINJOB_STOPPED  # its client ended it: stopped, not failed
     assert [step.status for step in job.steps] == ["Failed"], "stopped: not Running any more"
 
 
@@ -258,16 +258,19 @@ def test_a_job_whose_supervisor_died_is_failed_and_shows_its_pods_real_state(
     client.delete_job(name)
 
 
-def test_stop_keeps_the_job_failed_with_a_stopped_reason(client: TrainerClient) -> None:
+def test_stop_keeps_the_job_stopped_with_a_stopped_reason_and_event(client: TrainerClient) -> None:
     name = client.train(
         trainer=CustomTrainerContainer(image="i"),
         options=[Name("stopped"), TrainerCommand(["bash", "-c", "echo started; sleep 120"])],
     )
     job_dir = JobDir(client.backend.root, name)  # type: ignore[attr-defined]
     wait_until(lambda: all(pod.get("pid") for pod in read_json(job_dir.state)["pods"]), "the pod")
-    client.backend.stop_job(name)  # type: ignore[attr-defined]
+    client.stop_job(name)
     job = client.get_job(name)
-    assert job.status == constants.TRAINJOB_FAILED
+    assert job.status == constants.TRAINJOB_STOPPED
+    assert [event.reason for event in client.get_job_events(name)].count("Stopped") == 1
+    with pytest.raises(RuntimeError, match="Stopped"):
+        client.wait_for_job_status(name, timeout=5, polling_interval=1)
     conditions = read_json(job_dir.state)["trainjob"]["conditions"]
     assert [c["reason"] for c in conditions if c["type"] == "Failed"] == ["Stopped"]
     assert [step.status for step in job.steps] == ["Failed"]

@@ -228,6 +228,9 @@ def test_a_missing_package_is_installed_once_and_reused_by_the_next_job(
     assert f"torch_file={torch.__file__}" in log
     second, _ = _run(client, ["tinypkg", "torch"])
     assert "tinypkg=42" in "\n".join(client.get_job_logs(second))
+    for name, state in ((first, "Installed"), (second, "Reused")):  # trainer get's install step
+        shown = CliRunner().invoke(cli, ["--root", str(tmp_path / "jobs"), "get", name]).output
+        assert re.search(rf"install-packages\s+{state}\s+tinypkg", shown), shown
     reasons = [event.reason for event in client.get_job_events(second)]
     assert "PackagesReused" in reasons and "InstallingPackages" not in reasons
     assert len(packages.cache_entries(tmp_path / "jobs")) == 1

@@ -108,6 +108,12 @@ class LocalBackend(RuntimeBackend):
             )
         return index[(kind, name)]
 
+    def apply_runtime(self, manifest: dict[str, Any]) -> bool:
+        return self.runtime_store.apply(manifest)
+
+    def delete_runtime(self, name: str, kind: str | None = None) -> str:
+        return self.runtime_store.delete(name, kind)
+
     def get_runtime_packages(self, runtime: types.Runtime) -> list[str]:
         """The packages the runtime's framework needs, as upstream's local backend returns them
         (``["torch"]`` for torch-distributed); local jobs run in this Python environment."""
@@ -301,6 +307,7 @@ class LocalBackend(RuntimeBackend):
         if ended and job.status not in (
             constants.TRAINJOB_COMPLETE,
             constants.TRAINJOB_FAILED,
+            constants.TRAINJOB_STOPPED,
             constants.TRAINJOB_SUSPENDED,
         ):
             job.status = constants.TRAINJOB_FAILED
@@ -367,10 +374,10 @@ class LocalBackend(RuntimeBackend):
 
     # -- ending ---------------------------------------------------------------------------------
     def stop_job(self, name: str) -> None:
-        """End the job's processes and keep it (Failed, with its logs and metrics); a job that
+        """End the job's processes and keep it (Stopped, with its logs and metrics); a job that
         has already ended keeps its outcome."""
         job_dir = self._job_dir(name)
-        ended = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED)
+        ended = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED, constants.TRAINJOB_STOPPED)
         if self._read(job_dir).status not in ended:
             write_text(job_dir.stop_requested, "")  # so the supervisor records Stopped
             self._stop(job_dir)

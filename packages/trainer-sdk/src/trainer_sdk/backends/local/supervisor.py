@@ -171,7 +171,23 @@ class Supervisor:
             )
             if derived is not None:
                 self.state["trainjob"] = derived
+                self._stopped_event(derived)
             write_json(self.job_dir.state, self.state)
+
+    def _stopped_event(self, trainjob_status: dict[str, Any]) -> None:
+        """The TrainJob's ``Stopped`` event, once, when its Failed condition says it was stopped
+        (``stop_job``, or the client that started it ended: Ctrl-C)."""
+        reasons = {
+            c.get("reason")
+            for c in trainjob_status.get("conditions") or []
+            if c.get("type") == "Failed"
+        }
+        name = str(self.trainjob["metadata"]["name"])
+        events = self.state.get("events", [])
+        if "Stopped" in reasons and not any(event["reason"] == "Stopped" for event in events):
+            self._event(
+                "TrainJob", name, "Stopped", "the job was stopped; its logs and metrics are kept", 0
+            )
 
     def fail(self, reason: str, message: str) -> None:
         """Record a failure that happened before, around or instead of the pods."""

@@ -96,6 +96,11 @@ class OptimizerClient:
             callbacks=callbacks,
         )
 
+    def submit(self, manifest: dict[str, Any]) -> str:
+        """Start an OptimizationJob from its manifest (upstream's schema, as ``trainer optimize
+        FILE.yaml`` reads it); returns its name."""
+        return self.backend.submit(manifest)
+
     def delete_job(self, name: str) -> None:
         """Delete the optimization job and its trials."""
         return self.backend.delete_job(name=name)

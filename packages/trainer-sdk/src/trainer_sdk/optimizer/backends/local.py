@@ -426,7 +426,7 @@ class _Driver(threading.Thread):
                     trial["name"],
                     self.metrics[0],
                 )
-        elif job.status == trainer_constants.TRAINJOB_FAILED:
+        elif job.status in (trainer_constants.TRAINJOB_FAILED, trainer_constants.TRAINJOB_STOPPED):
             trial["state"] = "failed"
         elif self.study.early_stopping is not None:
             records = self._records()
