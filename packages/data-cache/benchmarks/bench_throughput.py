@@ -383,7 +383,7 @@ def write_parquet(folder: Path, rows: int, batch_rows: int) -> Path:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--rows", type=int, default=4_000_000)  # the case
     parser.add_argument("--batch-rows", type=int, default=65_536)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--min-ratio", type=float, default=0.9)
