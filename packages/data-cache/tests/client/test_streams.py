@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -11,9 +11,11 @@ import pyarrow.flight as flight
 import pytest
 from data_cache_testing import ADMIN, AS_ADMIN
 from trainer_data_cache import (
+    CacheDataset,
     DatasetNotFoundError,
     HeadServer,
     InvalidArgumentError,
+    LocalCache,
     NodeServer,
     RetryPolicy,
     StreamFailedError,
@@ -187,3 +189,55 @@ def test_no_reachable_location_ends_in_a_clear_error_after_the_timeout() -> None
 def test_bad_retry_policies_are_named(options: dict[str, float], message: str) -> None:
     with pytest.raises(InvalidArgumentError, match=message):
         RetryPolicy(**options)  # type: ignore[arg-type]
+
+
+def test_a_stream_opened_ahead_is_the_one_read() -> None:
+    with NodeServer(security=ADMIN) as node:
+        ticket = load(node)
+        reader = StreamReader(ConnectOptions(), RetryPolicy())
+        reader.open_ahead(ticket, [node.location])
+        assert rows(reader.read(ticket, [node.location])) == list(range(ROWS))
+        assert node.metrics.snapshot()["streams_started"] == 1  # no second do_get
+        reader.close()
+
+
+def test_a_stream_that_fails_to_open_ahead_fails_over_like_any_attempt() -> None:
+    with NodeServer(security=ADMIN) as node:
+        ticket = load(node)
+        locations = [dead_location(), node.location]
+        reader = StreamReader(
+            ConnectOptions(), RetryPolicy(attempts_per_location=1, backoff=0.0, max_backoff=0.0)
+        )
+        reader.open_ahead(ticket, locations)
+        assert rows(reader.read(ticket, locations)) == list(range(ROWS))
+        reader.close()
+
+
+def test_closing_the_reader_ends_the_streams_opened_ahead_and_unread(
+    wait_until: Callable[[Callable[[], bool], str], None],
+) -> None:
+    with NodeServer(security=ADMIN) as node:
+        ticket = load(node)
+        reader = StreamReader(ConnectOptions(), RetryPolicy())
+        reader.open_ahead(ticket, [node.location])
+        reader.close()
+        assert node.metrics.snapshot()["streams_started"] == 1
+        wait_until(lambda: node.streams.active == 0, "the node to see the stream cancelled")
+
+
+def test_a_dataset_opens_the_next_partition_while_it_reads_one(
+    wait_until: Callable[[Callable[[], bool], str], None],
+) -> None:
+    with LocalCache(num_nodes=2, repair_interval=None) as cache:
+        cache.head.load_table("t", pa.table({"x": np.arange(ROWS)}))
+        batches = iter(CacheDataset(cache.endpoint, "t", batch_rows=100))
+        first = next(batches)  # node 0 holds rows 0..499, node 1 rows 500..999
+        assert first["x"].tolist() == list(range(100))
+        second = cache.nodes[1].metrics
+        wait_until(
+            lambda: second.snapshot()["streams_started"] == 1,
+            "node 1's stream to be opened while node 0's rows are still being read",
+        )
+        rest = [value for batch in batches for value in batch["x"].tolist()]
+        assert rest == list(range(100, ROWS))
+        assert second.snapshot()["streams_started"] == 1

@@ -29,13 +29,16 @@ __all__ = ["CacheDataset"]
 
 STATE_VERSION: Final = 1
 
+_Piece = tuple[Ticket, tuple[str, ...]]
+"""A partition's ticket for some rows, and the locations that hold the partition."""
+
 
 @dataclass(frozen=True)
 class _Layout:
     """Where the rows are: total (filtered) rows and, per partition, its ticket and locations."""
 
     total: int
-    pieces: tuple[tuple[Ticket, tuple[str, ...]], ...]
+    pieces: tuple[_Piece, ...]
 
 
 class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
@@ -248,13 +251,11 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
     def _read(
         self, reader: StreamReader, layout: _Layout, batches: list[RowRange]
     ) -> Generator[pa.RecordBatch, None, None]:
-        for span in merge_ranges(batches):
-            pieces = _pieces(layout, span)
+        spans = [(span, _pieces(layout, span)) for span in merge_ranges(batches)]
+        following = iter([piece for _, pieces in spans for piece in pieces][1:])
+        for span, pieces in spans:
             yield from cut_batches(
-                (batch for ticket, locations in pieces for batch in reader.read(ticket, locations)),
-                span.start,
-                0,
-                self.request.batch_rows,
+                _read_ahead(reader, pieces, following), span.start, 0, self.request.batch_rows
             )
 
     def _layout(self, reader: StreamReader) -> _Layout:
@@ -271,7 +272,19 @@ class CacheDataset(IterableDataset[dict[str, torch.Tensor]]):
         return _Layout(info.total_records, pieces)
 
 
-def _pieces(layout: _Layout, span: RowRange) -> list[tuple[Ticket, tuple[str, ...]]]:
+def _read_ahead(
+    reader: StreamReader, pieces: list[_Piece], following: Iterator[_Piece]
+) -> Iterator[pa.RecordBatch]:
+    """The batches of ``pieces``, in order; as each one starts, the next of ``following`` (the
+    iteration's later pieces) is opened ahead, so no piece waits for its stream to open."""
+    for ticket, locations in pieces:
+        upcoming = next(following, None)
+        if upcoming is not None:
+            reader.open_ahead(*upcoming)
+        yield from reader.read(ticket, locations)
+
+
+def _pieces(layout: _Layout, span: RowRange) -> list[_Piece]:
     """The part of each partition's ticket inside ``span``, batch-cut from row 0."""
     pieces = []
     for ticket, locations in layout.pieces:

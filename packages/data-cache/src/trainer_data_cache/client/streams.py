@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -44,7 +46,12 @@ class RetryPolicy:
 
 class StreamReader:
     """Reads tickets from node locations, one Flight client per location, created on first use
-    (so, in a DataLoader worker, after the fork)."""
+    (so, in a DataLoader worker, after the fork).
+
+    ``open_ahead`` opens a ticket's stream on a background thread while the caller still reads
+    another one, so that the next partition (or the next shuffled block) is connected and its
+    first batch on the way when the current one ends, instead of costing a round trip then.
+    """
 
     def __init__(
         self,
@@ -59,13 +66,28 @@ class StreamReader:
         self._clock = clock
         self._sleep = sleep
         self._clients: dict[str, flight.FlightClient] = {}
+        self._clients_lock = threading.Lock()  # the opening thread makes clients too
+        self._opener: ThreadPoolExecutor | None = None
+        self._opening: dict[bytes, Future[flight.FlightStreamReader]] = {}
         self.retries = 0
 
     def client(self, location: str) -> flight.FlightClient:
         """The client for ``location``, made once."""
-        if location not in self._clients:
-            self._clients[location] = self._connect.client(location)
-        return self._clients[location]
+        with self._clients_lock:
+            if location not in self._clients:
+                self._clients[location] = self._connect.client(location)
+            return self._clients[location]
+
+    def open_ahead(self, ticket: Ticket, locations: Sequence[str]) -> None:
+        """Start opening ``ticket``'s stream on its first location in the background; the next
+        ``read`` of that ticket starts from it (a failure to open counts as its first attempt,
+        retried and failed over like any other)."""
+        key = ticket.to_bytes()
+        if not locations or key in self._opening:
+            return
+        if self._opener is None:
+            self._opener = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cache-open")
+        self._opening[key] = self._opener.submit(self._open, locations[0], ticket)
 
     def flight_info(self, location: str, descriptor: flight.FlightDescriptor) -> flight.FlightInfo:
         """``get_flight_info`` at the head, retried while the head is unreachable or still
@@ -97,10 +119,12 @@ class StreamReader:
         deadline = self._clock() + self._retry.timeout
         position, index, failures = ticket.start, 0, 0
         missing: set[str] = set()  # locations that answered they do not hold the partition
+        opened = self._opening.pop(ticket.to_bytes(), None)  # on locations[0], from the start
         while position < ticket.stop:
             location = locations[index]
             try:
-                for batch in self._stream(location, ticket.resumed(position)):
+                stream, opened = self._stream(location, ticket.resumed(position), opened), None
+                for batch in stream:
                     position += batch.num_rows
                     failures = 0
                     yield batch
@@ -141,10 +165,18 @@ class StreamReader:
             ) from error
         self._sleep(hint)
 
-    def _stream(self, location: str, ticket: Ticket) -> Iterator[pa.RecordBatch]:
-        reader = self.client(location).do_get(
+    def _open(self, location: str, ticket: Ticket) -> flight.FlightStreamReader:
+        return self.client(location).do_get(
             flight.Ticket(ticket.to_bytes()), self._connect.call_options()
         )
+
+    def _stream(
+        self,
+        location: str,
+        ticket: Ticket,
+        opened: Future[flight.FlightStreamReader] | None = None,
+    ) -> Iterator[pa.RecordBatch]:
+        reader = opened.result() if opened is not None else self._open(location, ticket)
         while True:
             try:
                 chunk = reader.read_chunk()
@@ -158,7 +190,15 @@ class StreamReader:
             forks.close(client)
 
     def close(self) -> None:
-        """Close every client."""
+        """Cancel the streams opened ahead and not read, end the opening thread, and close
+        every client."""
+        if self._opener is not None:
+            self._opener.shutdown(wait=True)
+            self._opener = None
+        for future in self._opening.values():
+            if future.exception() is None:
+                future.result().cancel()
+        self._opening.clear()
         for location in list(self._clients):
             self._drop(location)
 

@@ -5,11 +5,17 @@ view of the Arrow buffer (which belongs to its batch alone) and keeps it alive, 
 and none of the warnings ``torch.from_numpy`` gives for the read-only NumPy view of a received
 buffer. Buffers received over Flight are used where gRPC put them, which need not be aligned
 to the element size; CPU kernels and ``pin_memory`` read them as they are (see the README).
+
+What a column needs (its list sizes, a temporal view, the boolean copy) is worked out once per
+schema (``_plan``), so a batch costs one null check, one slice per list level and one DLPack
+hand-over per column; only a column with nulls takes the general path.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -39,12 +45,52 @@ def to_tensors(
     with nulls raises NullValueError unless ``fill_values`` gives it a value."""
     fills = fill_values or {}
     return {
-        name: _tensor(name, column, fills)
-        for name, column in zip(batch.schema.names, batch.columns, strict=True)
+        column.name: column.tensor(array, fills)
+        for column, array in zip(_plan(batch.schema), batch.columns, strict=True)
     }
 
 
+@dataclass(frozen=True)
+class _Column:
+    """How one column of a schema becomes a tensor."""
+
+    name: str
+    sizes: tuple[int, ...]
+    """The list size of each fixed-size-list level, outermost first."""
+    view: pa.DataType | None
+    """The integer type a temporal column is read as."""
+    boolean: bool
+
+    def tensor(self, array: pa.Array, fills: Mapping[str, object]) -> torch.Tensor:
+        """The column's tensor: a view of its buffer unless it holds nulls or booleans."""
+        values = array
+        for size in self.sizes:
+            if values.null_count:
+                return _tensor(self.name, array, fills)
+            values = values.values.slice(values.offset * size, len(values) * size)
+        if values.null_count or self.boolean:
+            return _tensor(self.name, array, fills)
+        tensor = from_dlpack(values if self.view is None else values.view(self.view))
+        return tensor.view(len(array), *self.sizes) if self.sizes else tensor
+
+
+@functools.lru_cache(maxsize=64)
+def _plan(schema: pa.Schema) -> tuple[_Column, ...]:
+    columns = []
+    for field in schema:
+        data_type, sizes = field.type, []
+        while pa.types.is_fixed_size_list(data_type):
+            sizes.append(data_type.list_size)
+            data_type = data_type.value_type
+        view = None
+        if pa.types.is_temporal(data_type):
+            view = pa.int64() if data_type.bit_width == 64 else pa.int32()
+        columns.append(_Column(field.name, tuple(sizes), view, pa.types.is_boolean(data_type)))
+    return tuple(columns)
+
+
 def _tensor(name: str, column: pa.Array, fills: Mapping[str, object]) -> torch.Tensor:
+    """The general path: nulls filled (or refused), booleans unpacked."""
     if _has_nulls(column):
         if name not in fills:
             raise NullValueError(
