@@ -11,6 +11,7 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import normalize_dims, to_rows
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["argmax", "argmin", "max_dim", "min_dim"]
 
@@ -47,8 +48,8 @@ def _arg_reduce_rows_kernel(
         best_index = tl.where(take_nan, nan_index, tl.where(take, block_index, best_index))
         best = tl.where(take_nan, float("nan"), tl.where(take, block_best, best))
         found_nan = found_nan | block_nan
-    tl.store(values_out + rows, best * SIGN, mask=row_mask)
-    tl.store(indices_out + rows, best_index, mask=row_mask)
+    store(values_out + rows, best * SIGN, mask=row_mask)
+    store(indices_out + rows, best_index, mask=row_mask)
 
 
 def _arg_reduce(

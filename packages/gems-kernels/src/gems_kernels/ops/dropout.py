@@ -9,6 +9,7 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.pointwise import pointwise_dynamic
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["native_dropout", "native_dropout_backward"]
 
@@ -19,8 +20,8 @@ def _dropout_forward_kernel(x, out, mask_out, numel, p, scale, seed, BLOCK: tl.c
     in_range = offsets < numel
     keep = tl.rand(seed, offsets) >= p
     values = tl.load(x + offsets, mask=in_range, other=0.0).to(tl.float32)
-    tl.store(out + offsets, tl.where(keep, values * scale, 0.0), mask=in_range)
-    tl.store(mask_out + offsets, keep, mask=in_range)
+    store(out + offsets, tl.where(keep, values * scale, 0.0), mask=in_range)
+    store(mask_out + offsets, keep, mask=in_range)
 
 
 @pointwise_dynamic(is_tensor=[True, True, False], promotions=[((0,), "DEFAULT")])

@@ -9,6 +9,7 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["embedding", "embedding_dense_backward", "is_unscaled_backward"]
 
@@ -21,7 +22,7 @@ def _embedding_forward_kernel(weight, indices, out, dim, BLOCK_N: tl.constexpr):
         cols = start + tl.arange(0, BLOCK_N)
         mask = cols < dim
         values = tl.load(weight + index * dim + cols, mask=mask)
-        tl.store(out + row * dim + cols, values, mask=mask)
+        store(out + row * dim + cols, values, mask=mask)
 
 
 @triton.jit

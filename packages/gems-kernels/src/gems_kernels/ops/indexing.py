@@ -14,6 +14,7 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import normalize_dims
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["index_add", "index_select"]
 
@@ -28,7 +29,7 @@ def _index_select_kernel(x, index, out, dim_size, num_index, inner, BLOCK_N: tl.
     for start in range(0, inner, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         mask = cols < inner
-        tl.store(out + program * inner + cols, tl.load(source + cols, mask=mask), mask=mask)
+        store(out + program * inner + cols, tl.load(source + cols, mask=mask), mask=mask)
 
 
 @triton.jit

@@ -16,6 +16,7 @@ import triton.language as tl
 
 from gems_kernels import caches
 from gems_kernels.backends import current_vendor, tuning
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
     "addmm",
@@ -75,7 +76,7 @@ def _matmul_kernel(
         )
         acc += beta * tl.load(bias + offsets, mask=mask, other=0.0).to(tl.float32)
     out = c + batch * stride_cb + rows.to(tl.int64)[:, None] * stride_cm + cols[None, :] * stride_cn
-    tl.store(out, acc, mask=mask)
+    store(out, acc, mask=mask)
 
 
 _MATMUL_DTYPES: Final = frozenset((torch.float16, torch.bfloat16, torch.float32))

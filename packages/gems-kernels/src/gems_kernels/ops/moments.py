@@ -12,6 +12,7 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import accumulator, normalize_dims, to_rows
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["std", "var", "var_mean"]
 
@@ -40,8 +41,8 @@ def _var_mean_rows_kernel(
     result = squares / divisor
     if TAKE_SQRT:
         result = tl.sqrt(result)
-    tl.store(var_out + rows, result, mask=row_mask)
-    tl.store(mean_out + rows, mean, mask=row_mask)
+    store(var_out + rows, result, mask=row_mask)
+    store(mean_out + rows, mean, mask=row_mask)
 
 
 def _moments(

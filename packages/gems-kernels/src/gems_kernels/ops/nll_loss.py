@@ -14,6 +14,7 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import arithmetic, reductions
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["REDUCTIONS", "is_class_scores", "nll_loss_backward", "nll_loss_forward"]
 
@@ -34,8 +35,8 @@ def _nll_loss_forward_kernel(
     if HAS_WEIGHT:
         scale = tl.load(weight + safe).to(tl.float32)
     scale = tl.where(valid, scale, 0.0)
-    tl.store(losses + row, -score * scale)
-    tl.store(weights + row, scale)
+    store(losses + row, -score * scale)
+    store(weights + row, scale)
 
 
 @triton.jit
@@ -57,7 +58,7 @@ def _nll_loss_backward_kernel(
     base = row.to(tl.int64) * num_classes
     for start in range(0, num_classes, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
-        tl.store(
+        store(
             grad_scores + base + cols, tl.where(cols == safe, grad, 0.0), mask=cols < num_classes
         )
 

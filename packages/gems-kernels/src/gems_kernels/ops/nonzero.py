@@ -13,6 +13,7 @@ import triton.language as tl
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import comparisons, copies
 from gems_kernels.ops.scans import cumsum
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["is_nonzero_input", "is_selectable", "masked_select", "nonzero"]
 
@@ -29,9 +30,9 @@ def _compact_kernel(counts, x, out, strides, sizes, numel,
     if INDICES:
         for d in tl.static_range(NDIM):
             index = (offsets // tl.load(strides + d)) % tl.load(sizes + d)
-            tl.store(out + position * NDIM + d, index, mask=keep)
+            store(out + position * NDIM + d, index, mask=keep)
     else:
-        tl.store(out + position, tl.load(x + offsets, mask=keep), mask=keep)
+        store(out + position, tl.load(x + offsets, mask=keep), mask=keep)
 
 
 def is_nonzero_input(self: torch.Tensor) -> bool:

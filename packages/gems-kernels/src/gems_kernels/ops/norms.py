@@ -12,6 +12,7 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import accumulator, normalize_dims, to_rows
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["SUPPORTED_ORDERS", "linalg_vector_norm", "supports_order"]
 
@@ -40,7 +41,7 @@ def _norm_rows_kernel(
             acc = tl.maximum(acc, tl.max(values, axis=1))
     if ORDER == 2:
         acc = tl.sqrt(acc)
-    tl.store(out + rows, acc, mask=row_mask)
+    store(out + rows, acc, mask=row_mask)
 
 
 def supports_order(x: torch.Tensor, ord: Any = 2, *args: Any, **kwargs: Any) -> bool:

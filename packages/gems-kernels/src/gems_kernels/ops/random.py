@@ -13,6 +13,7 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["bernoulli_", "is_dense_float", "normal_", "uniform_"]
 
@@ -29,7 +30,7 @@ def _random_kernel(out, numel, seed, a, b, KIND: tl.constexpr, BLOCK: tl.constex
         value = a + (b - a) * tl.rand(seed, offsets)
     else:
         value = (tl.rand(seed, offsets) < a).to(tl.float32)
-    tl.store(out + offsets, value, mask=mask)
+    store(out + offsets, value, mask=mask)
 
 
 def is_dense_float(self: torch.Tensor, *args: Any, **kwargs: Any) -> bool:

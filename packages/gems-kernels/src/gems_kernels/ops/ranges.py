@@ -10,6 +10,7 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["arange_out"]
 
@@ -17,7 +18,7 @@ __all__ = ["arange_out"]
 @triton.jit
 def _arange_kernel(out, start, step, numel, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(out + offsets, start + offsets * step, mask=offsets < numel)
+    store(out + offsets, start + offsets * step, mask=offsets < numel)
 
 
 def arange_out(start: Any, end: Any, step: Any = 1, *, out: torch.Tensor) -> torch.Tensor:

@@ -11,6 +11,7 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import accumulator, normalize_dims, to_rows
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
     "all_dim",
@@ -86,7 +87,7 @@ def _reduce_rows_kernel(
             acc = acc | (tl.max(values.to(tl.int32), axis=1) > 0)
     if OP == 0:
         acc = acc * scale
-    tl.store(out + rows, acc, mask=row_mask)
+    store(out + rows, acc, mask=row_mask)
 
 
 @triton.jit

@@ -8,6 +8,7 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import accumulator, normalize_dims
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["cumsum"]
 
@@ -21,7 +22,7 @@ def _cumsum_rows_kernel(x, out, row_size, ACC: tl.constexpr, BLOCK_N: tl.constex
         mask = cols < row_size
         values = tl.load(x + row * row_size + cols, mask=mask, other=0).to(ACC)
         running = tl.cumsum(values, axis=0) + carry
-        tl.store(out + row * row_size + cols, running, mask=mask)
+        store(out + row * row_size + cols, running, mask=mask)
         carry += tl.sum(values, axis=0)
 
 

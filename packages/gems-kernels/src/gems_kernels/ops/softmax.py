@@ -14,6 +14,7 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops.row_layout import normalize_dims
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
     "log_softmax",
@@ -60,7 +61,7 @@ def _softmax_forward_kernel(x, y, row_size, LOG: tl.constexpr, SINGLE_PASS: tl.c
             result = shifted - tl.log(total)
         else:
             result = exponentials / total
-        tl.store(y + row + cols, result, mask=mask)
+        store(y + row + cols, result, mask=mask)
     else:
         row_max, total = row_max_and_sum_exp(x + row, row_size, BLOCK_N)
         for start in range(0, row_size, BLOCK_N):
@@ -71,7 +72,7 @@ def _softmax_forward_kernel(x, y, row_size, LOG: tl.constexpr, SINGLE_PASS: tl.c
                 result = values - row_max - tl.log(total)
             else:
                 result = tl.exp(values - row_max) / total
-            tl.store(y + row + cols, result, mask=mask)
+            store(y + row + cols, result, mask=mask)
 
 
 @triton.jit
@@ -88,7 +89,7 @@ def _softmax_backward_kernel(grad_y, y, grad_x, row_size, LOG: tl.constexpr,
             result = grad - tl.exp(out) * tl.sum(grad, axis=0)
         else:
             result = out * (grad - tl.sum(grad * out, axis=0))
-        tl.store(grad_x + row + cols, result, mask=mask)
+        store(grad_x + row + cols, result, mask=mask)
     else:
         acc = tl.zeros([BLOCK_N], tl.float32)
         for start in range(0, row_size, BLOCK_N):
@@ -109,7 +110,7 @@ def _softmax_backward_kernel(grad_y, y, grad_x, row_size, LOG: tl.constexpr,
                 result = grad - tl.exp(out) * total
             else:
                 result = out * (grad - total)
-            tl.store(grad_x + row + cols, result, mask=mask)
+            store(grad_x + row + cols, result, mask=mask)
 
 
 def _rows(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, int, int]:

@@ -16,6 +16,7 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, tuning
 from gems_kernels.ops.row_layout import normalize_dims
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
     "MAX_ROW",
@@ -51,8 +52,8 @@ def _sort_rows_kernel(x, values_out, indices_out, row_size, keep,
     bits_back = ordered_back ^ ((ordered_back >> 31) & 0x7FFFFFFF)
     result = bits_back.to(tl.float32, bitcast=True)
     out_mask = cols < keep
-    tl.store(values_out + row * keep + cols, result, mask=out_mask)
-    tl.store(indices_out + row * keep + cols, index, mask=out_mask)
+    store(values_out + row * keep + cols, result, mask=out_mask)
+    store(indices_out + row * keep + cols, index, mask=out_mask)
 
 
 def _fits(x: torch.Tensor, dim: int) -> bool:

@@ -7,6 +7,7 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.pointwise.rounding import store
 
 __all__ = ["tril", "triu"]
 
@@ -24,7 +25,7 @@ def _triangle_kernel(x, out, rows, cols, diagonal, UPPER: tl.constexpr, BLOCK_N:
             keep = col - row >= diagonal
         else:
             keep = col - row <= diagonal
-        tl.store(out + base + col, tl.where(keep, values, tl.zeros_like(values)), mask=mask)
+        store(out + base + col, tl.where(keep, values, tl.zeros_like(values)), mask=mask)
 
 
 def _triangle(x: torch.Tensor, diagonal: int, upper: bool) -> torch.Tensor:

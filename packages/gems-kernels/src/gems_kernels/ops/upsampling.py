@@ -20,6 +20,7 @@ import triton.language as tl
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import copies
 from gems_kernels.ops.pooling import lanes_nchw
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
     "fits_upsample",
@@ -90,7 +91,7 @@ def _upsample_kernel(
             sy = _nearest(oy, scale_h, height)
             sx = _nearest(ox, scale_w, width)
             value = tl.load(base + sy * x_h + sx * x_w, mask=live, other=0.0)
-        tl.store(out + n * o_n + c * o_c + oy * o_h + ox * o_w, value, mask=live)
+        store(out + n * o_n + c * o_c + oy * o_h + ox * o_w, value, mask=live)
 
 
 def fits_upsample(self: torch.Tensor, output_size: Sequence[int], *args: Any) -> bool:
