@@ -4,15 +4,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise.rounding import store
 
-__all__ = ["amp_update_scale_", "is_dense_unscale", "non_finite_check_and_unscale_"]
+__all__ = [
+    "REGISTRATIONS",
+    "amp_update_scale_",
+    "is_dense_unscale",
+    "non_finite_check_and_unscale_",
+]
 
 
 @triton.jit
@@ -97,3 +104,13 @@ def amp_update_scale_(
         grid=(1,), warmup=False,
     )  # fmt: skip
     return self
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration(
+        "_amp_foreach_non_finite_check_and_unscale_",
+        non_finite_check_and_unscale_,
+        condition=is_dense_unscale,
+    ),
+    Registration("_amp_update_scale_", amp_update_scale_),
+)

@@ -32,9 +32,11 @@ from torch.autograd.function import once_differentiable
 from gems_kernels import autograd, host
 from gems_kernels.backends import current_vendor, tuning
 from gems_kernels.ops.matmul import dot_precision
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "ScaledDotProductAttention",
     "attention_backward",
     "attention_forward",
@@ -606,3 +608,13 @@ def scaled_dot_product_attention(
             "them with enable_gqa=True"
         )
     return autograd.apply(ScaledDotProductAttention, query, key, value, attn_mask, is_causal, scale)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration(
+        "scaled_dot_product_attention",
+        scaled_dot_product_attention,
+        condition=is_supported_attention,
+        autograd=True,
+    ),
+)

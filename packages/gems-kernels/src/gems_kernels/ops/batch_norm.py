@@ -18,10 +18,17 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise import pointwise_dynamic
 from gems_kernels.pointwise.rounding import store
 
-__all__ = ["batch_norm_backward", "batch_norm_forward", "is_batch_norm", "is_batch_norm_backward"]
+__all__ = [
+    "REGISTRATIONS",
+    "batch_norm_backward",
+    "batch_norm_forward",
+    "is_batch_norm",
+    "is_batch_norm_backward",
+]
 
 _DTYPES: Final = frozenset((torch.float16, torch.bfloat16, torch.float32))
 _HALVES: Final = frozenset((torch.float16, torch.bfloat16))
@@ -299,3 +306,13 @@ def batch_norm_backward(
             _broadcast(k32, dim), _broadcast(scale32, dim), out0=grad_input,
         )  # fmt: skip
     return grad_input, grad_weight, grad_bias
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("native_batch_norm", batch_norm_forward, condition=is_batch_norm),
+    Registration(
+        "native_batch_norm_backward",
+        batch_norm_backward,
+        condition=is_batch_norm_backward,
+    ),
+)

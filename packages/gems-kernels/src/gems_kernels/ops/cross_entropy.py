@@ -8,7 +8,7 @@ smoothing; other calls decompose into log_softmax + nll_loss (see ``ops/nll_loss
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
@@ -17,10 +17,11 @@ import triton.language as tl
 from gems_kernels import autograd, host
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import arithmetic, reductions
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.softmax import row_max_and_sum_exp
 from gems_kernels.pointwise.rounding import store
 
-__all__ = ["CrossEntropy", "cross_entropy_loss", "is_plain_cross_entropy"]
+__all__ = ["REGISTRATIONS", "CrossEntropy", "cross_entropy_loss", "is_plain_cross_entropy"]
 
 
 @triton.jit
@@ -115,3 +116,13 @@ def cross_entropy_loss(
             "reduction mean or sum"
         )
     return autograd.apply(CrossEntropy, scores, target, reduction == 1, ignore_index)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration(
+        "cross_entropy_loss",
+        cross_entropy_loss,
+        condition=is_plain_cross_entropy,
+        autograd=True,
+    ),
+)

@@ -9,16 +9,19 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.reductions import is_floating_input
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "layer_norm_backward",
     "layer_norm_forward",
     "normalize_rows",
@@ -333,3 +336,9 @@ def layer_norm_backward(
     if grad_bias is not None and bias is not None:
         grad_bias = grad_bias.to(bias.dtype).reshape(bias.shape)
     return grad_x, grad_weight, grad_bias
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("native_layer_norm", layer_norm_forward, condition=is_floating_input),
+    Registration("native_layer_norm_backward", layer_norm_backward, condition=is_floating_input),
+)

@@ -16,9 +16,11 @@ import triton.language as tl
 
 from gems_kernels import caches
 from gems_kernels.backends import current_vendor, tuning
+from gems_kernels.ops.registering import Registration, entries
 from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "addmm",
     "addmm_",
     "addmm_out",
@@ -363,3 +365,17 @@ def baddbmm_(
     """aten::baddbmm_."""
     _check("baddbmm", batch1, batch2, 3, 3)
     return _launch(batch1, batch2, self, self, float(alpha), float(beta))
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    *entries(mm, "mm", condition=is_matmul_dtype),
+    *entries(bmm, "bmm", condition=is_matmul_dtype),
+    *entries(addmm, "addmm", condition=is_matmul_dtype),
+    *entries(mv, "mv", condition=is_matmul_dtype),
+    Registration("mm.out", mm_out, condition=is_matmul_dtype),
+    Registration("bmm.out", bmm_out, condition=is_matmul_dtype),
+    Registration("addmm.out", addmm_out, condition=is_matmul_dtype),
+    Registration("addmm_", addmm_, condition=is_matmul_dtype),
+    Registration("baddbmm", baddbmm, condition=is_matmul_dtype),
+    Registration("baddbmm_", baddbmm_, condition=is_matmul_dtype),
+)

@@ -20,9 +20,11 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "adaptive_avg_pool2d",
     "adaptive_avg_pool2d_backward",
     "avg_pool2d",
@@ -446,3 +448,21 @@ def adaptive_avg_pool2d_backward(grad_output: torch.Tensor, self: torch.Tensor) 
     kernel = (_adaptive_bound(out_h, x.shape[2]), _adaptive_bound(out_w, x.shape[3]))
     _launch_backward(grad, None, grad_in, _Window(kernel, (1, 1), (0, 0), (1, 1), False), _ADAPTIVE)
     return _result(grad_in, self.dim() == 3)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("max_pool2d_with_indices", max_pool2d_with_indices, condition=fits_max_pool),
+    Registration(
+        "max_pool2d_with_indices_backward",
+        max_pool2d_with_indices_backward,
+        condition=fits_max_pool_backward,
+    ),
+    Registration("avg_pool2d", avg_pool2d, condition=fits_avg_pool),
+    Registration("avg_pool2d_backward", avg_pool2d_backward, condition=fits_avg_pool_backward),
+    Registration("_adaptive_avg_pool2d", adaptive_avg_pool2d, condition=fits_adaptive),
+    Registration(
+        "_adaptive_avg_pool2d_backward",
+        adaptive_avg_pool2d_backward,
+        condition=fits_adaptive_backward,
+    ),
+)

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import accumulator, normalize_dims
 from gems_kernels.pointwise.rounding import store
 
-__all__ = ["cumsum"]
+__all__ = ["REGISTRATIONS", "cumsum"]
 
 
 @triton.jit
@@ -45,3 +48,6 @@ def cumsum(x: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None) -> to
             grid=(num_rows,), warmup=False,
         )  # fmt: skip
     return out.movedim(-1, axis)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (Registration("cumsum", cumsum),)

@@ -7,16 +7,20 @@ maximum and normaliser (online softmax) and one to write; rows of any length are
 from __future__ import annotations
 
 import functools
+from typing import Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.reductions import is_floating_input
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import normalize_dims
 from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "log_softmax",
     "log_softmax_backward",
     "row_max_and_sum_exp",
@@ -204,3 +208,11 @@ def log_softmax_backward(
 ) -> torch.Tensor:
     """aten::_log_softmax_backward_data."""
     return _backward(grad_output, output, dim, input_dtype, log=True)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("_softmax", softmax, condition=is_floating_input),
+    Registration("_log_softmax", log_softmax, condition=is_floating_input),
+    Registration("_softmax_backward_data", softmax_backward, condition=is_floating_input),
+    Registration("_log_softmax_backward_data", log_softmax_backward, condition=is_floating_input),
+)

@@ -15,11 +15,13 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import normalize_dims
 from gems_kernels.pointwise.rounding import store
 
 __all__ = [
     "MAX_ROW",
+    "REGISTRATIONS",
     "sort",
     "sort_fits",
     "sort_stable",
@@ -121,3 +123,10 @@ def topk(
     if not 0 <= k <= size:
         raise RuntimeError(f"k: selected index k={k} out of range for a dimension of size {size}")
     return _sorted_rows(self, dim, largest, k)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("sort", sort, condition=sort_fits),
+    Registration("sort.stable", sort_stable, condition=sort_stable_fits),
+    Registration("topk", topk, condition=topk_fits),
+)

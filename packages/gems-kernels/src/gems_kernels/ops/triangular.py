@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise.rounding import store
 
-__all__ = ["tril", "triu"]
+__all__ = ["REGISTRATIONS", "tril", "triu"]
 
 
 @triton.jit
@@ -54,3 +57,9 @@ def triu(self: torch.Tensor, diagonal: int = 0) -> torch.Tensor:
 def tril(self: torch.Tensor, diagonal: int = 0) -> torch.Tensor:
     """aten::tril."""
     return _triangle(self, diagonal, upper=False)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("triu", triu),
+    Registration("tril", tril),
+)
