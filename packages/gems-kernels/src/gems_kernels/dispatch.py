@@ -201,19 +201,24 @@ def _interpreting() -> bool:
 
 
 def enable(
-    unused: Iterable[str] | None = None, record: bool = False, record_path: Path | str | None = None
+    unused: registration.Names | None = None,
+    record: bool = False,
+    record_path: Path | str | None = None,
 ) -> GemsSession:
-    """Register every table entry except those named in ``unused``, until :func:`disable`."""
-    entries = registration.select(exclude=unused)
+    """Register every table entry except those named in ``unused`` (op names, or a file of
+    them; ``$GEMS_KERNELS_INCLUDE``/``$GEMS_KERNELS_EXCLUDE`` apply too), until :func:`disable`.
+    """
+    entries = registration.select(exclude=unused, exclude_field="unused")
     session = GemsSession(entries, record=record, record_path=record_path)
     _ENABLED.append(session)
     return session
 
 
 def only_enable(
-    include: Iterable[str], record: bool = False, record_path: Path | str | None = None
+    include: registration.Names, record: bool = False, record_path: Path | str | None = None
 ) -> GemsSession:
-    """Register only the entries named in ``include``, until :func:`disable`."""
+    """Register only the entries named in ``include`` (less ``$GEMS_KERNELS_EXCLUDE``), until
+    :func:`disable`."""
     session = GemsSession(
         registration.select(include=include), record=record, record_path=record_path
     )
@@ -235,12 +240,14 @@ def disable() -> None:
 
 @contextlib.contextmanager
 def use_gems(
-    include: Iterable[str] | None = None,
-    exclude: Iterable[str] | None = None,
+    include: registration.Names | None = None,
+    exclude: registration.Names | None = None,
     record: bool = False,
     record_path: Path | str | None = None,
 ) -> Iterator[GemsSession]:
-    """Register the selected entries inside the ``with`` block only."""
+    """Register the selected entries inside the ``with`` block only: those named in ``include``
+    (all when None) and not in ``exclude``, with the lists of the environment variables as in
+    :func:`gems_kernels.registration.select`."""
     session = GemsSession(
         registration.select(include=include, exclude=exclude),
         record=record,

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.ops import scalar_math
+from gems_kernels.ops.arithmetic import is_floating
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise import PointwiseOp, pointwise_dynamic
 
 __all__ = [
+    "REGISTRATIONS",
     "gelu",
     "gelu_",
     "gelu_backward",
@@ -233,3 +236,24 @@ def leaky_relu_backward(
 ) -> torch.Tensor:
     """aten::leaky_relu_backward."""
     return _leaky_relu_backward(grad_output, self, negative_slope)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("relu", relu),
+    Registration("relu_", relu_),
+    Registration("gelu", gelu),
+    Registration("gelu_", gelu_),
+    Registration("gelu_backward", gelu_backward),
+    Registration("silu", silu),
+    Registration("silu_", silu_),
+    Registration("silu_backward", silu_backward),
+    Registration("silu.out", silu_out),
+    Registration("softplus", softplus, condition=is_floating),
+    Registration("softplus.out", softplus_out, condition=is_floating),
+    Registration("softplus_backward", softplus_backward, condition=is_floating),
+    Registration("sigmoid_backward", sigmoid_backward),
+    Registration("tanh_backward", tanh_backward),
+    Registration("threshold_backward", threshold_backward),
+    Registration("leaky_relu", leaky_relu),
+    Registration("leaky_relu_backward", leaky_relu_backward),
+)

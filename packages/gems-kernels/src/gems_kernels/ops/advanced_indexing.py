@@ -16,8 +16,9 @@ from typing import Any, Final, NamedTuple
 import torch
 
 from gems_kernels.ops import indexed_copy
+from gems_kernels.ops.registering import Registration
 
-__all__ = ["index", "index_put_", "is_advanced_index", "is_index_put"]
+__all__ = ["REGISTRATIONS", "index", "index_put_", "is_advanced_index", "is_index_put"]
 
 _MASKS: Final = (torch.bool, torch.uint8)
 _POSITIONS: Final = (torch.int32, torch.int64)
@@ -166,3 +167,9 @@ def index_put_(self: torch.Tensor, indices: Indices, values: torch.Tensor,
         mode, plan.target(), plan.walk(source), plan.positions_walk(), plan.dim_size
     )
     return self if work is self else self.copy_(work)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("index.Tensor", index, condition=is_advanced_index),
+    Registration("_index_put_impl_", index_put_, condition=is_index_put),
+)

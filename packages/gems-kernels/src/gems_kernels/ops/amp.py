@@ -4,14 +4,22 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["amp_update_scale_", "is_dense_unscale", "non_finite_check_and_unscale_"]
+__all__ = [
+    "REGISTRATIONS",
+    "amp_update_scale_",
+    "is_dense_unscale",
+    "non_finite_check_and_unscale_",
+]
 
 
 @triton.jit
@@ -21,9 +29,9 @@ def _unscale_kernel(x, found_inf, inv_scale, numel, BLOCK: tl.constexpr):
     values = tl.load(x + offsets, mask=mask, other=0.0).to(tl.float32)
     bad = (values != values) | (tl.abs(values) == float("inf"))
     # Every program that sees a non-finite value writes the same 1.0: no atomics needed.
-    tl.store(found_inf + offsets * 0, tl.full([BLOCK], 1.0, tl.float32), mask=mask & bad)
+    store(found_inf + offsets * 0, tl.full([BLOCK], 1.0, tl.float32), mask=mask & bad)
     scaled = values * tl.load(inv_scale).to(tl.float32)
-    tl.store(x + offsets, scaled, mask=mask)
+    store(x + offsets, scaled, mask=mask)
 
 
 @triton.jit
@@ -32,17 +40,17 @@ def _update_scale_kernel(scale, growth_tracker, found_inf, growth_factor, backof
     current = tl.load(scale)
     tracker = tl.load(growth_tracker)
     if tl.load(found_inf) != 0:
-        tl.store(scale, current * backoff_factor)
-        tl.store(growth_tracker, tracker * 0)
+        store(scale, current * backoff_factor)
+        store(growth_tracker, tracker * 0)
     else:
         successful = tracker + 1
         if successful == growth_interval:
             grown = current * growth_factor
             if tl.abs(grown) != float("inf"):
-                tl.store(scale, grown)
-            tl.store(growth_tracker, tracker * 0)
+                store(scale, grown)
+            store(growth_tracker, tracker * 0)
         else:
-            tl.store(growth_tracker, successful)
+            store(growth_tracker, successful)
 
 
 def non_finite_check_and_unscale_(
@@ -96,3 +104,13 @@ def amp_update_scale_(
         grid=(1,), warmup=False,
     )  # fmt: skip
     return self
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration(
+        "_amp_foreach_non_finite_check_and_unscale_",
+        non_finite_check_and_unscale_,
+        condition=is_dense_unscale,
+    ),
+    Registration("_amp_update_scale_", amp_update_scale_),
+)

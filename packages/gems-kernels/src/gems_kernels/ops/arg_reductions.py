@@ -5,14 +5,18 @@ Ties resolve to the first index and NaN counts as the largest (and smallest) val
 
 from __future__ import annotations
 
+from typing import Final
+
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import normalize_dims, to_rows
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["argmax", "argmin", "max_dim", "min_dim"]
+__all__ = ["REGISTRATIONS", "argmax", "argmin", "max_dim", "min_dim"]
 
 
 @triton.jit
@@ -47,8 +51,8 @@ def _arg_reduce_rows_kernel(
         best_index = tl.where(take_nan, nan_index, tl.where(take, block_index, best_index))
         best = tl.where(take_nan, float("nan"), tl.where(take, block_best, best))
         found_nan = found_nan | block_nan
-    tl.store(values_out + rows, best * SIGN, mask=row_mask)
-    tl.store(indices_out + rows, best_index, mask=row_mask)
+    store(values_out + rows, best * SIGN, mask=row_mask)
+    store(indices_out + rows, best_index, mask=row_mask)
 
 
 def _arg_reduce(
@@ -101,3 +105,11 @@ def argmin(x: torch.Tensor, dim: int | None = None, keepdim: bool = False) -> to
 def is_floating(x: torch.Tensor, *args: object, **kwargs: object) -> bool:
     """Condition: floating inputs (integer arg-reductions stay in ATen)."""
     return x.is_floating_point() and x.dtype != torch.float64
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("max.dim", max_dim, condition=is_floating),
+    Registration("min.dim", min_dim, condition=is_floating),
+    Registration("argmax", argmax, condition=is_floating),
+    Registration("argmin", argmin, condition=is_floating),
+)

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.ops import scalar_math
+from gems_kernels.ops.registering import Registration, entries, no_bool
 from gems_kernels.ops.variants import variants
 from gems_kernels.pointwise import PointwiseOp, pointwise_dynamic
 
 __all__ = [
+    "REGISTRATIONS",
     "add",
     "add_",
     "add_out",
@@ -161,3 +163,27 @@ def pow_scalar(self: Any, exponent: Any) -> torch.Tensor:
     if isinstance(self, torch.Tensor) and exponent == 2:
         return _mul(self, self)
     return _pow(self, exponent)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    *entries(add, "add.Tensor", "add.Scalar"),
+    *entries(add_, "add_.Tensor", "add_.Scalar"),
+    Registration("add.out", add_out),
+    *entries(sub, "sub.Tensor", "sub.Scalar", condition=no_bool),
+    *entries(sub_, "sub_.Tensor", "sub_.Scalar", condition=no_bool),
+    *entries(mul, "mul.Tensor", "mul.Scalar"),
+    *entries(mul_, "mul_.Tensor", "mul_.Scalar"),
+    Registration("mul.out", mul_out),
+    *entries(div, "div.Tensor", "div.Scalar"),
+    *entries(div_, "div_.Tensor", "div_.Scalar"),
+    *entries(div_mode, "div.Tensor_mode", "div.Scalar_mode", condition=is_floating),
+    *entries(div_mode_, "div_.Tensor_mode", "div_.Scalar_mode", condition=is_floating),
+    *entries(remainder, "remainder.Tensor", "remainder.Scalar", condition=is_floating),
+    *entries(remainder_, "remainder_.Tensor", "remainder_.Scalar", condition=is_floating),
+    *entries(pow_tensor, "pow.Tensor_Tensor", "pow.Scalar", condition=is_floating),
+    Registration("pow_.Tensor", pow_tensor_, condition=is_floating),
+    Registration("pow_.Scalar", pow_tensor_, condition=is_floating),
+    Registration("pow.Tensor_Scalar", pow_scalar, condition=is_floating),
+    Registration("maximum", maximum),
+    Registration("minimum", minimum),
+)

@@ -32,8 +32,11 @@ from torch.autograd.function import once_differentiable
 from gems_kernels import autograd, host
 from gems_kernels.backends import current_vendor, tuning
 from gems_kernels.ops.matmul import dot_precision
+from gems_kernels.ops.registering import Registration
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "ScaledDotProductAttention",
     "attention_backward",
     "attention_forward",
@@ -63,9 +66,9 @@ def _load_tile(base, rows, cols, row_stride, col_stride, row_count, col_count,
 
 @triton.jit
 def _store_tile(base, tile, rows, cols, row_stride, col_stride, row_count, col_count):
-    tl.store(
+    store(
         base + rows[:, None] * row_stride + cols[None, :] * col_stride,
-        tile.to(base.dtype.element_ty),
+        tile,
         mask=(rows < row_count)[:, None] & (cols < col_count)[None, :],
     )
 
@@ -148,7 +151,7 @@ def _attention_forward_kernel(
     total = tl.where(seen, running_sum, 1.0)
     _store_tile(out + batch * out_batch_stride + head * out_head_stride, acc / total[:, None],
                 rows, value_dims, out_row_stride, out_dim_stride, query_len, value_dim)  # fmt: skip
-    tl.store(
+    store(
         lse + program * query_len + rows,
         tl.where(seen, running_max + tl.log(total), float("inf")),
         mask=rows < query_len,
@@ -173,7 +176,7 @@ def _attention_backward_preprocess_kernel(
     do_tile = _load_tile(grad_out + batch * grad_batch_stride + head * grad_head_stride, rows,
                          value_dims, grad_row_stride, grad_dim_stride, query_len, value_dim,
                          True)  # fmt: skip
-    tl.store(delta + program * query_len + rows, tl.sum(o_tile * do_tile, axis=1),
+    store(delta + program * query_len + rows, tl.sum(o_tile * do_tile, axis=1),
              mask=rows < query_len)  # fmt: skip
 
 
@@ -292,7 +295,7 @@ def _attention_backward_q_kernel(
         grad_probs = tl.dot(do_tile, v_tile_t, input_precision=PRECISION)
         grad_scores = probs * (grad_probs - row_delta[:, None])
         if GRAD_MASK:
-            tl.store(
+            store(
                 grad_mask + (program * query_len + rows[:, None]) * key_len + keys[None, :],
                 grad_scores,
                 mask=(rows < query_len)[:, None] & (keys < key_len)[None, :],
@@ -605,3 +608,13 @@ def scaled_dot_product_attention(
             "them with enable_gqa=True"
         )
     return autograd.apply(ScaledDotProductAttention, query, key, value, attn_mask, is_causal, scale)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration(
+        "scaled_dot_product_attention",
+        scaled_dot_product_attention,
+        condition=is_supported_attention,
+        autograd=True,
+    ),
+)

@@ -10,7 +10,7 @@ pairs with the gems backward only. Dropout and debug masks go to ATen.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import torch
 
@@ -19,8 +19,10 @@ from gems_kernels.ops.attention import (
     attention_forward,
     is_supported_attention,
 )
+from gems_kernels.ops.registering import Registration
 
 __all__ = [
+    "REGISTRATIONS",
     "efficient_attention",
     "efficient_attention_backward",
     "fits_efficient",
@@ -246,3 +248,38 @@ def efficient_attention_backward(
         grad_out, query, key, value, out, logsumexp, attn_bias, is_causal, scale, needs
     )
     return tuple(g if g is not None else query.new_empty(0) for g in grads)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    # The SDPA entry points below the composite, reached when called directly or traced.
+    Registration(
+        "_scaled_dot_product_flash_attention",
+        flash_attention,
+        condition=fits_flash,
+    ),
+    Registration(
+        "_scaled_dot_product_flash_attention_backward",
+        flash_attention_backward,
+        condition=fits_flash_backward,
+    ),
+    Registration(
+        "_scaled_dot_product_flash_attention_for_cpu",
+        flash_attention_cpu,
+        condition=fits_flash_cpu,
+    ),
+    Registration(
+        "_scaled_dot_product_flash_attention_for_cpu_backward",
+        flash_attention_cpu_backward,
+        condition=fits_flash_cpu_backward,
+    ),
+    Registration(
+        "_scaled_dot_product_efficient_attention",
+        efficient_attention,
+        condition=fits_efficient,
+    ),
+    Registration(
+        "_scaled_dot_product_efficient_attention_backward",
+        efficient_attention_backward,
+        condition=fits_efficient_backward,
+    ),
+)

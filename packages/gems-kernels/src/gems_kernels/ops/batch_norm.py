@@ -18,9 +18,17 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise import pointwise_dynamic
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["batch_norm_backward", "batch_norm_forward", "is_batch_norm", "is_batch_norm_backward"]
+__all__ = [
+    "REGISTRATIONS",
+    "batch_norm_backward",
+    "batch_norm_forward",
+    "is_batch_norm",
+    "is_batch_norm_backward",
+]
 
 _DTYPES: Final = frozenset((torch.float16, torch.bfloat16, torch.float32))
 _HALVES: Final = frozenset((torch.float16, torch.bfloat16))
@@ -58,14 +66,14 @@ def _forward_channel_kernel(
             squares += tl.where(mask, centred * centred, 0.0)
         var = tl.sum(squares, axis=0) / count
         invstd = 1.0 / tl.sqrt(var + eps)
-        tl.store(save_mean + c, mean)
-        tl.store(save_invstd + c, invstd)
+        store(save_mean + c, mean)
+        store(save_invstd + c, invstd)
         if HAS_RUNNING:
             unbiased = var * count / tl.maximum(count - 1, 1)
             old_mean = tl.load(running_mean + c).to(tl.float32)
             old_var = tl.load(running_var + c).to(tl.float32)
-            tl.store(running_mean + c, momentum * mean + (1.0 - momentum) * old_mean)
-            tl.store(running_var + c, momentum * unbiased + (1.0 - momentum) * old_var)
+            store(running_mean + c, momentum * mean + (1.0 - momentum) * old_mean)
+            store(running_var + c, momentum * unbiased + (1.0 - momentum) * old_var)
     else:
         mean = tl.load(running_mean + c).to(tl.float32)
         invstd = 1.0 / tl.sqrt(tl.load(running_var + c).to(tl.float32) + eps)
@@ -75,9 +83,9 @@ def _forward_channel_kernel(
     shift = 0.0
     if HAS_BIAS:
         shift = tl.load(bias + c).to(tl.float32)
-    tl.store(mean32 + c, mean)
-    tl.store(scale32 + c, scale)
-    tl.store(shift32 + c, shift)
+    store(mean32 + c, mean)
+    store(scale32 + c, scale)
+    store(shift32 + c, shift)
 
 
 @triton.jit
@@ -110,20 +118,20 @@ def _backward_channel_kernel(
     total_dy = tl.sum(sum_dy, axis=0)
     total_dy_xmu = tl.sum(sum_dy_xmu, axis=0)
     if WEIGHT_GRAD:
-        tl.store(grad_weight + c, total_dy_xmu * invstd)
+        store(grad_weight + c, total_dy_xmu * invstd)
     if BIAS_GRAD:
-        tl.store(grad_bias + c, total_dy)
+        store(grad_bias + c, total_dy)
     scale = invstd
     if HAS_WEIGHT:
         scale = scale * tl.load(weight + c).to(tl.float32)
     if TRAINING:
-        tl.store(mean_grad32 + c, total_dy / count)
-        tl.store(k32 + c, invstd * invstd * total_dy_xmu / count)
+        store(mean_grad32 + c, total_dy / count)
+        store(k32 + c, invstd * invstd * total_dy_xmu / count)
     else:
         tl.store(mean_grad32 + c, 0.0)
         tl.store(k32 + c, 0.0)
-    tl.store(mean32 + c, mean)
-    tl.store(scale32 + c, scale)
+    store(mean32 + c, mean)
+    store(scale32 + c, scale)
 
 
 @pointwise_dynamic(is_tensor=[True, True, True, True], promotions=[((0,), "DEFAULT")])
@@ -298,3 +306,13 @@ def batch_norm_backward(
             _broadcast(k32, dim), _broadcast(scale32, dim), out0=grad_input,
         )  # fmt: skip
     return grad_input, grad_weight, grad_bias
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("native_batch_norm", batch_norm_forward, condition=is_batch_norm),
+    Registration(
+        "native_batch_norm_backward",
+        batch_norm_backward,
+        condition=is_batch_norm_backward,
+    ),
+)

@@ -25,8 +25,16 @@ import triton.language as tl
 from gems_kernels.backends import current_vendor, tuning
 from gems_kernels.ops import reductions
 from gems_kernels.ops.matmul import dot_precision
+from gems_kernels.ops.registering import Registration
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["convolution", "convolution_backward", "is_conv2d", "is_conv2d_backward"]
+__all__ = [
+    "REGISTRATIONS",
+    "convolution",
+    "convolution_backward",
+    "is_conv2d",
+    "is_conv2d_backward",
+]
 
 _DTYPES: Final = frozenset((torch.float16, torch.bfloat16, torch.float32))
 
@@ -104,7 +112,7 @@ def _conv_kernel(
     if HAS_BIAS:
         acc += tl.load(bias + out_cols, mask=cols < out_channels, other=0.0).to(tl.float32)[None, :]
     offsets = n.to(tl.int64)[:, None] * o_n + out_cols[None, :] * o_c + (y * o_h + x * o_w)[:, None]
-    tl.store(out + offsets, acc, mask=row_ok[:, None] & (cols < out_channels)[None, :])
+    store(out + offsets, acc, mask=row_ok[:, None] & (cols < out_channels)[None, :])
 
 
 @triton.jit
@@ -164,7 +172,7 @@ def _conv_weight_grad_kernel(
     offsets = (group * out_channels + rows).to(tl.int64)[:, None] * o_k + (
         c * o_c + r * o_r + s * o_s
     )[None, :]
-    tl.store(out + offsets, acc, mask=row_ok[:, None] & col_ok[None, :])
+    store(out + offsets, acc, mask=row_ok[:, None] & col_ok[None, :])
 
 
 def _pair(values: Sequence[int]) -> tuple[int, int]:
@@ -366,3 +374,14 @@ def convolution_backward(
     if output_mask[2]:
         grad_bias = reductions.sum_dim(grad_output, [0, 2, 3])  # float32 sums for halves
     return grad_input, grad_weight, grad_bias
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    # One entry point above mkldnn/thnn/slow_conv2d on CPU and cuDNN on GPUs.
+    Registration("convolution", convolution, condition=is_conv2d),
+    Registration(
+        "convolution_backward",
+        convolution_backward,
+        condition=is_conv2d_backward,
+    ),
+)

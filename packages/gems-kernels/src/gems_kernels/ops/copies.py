@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
+from gems_kernels.ops.registering import Registration, entries
 from gems_kernels.ops.row_layout import normalize_dims
 from gems_kernels.pointwise import pointwise_dynamic, supports_dtype
 
 __all__ = [
+    "REGISTRATIONS",
     "cat",
     "cat_out",
     "constant_pad_nd",
@@ -232,3 +234,16 @@ def constant_pad_nd(self: torch.Tensor, pad: Sequence[int], value: Any = 0) -> t
         if source.numel():
             _copy(source, out0=region)
     return out
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    *entries(fill_, "fill_.Scalar", "fill_.Tensor"),
+    Registration("zero_", zero_),
+    Registration("cat", cat),
+    Registration("cat.out", cat_out),
+    Registration("copy_", copy_, condition=is_same_device_copy),
+    Registration("_to_copy", to_copy, condition=is_plain_copy),
+    Registration("stack", stack),
+    Registration("repeat", repeat),
+    Registration("constant_pad_nd", constant_pad_nd),
+)

@@ -8,7 +8,7 @@ smoothing; other calls decompose into log_softmax + nll_loss (see ``ops/nll_loss
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
@@ -17,9 +17,11 @@ import triton.language as tl
 from gems_kernels import autograd, host
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import arithmetic, reductions
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.softmax import row_max_and_sum_exp
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["CrossEntropy", "cross_entropy_loss", "is_plain_cross_entropy"]
+__all__ = ["REGISTRATIONS", "CrossEntropy", "cross_entropy_loss", "is_plain_cross_entropy"]
 
 
 @triton.jit
@@ -35,14 +37,14 @@ def _cross_entropy_forward_kernel(
     log_total = row_max + tl.log(total)
     safe = tl.where(valid, label, 0).to(tl.int64)
     picked = tl.load(scores + base + safe).to(tl.float32)
-    tl.store(losses + row, tl.where(valid, log_total - picked, 0.0))
-    tl.store(valid_out + row, valid.to(tl.float32))
+    store(losses + row, tl.where(valid, log_total - picked, 0.0))
+    store(valid_out + row, valid.to(tl.float32))
     for start in range(0, num_classes, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         mask = cols < num_classes
         values = tl.load(scores + base + cols, mask=mask, other=0.0).to(tl.float32)
         probability = tl.exp(values - log_total) - tl.where(cols == safe, 1.0, 0.0)
-        tl.store(grad + base + cols, tl.where(valid, probability, 0.0), mask=mask)
+        store(grad + base + cols, tl.where(valid, probability, 0.0), mask=mask)
 
 
 def is_plain_cross_entropy(
@@ -114,3 +116,13 @@ def cross_entropy_loss(
             "reduction mean or sum"
         )
     return autograd.apply(CrossEntropy, scores, target, reduction == 1, ignore_index)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration(
+        "cross_entropy_loss",
+        cross_entropy_loss,
+        condition=is_plain_cross_entropy,
+        autograd=True,
+    ),
+)

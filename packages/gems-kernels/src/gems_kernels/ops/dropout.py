@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.reductions import is_floating_input
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise import pointwise_dynamic
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["native_dropout", "native_dropout_backward"]
+__all__ = ["REGISTRATIONS", "native_dropout", "native_dropout_backward"]
 
 
 @triton.jit
@@ -19,8 +24,8 @@ def _dropout_forward_kernel(x, out, mask_out, numel, p, scale, seed, BLOCK: tl.c
     in_range = offsets < numel
     keep = tl.rand(seed, offsets) >= p
     values = tl.load(x + offsets, mask=in_range, other=0.0).to(tl.float32)
-    tl.store(out + offsets, tl.where(keep, values * scale, 0.0), mask=in_range)
-    tl.store(mask_out + offsets, keep, mask=in_range)
+    store(out + offsets, tl.where(keep, values * scale, 0.0), mask=in_range)
+    store(mask_out + offsets, keep, mask=in_range)
 
 
 @pointwise_dynamic(is_tensor=[True, True, False], promotions=[((0,), "DEFAULT")])
@@ -67,3 +72,9 @@ def native_dropout_backward(
 ) -> torch.Tensor:
     """aten::native_dropout_backward: grad * mask * scale."""
     return _dropout_backward(grad_output, mask, scale)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("native_dropout", native_dropout, condition=is_floating_input),
+    Registration("native_dropout_backward", native_dropout_backward),
+)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["embedding", "embedding_dense_backward", "is_unscaled_backward"]
+__all__ = ["REGISTRATIONS", "embedding", "embedding_dense_backward", "is_unscaled_backward"]
 
 
 @triton.jit
@@ -21,7 +23,7 @@ def _embedding_forward_kernel(weight, indices, out, dim, BLOCK_N: tl.constexpr):
         cols = start + tl.arange(0, BLOCK_N)
         mask = cols < dim
         values = tl.load(weight + index * dim + cols, mask=mask)
-        tl.store(out + row * dim + cols, values, mask=mask)
+        store(out + row * dim + cols, values, mask=mask)
 
 
 @triton.jit
@@ -107,3 +109,11 @@ def embedding_dense_backward(
             warmup=False,
         )
     return accumulated.to(grad_output.dtype)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("embedding", embedding),
+    Registration(
+        "embedding_dense_backward", embedding_dense_backward, condition=is_unscaled_backward
+    ),
+)

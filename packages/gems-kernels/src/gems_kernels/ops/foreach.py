@@ -14,19 +14,9 @@ from typing import Any, Final
 import torch
 
 from gems_kernels.ops import arithmetic, norms, ternary, unary_math
+from gems_kernels.ops.registering import Registration, all_floating
 
-__all__ = ["FOREACH", "all_floating", "foreach_norm"]
-
-
-def all_floating(*args: Any, **kwargs: Any) -> bool:
-    """Condition: every tensor in the arguments is floating point and on one device."""
-    tensors = [
-        t
-        for arg in (*args, *kwargs.values())
-        for t in (arg if isinstance(arg, (list, tuple)) else (arg,))
-        if isinstance(t, torch.Tensor)
-    ]
-    return all(t.is_floating_point() for t in tensors) and len({t.device for t in tensors}) <= 1
+__all__ = ["FOREACH", "REGISTRATIONS", "foreach_norm"]
 
 
 def _rows(args: Sequence[Any]) -> list[list[Any]]:
@@ -125,3 +115,8 @@ def _table() -> dict[str, Callable[..., Any]]:
 
 # ATen overload -> implementation.
 FOREACH: Final[dict[str, Callable[..., Any]]] = _table()
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    *(Registration(overload, impl, condition=all_floating) for overload, impl in FOREACH.items()),
+)

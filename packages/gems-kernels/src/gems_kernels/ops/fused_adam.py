@@ -10,15 +10,16 @@ implemented (the condition sends it to ATen).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise import pointwise_dynamic
 
-__all__ = ["fused_adam_", "fused_adamw_", "is_plain_fused_adam"]
+__all__ = ["REGISTRATIONS", "fused_adam_", "fused_adamw_", "is_plain_fused_adam"]
 
 
 @pointwise_dynamic(
@@ -161,3 +162,9 @@ def fused_adamw_(
     """aten::_fused_adamw_ (decoupled weight decay)."""
     _fused(True, self, grads, exp_avgs, exp_avg_sqs, state_steps, lr, beta1, beta2,
            weight_decay, eps, maximize, grad_scale, found_inf)  # fmt: skip
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("_fused_adam_", fused_adam_, condition=is_plain_fused_adam),
+    Registration("_fused_adamw_", fused_adamw_, condition=is_plain_fused_adam),
+)

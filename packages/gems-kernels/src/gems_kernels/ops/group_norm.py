@@ -8,13 +8,20 @@ Triton reductions.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import torch
 
 from gems_kernels.ops import arithmetic, reductions
-from gems_kernels.ops.layer_norm import normalize_rows, normalize_rows_backward, stats_dtype
+from gems_kernels.ops.layer_norm import (
+    normalize_rows,
+    normalize_rows_backward,
+    stats_dtype,
+)
+from gems_kernels.ops.reductions import is_floating_input
+from gems_kernels.ops.registering import Registration
 
-__all__ = ["group_norm_backward", "group_norm_forward"]
+__all__ = ["REGISTRATIONS", "group_norm_backward", "group_norm_forward"]
 
 
 def _channel_view(t: torch.Tensor) -> torch.Tensor:
@@ -83,3 +90,9 @@ def group_norm_backward(
         grad_bias = reductions.sum_dim(grad, [0, 2], dtype=torch.float32)
         grad_bias = grad_bias.to(weight.dtype if weight is not None else x.dtype)
     return grad_x, grad_weight, grad_bias
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("native_group_norm", group_norm_forward, condition=is_floating_input),
+    Registration("native_group_norm_backward", group_norm_backward, condition=is_floating_input),
+)

@@ -3,16 +3,17 @@ their backward ops, with ATen's formulas and boundaries (NaN passes through the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise import pointwise_dynamic
 
 __all__ = [
-    "REGISTERED",
+    "REGISTRATIONS",
     "hardsigmoid",
     "hardsigmoid_",
     "hardsigmoid_backward",
@@ -24,13 +25,6 @@ __all__ = [
     "hardtanh_backward",
     "is_floating_activation",
 ]
-
-REGISTERED = (
-    "hardswish", "hardswish_", "hardswish_backward",
-    "hardsigmoid", "hardsigmoid_", "hardsigmoid_backward",
-    "hardtanh", "hardtanh_", "hardtanh_backward",
-)  # fmt: skip
-"""The ATen overloads this module implements, each by the function of the same name."""
 
 _SAME = [((0,), "DEFAULT")]
 _GRAD = [((0, 1), "DEFAULT")]
@@ -130,3 +124,14 @@ def hardtanh_backward(
 ) -> torch.Tensor:
     """aten::hardtanh_backward: grad strictly inside (min_val, max_val), else 0."""
     return _hardtanh_backward(grad_output, self, float(min_val), float(max_val))
+
+
+# Each function implements the ATen overload of the same name.
+REGISTRATIONS: Final[tuple[Registration, ...]] = tuple(
+    Registration(impl.__name__, impl, condition=is_floating_activation)
+    for impl in (
+        hardswish, hardswish_, hardswish_backward,
+        hardsigmoid, hardsigmoid_, hardsigmoid_backward,
+        hardtanh, hardtanh_, hardtanh_backward,
+    )
+)  # fmt: skip

@@ -20,6 +20,7 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
     "ACCUMULABLE",
@@ -194,10 +195,10 @@ def _indexed_copy_kernel(
     p_row = tl.load(p_outer + o, mask=r_mask, other=0) + tl.load(p_middle + m, mask=r_mask, other=0)
     p_off = p_row[:, None] + _inner_offsets(p_inner, p_inner_stride, c, c_mask, P_TABLE)[None, :]
     if MODE == 0:
-        tl.store(plain + p_off, tl.load(target + t_off, mask=mask), mask=mask)
+        store(plain + p_off, tl.load(target + t_off, mask=mask), mask=mask)
     elif MODE == 1:
         values = tl.load(plain + p_off, mask=mask).to(target.dtype.element_ty)
-        tl.store(target + t_off, values, mask=mask)
+        store(target + t_off, values, mask=mask)
     else:
         values = tl.load(plain + p_off, mask=mask).to(target.dtype.element_ty)
         tl.atomic_add(target + t_off, values, mask=mask)
@@ -235,9 +236,9 @@ def _reduce_lines_kernel(
             result = tl.where((value > current) | (value != value), value, current)
         else:
             result = tl.where((value < current) | (value != value), value, current)
-        tl.store(target + t_off, result, mask=mask)
+        store(target + t_off, result, mask=mask)
         if COUNT:
-            tl.store(count + t_off, tl.load(count + t_off, mask=mask) + 1, mask=mask)
+            store(count + t_off, tl.load(count + t_off, mask=mask) + 1, mask=mask)
 
 
 def indexed_copy(mode: int, dest: Target, plain: Walk, index: Walk, dim_size: int) -> None:

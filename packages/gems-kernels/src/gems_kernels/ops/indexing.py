@@ -6,16 +6,18 @@ scatter and advanced indexing live in :mod:`scatter_gather` and :mod:`advanced_i
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import normalize_dims
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["index_add", "index_select"]
+__all__ = ["REGISTRATIONS", "index_add", "index_select", "is_float32_target"]
 
 
 @triton.jit
@@ -28,7 +30,7 @@ def _index_select_kernel(x, index, out, dim_size, num_index, inner, BLOCK_N: tl.
     for start in range(0, inner, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         mask = cols < inner
-        tl.store(out + program * inner + cols, tl.load(source + cols, mask=mask), mask=mask)
+        store(out + program * inner + cols, tl.load(source + cols, mask=mask), mask=mask)
 
 
 @triton.jit
@@ -114,3 +116,14 @@ def index_add(
             grid=(outer * flat.numel(),), warmup=False,
         )  # fmt: skip
     return out.to(self.dtype)
+
+
+def is_float32_target(self: Any, *args: Any, **kwargs: Any) -> bool:
+    """Condition of index_add: a float32 target (its atomic adds are float32)."""
+    return bool(self.dtype == torch.float32)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("index_select", index_select),
+    Registration("index_add", index_add, condition=is_float32_target),
+)

@@ -9,15 +9,19 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.reductions import is_floating_input
+from gems_kernels.ops.registering import Registration
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "layer_norm_backward",
     "layer_norm_forward",
     "normalize_rows",
@@ -34,7 +38,7 @@ def _store_affine(y, cols, mask, normalized, weight, bias,
         result = result * tl.load(weight + cols, mask=mask, other=0.0).to(tl.float32)
     if HAS_BIAS:
         result = result + tl.load(bias + cols, mask=mask, other=0.0).to(tl.float32)
-    tl.store(y + cols, result, mask=mask)
+    store(y + cols, result, mask=mask)
 
 
 @triton.jit
@@ -78,8 +82,8 @@ def _layer_norm_forward_kernel(
             _store_affine(y + row, cols, mask, (values - mean) * rstd, weight, bias,
                           HAS_WEIGHT, HAS_BIAS)  # fmt: skip
     if CENTER:
-        tl.store(mean_out + row_index, mean)
-    tl.store(rstd_out + row_index, rstd)
+        store(mean_out + row_index, mean)
+    store(rstd_out + row_index, rstd)
 
 
 @triton.jit
@@ -112,7 +116,7 @@ def _layer_norm_backward_kernel(
         result = grad - normalized * (tl.sum(grad * normalized, axis=0) / row_size)
         if CENTER:
             result = result - tl.sum(grad, axis=0) / row_size
-        tl.store(grad_x + row + cols, result * rstd, mask=mask)
+        store(grad_x + row + cols, result * rstd, mask=mask)
     else:
         dot = tl.zeros([BLOCK_N], tl.float32)
         total = tl.zeros([BLOCK_N], tl.float32)
@@ -133,7 +137,7 @@ def _layer_norm_backward_kernel(
             result = grad - (values - mean) * rstd * dot_mean
             if CENTER:
                 result = result - grad_mean
-            tl.store(grad_x + row + cols, result * rstd, mask=mask)
+            store(grad_x + row + cols, result * rstd, mask=mask)
 
 
 @triton.jit
@@ -159,9 +163,9 @@ def _layer_norm_parameter_grad_kernel(
         acc_weight += grad * values * rstd[:, None]
         if HAS_BIAS:
             acc_bias += grad
-    tl.store(grad_weight + cols, tl.sum(acc_weight, axis=0), mask=col_mask)
+    store(grad_weight + cols, tl.sum(acc_weight, axis=0), mask=col_mask)
     if HAS_BIAS:
-        tl.store(grad_bias + cols, tl.sum(acc_bias, axis=0), mask=col_mask)
+        store(grad_bias + cols, tl.sum(acc_bias, axis=0), mask=col_mask)
 
 
 @functools.cache
@@ -332,3 +336,9 @@ def layer_norm_backward(
     if grad_bias is not None and bias is not None:
         grad_bias = grad_bias.to(bias.dtype).reshape(bias.shape)
     return grad_x, grad_weight, grad_bias
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("native_layer_norm", layer_norm_forward, condition=is_floating_input),
+    Registration("native_layer_norm_backward", layer_norm_backward, condition=is_floating_input),
+)

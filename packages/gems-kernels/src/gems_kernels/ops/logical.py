@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl  # noqa: F401  (Triton's interpreter needs it in the kernels' globals)
 
+from gems_kernels.ops.registering import Registration, bitwise_entries
 from gems_kernels.ops.variants import Variants, variants
 from gems_kernels.pointwise import pointwise_dynamic
 
@@ -20,6 +21,7 @@ __all__ = [
     "LOGICAL_NOT",
     "LOGICAL_OR",
     "LOGICAL_XOR",
+    "REGISTRATIONS",
     "is_integral",
 ]
 
@@ -92,3 +94,15 @@ BITWISE_AND: Variants = variants(_bitwise_and)
 BITWISE_OR: Variants = variants(_bitwise_or)
 BITWISE_XOR: Variants = variants(_bitwise_xor)
 BITWISE_NOT: Variants = variants(_bitwise_not)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("logical_and", LOGICAL_AND.functional),
+    Registration("logical_or", LOGICAL_OR.functional),
+    Registration("logical_xor", LOGICAL_XOR.functional),
+    Registration("logical_not", LOGICAL_NOT.functional),
+    *bitwise_entries("bitwise_and", BITWISE_AND, is_integral),
+    *bitwise_entries("bitwise_or", BITWISE_OR, is_integral),
+    *bitwise_entries("bitwise_xor", BITWISE_XOR, is_integral),
+    Registration("bitwise_not", BITWISE_NOT.functional, condition=is_integral),
+)

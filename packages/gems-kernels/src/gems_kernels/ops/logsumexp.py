@@ -4,14 +4,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 import torch
 
 from gems_kernels.ops import arithmetic, reductions, selection, unary_math
 from gems_kernels.ops.out_variants import write_out
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import normalize_dims
 
-__all__ = ["is_floating_logsumexp", "logsumexp", "logsumexp_out"]
+__all__ = ["REGISTRATIONS", "is_floating_logsumexp", "logsumexp", "logsumexp_out"]
 
 
 def is_floating_logsumexp(self: torch.Tensor, *args: object, **kwargs: object) -> bool:
@@ -40,3 +42,9 @@ def logsumexp_out(
 ) -> torch.Tensor:
     """aten::logsumexp.out."""
     return write_out(logsumexp(self, dim, keepdim), out)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("logsumexp", logsumexp, condition=is_floating_logsumexp),
+    Registration("logsumexp.out", logsumexp_out, condition=is_floating_logsumexp),
+)

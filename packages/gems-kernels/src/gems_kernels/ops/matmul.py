@@ -16,8 +16,11 @@ import triton.language as tl
 
 from gems_kernels import caches
 from gems_kernels.backends import current_vendor, tuning
+from gems_kernels.ops.registering import Registration, entries
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "addmm",
     "addmm_",
     "addmm_out",
@@ -75,7 +78,7 @@ def _matmul_kernel(
         )
         acc += beta * tl.load(bias + offsets, mask=mask, other=0.0).to(tl.float32)
     out = c + batch * stride_cb + rows.to(tl.int64)[:, None] * stride_cm + cols[None, :] * stride_cn
-    tl.store(out, acc, mask=mask)
+    store(out, acc, mask=mask)
 
 
 _MATMUL_DTYPES: Final = frozenset((torch.float16, torch.bfloat16, torch.float32))
@@ -362,3 +365,17 @@ def baddbmm_(
     """aten::baddbmm_."""
     _check("baddbmm", batch1, batch2, 3, 3)
     return _launch(batch1, batch2, self, self, float(alpha), float(beta))
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    *entries(mm, "mm", condition=is_matmul_dtype),
+    *entries(bmm, "bmm", condition=is_matmul_dtype),
+    *entries(addmm, "addmm", condition=is_matmul_dtype),
+    *entries(mv, "mv", condition=is_matmul_dtype),
+    Registration("mm.out", mm_out, condition=is_matmul_dtype),
+    Registration("bmm.out", bmm_out, condition=is_matmul_dtype),
+    Registration("addmm.out", addmm_out, condition=is_matmul_dtype),
+    Registration("addmm_", addmm_, condition=is_matmul_dtype),
+    Registration("baddbmm", baddbmm, condition=is_matmul_dtype),
+    Registration("baddbmm_", baddbmm_, condition=is_matmul_dtype),
+)

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.reductions import is_floating_input
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import accumulator, normalize_dims, to_rows
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["std", "var", "var_mean"]
+__all__ = ["REGISTRATIONS", "std", "var", "var_mean"]
 
 
 @triton.jit
@@ -40,8 +43,8 @@ def _var_mean_rows_kernel(
     result = squares / divisor
     if TAKE_SQRT:
         result = tl.sqrt(result)
-    tl.store(var_out + rows, result, mask=row_mask)
-    tl.store(mean_out + rows, mean, mask=row_mask)
+    store(var_out + rows, result, mask=row_mask)
+    store(mean_out + rows, mean, mask=row_mask)
 
 
 def _moments(
@@ -101,3 +104,10 @@ def std(
 ) -> torch.Tensor:
     """aten::std.correction."""
     return _moments(x, dim, correction, keepdim, take_sqrt=True)[0]
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("var_mean.correction", var_mean, condition=is_floating_input),
+    Registration("var.correction", var, condition=is_floating_input),
+    Registration("std.correction", std, condition=is_floating_input),
+)

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl  # noqa: F401  (the interpreter needs it)
 
 from gems_kernels.ops import reductions
+from gems_kernels.ops.registering import Registration, all_floating
 from gems_kernels.pointwise import pointwise_dynamic
 
-__all__ = ["mse_loss", "mse_loss_backward"]
+__all__ = ["REGISTRATIONS", "mse_loss", "mse_loss_backward"]
 
 _NONE, _MEAN, _SUM = 0, 1, 2
 
@@ -45,3 +46,9 @@ def mse_loss_backward(
     """aten::mse_loss_backward: 2 (self - target) grad, divided by the count for the mean."""
     scale: Any = 2.0 / self.numel() if reduction == _MEAN and self.numel() else 2.0
     return _mse_grad(grad_output, self, target, scale)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("mse_loss", mse_loss, condition=all_floating),
+    Registration("mse_loss_backward", mse_loss_backward, condition=all_floating),
+)

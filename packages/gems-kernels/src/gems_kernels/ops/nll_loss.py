@@ -6,7 +6,7 @@ run on Triton kernels (see ``ops/softmax.py``).
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import torch
 import triton
@@ -14,8 +14,17 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import arithmetic, reductions
+from gems_kernels.ops.registering import Registration
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["REDUCTIONS", "is_class_scores", "nll_loss_backward", "nll_loss_forward"]
+__all__ = [
+    "REDUCTIONS",
+    "REGISTRATIONS",
+    "is_class_scores",
+    "is_grad_of_class_scores",
+    "nll_loss_backward",
+    "nll_loss_forward",
+]
 
 REDUCTIONS: Final = {0: "none", 1: "mean", 2: "sum"}
 
@@ -34,8 +43,8 @@ def _nll_loss_forward_kernel(
     if HAS_WEIGHT:
         scale = tl.load(weight + safe).to(tl.float32)
     scale = tl.where(valid, scale, 0.0)
-    tl.store(losses + row, -score * scale)
-    tl.store(weights + row, scale)
+    store(losses + row, -score * scale)
+    store(weights + row, scale)
 
 
 @triton.jit
@@ -57,9 +66,7 @@ def _nll_loss_backward_kernel(
     base = row.to(tl.int64) * num_classes
     for start in range(0, num_classes, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
-        tl.store(
-            grad_scores + base + cols, tl.where(cols == safe, grad, 0.0), mask=cols < num_classes
-        )
+        store(grad_scores + base + cols, tl.where(cols == safe, grad, 0.0), mask=cols < num_classes)
 
 
 def is_class_scores(scores: torch.Tensor, target: torch.Tensor, *args: object) -> bool:
@@ -139,3 +146,14 @@ def nll_loss_backward(
         grid=(num_rows,), warmup=False,
     )  # fmt: skip
     return grad_scores
+
+
+def is_grad_of_class_scores(grad: Any, scores: Any, target: Any, *args: Any) -> bool:
+    """Condition of nll_loss_backward: the forward's condition on its scores and target."""
+    return is_class_scores(scores, target)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("nll_loss_forward", nll_loss_forward, condition=is_class_scores),
+    Registration("nll_loss_backward", nll_loss_backward, condition=is_grad_of_class_scores),
+)

@@ -5,6 +5,7 @@ size is read back to the host once, as in ATen."""
 from __future__ import annotations
 
 import math
+from typing import Final
 
 import torch
 import triton
@@ -12,9 +13,11 @@ import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import comparisons, copies
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.scans import cumsum
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["is_nonzero_input", "is_selectable", "masked_select", "nonzero"]
+__all__ = ["REGISTRATIONS", "is_nonzero_input", "is_selectable", "masked_select", "nonzero"]
 
 
 @triton.jit
@@ -29,9 +32,9 @@ def _compact_kernel(counts, x, out, strides, sizes, numel,
     if INDICES:
         for d in tl.static_range(NDIM):
             index = (offsets // tl.load(strides + d)) % tl.load(sizes + d)
-            tl.store(out + position * NDIM + d, index, mask=keep)
+            store(out + position * NDIM + d, index, mask=keep)
     else:
-        tl.store(out + position, tl.load(x + offsets, mask=keep), mask=keep)
+        store(out + position, tl.load(x + offsets, mask=keep), mask=keep)
 
 
 def is_nonzero_input(self: torch.Tensor) -> bool:
@@ -86,3 +89,9 @@ def masked_select(self: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     values = copies.to_copy(self.expand(shape), memory_format=torch.contiguous_format)
     flags = copies.to_copy(mask.expand(shape), memory_format=torch.contiguous_format)
     return _compact(flags.reshape(-1), values.reshape(-1), tuple(shape), self.dtype)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("nonzero", nonzero, condition=is_nonzero_input),
+    Registration("masked_select", masked_select, condition=is_selectable),
+)

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import accumulator, normalize_dims, to_rows
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["SUPPORTED_ORDERS", "linalg_vector_norm", "supports_order"]
+__all__ = ["REGISTRATIONS", "SUPPORTED_ORDERS", "linalg_vector_norm", "supports_order"]
 
 SUPPORTED_ORDERS = (1.0, 2.0, math.inf)
 
@@ -40,7 +42,7 @@ def _norm_rows_kernel(
             acc = tl.maximum(acc, tl.max(values, axis=1))
     if ORDER == 2:
         acc = tl.sqrt(acc)
-    tl.store(out + rows, acc, mask=row_mask)
+    store(out + rows, acc, mask=row_mask)
 
 
 def supports_order(x: torch.Tensor, ord: Any = 2, *args: Any, **kwargs: Any) -> bool:
@@ -75,3 +77,8 @@ def linalg_vector_norm(
         grid=(tuning.cdiv(layout.num_rows, block_m),), warmup=False,
     )  # fmt: skip
     return out
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("linalg_vector_norm", linalg_vector_norm, condition=supports_order),
+)

@@ -3,12 +3,15 @@ one_hot is a composite that would decompose above the backend)."""
 
 from __future__ import annotations
 
+from typing import Final
+
 import torch
 
 from gems_kernels.ops import comparisons, copies
 from gems_kernels.ops.ranges import arange_out
+from gems_kernels.ops.registering import Registration
 
-__all__ = ["is_int64_index", "one_hot"]
+__all__ = ["REGISTRATIONS", "is_int64_index", "one_hot"]
 
 
 def is_int64_index(self: torch.Tensor, num_classes: int = -1) -> bool:
@@ -28,3 +31,8 @@ def one_hot(self: torch.Tensor, num_classes: int = -1) -> torch.Tensor:
     classes = arange_out(0, num_classes, out=torch.empty(0, dtype=torch.int64, device=self.device))
     matches = comparisons.EQ.functional(self.unsqueeze(-1), classes)
     return copies.to_copy(matches, dtype=torch.int64)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("one_hot", one_hot, condition=is_int64_index, autograd=True),
+)

@@ -4,17 +4,19 @@ computed as usual and copied into ``out`` (resized as ATen resizes it) or ``self
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 import torch
 
 from gems_kernels.ops import copies
-from gems_kernels.ops.reductions import sum_dim
+from gems_kernels.ops.reductions import is_floating_input, sum_dim
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.scans import cumsum
 from gems_kernels.ops.softmax import log_softmax, softmax
 from gems_kernels.ops.triangular import tril, triu
 
 __all__ = [
+    "REGISTRATIONS",
     "cumsum_",
     "cumsum_out",
     "log_softmax_out",
@@ -75,3 +77,16 @@ def sum_out(
 ) -> torch.Tensor:
     """aten::sum.IntList_out."""
     return write_out(sum_dim(self, dim, keepdim, dtype=dtype), out)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("cumsum.out", cumsum_out),
+    Registration("cumsum_", cumsum_),
+    Registration("sum.IntList_out", sum_out),
+    Registration("_softmax.out", softmax_out, condition=is_floating_input),
+    Registration("_log_softmax.out", log_softmax_out, condition=is_floating_input),
+    Registration("triu_", triu_),
+    Registration("tril_", tril_),
+    Registration("triu.out", triu_out),
+    Registration("tril.out", tril_out),
+)

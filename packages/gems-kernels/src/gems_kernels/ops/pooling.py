@@ -20,8 +20,11 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "adaptive_avg_pool2d",
     "adaptive_avg_pool2d_backward",
     "avg_pool2d",
@@ -119,18 +122,18 @@ def _pool_kernel(
                 total_sum += tl.where(ok, value, 0.0)
     offsets = n * o_n + c * o_c + oy * o_h + ox * o_w
     if MODE == 0:
-        tl.store(out + offsets, best, mask=live)
-        tl.store(indices + offsets, best_index, mask=live)
+        store(out + offsets, best, mask=live)
+        store(indices + offsets, best_index, mask=live)
     elif MODE == 1:
         divisor = _avg_divisor(oy, ox, height, width, stride_h, stride_w, pad_h, pad_w,
                                kernel_h, kernel_w, COUNT_PAD, DIVISOR)  # fmt: skip
         empty = (tl.minimum(y0 + kernel_h, height) <= tl.maximum(y0, 0)) | (
             tl.minimum(x0 + kernel_w, width) <= tl.maximum(x0, 0)
         )
-        tl.store(out + offsets, tl.where(empty, 0.0, total_sum / divisor), mask=live)
+        store(out + offsets, tl.where(empty, 0.0, total_sum / divisor), mask=live)
     else:
         area = ((y1 - y0) * (x1 - x0)).to(tl.float32)
-        tl.store(out + offsets, total_sum / area, mask=live)
+        store(out + offsets, total_sum / area, mask=live)
 
 
 @triton.jit
@@ -175,7 +178,7 @@ def _pool_backward_kernel(
                 rows = _adaptive_end(oy, height, out_h) - _adaptive_start(oy, height, out_h)
                 cols = _adaptive_end(ox, width, out_w) - _adaptive_start(ox, width, out_w)
                 acc += tl.where(ok, g / tl.maximum(rows * cols, 1).to(tl.float32), 0.0)
-    tl.store(grad_in + n * i_n + c * i_c + iy * i_h + ix * i_w, acc, mask=live)
+    store(grad_in + n * i_n + c * i_c + iy * i_h + ix * i_w, acc, mask=live)
 
 
 class _Window(NamedTuple):
@@ -445,3 +448,21 @@ def adaptive_avg_pool2d_backward(grad_output: torch.Tensor, self: torch.Tensor) 
     kernel = (_adaptive_bound(out_h, x.shape[2]), _adaptive_bound(out_w, x.shape[3]))
     _launch_backward(grad, None, grad_in, _Window(kernel, (1, 1), (0, 0), (1, 1), False), _ADAPTIVE)
     return _result(grad_in, self.dim() == 3)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("max_pool2d_with_indices", max_pool2d_with_indices, condition=fits_max_pool),
+    Registration(
+        "max_pool2d_with_indices_backward",
+        max_pool2d_with_indices_backward,
+        condition=fits_max_pool_backward,
+    ),
+    Registration("avg_pool2d", avg_pool2d, condition=fits_avg_pool),
+    Registration("avg_pool2d_backward", avg_pool2d_backward, condition=fits_avg_pool_backward),
+    Registration("_adaptive_avg_pool2d", adaptive_avg_pool2d, condition=fits_adaptive),
+    Registration(
+        "_adaptive_avg_pool2d_backward",
+        adaptive_avg_pool2d_backward,
+        condition=fits_adaptive_backward,
+    ),
+)

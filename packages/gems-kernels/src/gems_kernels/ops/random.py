@@ -6,15 +6,17 @@ The seed is drawn from the call's ``generator`` (PyTorch's default one when None
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["bernoulli_", "is_dense_float", "normal_", "uniform_"]
+__all__ = ["REGISTRATIONS", "bernoulli_", "is_dense_float", "normal_", "uniform_"]
 
 _UNIFORM, _NORMAL, _BERNOULLI = 0, 1, 2
 
@@ -29,7 +31,7 @@ def _random_kernel(out, numel, seed, a, b, KIND: tl.constexpr, BLOCK: tl.constex
         value = a + (b - a) * tl.rand(seed, offsets)
     else:
         value = (tl.rand(seed, offsets) < a).to(tl.float32)
-    tl.store(out + offsets, value, mask=mask)
+    store(out + offsets, value, mask=mask)
 
 
 def is_dense_float(self: torch.Tensor, *args: Any, **kwargs: Any) -> bool:
@@ -75,3 +77,10 @@ def bernoulli_(self: torch.Tensor, p: float = 0.5, *, generator: Any = None) -> 
     if not 0 <= p <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     return _fill(self, _BERNOULLI, float(p), 0.0, generator)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("uniform_", uniform_, condition=is_dense_float),
+    Registration("normal_", normal_, condition=is_dense_float),
+    Registration("bernoulli_.float", bernoulli_, condition=is_dense_float),
+)

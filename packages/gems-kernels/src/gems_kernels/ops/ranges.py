@@ -3,21 +3,23 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["arange_out"]
+__all__ = ["REGISTRATIONS", "arange_out"]
 
 
 @triton.jit
 def _arange_kernel(out, start, step, numel, BLOCK: tl.constexpr):
     offsets = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-    tl.store(out + offsets, start + offsets * step, mask=offsets < numel)
+    store(out + offsets, start + offsets * step, mask=offsets < numel)
 
 
 def arange_out(start: Any, end: Any, step: Any = 1, *, out: torch.Tensor) -> torch.Tensor:
@@ -42,3 +44,6 @@ def arange_out(start: Any, end: Any, step: Any = 1, *, out: torch.Tensor) -> tor
             grid=(tuning.cdiv(numel, block),), warmup=False,
         )  # fmt: skip
     return out
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (Registration("arange.start_out", arange_out),)

@@ -10,9 +10,12 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration, entries
 from gems_kernels.ops.row_layout import accumulator, normalize_dims, to_rows
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "all_dim",
     "all_dims",
     "amax",
@@ -86,7 +89,7 @@ def _reduce_rows_kernel(
             acc = acc | (tl.max(values.to(tl.int32), axis=1) > 0)
     if OP == 0:
         acc = acc * scale
-    tl.store(out + rows, acc, mask=row_mask)
+    store(out + rows, acc, mask=row_mask)
 
 
 @triton.jit
@@ -248,3 +251,21 @@ def any_dims(x: torch.Tensor, dim: Sequence[int] | None = None, keepdim: bool = 
 def any_dim(x: torch.Tensor, dim: int, keepdim: bool = False) -> torch.Tensor:
     """aten::any.dim."""
     return reduce(x, "any", dim, keepdim, _bool_dtype(x))
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("sum", sum),
+    Registration("sum.dim_IntList", sum_dim),
+    Registration("mean", mean),
+    Registration("mean.dim", mean_dim),
+    Registration("prod", prod),
+    Registration("prod.dim_int", prod_dim),
+    Registration("amax", amax, condition=is_floating_input),
+    Registration("amin", amin, condition=is_floating_input),
+    Registration("max", max_all, condition=is_floating_input),
+    Registration("min", min_all, condition=is_floating_input),
+    *entries(all_dims, "all", "all.dims"),
+    Registration("all.dim", all_dim),
+    *entries(any_dims, "any", "any.dims"),
+    Registration("any.dim", any_dim),
+)

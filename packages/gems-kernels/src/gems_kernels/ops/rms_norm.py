@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import torch
 
 from gems_kernels import autograd, host
 from gems_kernels.ops.layer_norm import normalize_rows, normalize_rows_backward
+from gems_kernels.ops.reductions import is_floating_input
+from gems_kernels.ops.registering import Registration
 
-__all__ = ["RmsNorm", "rms_norm", "rms_norm_backward", "rms_norm_forward"]
+__all__ = ["REGISTRATIONS", "RmsNorm", "rms_norm", "rms_norm_backward", "rms_norm_forward"]
 
 
 def _eps(x: torch.Tensor, eps: float | None) -> float:
@@ -83,3 +85,8 @@ def rms_norm(
             f"input of shape {list(x.shape)}"
         )
     return autograd.apply(RmsNorm, x, weight, math.prod(normalized_shape), _eps(x, eps))
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("rms_norm", rms_norm, autograd=True, condition=is_floating_input),
+)

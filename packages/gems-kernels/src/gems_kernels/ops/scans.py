@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import accumulator, normalize_dims
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["cumsum"]
+__all__ = ["REGISTRATIONS", "cumsum"]
 
 
 @triton.jit
@@ -21,7 +25,7 @@ def _cumsum_rows_kernel(x, out, row_size, ACC: tl.constexpr, BLOCK_N: tl.constex
         mask = cols < row_size
         values = tl.load(x + row * row_size + cols, mask=mask, other=0).to(ACC)
         running = tl.cumsum(values, axis=0) + carry
-        tl.store(out + row * row_size + cols, running, mask=mask)
+        store(out + row * row_size + cols, running, mask=mask)
         carry += tl.sum(values, axis=0)
 
 
@@ -44,3 +48,6 @@ def cumsum(x: torch.Tensor, dim: int, *, dtype: torch.dtype | None = None) -> to
             grid=(num_rows,), warmup=False,
         )  # fmt: skip
     return out.movedim(-1, axis)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (Registration("cumsum", cumsum),)

@@ -8,14 +8,16 @@ atomics (float32 accumulation for half types); the other reductions walk each li
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 
 from gems_kernels.ops import indexed_copy
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import normalize_dims
 
 __all__ = [
+    "REGISTRATIONS",
     "fits_scatter_add",
     "fits_scatter_reduce",
     "gather",
@@ -213,3 +215,14 @@ def scatter_reduce_(self: torch.Tensor, dim: int, index: torch.Tensor, src: torc
                     reduce: str, *, include_self: bool = True) -> torch.Tensor:  # fmt: skip
     """aten::scatter_reduce_.two."""
     return self.copy_(scatter_reduce(self, dim, index, src, reduce, include_self=include_self))
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("gather", gather, condition=is_gather_shape),
+    Registration("scatter.src", scatter_src, condition=is_gather_shape),
+    Registration("scatter.value", scatter_value, condition=is_gather_shape),
+    Registration("scatter_add", scatter_add, condition=fits_scatter_add),
+    Registration("scatter_add_", scatter_add_, condition=fits_scatter_add),
+    Registration("scatter_reduce.two", scatter_reduce, condition=fits_scatter_reduce),
+    Registration("scatter_reduce_.two", scatter_reduce_, condition=fits_scatter_reduce),
+)

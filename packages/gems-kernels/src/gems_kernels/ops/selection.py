@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
+from gems_kernels.ops.arithmetic import is_floating
+from gems_kernels.ops.registering import Registration, entries
 from gems_kernels.pointwise import pointwise_dynamic
 
 __all__ = [
+    "REGISTRATIONS",
     "clamp",
     "clamp_",
     "clamp_max",
@@ -216,3 +219,26 @@ def clamp_max_(self: torch.Tensor, max: Any) -> torch.Tensor:
 def clamp_max_out(self: torch.Tensor, max: Any, *, out: torch.Tensor) -> torch.Tensor:
     """aten::clamp_max.out / clamp_max.Tensor_out."""
     return _clamp_max(self, max, out0=out)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("where.self", where),
+    Registration("clamp", clamp),
+    Registration("clamp_", clamp_),
+    Registration("clamp.Tensor", clamp_tensor),
+    Registration("clamp.out", clamp_out),
+    Registration("clamp_.Tensor", clamp_tensor_),
+    Registration("clamp.Tensor_out", clamp_tensor_out),
+    *entries(clamp_min, "clamp_min", "clamp_min.Tensor"),
+    *entries(clamp_min_, "clamp_min_", "clamp_min_.Tensor"),
+    *entries(clamp_min_out, "clamp_min.out", "clamp_min.Tensor_out"),
+    *entries(clamp_max, "clamp_max", "clamp_max.Tensor"),
+    *entries(clamp_max_, "clamp_max_", "clamp_max_.Tensor"),
+    *entries(clamp_max_out, "clamp_max.out", "clamp_max.Tensor_out"),
+    Registration("where.self_out", where_out),
+    Registration("nan_to_num", nan_to_num, condition=is_floating),
+    Registration("nan_to_num_", nan_to_num_, condition=is_floating),
+    Registration("nan_to_num.out", nan_to_num_out, condition=is_floating),
+    *entries(masked_fill, "masked_fill.Scalar", "masked_fill.Tensor"),
+    *entries(masked_fill_, "masked_fill_.Scalar", "masked_fill_.Tensor"),
+)

@@ -7,15 +7,20 @@ maximum and normaliser (online softmax) and one to write; rows of any length are
 from __future__ import annotations
 
 import functools
+from typing import Final
 
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.reductions import is_floating_input
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import normalize_dims
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "log_softmax",
     "log_softmax_backward",
     "row_max_and_sum_exp",
@@ -60,7 +65,7 @@ def _softmax_forward_kernel(x, y, row_size, LOG: tl.constexpr, SINGLE_PASS: tl.c
             result = shifted - tl.log(total)
         else:
             result = exponentials / total
-        tl.store(y + row + cols, result, mask=mask)
+        store(y + row + cols, result, mask=mask)
     else:
         row_max, total = row_max_and_sum_exp(x + row, row_size, BLOCK_N)
         for start in range(0, row_size, BLOCK_N):
@@ -71,7 +76,7 @@ def _softmax_forward_kernel(x, y, row_size, LOG: tl.constexpr, SINGLE_PASS: tl.c
                 result = values - row_max - tl.log(total)
             else:
                 result = tl.exp(values - row_max) / total
-            tl.store(y + row + cols, result, mask=mask)
+            store(y + row + cols, result, mask=mask)
 
 
 @triton.jit
@@ -88,7 +93,7 @@ def _softmax_backward_kernel(grad_y, y, grad_x, row_size, LOG: tl.constexpr,
             result = grad - tl.exp(out) * tl.sum(grad, axis=0)
         else:
             result = out * (grad - tl.sum(grad * out, axis=0))
-        tl.store(grad_x + row + cols, result, mask=mask)
+        store(grad_x + row + cols, result, mask=mask)
     else:
         acc = tl.zeros([BLOCK_N], tl.float32)
         for start in range(0, row_size, BLOCK_N):
@@ -109,7 +114,7 @@ def _softmax_backward_kernel(grad_y, y, grad_x, row_size, LOG: tl.constexpr,
                 result = grad - tl.exp(out) * total
             else:
                 result = out * (grad - total)
-            tl.store(grad_x + row + cols, result, mask=mask)
+            store(grad_x + row + cols, result, mask=mask)
 
 
 def _rows(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, int, int]:
@@ -203,3 +208,11 @@ def log_softmax_backward(
 ) -> torch.Tensor:
     """aten::_log_softmax_backward_data."""
     return _backward(grad_output, output, dim, input_dtype, log=True)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("_softmax", softmax, condition=is_floating_input),
+    Registration("_log_softmax", log_softmax, condition=is_floating_input),
+    Registration("_softmax_backward_data", softmax_backward, condition=is_floating_input),
+    Registration("_log_softmax_backward_data", log_softmax_backward, condition=is_floating_input),
+)

@@ -15,10 +15,13 @@ import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, tuning
+from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.row_layout import normalize_dims
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
     "MAX_ROW",
+    "REGISTRATIONS",
     "sort",
     "sort_fits",
     "sort_stable",
@@ -51,8 +54,8 @@ def _sort_rows_kernel(x, values_out, indices_out, row_size, keep,
     bits_back = ordered_back ^ ((ordered_back >> 31) & 0x7FFFFFFF)
     result = bits_back.to(tl.float32, bitcast=True)
     out_mask = cols < keep
-    tl.store(values_out + row * keep + cols, result, mask=out_mask)
-    tl.store(indices_out + row * keep + cols, index, mask=out_mask)
+    store(values_out + row * keep + cols, result, mask=out_mask)
+    store(indices_out + row * keep + cols, index, mask=out_mask)
 
 
 def _fits(x: torch.Tensor, dim: int) -> bool:
@@ -120,3 +123,10 @@ def topk(
     if not 0 <= k <= size:
         raise RuntimeError(f"k: selected index k={k} out of range for a dimension of size {size}")
     return _sorted_rows(self, dim, largest, k)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("sort", sort, condition=sort_fits),
+    Registration("sort.stable", sort_stable, condition=sort_stable_fits),
+    Registration("topk", topk, condition=topk_fits),
+)

@@ -3,15 +3,17 @@ and ``out=``)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import torch
 import triton
 import triton.language as tl
 
+from gems_kernels.ops.registering import Registration, all_floating, entries
 from gems_kernels.pointwise import pointwise_dynamic
 
 __all__ = [
+    "REGISTRATIONS",
     "addcdiv",
     "addcdiv_",
     "addcdiv_out",
@@ -94,3 +96,16 @@ def lerp_(self: torch.Tensor, end: Any, weight: Any) -> torch.Tensor:
 def lerp_out(self: Any, end: Any, weight: Any, *, out: torch.Tensor) -> torch.Tensor:
     """aten::lerp.Scalar_out / lerp.Tensor_out."""
     return _lerp(self, end, weight, out0=out)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("addcmul", addcmul, condition=all_floating),
+    Registration("addcmul_", addcmul_, condition=all_floating),
+    Registration("addcmul.out", addcmul_out, condition=all_floating),
+    Registration("addcdiv", addcdiv, condition=all_floating),
+    Registration("addcdiv_", addcdiv_, condition=all_floating),
+    Registration("addcdiv.out", addcdiv_out, condition=all_floating),
+    *entries(lerp, "lerp.Scalar", "lerp.Tensor", condition=all_floating),
+    *entries(lerp_, "lerp_.Scalar", "lerp_.Tensor", condition=all_floating),
+    *entries(lerp_out, "lerp.Scalar_out", "lerp.Tensor_out", condition=all_floating),
+)

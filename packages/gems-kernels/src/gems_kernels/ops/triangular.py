@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import torch
 import triton
 import triton.language as tl
 
 from gems_kernels.backends import current_vendor, launch_config, tuning
+from gems_kernels.ops.registering import Registration
+from gems_kernels.pointwise.rounding import store
 
-__all__ = ["tril", "triu"]
+__all__ = ["REGISTRATIONS", "tril", "triu"]
 
 
 @triton.jit
@@ -24,7 +28,7 @@ def _triangle_kernel(x, out, rows, cols, diagonal, UPPER: tl.constexpr, BLOCK_N:
             keep = col - row >= diagonal
         else:
             keep = col - row <= diagonal
-        tl.store(out + base + col, tl.where(keep, values, tl.zeros_like(values)), mask=mask)
+        store(out + base + col, tl.where(keep, values, tl.zeros_like(values)), mask=mask)
 
 
 def _triangle(x: torch.Tensor, diagonal: int, upper: bool) -> torch.Tensor:
@@ -53,3 +57,9 @@ def triu(self: torch.Tensor, diagonal: int = 0) -> torch.Tensor:
 def tril(self: torch.Tensor, diagonal: int = 0) -> torch.Tensor:
     """aten::tril."""
     return _triangle(self, diagonal, upper=False)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("triu", triu),
+    Registration("tril", tril),
+)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import triton
 import triton.language as tl
 
 from gems_kernels.ops import scalar_math
+from gems_kernels.ops.arithmetic import is_floating
+from gems_kernels.ops.registering import Registration, no_bool, pointwise_entries
 from gems_kernels.ops.variants import Variants, variants
 from gems_kernels.pointwise import pointwise_dynamic
 
@@ -25,6 +29,7 @@ __all__ = [
     "LOG2",
     "NEG",
     "RECIPROCAL",
+    "REGISTRATIONS",
     "RSQRT",
     "SIGMOID",
     "SIN",
@@ -179,3 +184,28 @@ RECIPROCAL: Variants = variants(_reciprocal)
 ISNAN: Variants = variants(_isnan)
 ISINF: Variants = variants(_isinf)
 ISFINITE: Variants = variants(_isfinite)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    *pointwise_entries("abs", ABS, condition=no_bool),
+    *pointwise_entries("neg", NEG, condition=no_bool),
+    *pointwise_entries("floor", FLOOR, condition=is_floating),
+    *pointwise_entries("ceil", CEIL, condition=is_floating),
+    *pointwise_entries("exp", EXP),
+    *pointwise_entries("exp2", EXP2),
+    *pointwise_entries("log", LOG),
+    *pointwise_entries("log2", LOG2),
+    *pointwise_entries("log1p", LOG1P),
+    *pointwise_entries("sqrt", SQRT),
+    *pointwise_entries("rsqrt", RSQRT),
+    *pointwise_entries("sin", SIN),
+    *pointwise_entries("cos", COS),
+    *pointwise_entries("erf", ERF),
+    *pointwise_entries("tanh", TANH),
+    *pointwise_entries("sigmoid", SIGMOID),
+    *pointwise_entries("reciprocal", RECIPROCAL),
+    Registration("isnan", ISNAN.functional),
+    Registration("isinf", ISINF.functional),
+    # isfinite is a composite: at the autograd key it runs as one kernel.
+    Registration("isfinite", ISFINITE.functional, condition=is_floating, autograd=True),
+)

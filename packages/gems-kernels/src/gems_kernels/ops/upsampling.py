@@ -20,8 +20,11 @@ import triton.language as tl
 from gems_kernels.backends import current_vendor, launch_config, tuning
 from gems_kernels.ops import copies
 from gems_kernels.ops.pooling import lanes_nchw
+from gems_kernels.ops.registering import Registration
+from gems_kernels.pointwise.rounding import store
 
 __all__ = [
+    "REGISTRATIONS",
     "fits_upsample",
     "fits_upsample_backward",
     "upsample_bilinear2d",
@@ -90,7 +93,7 @@ def _upsample_kernel(
             sy = _nearest(oy, scale_h, height)
             sx = _nearest(ox, scale_w, width)
             value = tl.load(base + sy * x_h + sx * x_w, mask=live, other=0.0)
-        tl.store(out + n * o_n + c * o_c + oy * o_h + ox * o_w, value, mask=live)
+        store(out + n * o_n + c * o_c + oy * o_h + ox * o_w, value, mask=live)
 
 
 def fits_upsample(self: torch.Tensor, output_size: Sequence[int], *args: Any) -> bool:
@@ -238,3 +241,16 @@ def upsample_bilinear2d_backward(
     """aten::upsample_bilinear2d_backward."""
     scales = _scales(input_size, output_size, (scales_h, scales_w), align_corners)
     return _backward(grad_output, input_size, scales, True, align_corners)
+
+
+# Each function implements the ATen overload of the same name.
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    *(
+        Registration(impl.__name__, impl, condition=fits_upsample)
+        for impl in (upsample_nearest2d, upsample_bilinear2d)
+    ),
+    *(
+        Registration(impl.__name__, impl, condition=fits_upsample_backward)
+        for impl in (upsample_nearest2d_backward, upsample_bilinear2d_backward)
+    ),
+)

@@ -5,14 +5,16 @@ strided copy into a view of the result (gems kernels both)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import torch
 
 from gems_kernels.ops import copies
+from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise import supports_dtype
 
 __all__ = [
+    "REGISTRATIONS",
     "is_plain_scalar_tensor",
     "is_storable",
     "scalar_tensor",
@@ -77,3 +79,14 @@ def scalar_tensor(
     """aten::scalar_tensor: a 0-d tensor holding ``s`` (the default dtype unless given)."""
     out = torch.empty((), dtype=dtype or torch.get_default_dtype(), device=device)
     return copies.fill_(out, s)
+
+
+REGISTRATIONS: Final[tuple[Registration, ...]] = (
+    Registration("select_backward", select_backward, condition=is_storable),
+    Registration("slice_backward", slice_backward, condition=is_storable),
+    Registration(
+        "scalar_tensor",
+        scalar_tensor,
+        condition=is_plain_scalar_tensor,
+    ),
+)

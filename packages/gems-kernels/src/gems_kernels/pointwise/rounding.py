@@ -5,12 +5,20 @@ rounding to nearest-even, and an integer-to-bfloat16 cast reinterprets the integ
 a bfloat16 pattern (1 becomes 9.2e-41). Generated pointwise kernels convert through these
 functions when they run in the interpreter; compiled kernels keep the hardware conversion, which
 rounds to nearest-even already.
+
+The other kernels (matmul, convolution, norms, softmax, reductions, attention, losses, ...) write
+their results through :func:`store`, which rounds the same way under the interpreter.
 """
+
+import os
 
 import triton
 import triton.language as tl
 
-__all__ = ["convert", "from_bfloat16", "to_bfloat16", "to_float64"]
+__all__ = ["convert", "from_bfloat16", "store", "to_bfloat16", "to_float64"]
+
+# Read once at import, like Triton itself: kernels run in the interpreter for the whole process.
+_INTERPRETED: tl.constexpr = tl.constexpr(os.environ.get("TRITON_INTERPRET", "") == "1")
 
 
 @triton.jit
@@ -43,6 +51,16 @@ def convert(x, dtype: tl.constexpr):
     else:
         y = x.to(dtype)
     return y
+
+
+@triton.jit
+def store(pointer, value, mask=None):
+    """``tl.store`` of ``value`` converted to the pointer's element type; a bfloat16 result is
+    rounded to nearest-even under the interpreter too (compiled stores already round so)."""
+    if _INTERPRETED:
+        tl.store(pointer, convert(value, pointer.dtype.element_ty), mask=mask)
+    else:
+        tl.store(pointer, value, mask=mask)
 
 
 @triton.jit
