@@ -25,7 +25,9 @@ from trainer_sdk.ui import manifests
 
 __all__ = ["RACY_SECONDS", "SETTLED", "IndexedJob", "JobIndex"]
 
-SETTLED: Final = frozenset({constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED, "Stopped"})
+SETTLED: Final = frozenset(
+    {constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED, constants.TRAINJOB_STOPPED}
+)
 RACY_SECONDS: Final = 2.0
 
 
