@@ -172,7 +172,19 @@ def _job_table(job: types.TrainJob) -> Table:
         _column("COUNT"),
         _column("POD", name=True),
     ]
-    return _table(columns, rows, title=f"{job.name}: {job.status}", caption=job.message)
+    caption = "\n".join(filter(None, [job.message, _checkpoint_line(job)]))
+    return _table(columns, rows, title=f"{job.name}: {job.status}", caption=caption or None)
+
+
+def _checkpoint_line(job: types.TrainJob) -> str | None:
+    """The latest checkpoint's step and age (``trainer_sdk.checkpoint``), when there is one."""
+    found = job.checkpoint
+    if found is None or found.step is None:
+        return None
+    age = f", {_age(found.saved_at, datetime.now(timezone.utc))} ago" if found.saved_at else ""
+    resumed = found.resumed_from_step
+    origin = f", resumed from step {resumed}" if resumed is not None else ""
+    return f"checkpoint: step {found.step}{age} (attempt {found.attempt}{origin})"
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
