@@ -73,12 +73,12 @@ def test_sigterm_to_the_job_from_outside_reads_preempted_and_resumes(tmp_path: P
 
     client.submit(manifest, builtin_runtimes()["torch-distributed"].to_dict())
     try:
-        client.wait_for_job_status("outside", [constants.TRAINJOB_RUNNING], timeout=WAIT_SECONDS)
+        client.wait_for_job_status("outside", {constants.TRAINJOB_RUNNING}, timeout=WAIT_SECONDS)
         recorded = JobDir(tmp_path / "jobs", "outside").supervisor_pid.read_text()
         guardian = processes.ProcessIdentity.parse(recorded)
         assert guardian is not None and guardian.send(signal.SIGTERM)
         job = client.wait_for_job_status(
-            "outside", [constants.TRAINJOB_SUSPENDED], timeout=WAIT_SECONDS
+            "outside", {constants.TRAINJOB_SUSPENDED}, timeout=WAIT_SECONDS
         )
         assert job.status == constants.TRAINJOB_SUSPENDED
         [event] = [e for e in client.get_job_events("outside") if e.reason == "Preempted"]

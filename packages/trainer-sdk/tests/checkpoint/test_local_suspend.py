@@ -98,7 +98,7 @@ def test_a_rank_preempted_without_restarts_left_reads_preempted_and_resumes(
     out = tmp_path / "out.pt"
     client.submit(trainjob("preempted", out, "--term-at", "5"), no_restarts)
     job = client.wait_for_job_status(
-        "preempted", [constants.TRAINJOB_SUSPENDED], timeout=WAIT_SECONDS, polling_interval=1
+        "preempted", {constants.TRAINJOB_SUSPENDED}, timeout=WAIT_SECONDS, polling_interval=1
     )
     assert job.status == constants.TRAINJOB_SUSPENDED
     preempted = [e for e in client.get_job_events("preempted") if e.reason == "Preempted"]

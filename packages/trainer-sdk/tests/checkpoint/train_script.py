@@ -89,6 +89,11 @@ def main() -> None:
     engine = None
     if args.mode == "deepspeed":  # ZeRO-2; the engine steps the optimizer and the scheduler
         import deepspeed
+        import deepspeed.comm.torch
+
+        # Its optional CPU shared-memory allreduce is a C++ extension compiled at the first
+        # init (more than 15 minutes on the shared test machine); gloo runs the collectives.
+        deepspeed.comm.torch.build_shm_op = lambda: None
 
         engine, *_ = deepspeed.initialize(
             model=net, optimizer=optimizer, lr_scheduler=scheduler, config=DEEPSPEED_CONFIG
