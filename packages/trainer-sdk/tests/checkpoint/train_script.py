@@ -88,12 +88,14 @@ def main() -> None:
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=3, gamma=0.5)
     engine = None
     if args.mode == "deepspeed":  # ZeRO-2; the engine steps the optimizer and the scheduler
+        import sys
+
         import deepspeed
         import deepspeed.comm.torch
 
         # Its optional CPU shared-memory allreduce is a C++ extension compiled at the first
         # init (more than 15 minutes on the shared test machine); gloo runs the collectives.
-        deepspeed.comm.torch.build_shm_op = lambda: None
+        sys.modules["deepspeed.comm.torch"].build_shm_op = lambda: None
 
         engine, *_ = deepspeed.initialize(
             model=net, optimizer=optimizer, lr_scheduler=scheduler, config=DEEPSPEED_CONFIG
