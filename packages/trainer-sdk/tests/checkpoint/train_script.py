@@ -96,6 +96,7 @@ def main() -> None:
         # Its optional CPU shared-memory allreduce is a C++ extension compiled at the first
         # init (more than 15 minutes on the shared test machine); gloo runs the collectives.
         sys.modules["deepspeed.comm.torch"].build_shm_op = lambda: None
+        os.environ.setdefault("LOCAL_RANK", str(rank))  # what torchrun would set on one host
 
         engine, *_ = deepspeed.initialize(
             model=net, optimizer=optimizer, lr_scheduler=scheduler, config=DEEPSPEED_CONFIG
