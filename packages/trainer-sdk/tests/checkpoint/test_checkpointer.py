@@ -73,18 +73,24 @@ def test_restore_brings_back_every_part(tmp_path: Path) -> None:
 
 
 def test_async_save_keeps_the_values_of_the_save_call(tmp_path: Path) -> None:
-    model = nn.Linear(256, 256)
+    """The copy runs in the background; the optimizer step waits for it (its pre-hook) and a
+    module with buffers waits before its forward."""
+    model = nn.Sequential(nn.Linear(1024, 1024), nn.BatchNorm1d(1024))
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0)
+    model(torch.randn(8, 1024)).sum().backward()
     saved = {name: tensor.clone() for name, tensor in model.state_dict().items()}
-    with checkpoint.Checkpointer({"model": model}, directory=tmp_path, async_save=True) as ckpt:
+    state = {"model": model, "optimizer": optimizer}
+    with checkpoint.Checkpointer(state, directory=tmp_path, async_save=True) as ckpt:
         ckpt.save(1)
-        with torch.no_grad():
-            for param in model.parameters():
-                param.add_(1.0)
+        model(torch.randn(8, 1024))  # updates the batch-norm statistics
+        optimizer.step()
+        assert ckpt._staging is not None and ckpt._staging._staging is None  # a hook waited
+        assert not torch.equal(next(model.parameters()), saved["0.weight"])
         assert _layout.latest(tmp_path) is None or _layout.latest(tmp_path).step == 1  # type: ignore[union-attr]
         ckpt.wait()
     found = checkpoint.latest(tmp_path)
     assert found is not None and found.step == 1
-    restored = nn.Linear(256, 256)
+    restored = nn.Sequential(nn.Linear(1024, 1024), nn.BatchNorm1d(1024))
     with checkpoint.Checkpointer({"model": restored}, directory=tmp_path) as ckpt:
         assert ckpt.restore() == 1
     for name, tensor in saved.items():

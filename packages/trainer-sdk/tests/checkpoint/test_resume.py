@@ -5,6 +5,7 @@ never interrupted, bitwise, having trained on every sample exactly once."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import socket
@@ -108,6 +109,13 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.param(("--mode", "fsdp"), id="fsdp2-dcp"),
         pytest.param(("--mode", "ddp", "--async-save"), id="ddp-async"),
         pytest.param(("--mode", "ddp", "--cache"), id="ddp-data-cache"),
+        pytest.param(
+            ("--mode", "deepspeed"),
+            id="deepspeed-zero2",
+            marks=pytest.mark.skipif(
+                importlib.util.find_spec("deepspeed") is None, reason="deepspeed is not installed"
+            ),
+        ),
     ],
 )
 def test_kill_one_rank_then_resume_matches_an_uninterrupted_run(

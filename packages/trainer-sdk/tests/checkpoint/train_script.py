@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import os
 import signal
+import time
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
@@ -35,6 +36,14 @@ class Position:
         self.next = int(state["next"])
 
 
+DEEPSPEED_CONFIG = {
+    "train_micro_batch_size_per_gpu": 4,
+    "gradient_accumulation_steps": 1,
+    "zero_optimization": {"stage": 2},
+    "zero_allow_untested_optimizer": True,
+}
+
+
 def model() -> nn.Module:
     torch.manual_seed(0)
     return nn.Sequential(nn.Linear(8, 16), nn.Dropout(0.2), nn.ReLU(), nn.Linear(16, 1))
@@ -45,7 +54,7 @@ def main() -> None:
     parser.add_argument("--dir", default=None, help="default: TRAINER_CHECKPOINT_DIR")
     parser.add_argument("--out", required=True)
     parser.add_argument("--seen", required=True)
-    parser.add_argument("--mode", choices=("plain", "ddp", "fsdp"), default="plain")
+    parser.add_argument("--mode", choices=("plain", "ddp", "fsdp", "deepspeed"), default="plain")
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--every", type=int, default=4)
     parser.add_argument("--async-save", action="store_true")
@@ -58,6 +67,9 @@ def main() -> None:
         help="only in this attempt (TRAINER_RESTART_ATTEMPT)",
     )
     parser.add_argument("--term-at", type=int, default=-1, help="SIGTERM rank 0 after this step")
+    parser.add_argument(
+        "--hold-at", type=int, default=-1, help="in attempt 0, wait for SIGTERM after this step"
+    )
     args = parser.parse_args()
 
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -74,6 +86,21 @@ def main() -> None:
         fully_shard(net, mesh=init_device_mesh("cpu", (world,)))
     optimizer = torch.optim.AdamW(net.parameters(), lr=0.01)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=3, gamma=0.5)
+    engine = None
+    if args.mode == "deepspeed":  # ZeRO-2; the engine steps the optimizer and the scheduler
+        import sys
+
+        import deepspeed
+        import deepspeed.comm.torch
+
+        # Its optional CPU shared-memory allreduce is a C++ extension compiled at the first
+        # init (more than 15 minutes on the shared test machine); gloo runs the collectives.
+        sys.modules["deepspeed.comm.torch"].build_shm_op = lambda: None
+        os.environ.setdefault("LOCAL_RANK", str(rank))  # what torchrun would set on one host
+
+        engine, *_ = deepspeed.initialize(
+            model=net, optimizer=optimizer, lr_scheduler=scheduler, config=DEEPSPEED_CONFIG
+        )
     position = Position()
     torch.manual_seed(1234 + rank)
     data: Any = position
@@ -83,7 +110,9 @@ def main() -> None:
         endpoint, dataset = args.cache.split(",")
         data = CacheDataset(endpoint, dataset, batch_rows=2, rank=rank, world_size=world)
 
-    state = {"model": net, "optimizer": optimizer, "scheduler": scheduler, "data": data}
+    state: dict[str, Any] = {"engine": engine, "data": data}
+    if engine is None:
+        state = {"model": net, "optimizer": optimizer, "scheduler": scheduler, "data": data}
     ckpt = checkpoint.Checkpointer(
         state, directory=args.dir, every=args.every, async_save=args.async_save
     )
@@ -100,11 +129,15 @@ def main() -> None:
             generator = torch.Generator().manual_seed(sample)
             x = torch.randn(4, 8, generator=generator)
             y = torch.randn(4, 1, generator=generator)
-            loss = nn.functional.mse_loss(net(x), y)
-            optimizer.zero_grad()
-            loss.backward()  # type: ignore[no-untyped-call]
-            optimizer.step()
-            scheduler.step()
+            if engine is not None:
+                engine.backward(nn.functional.mse_loss(engine(x), y))
+                engine.step()
+            else:
+                loss = nn.functional.mse_loss(net(x), y)
+                optimizer.zero_grad()
+                loss.backward()  # type: ignore[no-untyped-call]
+                optimizer.step()
+                scheduler.step()
             position.next += 1
             seen.write(f"{step + 1} {sample}\n")
             seen.flush()
@@ -114,6 +147,10 @@ def main() -> None:
                 os.kill(os.getpid(), signal.SIGKILL)
             if step + 1 == args.term_at and rank == 0:
                 os.kill(os.getpid(), signal.SIGTERM)
+            if step + 1 == args.hold_at and attempt == 0:  # until suspended (bounded)
+                deadline = time.monotonic() + 300
+                while not ckpt.stop_requested and time.monotonic() < deadline:
+                    time.sleep(0.05)
             ckpt.step(step + 1)
     ckpt.close()
     full = get_model_state_dict(net, options=StateDictOptions(full_state_dict=True))

@@ -30,7 +30,8 @@ from torch.distributed.checkpoint.state_dict_saver import async_save as dcp_asyn
 from torch.distributed.checkpoint.state_dict_saver import save as dcp_save
 
 from trainer_sdk import checkpoint_status as status
-from trainer_sdk.checkpoint import _layout, _state
+from trainer_sdk.checkpoint import _layout, _staging, _state
+from trainer_sdk.checkpoint_status import PREEMPTED_EXIT_CODE
 from trainer_sdk.metrics import log_metrics
 
 __all__ = ["ATTEMPT_ENV", "PREEMPTED_EXIT_CODE", "Checkpointer"]
@@ -38,8 +39,6 @@ __all__ = ["ATTEMPT_ENV", "PREEMPTED_EXIT_CODE", "Checkpointer"]
 # Which JobSet restart this process belongs to (0 for the first run); the checkpoint runtime
 # plugin sets it from the pod's jobset.sigs.k8s.io/restart-attempt label.
 ATTEMPT_ENV: Final = "TRAINER_RESTART_ATTEMPT"
-# 128 + SIGTERM: the code a process killed by SIGTERM reports, kept when it stopped cleanly.
-PREEMPTED_EXIT_CODE: Final = 143
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +93,14 @@ class Checkpointer:
             dist.new_group(backend="gloo") if self._distributed and self.async_save else None
         )
         self._pending: tuple[Future[Any], Path, int] | None = None
+        self._staging = (
+            _staging.StagingGuard(
+                self._parts.modules.values(),
+                [optimizer for _, optimizer in self._parts.optimizers.values()],
+            )
+            if self.async_save
+            else None
+        )
         self._last_saved_step: int | None = None
         self._stop_requested = False
         self.resumed_from: _layout.Checkpoint | None = None
@@ -190,16 +197,22 @@ class Checkpointer:
             engine.save_checkpoint(str(path / _state.DEEPSPEED_DIR / name), _state.DEEPSPEED_TAG)
         if self._parts.modules or self._parts.optimizers or self._parts.tensors:
             tensors = _state.tensor_state(self._parts)
-            if self.async_save:
-                # Copies the tensors to CPU memory before returning, so training may go on.
+            if self._staging is not None:
+                # The copy to CPU memory and the write both run in the background; the
+                # optimizers (and modules with buffers) wait for the copy before they change.
                 response = dcp_async_save(
                     tensors,
                     checkpoint_id=path / _state.TENSORS_DIR,
                     process_group=self._background,
+                    async_stager=self._staging.stager,
                     no_dist=not self._distributed,
                 )
+                staged = None
                 if isinstance(response, AsyncSaveResponse):
-                    response = response.upload_completion
+                    staged, response = response.staging_completion, response.upload_completion
+                self._staging.started(staged)
+                if self._parts.tensors:  # plain mappings have no hook to wait at
+                    self._staging.wait()
                 self._pending = (response, path, step)
                 return
             dcp_save(
@@ -237,6 +250,8 @@ class Checkpointer:
             return
         future, path, step = self._pending
         self._pending = None
+        if self._staging is not None:
+            self._staging.wait()
         future.result()
         if self.rank == 0:
             self._commit(path, step)
@@ -260,8 +275,12 @@ class Checkpointer:
         return _layout.latest(self.directory)
 
     def close(self) -> None:
-        """Wait for a save in flight and put the previous SIGTERM handler back."""
+        """Wait for a save in flight, stop the background staging, and put the previous
+        SIGTERM handler back."""
         self.wait()
+        if self._staging is not None:
+            self._staging.close()
+            self._staging = None
         if self._previous_handler is not None:
             signal.signal(signal.SIGTERM, self._previous_handler)
             self._previous_handler = None

@@ -117,7 +117,7 @@ def _job_table(job: types.TrainJob, packages: PackageStatus | None = None) -> Ta
         for step in job.steps
     ]
     gems = "gems kernels: on (TRAINER_GEMS=1)" if job.gems_kernels else "gems kernels: off"
-    caption = "\n".join(filter(None, [job.message, gems]))
+    caption = "\n".join(filter(None, [job.message, _checkpoint_line(job), gems]))
     columns = [
         column("STEP", name=True),
         column("STATUS"),
@@ -126,6 +126,17 @@ def _job_table(job: types.TrainJob, packages: PackageStatus | None = None) -> Ta
         column("POD", name=True),
     ]
     return table(columns, rows, title=f"{job.name}: {job.status}", caption=caption)
+
+
+def _checkpoint_line(job: types.TrainJob) -> str | None:
+    """The latest checkpoint's step and age (``trainer_sdk.checkpoint``), when there is one."""
+    found = job.checkpoint
+    if found is None or found.step is None:
+        return None
+    when = f", {age(found.saved_at, datetime.now(timezone.utc))} ago" if found.saved_at else ""
+    resumed = found.resumed_from_step
+    origin = f", resumed from step {resumed}" if resumed is not None else ""
+    return f"checkpoint: step {found.step}{when} (attempt {found.attempt}{origin})"
 
 
 @click.group()

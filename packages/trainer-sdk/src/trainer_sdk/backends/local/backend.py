@@ -28,6 +28,7 @@ from trainer_sdk.backends.local import (
     isolation,
     mpi,
     processes,
+    suspension,
     volumes,
 )
 from trainer_sdk.backends.local import pods as pod_plan
@@ -46,7 +47,7 @@ from trainer_sdk.backends.local.needs import check_commands
 from trainer_sdk.backends.local.packages import plan_packages
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS
 from trainer_sdk.backends.local.runtime_store import RuntimeStore
-from trainer_sdk.checkpoint_status import checkpoint_status
+from trainer_sdk.checkpoint_status import checkpoint_events, checkpoint_status
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
 from trainer_sdk.jobs import PodView, to_train_job
@@ -347,8 +348,9 @@ class LocalBackend(RuntimeBackend):
         return _follow(job_dir, step) if follow else _read_lines(job_dir.log(step))
 
     def get_job_events(self, name: str) -> list[types.Event]:
-        state = load_state(self._job_dir(name))
-        return [
+        job_dir = self._job_dir(name)
+        state = load_state(job_dir)
+        events = [
             types.Event(
                 involved_object_kind=event["kind"],
                 involved_object_name=event["object"],
@@ -358,6 +360,9 @@ class LocalBackend(RuntimeBackend):
             )
             for event in state.get("events", [])
         ]
+        # The checkpoint hook: saves and resumes, from the job's metric history.
+        events += checkpoint_events(name, read_history(job_dir.metrics))
+        return sorted(events, key=lambda event: event.event_time)
 
     def _pause(self, name: str, seconds: float) -> None:
         """Return as soon as the supervisor rewrites the job's state (a new file each time),
@@ -371,6 +376,12 @@ class LocalBackend(RuntimeBackend):
     def get_job_metrics(self, name: str) -> list[MetricPoint]:
         """Every point ``log_metrics`` (and ``update_trainjob_status``) recorded, by step."""
         return read_history(self._job_dir(name).metrics)
+
+    # -- suspending -----------------------------------------------------------------------------
+    def suspend_job(self, name: str, suspend: bool) -> None:
+        """``spec.suspend``: True ends the job's pods with SIGTERM (checkpointing ranks save),
+        False starts the suspended job again (``suspension``)."""
+        suspension.set_suspended(self, name, suspend)
 
     # -- ending ---------------------------------------------------------------------------------
     def stop_job(self, name: str) -> None:

@@ -31,7 +31,7 @@ from typing import Any
 from trainer_runtime.plugins.checkpoint import ATTEMPT_ENV
 
 from trainer_sdk import constants
-from trainer_sdk.backends.local import devices, isolation, mpi, processes
+from trainer_sdk.backends.local import devices, isolation, mpi, processes, suspension
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.jobdir import JobDir, open_private, write_text
 
@@ -112,6 +112,7 @@ class JobSetRunner:
             time.monotonic() + active_deadline_seconds if active_deadline_seconds else None
         )
         self.restarts = 0
+        self.first_attempt = 0  # suspension hook: a resumed job's attempts go on counting
         self._exits: queue.Queue[tuple[int, str, int]] = queue.Queue()
         self._attempt = _Attempt()
         self._attempt_number = 0
@@ -270,7 +271,7 @@ class JobSetRunner:
         self._termination_log(pod.name).unlink(missing_ok=True)  # from an earlier attempt
         env = {**self.base_env, **pod.env, processes.JOB_TOKEN_ENV: self.token}
         if ATTEMPT_ENV in env:  # the pod's restart-attempt label, as JobSet sets it per attempt
-            env[ATTEMPT_ENV] = str(self.restarts)
+            env[ATTEMPT_ENV] = str(self.first_attempt + self.restarts)
         command, cwd = self._command(pod, work_dir, env)
         with open_private(self.job_dir.log(pod.step)) as log:
             if self.restarts:
@@ -373,7 +374,8 @@ class JobSetRunner:
             if code != 0:
                 self.publish()
                 self.end_all()
-                return "Failed", "FailedJobs", self._failure_message(name, state.step, code)
+                reason = suspension.pod_failure_reason(code)  # Preempted for SIGTERM
+                return "Failed", reason, self._failure_message(name, state.step, code)
             if self._succeeded():
                 self.end_all()
                 self._complete_remaining()
@@ -388,12 +390,13 @@ class JobSetRunner:
         budget = pod_plan.failure_budget(self.jobset)
         while True:
             kind, reason, message = self._run_attempt()
-            if kind == "Failed" and reason == "FailedJobs" and self.restarts < budget:
+            restartable = kind == "Failed" and reason in suspension.RESTARTING_REASONS
+            if restartable and self.restarts < budget:
                 self.restarts += 1
                 continue
-            if kind == "Failed" and reason == "FailedJobs" and budget:
+            if restartable and budget:
                 message = f"{message}; reached maxRestarts {budget}"
-            return self.publish((kind, reason, message))
+            return self.publish(suspension.final_condition(kind, reason, message))
 
 
 def _start_error(error: BaseException) -> str:

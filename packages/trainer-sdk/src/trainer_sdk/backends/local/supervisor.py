@@ -28,7 +28,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk.backends.local import caches, cgroups, packages, processes, torchrun_shim
+from trainer_sdk.backends.local import (
+    caches,
+    cgroups,
+    packages,
+    processes,
+    suspension,
+    torchrun_shim,
+)
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, fork_supervisor, record_failure
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
@@ -136,12 +143,13 @@ class Supervisor:
         """An event per pod phase change of each attempt, and one per JobSet restart."""
         events = self.state.get("events", [])
         seen = {(event["object"], event["reason"], event.get("attempt", 0)) for event in events}
-        attempt = int(status.get("restarts") or 0)
+        restarts = int(status.get("restarts") or 0)
+        attempt = suspension.attempt_offset(self.state) + restarts  # a resumed job counts on
         name = str(self.jobset.get("metadata", {}).get("name", ""))
-        if attempt and (name, "Restarting", attempt) not in seen:
+        if restarts and (name, "Restarting", attempt) not in seen:
             budget = pod_plan.failure_budget(self.jobset)
             self._event(
-                "JobSet", name, "Restarting", f"restart {attempt} of maxRestarts {budget}", attempt
+                "JobSet", name, "Restarting", f"restart {restarts} of maxRestarts {budget}", attempt
             )
         for pod in pods:
             reason = {"Running": "Started", "Succeeded": "Completed", "Failed": "Failed"}.get(
@@ -172,6 +180,7 @@ class Supervisor:
             if derived is not None:
                 self.state["trainjob"] = derived
                 self._stopped_event(derived)
+            suspension.on_report(self.state, status, str(self.trainjob["metadata"]["name"]))
             write_json(self.job_dir.state, self.state)
 
     def _stopped_event(self, trainjob_status: dict[str, Any]) -> None:
@@ -245,6 +254,14 @@ class Supervisor:
             return "Deleted", "the job was deleted"
         return SUPERVISOR_LOST, f"the job's guardian process (pid {self.guardian}) was killed"
 
+    def _terminated_condition(self) -> tuple[str, str, str]:
+        """The JobSet condition after SIGTERM: Failed when stopped or when the guardian died,
+        else Suspended (``spec.suspend``) or Preempted (``suspension``)."""
+        reason, message = self._termination()
+        if reason == "Deleted":
+            return suspension.termination(self.job_dir)
+        return "Failed", reason, message
+
     def _adopted(self) -> list[processes.ProcessIdentity]:
         """Orphans of the pods that this process (a subreaper) adopted."""
         me = processes.ProcessIdentity.of(os.getpid())
@@ -264,13 +281,14 @@ class Supervisor:
             self._adopted,
             bool(self.state.get("acceleratorsOnCpu")),
         )
+        runner.first_attempt = suspension.attempt_offset(self.state)
         if not detach:
             threading.Thread(target=_stop_when_parent_exits, args=(runner,), daemon=True).start()
         try:
             return runner.run()
         except _TerminatedError:
             runner.end_all()
-            return runner.publish(("Failed", *self._termination()))
+            return runner.publish(self._terminated_condition())
         finally:
             runner.end_all()
 
