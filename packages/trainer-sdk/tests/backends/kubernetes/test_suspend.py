@@ -53,9 +53,11 @@ def test_the_cli_suspends_and_resumes(
     assert result.exit_code == 1 and "'nope' not found" in result.stderr
 
 
-def test_the_local_backend_says_it_cannot_suspend(tmp_path: Path) -> None:
+def test_suspending_an_unknown_local_job_names_it(tmp_path: Path) -> None:
+    """The local backend suspends too (tests/checkpoint/test_local_suspend.py); a name it does
+    not know is refused by name."""
     result = CliRunner().invoke(
         cli, ["--backend", "local", "--root", str(tmp_path), "suspend", "some-job"]
     )
     assert result.exit_code == 1
-    assert "cannot suspend or resume a running job" in result.stderr
+    assert "TrainJob 'some-job' not found" in result.stderr
