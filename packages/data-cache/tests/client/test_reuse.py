@@ -51,6 +51,7 @@ def test_a_second_iteration_opens_no_new_connection(
         pass
     assert f"client of {cache.endpoint}" not in forks.held()
 
+
 def test_close_then_iterate_reconnects(
     cache: LocalCache, push: Callable[[str, str, pa.Table], None], table_of: Any
 ) -> None:
