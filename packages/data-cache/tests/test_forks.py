@@ -56,7 +56,8 @@ def test_workers_forked_right_after_reads_in_the_parent_read_every_row_once(
     outcomes: dict[str, Any],
 ) -> None:
     result = outcomes["after-reads"]
-    assert result["held"] == []  # no Flight client outlived the parent's reads
+    # The dataset keeps its idle clients between iterations; the fork closes them first.
+    assert result["held"] and all(held.startswith("client of grpc://") for held in result["held"])
     assert (result["error"], result["message"]) == (None, None)
     assert sorted(result["ids"]) == list(range(ROWS))
 

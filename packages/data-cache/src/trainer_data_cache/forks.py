@@ -9,6 +9,7 @@ A child forked once gRPC has shut down (no gRPC thread left) may use Flight like
 So every client and server this package makes is recorded here until it is closed (a server:
 collected), and just before this process forks (``os.register_at_fork``):
 
+- idle pools of clients (kept between a dataset's iterations, ``idle``) are closed first;
 - if one is still open, the child is marked unsafe;
 - else, if this process ever opened one, the fork waits (up to ``SHUTDOWN_TIMEOUT``) until no
   gRPC thread is left, and marks the child unsafe if some are still running then.
@@ -25,11 +26,21 @@ import os
 import time
 import weakref
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from trainer_data_cache.errors import UnsafeForkError
 
-__all__ = ["SHUTDOWN_TIMEOUT", "check", "close", "grpc_threads", "held", "opened"]
+__all__ = [
+    "SHUTDOWN_TIMEOUT",
+    "Closable",
+    "busy",
+    "check",
+    "close",
+    "grpc_threads",
+    "held",
+    "idle",
+    "opened",
+]
 
 SHUTDOWN_TIMEOUT: Final = 10.0
 """Seconds a fork waits for gRPC to finish shutting down after the last connection closed
@@ -46,8 +57,16 @@ _GRPC_THREAD_PREFIXES: Final = (
 _TASKS: Final = Path("/proc/self/task")
 _POLL_INTERVAL: Final = 0.002
 
+
+class Closable(Protocol):
+    """Something holding clients that may be closed before a fork (and reopened later)."""
+
+    def close(self) -> None: ...
+
+
 _open: Final[weakref.WeakKeyDictionary[Any, str]] = weakref.WeakKeyDictionary()
 _state: Final[dict[str, Any]] = {"used": False, "fork_problem": None}
+_idle: Final[weakref.WeakSet[Closable]] = weakref.WeakSet()
 _inherited: Final[list[Any]] = []  # strong references: inherited objects must never be destroyed
 _unsafe_because: Final[list[str]] = []  # why this process must not use gRPC, per unsafe fork
 
@@ -62,6 +81,16 @@ def close(client: Any) -> None:
     """Close a client recorded by ``opened``; one inherited through a fork is left alone."""
     if _open.pop(client, None) is not None:
         client.close()
+
+
+def idle(pool: Closable) -> None:
+    """``pool``'s clients are not in use: close them (``pool.close()``) before a fork."""
+    _idle.add(pool)
+
+
+def busy(pool: Closable) -> None:
+    """``pool``'s clients are in use again: a fork now leaves them open (and the child unsafe)."""
+    _idle.discard(pool)
 
 
 def held() -> list[str]:
@@ -128,6 +157,8 @@ def _holding(parent: int) -> str:
 
 
 def _before_fork() -> None:
+    for pool in list(_idle):
+        pool.close()
     _state["fork_problem"] = _fork_problem()
 
 
@@ -143,6 +174,7 @@ def _after_fork_in_child() -> None:
         _unsafe_because.append(problem)
     _inherited.extend(_open.keys())
     _open.clear()
+    _idle.clear()
 
 
 os.register_at_fork(

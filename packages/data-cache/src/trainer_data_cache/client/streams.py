@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -11,7 +10,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.flight as flight
 
-from trainer_data_cache import forks
+from trainer_data_cache.client.pool import ClientPool
 from trainer_data_cache.connection import ConnectOptions
 from trainer_data_cache.errors import (
     DatasetNotFoundError,
@@ -46,7 +45,8 @@ class RetryPolicy:
 
 class StreamReader:
     """Reads tickets from node locations, one Flight client per location, created on first use
-    (so, in a DataLoader worker, after the fork).
+    (so, in a DataLoader worker, after the fork) in ``pool``: the caller's, kept open after
+    ``close`` for its next reader, or else one of its own, closed with it.
 
     ``open_ahead`` opens a ticket's stream on a background thread while the caller still reads
     another one, so that the next partition (or the next shuffled block) is connected and its
@@ -58,6 +58,7 @@ class StreamReader:
         connect: ConnectOptions,
         retry: RetryPolicy,
         *,
+        pool: ClientPool | None = None,
         clock: Callable[[], float] = time.monotonic,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
@@ -65,18 +66,12 @@ class StreamReader:
         self._retry = retry
         self._clock = clock
         self._sleep = sleep
-        self._clients: dict[str, flight.FlightClient] = {}
-        self._clients_lock = threading.Lock()  # the opening thread makes clients too
+        self._owns_pool = pool is None
+        self._pool = ClientPool(connect) if pool is None else pool
+        self._pool.acquire()
         self._opener: ThreadPoolExecutor | None = None
         self._opening: dict[bytes, Future[flight.FlightStreamReader]] = {}
         self.retries = 0
-
-    def client(self, location: str) -> flight.FlightClient:
-        """The client for ``location``, made once."""
-        with self._clients_lock:
-            if location not in self._clients:
-                self._clients[location] = self._connect.client(location)
-            return self._clients[location]
 
     def open_ahead(self, ticket: Ticket, locations: Sequence[str]) -> None:
         """Start opening ``ticket``'s stream on its first location in the background; the next
@@ -96,7 +91,7 @@ class StreamReader:
         failures = 0
         while True:
             try:
-                return self.client(location).get_flight_info(
+                return self._pool.client(location).get_flight_info(
                     descriptor, self._connect.call_options(self._retry.timeout)
                 )
             except (flight.FlightError, OSError) as error:
@@ -150,7 +145,7 @@ class StreamReader:
                 )
                 if failures >= self._retry.attempts_per_location and len(locations) > 1:
                     index, failures = (index + 1) % len(locations), 0
-                    self._drop(location)
+                    self._pool.drop(location)
 
     def _wait(self, error: Exception, failures: int, deadline: float, what: str) -> None:
         """Sleep before the next attempt (the server's retry hint, else doubling back-off), or
@@ -166,7 +161,7 @@ class StreamReader:
         self._sleep(hint)
 
     def _open(self, location: str, ticket: Ticket) -> flight.FlightStreamReader:
-        return self.client(location).do_get(
+        return self._pool.client(location).do_get(
             flight.Ticket(ticket.to_bytes()), self._connect.call_options()
         )
 
@@ -184,14 +179,9 @@ class StreamReader:
                 return
             yield chunk.data
 
-    def _drop(self, location: str) -> None:
-        client = self._clients.pop(location, None)
-        if client is not None:
-            forks.close(client)
-
     def close(self) -> None:
-        """Cancel the streams opened ahead and not read, end the opening thread, and close
-        every client."""
+        """Cancel the streams opened ahead and not read, end the opening thread, and give the
+        clients back to the caller's pool (or close them, when the pool is this reader's)."""
         if self._opener is not None:
             self._opener.shutdown(wait=True)
             self._opener = None
@@ -199,8 +189,9 @@ class StreamReader:
             if future.exception() is None:
                 future.result().cancel()
         self._opening.clear()
-        for location in list(self._clients):
-            self._drop(location)
+        self._pool.release()
+        if self._owns_pool:
+            self._pool.close()
 
 
 class _Incomplete(Exception):
