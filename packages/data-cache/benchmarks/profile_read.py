@@ -86,10 +86,11 @@ def main() -> None:
         script = str(Path(__file__).with_name("bench_throughput.py"))
         raw = Child([script, "--serve-raw", str(path), "--batch-rows", str(args.batch_rows)])
         cache = cache_child(path, args.nodes)
+        client = flight.FlightClient(raw.endpoint)  # kept across passes, as the dataset keeps its
         try:
             dataset = CacheDataset(cache.endpoint, "bench", batch_rows=args.batch_rows)
             cases: dict[str, Callable[[], Iterable[Batch]]] = {
-                RAW: lambda: raw_batches(raw.endpoint),
+                RAW: lambda: raw_batches(client),
                 f"CacheDataset, {args.nodes} nodes": lambda: dataset,
             }
             runs: dict[str, list[tuple[list[float], float, list[int]]]] = {n: [] for n in cases}
@@ -101,6 +102,7 @@ def main() -> None:
                     runs[name].append(timeline(cases[name]()))
             cost = tensors_cost(raw.endpoint, args.repeat)
         finally:
+            client.close()
             raw.stop()
             cache.stop()
     print(f"rows={args.rows} batch_rows={args.batch_rows} repeat={args.repeat} (medians, ms)")
