@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -9,6 +10,7 @@ import trainer_runtime
 from trainer_sdk import Step, TrainerStatus, TrainJob
 from trainer_sdk.errors import JobFailedError
 from trainer_sdk.metrics import MetricPoint
+from trainer_sdk.types import CheckpointStatus
 from trainer_sdk.ui import views
 
 from ..conftest import make_runtime
@@ -121,3 +123,18 @@ def test_failure_view_falls_back_to_the_jobs_step_when_only_rank_0_records() -> 
     points = [MetricPoint(2, 1.0, 0, {"loss": 1.0}), MetricPoint(3, 2.0, 0, {"loss": 0.5})]
     assert views.failure_view(error, points)["trainingStep"] == 3
     assert views.failure_view(error, [])["trainingStep"] is None
+
+
+def test_job_detail_shows_the_latest_checkpoint_and_the_gems_switch() -> None:
+    trained = dataclasses.replace(
+        job("Running"),
+        checkpoint=CheckpointStatus(
+            step=12, saved_at=NOW - timedelta(seconds=8), attempt=1, resumed_from_step=6
+        ),
+        gems_kernels=True,
+    )
+    detail = views.job_detail(trained, {}, None, [], None, NOW)
+    assert detail["checkpoint"] == {"step": 12, "age": 8.0, "attempt": 1, "resumedFrom": 6}
+    assert detail["gemsKernels"] is True
+    fresh = views.job_detail(job("Running"), {}, None, [], None, NOW)
+    assert (fresh["checkpoint"], fresh["gemsKernels"]) == (None, False)

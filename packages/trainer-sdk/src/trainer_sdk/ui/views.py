@@ -195,8 +195,23 @@ def job_detail(
             }
             for event in events
         ],
+        "checkpoint": _checkpoint(job.checkpoint, now),
+        "gemsKernels": job.gems_kernels,
         "trainjobYaml": yaml.safe_dump(dict(trainjob), sort_keys=False),
         "jobsetYaml": yaml.safe_dump(dict(jobset), sort_keys=False) if jobset else None,
+    }
+
+
+def _checkpoint(found: types.CheckpointStatus | None, now: datetime) -> dict[str, Any] | None:
+    """The latest checkpoint (``trainer_sdk.checkpoint``): its step and age, the attempt running
+    and the step that attempt resumed from; None before the first save."""
+    if found is None or found.step is None:
+        return None
+    return {
+        "step": found.step,
+        "age": found.age_seconds(now),
+        "attempt": found.attempt,
+        "resumedFrom": found.resumed_from_step,
     }
 
 

@@ -526,6 +526,12 @@ function showFailure(box, failure) {
   box.hidden = false;
 }
 
+function checkpointText(found) {
+  const age = found.age === null ? "" : `, ${seconds(found.age)} ago`;
+  const origin = found.resumedFrom === null ? "" : `, resumed from step ${found.resumedFrom}`;
+  return `Checkpoint step ${found.step}${age} (attempt ${found.attempt}${origin})`;
+}
+
 function jobPage(main, name) {
   const title = el("h1", {}, name, " ", el("span", { id: "job-status" }));
   const summary = el("div", { className: "summary", id: "job-summary" });
@@ -564,6 +570,8 @@ function jobPage(main, name) {
       el("span", {}, `Age ${seconds(job.age)}`), el("span", {}, `Duration ${seconds(job.duration)}`),
       job.progress !== null ? progressCell(job) : null,
       ...Object.entries(job.metrics).map(([key, value]) => el("span", {}, `${key}=${value}`)),
+      job.gemsKernels ? el("span", { id: "gems-kernels" }, "gems kernels on") : null,
+      job.checkpoint ? el("span", { id: "checkpoint" }, checkpointText(job.checkpoint)) : null,
       job.message && !job.failure ? el("div", { className: "message" }, job.message) : null].filter(Boolean));
     if (job.failure) showFailure(failure, job.failure);
     steps.replaceChildren(el("h2", {}, "Steps"), table("steps", ["Step", "Status", "Pod", "Device"],
