@@ -13,6 +13,7 @@ from trainer_sdk.backends.local.pods import (
     expand_pods,
     ordered_replicated_jobs,
     success_targets,
+    termination_grace,
 )
 
 
@@ -148,6 +149,17 @@ def test_success_policy_defaults_to_all_replicated_jobs() -> None:
     assert success_targets(manifest) == ("All", ["a", "b"])
     manifest["spec"]["successPolicy"] = {"operator": "Any", "targetReplicatedJobs": ["b"]}
     assert success_targets(manifest) == ("Any", ["b"])
+
+
+def test_the_grace_period_is_the_longest_a_pod_template_asks_for() -> None:
+    fast, slow = replicated_job("a", ["true"]), replicated_job("b", ["true"])
+    assert termination_grace(jobset(fast, slow), 5.0) == 5.0  # none set: the local default
+    pod_spec = slow["template"]["spec"]["template"]["spec"]
+    pod_spec["terminationGracePeriodSeconds"] = 45
+    fast["template"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] = 0
+    assert termination_grace(jobset(fast, slow), 5.0) == 45.0
+    pod_spec["terminationGracePeriodSeconds"] = True  # not a number of seconds: ignored
+    assert termination_grace(jobset(fast, slow), 5.0) == 0.0
 
 
 def test_volume_mounts_become_shared_local_directories() -> None:

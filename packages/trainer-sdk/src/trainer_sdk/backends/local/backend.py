@@ -406,7 +406,7 @@ class LocalBackend(RuntimeBackend):
             if supervisor.poll() is None:
                 supervisor.terminate()
             try:
-                supervisor.wait(timeout=STOP_TIMEOUT_SECONDS)
+                supervisor.wait(timeout=_stop_timeout(job_dir))
             except subprocess.TimeoutExpired:
                 supervisor.kill()
                 supervisor.wait()
@@ -472,6 +472,17 @@ def load_state(job_dir: JobDir) -> dict[str, Any]:
     return state
 
 
+def _stop_timeout(job_dir: JobDir) -> float:
+    """How long a stopping supervisor may take: ``STOP_TIMEOUT_SECONDS`` plus whatever grace the
+    job's pods are given beyond the default (``terminationGracePeriodSeconds``)."""
+    try:
+        jobset = read_json(job_dir.jobset)
+    except (FileNotFoundError, ValueError):
+        return STOP_TIMEOUT_SECONDS
+    grace = pod_plan.termination_grace(jobset, TERMINATION_GRACE_SECONDS)
+    return STOP_TIMEOUT_SECONDS + max(0.0, grace - TERMINATION_GRACE_SECONDS)
+
+
 def _end_recorded_supervisor(job_dir: JobDir) -> None:
     """SIGTERM the supervisor recorded in ``supervisor.pid`` if it is provably still that process;
     SIGKILL it if it is still there after the stop timeout."""
@@ -481,7 +492,7 @@ def _end_recorded_supervisor(job_dir: JobDir) -> None:
         return
     if identity is None or not identity.send(signal.SIGTERM):
         return
-    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+    deadline = time.monotonic() + _stop_timeout(job_dir)
     while identity.alive() and time.monotonic() < deadline:
         time.sleep(FOLLOW_INTERVAL_SECONDS)
     identity.send(signal.SIGKILL)

@@ -37,6 +37,7 @@ __all__ = [
     "ordered_replicated_jobs",
     "step_name",
     "success_targets",
+    "termination_grace",
 ]
 
 DEFAULT_MASTER_PORT = 29500
@@ -404,6 +405,19 @@ def dependencies_met(job: Mapping[str, Any], finished: Mapping[str, str]) -> boo
 def failure_budget(jobset: Mapping[str, Any]) -> int:
     """``failurePolicy.maxRestarts`` (0 when unset)."""
     return int((jobset.get("spec", {}).get("failurePolicy") or {}).get("maxRestarts", 0) or 0)
+
+
+def termination_grace(jobset: Mapping[str, Any], default: float) -> float:
+    """How long a stopping pod has between SIGTERM and SIGKILL: the longest
+    ``terminationGracePeriodSeconds`` of the JobSet's pod templates, ``default`` when none sets
+    one (Kubernetes' own default, 30 s, would make every local stop of a stuck rank slow)."""
+    periods = [
+        spec.get("terminationGracePeriodSeconds")
+        for job in jobset.get("spec", {}).get("replicatedJobs") or []
+        for spec in [job.get("template", {}).get("spec", {}).get("template", {}).get("spec", {})]
+    ]
+    given = [float(p) for p in periods if isinstance(p, int | float) and not isinstance(p, bool)]
+    return max((p for p in given if p >= 0), default=default)
 
 
 def success_targets(jobset: Mapping[str, Any]) -> tuple[str, Sequence[str]]:

@@ -111,6 +111,7 @@ class JobSetRunner:
         self.deadline = (
             time.monotonic() + active_deadline_seconds if active_deadline_seconds else None
         )
+        self.grace = pod_plan.termination_grace(jobset, TERMINATION_GRACE_SECONDS)
         self.restarts = 0
         self.first_attempt = 0  # suspension hook: a resumed job's attempts go on counting
         self._exits: queue.Queue[tuple[int, str, int]] = queue.Queue()
@@ -304,7 +305,7 @@ class JobSetRunner:
 
     def end_all(self) -> None:
         """End every process of the current attempt (SIGTERM, SIGKILL after the grace period)."""
-        processes.terminate(self.attempt_processes, TERMINATION_GRACE_SECONDS)
+        processes.terminate(self.attempt_processes, self.grace)
 
     def stop(self) -> None:
         """Ask a running ``run()`` to end its pods and return as failed (from another thread)."""
