@@ -33,7 +33,7 @@ from trainer_runtime.plugins.checkpoint import ATTEMPT_ENV
 from trainer_sdk import constants
 from trainer_sdk.backends.local import devices, isolation, mpi, processes, suspension
 from trainer_sdk.backends.local import pods as pod_plan
-from trainer_sdk.backends.local.jobdir import JobDir, open_private, write_text
+from trainer_sdk.backends.local.jobdir import JobDir, make_private_dir, open_private, write_text
 
 __all__ = ["START_FAILED_EXIT_CODE", "TERMINATION_GRACE_SECONDS", "JobSetRunner", "PodState"]
 
@@ -254,7 +254,8 @@ class JobSetRunner:
         if "/" not in program and shutil.which(program, path=env.get("PATH")) is None:
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), program)
         scratch = self.job_dir.path / "sandbox" / pod.name
-        scratch.mkdir(parents=True, exist_ok=True)
+        make_private_dir(scratch.parent)  # each level: mkdir -p leaves parents world-readable
+        make_private_dir(scratch)
         sandbox = isolation.PodSandbox(
             mounts=pod.mounts,
             scratch=scratch,
