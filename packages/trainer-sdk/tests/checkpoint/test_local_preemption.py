@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,11 @@ def test_sigterm_to_the_job_from_outside_reads_preempted_and_resumes(tmp_path: P
     client.submit(manifest, builtin_runtimes()["torch-distributed"].to_dict())
     try:
         client.wait_for_job_status("outside", {constants.TRAINJOB_RUNNING}, timeout=WAIT_SECONDS)
+        # Running means the pod's process started, not that its script ran: wait for its line.
+        deadline = time.monotonic() + WAIT_SECONDS
+        while not (marker.exists() and marker.read_text().strip()):
+            assert time.monotonic() < deadline, "attempt 0 never wrote its line"
+            time.sleep(0.05)  # polling with a deadline
         recorded = JobDir(tmp_path / "jobs", "outside").supervisor_pid.read_text()
         guardian = processes.ProcessIdentity.parse(recorded)
         assert guardian is not None and guardian.send(signal.SIGTERM)
