@@ -97,9 +97,10 @@ def test_a_running_job_shows_live_logs_and_its_loss_curve_then_stops(
         browser.find_element(By.ID, "stop").click()
         WebDriverWait(browser, SEE_SECONDS).until(seen.alert_is_present()).accept()
         WebDriverWait(browser, SEE_SECONDS).until(
-            seen.text_to_be_present_in_element((By.ID, "job-status"), "Failed")
+            seen.text_to_be_present_in_element((By.ID, "job-status"), "Stopped")
         )
         browser.save_screenshot(str(shots / "job-stopped.png"))
-        assert client.get_job(name).status == "Failed"
+        assert client.get_job(name).status == "Stopped"
+        assert "Stopped" in [event.reason for event in client.get_job_events(name)]
     finally:
         client.backend.close()  # type: ignore[attr-defined]  # the local backend's
