@@ -30,4 +30,7 @@ def test_the_deployment_arguments_are_the_ui_commands(
             "token": None,
             "read_only": read_only,
             "namespace": "default",
+            "history": context.params["history"],  # the SQLite file's default (below)
+            "history_days": 30.0,
         }
+        assert context.params["history"].name == "ui-history.sqlite3"

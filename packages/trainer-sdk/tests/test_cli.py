@@ -531,6 +531,11 @@ def test_trainer_stop_keeps_the_job_stopped_with_its_logs(tmp_path: Path) -> Non
     assert invoke(tmp_path, "run", "-f", str(manifest), "--detach")[0] == 0
     client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs"))
     client.wait_for_job_status("stopped", {"Running"}, DEADLINE_SECONDS, 1)
+    # Running means the pod's process started, not that its script printed: wait for the line.
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while "started" not in "".join(client.get_job_logs("stopped")):
+        assert time.monotonic() < deadline, "the job never printed its first line"
+        time.sleep(0.05)  # polling with a deadline
     code, _, err = invoke(tmp_path, "stop", "stopped", "missing")
     assert code == 1 and "TrainJob stopped stopped" in err and "'missing' not found" in err
     code, out, _ = invoke(tmp_path, "get", "stopped", "-o", "json")
