@@ -64,3 +64,12 @@ def test_the_package_exports_upstreams_names() -> None:
         "MODEL_PATH",
     }
     assert upstream_all <= set(trainer_sdk.__all__)
+
+
+def test_the_lazy_export_table_and_all_name_the_same_objects() -> None:
+    """``__all__`` stays a literal list (type checkers read it), so it is checked against the
+    table ``__getattr__`` loads from, and every name there resolves to what its module holds."""
+    table = trainer_sdk._MODULE_OF
+    assert set(trainer_sdk.__all__) == {*table, "__version__"}
+    for name, module in table.items():
+        assert getattr(trainer_sdk, name) is getattr(importlib.import_module(module), name)
