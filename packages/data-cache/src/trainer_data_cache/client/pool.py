@@ -6,13 +6,16 @@ against a pass of a few hundred). Fork safety is kept: while no iteration holds 
 clients are idle, and just before this process forks ``forks`` closes every idle pool (they are
 made again on the next use), so a worker forked between iterations starts as before; a fork
 while an iteration runs is refused in the child as before. A child never uses or closes a pool
-inherited from its parent: it sees the pid changed and starts an empty one.
+inherited from its parent: every pool starts empty in a forked child, with a new lock (the
+parent's may have been held by a thread that does not exist in the child).
 """
 
 from __future__ import annotations
 
 import os
 import threading
+import weakref
+from typing import Final
 
 import pyarrow.flight as flight
 
@@ -20,6 +23,8 @@ from trainer_data_cache import forks
 from trainer_data_cache.connection import ConnectOptions
 
 __all__ = ["ClientPool"]
+
+_pools: Final[weakref.WeakSet[ClientPool]] = weakref.WeakSet()
 
 
 class ClientPool:
@@ -31,9 +36,12 @@ class ClientPool:
 
     def __init__(self, connect: ConnectOptions) -> None:
         self._connect = connect
+        self._start_empty()
+        _pools.add(self)
+
+    def _start_empty(self) -> None:
         self._lock = threading.Lock()
         self._clients: dict[str, flight.FlightClient] = {}
-        self._pid = os.getpid()
         self._users = 0
         self.made = 0
         """How many clients this pool made in this process (tests count reuse with it)."""
@@ -41,7 +49,6 @@ class ClientPool:
     def acquire(self) -> None:
         """An iteration starts using the pool (its clients are no longer idle)."""
         with self._lock:
-            self._forget_parent()
             self._users += 1
             forks.busy(self)
 
@@ -55,7 +62,6 @@ class ClientPool:
     def client(self, location: str) -> flight.FlightClient:
         """The client for ``location``, made once per process."""
         with self._lock:
-            self._forget_parent()
             if location not in self._clients:
                 self._clients[location] = self._connect.client(location)
                 self.made += 1
@@ -71,12 +77,16 @@ class ClientPool:
     def close(self) -> None:
         """Close every client (also called by ``forks`` before a fork, when idle)."""
         with self._lock:
-            self._forget_parent()
             clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             forks.close(client)
 
-    def _forget_parent(self) -> None:
-        """In a forked child: the inherited clients belong to the parent; start empty."""
-        if self._pid != os.getpid():
-            self._pid, self._clients, self._users, self.made = os.getpid(), {}, 0, 0
+
+def _start_every_pool_empty() -> None:
+    """In a forked child: the inherited clients belong to the parent, and a lock may be held by
+    one of its threads (opening a stream ahead) that the child does not have."""
+    for pool in list(_pools):
+        pool._start_empty()
+
+
+os.register_at_fork(after_in_child=_start_every_pool_empty)
