@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import os
+import shutil
 import socket
 import statistics
 import subprocess
@@ -93,7 +94,21 @@ def user_code_start(marker_dir: Path, ranks: int, t0: float) -> float:
     return max(float(path.read_text()) for path in markers) - t0
 
 
+TORCHRUN_FAILURES: list[int] = []
+"""Exit codes of torchrun runs that failed and were run again (its ranks sometimes abort at
+interpreter exit: ``terminate called without an active exception``)."""
+
+
 def run_torchrun(job: str, work: Path) -> tuple[float, float]:
+    while True:
+        try:
+            return _run_torchrun_once(job, work)
+        except subprocess.CalledProcessError as error:
+            TORCHRUN_FAILURES.append(error.returncode)
+            shutil.rmtree(work / "markers")
+
+
+def _run_torchrun_once(job: str, work: Path) -> tuple[float, float]:
     markers = work / "markers"
     markers.mkdir()
     script = work / f"{job}.py"
@@ -196,6 +211,11 @@ def main() -> None:
             pod_start(Path(scratch), 20 * args.repeats) if isolation.available() else (0.0, 0.0)
         )
     print(f"2-node jobs, median of {args.repeats} runs (seconds), load average {_load()}")
+    if TORCHRUN_FAILURES:
+        print(
+            f"torchrun failed and was run again {len(TORCHRUN_FAILURES)} time(s): exit codes "
+            f"{TORCHRUN_FAILURES}"
+        )
     print(
         f"| {'job':<7} | {'metric':<26} | {'torchrun 1x2':>12} | {'local, no namespaces':>20} "
         f"| {'local, namespaces':>17} | {'ratio':>5} | {'added per pod':>13} |"

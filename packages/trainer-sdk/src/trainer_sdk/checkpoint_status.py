@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from trainer_sdk.metrics import MetricPoint
 
 __all__ = [
+    "ATTEMPT_ENV",
     "ATTEMPT_METRIC",
     "PREEMPTED_EXIT_CODE",
     "RESUMED_FROM_METRIC",
@@ -24,6 +25,10 @@ __all__ = [
     "checkpoint_status",
 ]
 
+# Which JobSet restart a process belongs to (0 for the first run); the checkpoint runtime
+# plugin sets it from the pod's jobset.sigs.k8s.io/restart-attempt label, the local runner per
+# attempt.
+ATTEMPT_ENV: Final = "TRAINER_RESTART_ATTEMPT"
 STEP_METRIC: Final = "checkpoint_step"
 SAVED_AT_METRIC: Final = "checkpoint_saved_at"
 ATTEMPT_METRIC: Final = "restart_attempt"

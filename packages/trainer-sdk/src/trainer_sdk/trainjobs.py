@@ -21,7 +21,6 @@ from trainer_sdk import constants, rank_entrypoint, types
 from trainer_sdk.options import Option, apply_options
 
 __all__ = [
-    "PACKAGES_READY_ENV",
     "RANK_ENTRYPOINT_FILE",
     "build_trainjob_manifest",
     "command_for_code",
@@ -31,8 +30,6 @@ __all__ = [
     "resources_from_dict",
 ]
 
-# Set by the local backend when it has installed packages_to_install already (on the path).
-PACKAGES_READY_ENV = "TRAINER_SDK_PACKAGES_READY"
 # Written beside the training code; every rank runs it around that code.
 RANK_ENTRYPOINT_FILE = ".trainer_rank_entrypoint.py"
 _RANK_ENTRYPOINT_SOURCE = inspect.getsource(rank_entrypoint)
@@ -130,7 +127,7 @@ def _install_script(packages: Sequence[str], index_urls: Sequence[str]) -> str:
     options += [f"--extra-index-url {shlex.quote(url)}" for url in index_urls[1:]]
     return textwrap.dedent(
         f"""
-        if [ -z "${{{PACKAGES_READY_ENV}:-}}" ]; then
+        if [ -z "${{{constants.PACKAGES_READY_ENV}:-}}" ]; then
           PIP_DISABLE_PIP_VERSION_CHECK=1 python -m pip install --quiet --no-warn-script-location \\
             {" ".join(options)} --user {quoted} || exit 1
         fi

@@ -56,3 +56,12 @@ def test_each_attempt_sees_its_restart_number(tmp_path: Path) -> None:
     status = runner.run()
     assert [c["type"] for c in status["conditions"]] == ["Completed"]
     assert (tmp_path / "attempts").read_text().split() == ["0", "1", "2"]
+
+
+def test_the_sdk_names_the_attempt_as_the_checkpoint_plugin_does() -> None:
+    """The local runner and the in-pod API use the SDK's light constants (no runtime import in
+    a rank or the supervisor); they must be the plugin's, which sets them in a cluster."""
+    from trainer_sdk import checkpoint, checkpoint_status, constants
+
+    assert checkpoint.ATTEMPT_ENV == checkpoint_status.ATTEMPT_ENV == ATTEMPT_ENV
+    assert constants.JOBSET_RESTART_ATTEMPT_LABEL == RESTART_ATTEMPT_LABEL

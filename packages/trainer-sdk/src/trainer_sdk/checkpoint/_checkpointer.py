@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final
+from typing import Any
 
 import torch
 import torch.distributed as dist
@@ -31,14 +31,10 @@ from torch.distributed.checkpoint.state_dict_saver import save as dcp_save
 
 from trainer_sdk import checkpoint_status as status
 from trainer_sdk.checkpoint import _layout, _staging, _state
-from trainer_sdk.checkpoint_status import PREEMPTED_EXIT_CODE
+from trainer_sdk.checkpoint_status import ATTEMPT_ENV, PREEMPTED_EXIT_CODE
 from trainer_sdk.metrics import log_metrics
 
 __all__ = ["ATTEMPT_ENV", "PREEMPTED_EXIT_CODE", "Checkpointer"]
-
-# Which JobSet restart this process belongs to (0 for the first run); the checkpoint runtime
-# plugin sets it from the pod's jobset.sigs.k8s.io/restart-attempt label.
-ATTEMPT_ENV: Final = "TRAINER_RESTART_ATTEMPT"
 
 log = logging.getLogger(__name__)
 

@@ -26,6 +26,7 @@ __all__ = [
     "INITIALIZER_ENV_ACCESS_TOKEN",
     "JOBSET_JOB_INDEX_LABEL",
     "JOBSET_NAME_LABEL",
+    "JOBSET_RESTART_ATTEMPT_LABEL",
     "JOBSET_RJOB_NAME_LABEL",
     "JOB_INDEX_LABEL",
     "JOB_NAME_UUID_LENGTH",
@@ -35,6 +36,7 @@ __all__ = [
     "MPI_COMMAND",
     "NODE",
     "NPU_LABEL",
+    "PACKAGES_READY_ENV",
     "POD_FAILED",
     "POD_LABEL_SELECTOR",
     "POD_PENDING",
@@ -128,6 +130,12 @@ JOB_INDEX_LABEL: Final = "batch.kubernetes.io/job-completion-index"
 """Upstream's name: the Job completion index (the pod's index within its Job)."""
 JOBSET_JOB_INDEX_LABEL: Final = "jobset.sigs.k8s.io/job-index"
 """The index of a pod's Job among its replicated job's Jobs."""
+JOBSET_RESTART_ATTEMPT_LABEL: Final = "jobset.sigs.k8s.io/restart-attempt"
+"""Which restart of its JobSet a pod belongs to (0 for the first run)."""
+
+PACKAGES_READY_ENV: Final = "TRAINER_SDK_PACKAGES_READY"
+"""Set by the local backend when it has installed packages_to_install already (on the path):
+the container command then installs nothing."""
 
 POD_LABEL_SELECTOR: Final = (
     f"{JOBSET_NAME_LABEL}={{trainjob_name}},{JOBSET_RJOB_NAME_LABEL} "

@@ -19,3 +19,22 @@ def test_shims_run_the_given_interpreter(tmp_path: Path) -> None:
         timeout=60,
     )
     assert result.stdout.strip() == sys.executable
+
+
+def test_the_supervisor_starts_without_the_api_models() -> None:
+    """Every local job starts a supervisor; the TrainJob models (pydantic schemas, a third of a
+    second) load only when it first derives the job's status, not before the pods start."""
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, trainer_sdk.backends.local.supervisor; "
+            "print(sorted(m for m in ('trainer_api', 'trainer_runtime.lifecycle', 'torch') "
+            "if m in sys.modules))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    ).stdout
+    assert loaded.strip() == "[]"

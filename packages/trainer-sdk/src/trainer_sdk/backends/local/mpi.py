@@ -51,7 +51,6 @@ from trainer_sdk import constants
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.progress import STATUS_FILE_ENV
-from trainer_sdk.trainjobs import PACKAGES_READY_ENV
 
 __all__ = [
     "LINE_BUFFERED_MPI4PY",
@@ -85,7 +84,7 @@ LOCAL_ENV: Final = (
     # built in the shared ~/.cache/torch_extensions, and a killed build's lock stalled later runs.
     "TORCH_EXTENSIONS_DIR",
     STATUS_FILE_ENV,
-    PACKAGES_READY_ENV,
+    constants.PACKAGES_READY_ENV,
 )
 # Not forwarded: set per rank by mpi-launch, or by the pod, or read by mpirun alone.
 NOT_FORWARDED: Final = frozenset({"HOSTNAME", "MASTER_ADDR", "MASTER_PORT", "HOME"})

@@ -19,8 +19,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from trainer_runtime.plugins.checkpoint import RESTART_ATTEMPT_LABEL
-
 from trainer_sdk import constants
 from trainer_sdk.backends.local import volumes
 from trainer_sdk.runtimes import container_devices
@@ -257,7 +255,7 @@ def _pods_of(
                     constants.JOBSET_JOB_INDEX_LABEL: str(job_index),
                     constants.JOB_INDEX_LABEL: str(pod_index),
                     # The runner tells each attempt's processes their own (ATTEMPT_ENV).
-                    RESTART_ATTEMPT_LABEL: "0",
+                    constants.JOBSET_RESTART_ATTEMPT_LABEL: "0",
                 }
             )
             annotations = dict(pod_template.get("metadata", {}).get("annotations") or {})

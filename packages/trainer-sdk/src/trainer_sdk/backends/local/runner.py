@@ -28,12 +28,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_runtime.plugins.checkpoint import ATTEMPT_ENV
-
 from trainer_sdk import constants
 from trainer_sdk.backends.local import devices, isolation, mpi, processes, suspension
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.jobdir import JobDir, make_private_dir, open_private, write_text
+from trainer_sdk.checkpoint_status import ATTEMPT_ENV
 
 __all__ = ["START_FAILED_EXIT_CODE", "TERMINATION_GRACE_SECONDS", "JobSetRunner", "PodState"]
 

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from trainer_sdk import constants
 from trainer_sdk.backends.local import (
     caches,
     cgroups,
@@ -41,7 +42,6 @@ from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, fork_supervisor
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
 from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS, JobSetRunner, PodState
 from trainer_sdk.progress import STATUS_FILE_ENV
-from trainer_sdk.trainjobs import PACKAGES_READY_ENV
 
 __all__ = ["main", "write_shims"]
 
@@ -117,7 +117,7 @@ class Supervisor:
             first, rest = (paths, []) if plan.isolated else ([], paths)
             path = [*map(str, first), env.get("PYTHONPATH"), *map(str, rest)]
             env["PYTHONPATH"] = os.pathsep.join(filter(None, path))
-            env[PACKAGES_READY_ENV] = "1"
+            env[constants.PACKAGES_READY_ENV] = "1"
         return env
 
     def _event(self, kind: str, name: str, reason: str, message: str, attempt: int) -> None:
