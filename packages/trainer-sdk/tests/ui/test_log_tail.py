@@ -106,15 +106,21 @@ def test_the_panel_opens_on_the_tail_and_loads_earlier_lines_on_scroll(
         seen.text_to_be_present_in_element((By.ID, "log-count"), shown)
     )
     log = browser.find_element(By.ID, "log")
-    count = "return document.getElementById('log').childElementCount"
-    assert browser.execute_script(count) == WINDOW
-    first = "return document.getElementById('log').firstElementChild.textContent"
-    assert browser.execute_script(first) == f"line {LINES - WINDOW}"
+    held = "return [document.getElementById('log').dataset.held, document.getElementById('log').dataset.first]"
+    assert browser.execute_script(held) == [str(WINDOW), str(total - WINDOW)]
+    rows = "return [...document.querySelectorAll('#log .line')].map((row) => row.textContent)"
+    in_sight = browser.execute_script(rows)
+    assert in_sight[-1] == f"line {LINES - 1}"  # following: the end is in sight
+    assert len(in_sight) < 100  # only the rows in sight are in the DOM, not the 5,000 held
     browser.execute_script("arguments[0].scrollTop = 0", log)
     earlier = f"lines {total - WINDOW - EARLIER + 1}-{total} shown"
     WebDriverWait(browser, SEE_SECONDS).until(
         seen.text_to_be_present_in_element((By.ID, "log-count"), earlier)
     )
-    assert browser.execute_script(first) == f"line {LINES - WINDOW - EARLIER}"
-    assert browser.execute_script(count) == WINDOW + EARLIER
+    assert browser.execute_script(held) == [str(WINDOW + EARLIER), str(total - WINDOW - EARLIER)]
+    # The line that was on top stays on top: the earlier lines are above it.
+    top = "return document.elementFromPoint(...(() => { const r = arguments[0].getBoundingClientRect(); return [r.left + 20, r.top + 12]; })()).textContent"
+    WebDriverWait(browser, SEE_SECONDS).until(
+        lambda driver: driver.execute_script(top, log) == f"line {LINES - WINDOW}"
+    )
     assert not browser.find_element(By.ID, "log-follow").is_selected()

@@ -215,15 +215,60 @@ function jobList(main) {
 // -- logs -----------------------------------------------------------------------------------
 // The panel opens on the log's tail: the stream starts LOG_WINDOW lines before the end (a first
 // "skipped" event says how many lines come before them) and follows. Lines arrive in batches (a
-// server-sent event each); they are queued and appended once per frame (one DOM insertion, one
-// scroll), only new lines are matched against the filter, and while following the DOM keeps the
-// last LOG_WINDOW lines. Scrolling to the top loads the EARLIER_LINES before the first one shown
-// (by line range) and stops following; the DOM then holds MAX_LINES at most. The whole log is one
-// Download or one server-side search away.
+// server-sent event each), are queued and taken in once per frame; only new lines are matched
+// against the filter. The lines are held in memory (while following, the last LOG_WINDOW) and
+// the DOM holds only the rows in sight (logView): a frame's work does not grow with the log.
+// Scrolling to the top loads the EARLIER_LINES before the first one held (by line range) and
+// stops following; then MAX_LINES are held at most. The whole log is one Download or one
+// server-side search away.
 const LOG_WINDOW = 5000;
 const EARLIER_LINES = 2000;
 const MAX_LINES = 20000;
 const ALL_STEPS = "*";
+const OVERSCAN_ROWS = 10; // rows drawn above and below the ones in sight, for smooth scrolling
+
+// A scrolling view of many lines that keeps only the rows in sight in the DOM: every row is one
+// line (no wrapping: long lines scroll sideways) and as tall as any other, so a row's place is
+// its index times the line height. `show(lines, follow)` sets what the view holds;
+// `onScroll(fn)` is called when the user scrolls.
+function logView() {
+  const rows = el("div", { className: "rows" });
+  const sizer = el("div", { className: "sizer" }, rows);
+  const box = el("div", { id: "log", className: "log" }, sizer);
+  let lines = [];
+  let rowHeight = 0;
+  let frame = 0;
+  const draw = () => {
+    frame = 0;
+    rowHeight = rowHeight || parseFloat(getComputedStyle(box).lineHeight) || 17;
+    sizer.style.height = `${lines.length * rowHeight}px`;
+    const first = Math.max(0, Math.floor(box.scrollTop / rowHeight) - OVERSCAN_ROWS);
+    const count = Math.max(0, Math.min(lines.length - first, Math.ceil(box.clientHeight / rowHeight) + 2 * OVERSCAN_ROWS));
+    rows.style.transform = `translateY(${first * rowHeight}px)`;
+    while (rows.childElementCount < count) rows.append(el("div", { className: "line" }));
+    while (rows.childElementCount > count) rows.lastElementChild.remove();
+    for (let index = 0; index < count; index += 1) {
+      const row = rows.children[index];
+      if (row.textContent !== lines[first + index]) row.textContent = lines[first + index];
+    }
+  };
+  const redraw = () => { if (!frame) frame = requestAnimationFrame(draw); };
+  box.addEventListener("scroll", redraw);
+  return {
+    element: box,
+    show(held, follow) {
+      lines = held;
+      rowHeight = rowHeight || parseFloat(getComputedStyle(box).lineHeight) || 17;
+      sizer.style.height = `${lines.length * rowHeight}px`;
+      if (follow) box.scrollTop = box.scrollHeight;
+      draw();
+    },
+    // Keeps the row at the top in place when `added` rows are put above it.
+    prepended(added) { box.scrollTop += added * (rowHeight || 17); },
+    onScroll(handler) { box.addEventListener("scroll", () => handler(box.scrollTop)); },
+    stop() { if (frame) cancelAnimationFrame(frame); },
+  };
+}
 
 function logPanel(name, steps, firstStep) {
   const options = steps.map((step) => el("option", { value: step }, step));
@@ -234,55 +279,52 @@ function logPanel(name, steps, firstStep) {
   const search = el("input", { type: "search", id: "log-search", placeholder: "Filter (Enter: search the whole log)" });
   const count = el("span", { id: "log-count" });
   const download = el("a", { id: "log-download", download: "" }, "Download");
-  const lines = el("div", { id: "log", className: "log" });
+  const view = logView();
   const results = el("div", { id: "log-results", className: "log results", hidden: true });
   const job = encodeURIComponent(name);
   let sources = [];
   let pending = [];
   let frame = 0;
-  let total = 0; // lines of the log, shown or not
-  let first = 0; // the number of the first line in the DOM (one step only)
+  let lines = []; // the lines held, oldest first
+  let shown = lines; // those matching the filter (the same array without one)
+  let total = 0; // lines of the log, held or not
+  let first = 0; // the number of the first line held (one step only)
   let loading = false;
-  let matches = 0;
   let ended = 0;
   const needle = () => search.value.toLowerCase();
+  const matching = (wanted) => (wanted ? lines.filter((line) => line.toLowerCase().includes(wanted)) : lines);
   const showCount = () => {
-    const shownLines = lines.childElementCount;
-    const range = select.value === ALL_STEPS ? `the last ${shownLines}` : `lines ${first + 1}-${first + shownLines}`;
-    const shown = total > shownLines ? `, ${range} shown` : "";
+    const held = lines.length;
+    const range = select.value === ALL_STEPS ? `the last ${held}` : `lines ${first + 1}-${first + held}`;
+    const heldText = total > held ? `, ${range} shown` : "";
     const done = sources.length && ended === sources.length ? " (ended)" : "";
-    count.textContent = (needle() ? `${matches} matching` : `${total} lines`) + shown + done;
-  };
-  const lineNode = (text, wanted) => {
-    const line = el("div", { className: "line" }, text);
-    if (wanted && !text.toLowerCase().includes(wanted)) line.hidden = true;
-    else if (wanted) matches += 1;
-    return line;
+    count.textContent = (needle() ? `${shown.length} matching` : `${total} lines`) + heldText + done;
+    view.element.dataset.held = String(held);
+    view.element.dataset.first = String(first);
   };
   const flush = () => {
     frame = 0;
     const wanted = needle();
-    const fragment = document.createDocumentFragment();
-    total += pending.length;
     const limit = follow.checked ? LOG_WINDOW : MAX_LINES;
-    for (const text of pending.length > limit ? pending.slice(-limit) : pending) fragment.append(lineNode(text, wanted));
+    total += pending.length;
+    const arrived = pending.length > limit ? pending.slice(-limit) : pending;
     pending = [];
-    lines.append(fragment);
-    for (let extra = lines.childElementCount - limit; extra > 0; extra -= 1) {
-      const oldest = lines.firstElementChild;
-      if (wanted && !oldest.hidden) matches -= 1;
-      oldest.remove();
+    lines.push(...arrived);
+    if (wanted) shown.push(...arrived.filter((line) => line.toLowerCase().includes(wanted)));
+    if (lines.length > limit) {
+      lines = lines.slice(lines.length - limit);
+      shown = matching(wanted);
     }
-    first = total - lines.childElementCount;
+    first = total - lines.length;
     showCount();
-    if (follow.checked) lines.scrollTop = lines.scrollHeight;
+    view.show(shown, follow.checked);
   };
   const receive = (batch, prefix) => { // a JSON list of lines per event (empty: keep-alive)
     for (const text of batch) pending.push(prefix + text);
     if (batch.length && !frame) frame = requestAnimationFrame(flush);
   };
-  const loadEarlier = async () => { // the lines before the first one shown, above it
-    if (loading || first === 0 || select.value === ALL_STEPS || lines.childElementCount >= MAX_LINES) return;
+  const loadEarlier = async () => { // the lines before the first one held, above it
+    if (loading || first === 0 || select.value === ALL_STEPS || lines.length >= MAX_LINES) return;
     loading = true;
     follow.checked = false;
     const start = Math.max(0, first - EARLIER_LINES);
@@ -292,30 +334,25 @@ function logPanel(name, steps, firstStep) {
       if (!response.ok) throw new Error(response.statusText);
       const text = await response.text();
       const earlier = text.endsWith("\n") ? text.slice(0, -1).split("\n") : text.split("\n");
-      const wanted = needle();
-      const fragment = document.createDocumentFragment();
-      for (const line of earlier) fragment.append(lineNode(line, wanted));
-      const height = lines.scrollHeight;
-      lines.prepend(fragment);
-      lines.scrollTop += lines.scrollHeight - height; // the line that was on top stays there
+      const before = shown.length;
+      lines = [...earlier, ...lines];
+      shown = matching(needle());
       first = start;
       showCount();
+      view.show(shown, false);
+      view.prepended(shown.length - before); // the line that was on top stays there
     } finally {
       loading = false;
     }
   };
-  lines.addEventListener("scroll", () => {
-    if (lines.scrollTop === 0) loadEarlier().catch((error) => showError(String(error.message || error)));
+  view.onScroll((top) => {
+    if (top === 0) loadEarlier().catch((error) => showError(String(error.message || error)));
   });
   const refilter = () => {
-    const wanted = needle();
-    matches = 0;
-    for (const line of lines.children) {
-      line.hidden = Boolean(wanted) && !line.textContent.toLowerCase().includes(wanted);
-      if (wanted && !line.hidden) matches += 1;
-    }
+    shown = matching(needle());
     results.hidden = true;
     showCount();
+    view.show(shown, follow.checked);
   };
   const chosenSteps = () => (select.value === ALL_STEPS ? steps : [select.value]);
   const searchWholeLog = async () => {
@@ -332,8 +369,9 @@ function logPanel(name, steps, firstStep) {
   const open = () => {
     sources.forEach((source) => source.close());
     if (frame) cancelAnimationFrame(frame);
-    pending = []; frame = 0; total = 0; first = 0; matches = 0; ended = 0;
-    lines.replaceChildren();
+    pending = []; frame = 0; total = 0; first = 0; ended = 0;
+    lines = []; shown = lines;
+    view.show(shown, true);
     results.hidden = true;
     const prefixed = select.value === ALL_STEPS;
     download.hidden = prefixed;
@@ -354,8 +392,8 @@ function logPanel(name, steps, firstStep) {
   });
   if (steps.length) open();
   const panel = el("section", { className: "logs" }, el("h2", {}, "Logs"),
-    el("div", { className: "filters" }, select, el("label", {}, follow, " Follow"), search, count, download), lines, results);
-  return { panel, stop: () => { sources.forEach((source) => source.close()); if (frame) cancelAnimationFrame(frame); } };
+    el("div", { className: "filters" }, select, el("label", {}, follow, " Follow"), search, count, download), view.element, results);
+  return { panel, stop: () => { sources.forEach((source) => source.close()); if (frame) cancelAnimationFrame(frame); view.stop(); } };
 }
 
 // -- charts ---------------------------------------------------------------------------------
