@@ -106,7 +106,7 @@ def test_the_panel_opens_on_the_tail_and_loads_earlier_lines_on_scroll(
         seen.text_to_be_present_in_element((By.ID, "log-count"), shown)
     )
     log = browser.find_element(By.ID, "log")
-    held = "return [document.getElementById('log').dataset.held, document.getElementById('log').dataset.first]"
+    held = "const d = document.getElementById('log').dataset; return [d.held, d.first]"
     assert browser.execute_script(held) == [str(WINDOW), str(total - WINDOW)]
     rows = "return [...document.querySelectorAll('#log .line')].map((row) => row.textContent)"
     in_sight = browser.execute_script(rows)
@@ -119,7 +119,10 @@ def test_the_panel_opens_on_the_tail_and_loads_earlier_lines_on_scroll(
     )
     assert browser.execute_script(held) == [str(WINDOW + EARLIER), str(total - WINDOW - EARLIER)]
     # The line that was on top stays on top: the earlier lines are above it.
-    top = "return document.elementFromPoint(...(() => { const r = arguments[0].getBoundingClientRect(); return [r.left + 20, r.top + 12]; })()).textContent"
+    top = (
+        "const box = arguments[0].getBoundingClientRect();"
+        "return document.elementFromPoint(box.left + 20, box.top + 12).textContent"
+    )
     WebDriverWait(browser, SEE_SECONDS).until(
         lambda driver: driver.execute_script(top, log) == f"line {LINES - WINDOW}"
     )
