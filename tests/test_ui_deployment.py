@@ -21,8 +21,10 @@ def test_the_deployment_arguments_are_the_ui_commands(
     container = yaml.safe_load(DEPLOYMENT.read_text())["spec"]["template"]["spec"]["containers"][0]
     args = container["args"]
     assert args[:3] == ["--backend", "kubernetes", "ui"]
-    assert [item["name"] for item in container["env"]] == ["TRAINER_UI_READ_ONLY"]
+    env = {item["name"]: item["value"] for item in container["env"]}
+    assert set(env) == {"TRAINER_UI_READ_ONLY", "TRAINER_UI_HISTORY"}
     monkeypatch.setenv("TRAINER_UI_READ_ONLY", env_value)
+    monkeypatch.setenv("TRAINER_UI_HISTORY", env["TRAINER_UI_HISTORY"])
     with cli.commands["ui"].make_context("ui", args[3:]) as context:
         assert context.params == {
             "host": "127.0.0.1",
@@ -30,7 +32,6 @@ def test_the_deployment_arguments_are_the_ui_commands(
             "token": None,
             "read_only": read_only,
             "namespace": "default",
-            "history": context.params["history"],  # the SQLite file's default (below)
+            "history": Path(env["TRAINER_UI_HISTORY"]),  # on the Deployment's claim
             "history_days": 30.0,
         }
-        assert context.params["history"].name == "ui-history.sqlite3"

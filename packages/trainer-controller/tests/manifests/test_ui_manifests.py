@@ -96,3 +96,21 @@ def test_the_pod_is_hardened_and_listens_on_loopback_only() -> None:
     args = container["args"]
     assert args[args.index("--host") + 1] == "127.0.0.1"
     assert "Service" not in {obj["kind"] for obj in build("base")}
+
+
+def test_the_metric_history_is_kept_on_a_claim_by_one_pod() -> None:
+    objects = build("base")
+    claim = one(objects, "PersistentVolumeClaim")
+    deployment = one(objects, "Deployment")
+    pod = deployment["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    history = {item["name"]: item["value"] for item in container["env"]}["TRAINER_UI_HISTORY"]
+    [volume] = [v for v in pod["volumes"] if "persistentVolumeClaim" in v]
+    assert volume["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+    [mount] = [m for m in container["volumeMounts"] if m["name"] == volume["name"]]
+    assert str(Path(history).parent) == mount["mountPath"]  # the file lives on the claim
+    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
+    # One writer: never two pods on the claim, and the UI's user may write it.
+    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    assert pod["securityContext"]["fsGroup"] == pod["securityContext"]["runAsGroup"]
