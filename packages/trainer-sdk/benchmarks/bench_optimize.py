@@ -40,9 +40,14 @@ from trainer_sdk.optimizer import (
 )
 
 STEPS = 30
+ROWS = 500_000
+"""Rows of the problem (``train``'s default too, written there as a literal: its source travels
+to the trial without this module). A full-batch step over them takes about 50 ms here: short
+for a training step (an epoch, seconds), but long enough that a trial is not over before the
+driver reads its rung (with 10,000 rows a step took 1 ms and most trials ended first)."""
 
 
-def train(lr: float, momentum: float, steps: int = 30, rows: int = 10000) -> float:
+def train(lr: float, momentum: float, steps: int = 30, rows: int = 500_000) -> float:
     """Momentum SGD on a fixed, ill-conditioned least-squares problem (feature scales 1 to 30):
     the loss after ``steps`` depends on both parameters; prints ``step=N loss=X`` per step."""
     import numpy as np
@@ -69,12 +74,14 @@ def space() -> dict[str, object]:
     return {"lr": Search.loguniform(1e-5, 1e-1), "momentum": Search.uniform(0.0, 0.99)}
 
 
-def run_ours(root: Path, trials: int, parallel: int, **extra: object) -> tuple[float, float, int]:
+def run_ours(
+    root: Path, trials: int, parallel: int, rows: int, **extra: object
+) -> tuple[float, float, int]:
     """Best objective, wall seconds and steps run by one optimization on the local backend."""
     client = OptimizerClient(LocalBackendConfig(root=root))
     start = time.perf_counter()
     name = client.optimize(
-        TrainJobTemplate(trainer=CustomTrainer(func=train)),
+        TrainJobTemplate(trainer=CustomTrainer(func=train, func_args={"rows": rows})),
         trial_config=TrialConfig(num_trials=trials, parallel_trials=parallel),
         search_space=space(),
         **extra,  # type: ignore[arg-type]
@@ -192,6 +199,12 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--parallel", type=int, default=2)
     parser.add_argument("--overhead-trials", type=int, default=10)
+    parser.add_argument(
+        "--rows",
+        type=int,
+        default=ROWS,
+        help="rows of the least-squares problem: its size sets a training step's length",
+    )
     parser.add_argument("--core", action="store_true", help="the search core alone, no processes")
     arguments = parser.parse_args()
     if arguments.core:
@@ -209,7 +222,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         for label, extra in searches.items():
             root = Path(directory) / label.replace(" ", "")
-            rows.append((label, *run_ours(root, arguments.trials, arguments.parallel, **extra)))
+            rows.append(
+                (
+                    label,
+                    *run_ours(root, arguments.trials, arguments.parallel, arguments.rows, **extra),
+                )
+            )
         ours, in_process = overhead(Path(directory) / "overhead", arguments.overhead_trials)
     full = arguments.trials * STEPS
     print(f"{arguments.trials} trials, {arguments.parallel} at a time, {STEPS} steps each, seed 0")
