@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -24,6 +25,7 @@ from trainer_sdk import (
     TrainerCommand,
     constants,
 )
+from trainer_sdk.backends.local import isolation, plan
 from trainer_sdk.backends.local.jobdir import JobDir, read_json
 
 pytestmark = pytest.mark.e2e
@@ -275,3 +277,33 @@ def test_stop_keeps_the_job_stopped_with_a_stopped_reason_and_event(client: Trai
     assert [c["reason"] for c in conditions if c["type"] == "Failed"] == ["Stopped"]
     assert [step.status for step in job.steps] == ["Failed"]
     assert "started" in list(client.get_job_logs(name))
+
+
+def test_a_resumed_job_runs_the_plan_its_submit_compiled(
+    client: TrainerClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The supervisor decided again whether pods run in namespaces: a job submitted without
+    them ran in them once resumed by a client that had not turned them off."""
+    if not isolation.kernel_allows():
+        pytest.skip("this kernel refuses private namespaces: both decisions would be the same")
+    monkeypatch.setenv(isolation.DISABLE_ENV, "0")
+    manifest = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "planned"},
+        "spec": {
+            "suspend": True,
+            "runtimeRef": {"name": "torch-distributed"},
+            "trainer": {"command": ["hostname"]},
+        },
+    }
+    client.submit(manifest)
+    client.wait_for_job_status("planned", {constants.TRAINJOB_SUSPENDED}, timeout=DEADLINE_SECONDS)
+    compiled = plan.from_document(read_json(JobDir(tmp_path / "jobs", "planned").plan))
+    assert not compiled.isolated
+    monkeypatch.delenv(isolation.DISABLE_ENV)
+    client.resume_job("planned")
+    job = client.wait_for_job_status("planned", timeout=DEADLINE_SECONDS)
+    assert job.status == constants.TRAINJOB_COMPLETE
+    lines = list(client.get_job_logs("planned"))
+    assert socket.gethostname() in lines and "planned-node-0-0" not in lines, lines
