@@ -240,6 +240,8 @@ def test_the_compiled_pod_names_each_place_of_the_jobs_port_and_attempt() -> Non
         {"name": "RDZV", "value": "$(PET_MASTER_ADDR):$(PET_MASTER_PORT)"},
         {"name": "STEPS", "value": "29500"},
         {"name": "TRAINER_RESTART_ATTEMPT", "valueFrom": attempt},
+        {"name": "MINE", "valueFrom": attempt},
+        {"name": "LABELLED", "value": "attempt-$(MINE)"},
     ]
     command = ["python", "t.py", "--max-steps", "29500", "--rdzv=job-node-0-0.job:29500"]
     [(_, [pod])] = expand_pods(jobset(replicated_job("node", command, env=env)))
@@ -250,6 +252,8 @@ def test_the_compiled_pod_names_each_place_of_the_jobs_port_and_attempt() -> Non
         Slot(LateValue.MASTER_PORT, 10, 15, env="RDZV"),
         Slot(LateValue.MASTER_PORT, 17, 22, argument=4),
         Slot(LateValue.RESTART_ATTEMPT, 0, 1, env="TRAINER_RESTART_ATTEMPT"),
+        Slot(LateValue.RESTART_ATTEMPT, 0, 1, env="MINE"),
+        Slot(LateValue.RESTART_ATTEMPT, 8, 9, env="LABELLED"),
     }
     bound = bind(pod, {LateValue.MASTER_PORT: "41000", LateValue.RESTART_ATTEMPT: "3"})
     assert bound.command[2:] == ("--max-steps", "29500", "--rdzv=127.0.0.1:41000")
@@ -258,6 +262,7 @@ def test_the_compiled_pod_names_each_place_of_the_jobs_port_and_attempt() -> Non
         "29500",
         "3",
     )
+    assert (bound.env["MINE"], bound.env["LABELLED"]) == ("3", "attempt-3")
 
 
 def with_volume(job: dict[str, Any], volume: dict[str, Any], **mount: Any) -> dict[str, Any]:

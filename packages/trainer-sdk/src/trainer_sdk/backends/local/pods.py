@@ -8,8 +8,9 @@ fallback) those names map to loopback and mount paths to local directories in co
 The rendezvous port 29500 is the job's own port, which the supervisor chooses, so that jobs run
 side by side: each place the runtime framework puts it, the variables that carry it
 (``PORT_ENV``) and after a pod host name (``host:29500``), is a slot of the pod
-(``plan.LateValue.MASTER_PORT``), and so is the attempt number in ``TRAINER_RESTART_ATTEMPT``;
-nothing else is (a ``--max-steps 29500`` argument is the user's).
+(``plan.LateValue.MASTER_PORT``), and so is the attempt number (the restart-attempt label a
+``fieldRef`` names, and ``TRAINER_RESTART_ATTEMPT``); nothing else is (a ``--max-steps 29500``
+argument is the user's).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ INITIALIZER_TARGETS = {
     constants.DATASET_INITIALIZER: ("dataset", constants.DATASET_PATH),
     constants.MODEL_INITIALIZER: ("model", constants.MODEL_PATH),
 }
+
+_ATTEMPT_FIELD = f"metadata.labels['{constants.JOBSET_RESTART_ATTEMPT_LABEL}']"
 
 # Replicated jobs in start order, each with its pods (what ``expand_pods`` returns).
 PodPlan = list[tuple[dict[str, Any], list[LocalPod]]]
@@ -198,16 +201,15 @@ def _resolve_env(
             value = addresses.rewrite_env(name, str(variable["value"]))
             env[name] = value.map_literals(lambda literal: _expand_references(literal, env))
         elif field_ref := (variable.get("valueFrom") or {}).get("fieldRef"):
-            env[name] = Text(
-                _field_value(
-                    field_ref["fieldPath"], pod_meta, f"{path}.valueFrom.fieldRef.fieldPath"
-                )
-            )
+            field_path = field_ref["fieldPath"]
+            given = _field_value(field_path, pod_meta, f"{path}.valueFrom.fieldRef.fieldPath")
+            attempt = field_path == _ATTEMPT_FIELD  # the label JobSet sets per attempt
+            env[name] = Text.late(LateValue.RESTART_ATTEMPT, given) if attempt else Text(given)
         elif variable.get("valueFrom"):
             raise UnsupportedPodError(f"{path}.valueFrom: only fieldRef is resolved locally")
         else:
             env[name] = Text("")
-    if ATTEMPT_ENV in env:  # the pod's restart-attempt label, as JobSet sets it per attempt
+    if ATTEMPT_ENV in env:  # the attempt, whatever gave it its first value
         env[ATTEMPT_ENV] = Text.late(LateValue.RESTART_ATTEMPT, env[ATTEMPT_ENV].text)
     return env
 
