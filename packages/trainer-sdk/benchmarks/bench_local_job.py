@@ -138,7 +138,7 @@ def _run_torchrun_once(job: str, work: Path) -> tuple[float, float]:
 def run_local(job: str, client: TrainerClient, work: Path, namespaces: bool) -> tuple[float, float]:
     markers = work / "markers"
     markers.mkdir()
-    # Read by the job's supervisor, which inherits this process's environment.
+    # Read at submit (``isolation.available``), which keeps the decision in the job's plan.
     os.environ[isolation.DISABLE_ENV] = "1" if namespaces else "0"
     t0 = time.time()
     name = client.train(

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from trainer_runtime.plugins.checkpoint import ATTEMPT_ENV, RESTART_ATTEMPT_LABEL
 from trainer_sdk.backends.local.jobdir import JobDir
-from trainer_sdk.backends.local.runner import JobSetRunner
+
+from ..backends.local.test_runner import runner_for
 
 pytestmark = pytest.mark.e2e
 
@@ -46,13 +47,7 @@ def test_each_attempt_sees_its_restart_number(tmp_path: Path) -> None:
             ],
         },
     }
-    runner = JobSetRunner(
-        manifest,
-        JobDir(tmp_path, "job"),
-        {**os.environ, "SHARED": str(tmp_path)},
-        41998,
-        lambda status, pods: None,
-    )
+    runner = runner_for(manifest, JobDir(tmp_path, "job"), {**os.environ, "SHARED": str(tmp_path)})
     status = runner.run()
     assert [c["type"] for c in status["conditions"]] == ["Completed"]
     assert (tmp_path / "attempts").read_text().split() == ["0", "1", "2"]

@@ -14,9 +14,9 @@ import pytest
 from trainer_sdk import LocalBackendConfig, TrainerClient, constants
 from trainer_sdk.backends.local import processes
 from trainer_sdk.backends.local.jobdir import JobDir
-from trainer_sdk.backends.local.runner import JobSetRunner
 
 from ..backends.local.test_pods import jobset, replicated_job
+from ..backends.local.test_runner import runner_for
 
 pytestmark = pytest.mark.e2e
 WAIT_SECONDS = 120
@@ -24,7 +24,7 @@ WAIT_SECONDS = 120
 
 def run(manifest: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     env = {**os.environ, "SHARED": str(tmp_path)}
-    runner = JobSetRunner(manifest, JobDir(tmp_path, "job"), env, 41998, lambda *_: None)
+    runner = runner_for(manifest, JobDir(tmp_path, "job"), env)
     status: dict[str, Any] = runner.run()
     return status
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -22,8 +23,10 @@ from trainer_sdk import (
     RuntimeNotFoundError,
     TrainerClient,
     TrainerCommand,
+    TrainerError,
     constants,
 )
+from trainer_sdk.backends.local import isolation, plan
 from trainer_sdk.backends.local.jobdir import JobDir, read_json
 
 pytestmark = pytest.mark.e2e
@@ -275,3 +278,49 @@ def test_stop_keeps_the_job_stopped_with_a_stopped_reason_and_event(client: Trai
     assert [c["reason"] for c in conditions if c["type"] == "Failed"] == ["Stopped"]
     assert [step.status for step in job.steps] == ["Failed"]
     assert "started" in list(client.get_job_logs(name))
+
+
+def suspended_job(client: TrainerClient, name: str, command: list[str]) -> None:
+    """Submit a TrainJob that starts suspended; return once it reads Suspended."""
+    manifest = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": name},
+        "spec": {
+            "suspend": True,
+            "runtimeRef": {"name": "torch-distributed"},
+            "trainer": {"command": command},
+        },
+    }
+    client.submit(manifest)
+    client.wait_for_job_status(name, {constants.TRAINJOB_SUSPENDED}, timeout=DEADLINE_SECONDS)
+
+
+def test_a_resumed_job_runs_the_plan_its_submit_compiled(
+    client: TrainerClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The supervisor decided again whether pods run in namespaces: a job submitted without
+    them ran in them once resumed by a client that had not turned them off."""
+    if not isolation.kernel_allows():
+        pytest.skip("this kernel refuses private namespaces: both decisions would be the same")
+    monkeypatch.setenv(isolation.DISABLE_ENV, "0")
+    suspended_job(client, "planned", ["hostname"])
+    compiled = plan.from_document(read_json(JobDir(tmp_path / "jobs", "planned").plan))
+    assert not compiled.isolated
+    monkeypatch.delenv(isolation.DISABLE_ENV)
+    client.resume_job("planned")
+    job = client.wait_for_job_status("planned", timeout=DEADLINE_SECONDS)
+    assert job.status == constants.TRAINJOB_COMPLETE
+    lines = list(client.get_job_logs("planned"))
+    assert socket.gethostname() in lines and "planned-node-0-0" not in lines, lines
+
+
+def test_a_job_without_a_plan_is_not_resumed_and_says_why(
+    client: TrainerClient, tmp_path: Path
+) -> None:
+    """A job directory from before plans (no plan.json) made the resumed supervisor crash."""
+    suspended_job(client, "older", ["true"])
+    JobDir(tmp_path / "jobs", "older").plan.unlink()
+    with pytest.raises(TrainerError, match=r"earlier trainer-sdk and has no plan\.json"):
+        client.resume_job("older")
+    assert client.get_job("older").status == constants.TRAINJOB_SUSPENDED

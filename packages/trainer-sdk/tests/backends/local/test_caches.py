@@ -7,13 +7,18 @@ from pathlib import Path
 
 import pytest
 from data_cache_manifests import cache_endpoint, cache_manifests, trainer_env
+from trainer_sdk import constants
 from trainer_sdk.backends.local.caches import (
     CacheStartError,
-    cache_tokens,
-    local_jobset,
-    serve_command,
+    data_cache,
     start_cache,
+    with_endpoint_slots,
+    with_secret_values,
 )
+from trainer_sdk.backends.local.plan import LateValue, bind
+from trainer_sdk.backends.local.pods import expand_pods
+
+from .test_pods import jobset, replicated_job
 
 SECRET = {
     "apiVersion": "v1",
@@ -36,44 +41,51 @@ OBJECTS = [
 
 
 def test_a_plan_with_cache_statefulsets_serves_them_in_one_process() -> None:
-    assert serve_command("py", OBJECTS) == [
-        "py", "-m", "trainer_data_cache", "serve", "/data/rows.parquet", "--name", "data",
-        "--nodes", "2", "--replicas", "1",
-    ]  # fmt: skip
-    assert serve_command("py", [{"kind": "ConfigMap", "metadata": {"name": "x"}}]) is None
+    cache = data_cache(OBJECTS)
+    assert cache is not None
+    assert cache.args == (
+        "serve", "/data/rows.parquet", "--name", "data", "--nodes", "2", "--replicas", "1",
+    )  # fmt: skip
+    assert data_cache([{"kind": "ConfigMap", "metadata": {"name": "x"}}]) is None
 
 
-def test_the_jobset_reaches_the_local_endpoint_instead_of_the_service() -> None:
-    service = cache_endpoint("rows", "default")
-    jobset = {
-        "metadata": {"name": "rows", "namespace": "default"},
-        "spec": {"env": [{"name": "DATA_CACHE_ENDPOINT", "value": service}], "args": [service]},
-    }
-    local = local_jobset(jobset, "grpc://127.0.0.1:4321")
-    assert local["spec"] == {
-        "env": [{"name": "DATA_CACHE_ENDPOINT", "value": "grpc://127.0.0.1:4321"}],
-        "args": ["grpc://127.0.0.1:4321"],
-    }
-    assert jobset["spec"]["args"] == [service]
+def test_the_pods_reach_the_local_endpoint_where_the_framework_put_the_services() -> None:
+    """The probe's argument and DATA_CACHE_ENDPOINT get the endpoint; a user's argument or env
+    that names the Service, whole or in part, is the user's and stays as written."""
+    service = cache_endpoint("job", "default")
+    probe = ["data-cache", "probe", service, "--wait", "600"]
+    users = ["python", "t.py", service, f"--cache={service}"]
+    env = [{"name": "DATA_CACHE_ENDPOINT", "value": service}, {"name": "MINE", "value": service}]
+    manifest = jobset(
+        replicated_job(constants.DATASET_INITIALIZER, probe),
+        replicated_job("node", users, env=env, depends_on=constants.DATASET_INITIALIZER),
+    )
+    endpoint = "grpc://127.0.0.1:4321"
+    [(_, [initializer]), (_, [node])] = [
+        (job, [bind(pod, {LateValue.CACHE_ENDPOINT: endpoint}) for pod in pods])
+        for job, pods in with_endpoint_slots(expand_pods(manifest), manifest)
+    ]
+    assert initializer.command == ("data-cache", "probe", endpoint, "--wait", "600")
+    assert node.command == tuple(users)
+    assert (node.env["DATA_CACHE_ENDPOINT"], node.env["MINE"]) == (endpoint, service)
 
 
 def test_the_cache_and_the_pods_get_the_tokens_of_the_plans_secret() -> None:
-    assert cache_tokens(OBJECTS) == {
-        "DATA_CACHE_TOKEN": "read-token",
-        "DATA_CACHE_ADMIN_TOKEN": "admin-token",
-    }
+    cache = data_cache(OBJECTS)
+    assert cache is not None
+    assert cache.env == {"DATA_CACHE_TOKEN": "read-token", "DATA_CACHE_ADMIN_TOKEN": "admin-token"}
     env = trainer_env("rows", "default", "data", token_secret="rows-cache-token")
     pod = {"containers": [{"name": "node", "env": env}]}
-    jobset = {
+    manifest = {
         "metadata": {"name": "rows", "namespace": "default"},
         "spec": {"replicatedJobs": [{"template": {"spec": {"template": {"spec": pod}}}}]},
     }
-    local = local_jobset(jobset, "grpc://127.0.0.1:4321", OBJECTS)
+    local = with_secret_values(manifest, OBJECTS)
     (container,) = local["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"][
         "containers"
     ]
     assert container["env"] == [
-        {"name": "DATA_CACHE_ENDPOINT", "value": "grpc://127.0.0.1:4321"},
+        {"name": "DATA_CACHE_ENDPOINT", "value": cache_endpoint("rows", "default")},
         {"name": "DATA_CACHE_DATASET", "value": "data"},
         {"name": "DATA_CACHE_TOKEN", "value": "read-token"},
     ]

@@ -17,9 +17,9 @@ from trainer_sdk.backends.local.volumes import Mount
 
 @pytest.fixture
 def fresh_detection() -> Iterator[None]:
-    isolation.available.cache_clear()
+    isolation.kernel_allows.cache_clear()
     yield
-    isolation.available.cache_clear()
+    isolation.kernel_allows.cache_clear()
 
 
 def kernel_allows_namespaces() -> bool:
@@ -36,9 +36,9 @@ def test_detection_agrees_with_unshare_and_can_be_turned_off(
     fresh_detection: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert isolation.available() == kernel_allows_namespaces()
-    monkeypatch.setenv(isolation.DISABLE_ENV, "0")
-    isolation.available.cache_clear()
+    monkeypatch.setenv(isolation.DISABLE_ENV, "0")  # read at each call: each submit decides
     assert not isolation.available()
+    assert isolation.kernel_allows() == kernel_allows_namespaces()
 
 
 def test_the_hosts_file_names_every_pod_in_every_cluster_form() -> None:

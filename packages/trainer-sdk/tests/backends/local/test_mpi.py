@@ -16,7 +16,9 @@ from typing import Any
 import pytest
 from trainer_sdk import CustomTrainer, constants
 from trainer_sdk.backends.local import mpi, planning
-from trainer_sdk.backends.local.pods import UnsupportedPodError, expand_pods
+from trainer_sdk.backends.local.jobdir import JobDir
+from trainer_sdk.backends.local.plan import LateValue, bind
+from trainer_sdk.backends.local.pods import PodPlan, UnsupportedPodError, expand_pods
 from trainer_sdk.runtimes import runtime_from_manifest
 from trainer_sdk.trainjobs import build_trainjob_manifest
 
@@ -40,43 +42,52 @@ def planned(runtime_name: str, num_nodes: int) -> planning.Planned:
     return planning.plan_trainjob(manifest, runtime, NOW)
 
 
-def localized(plan: planning.Planned, tmp_path: Path) -> mpi.PodPlan:
-    return mpi.localize_mpi_pods(
-        expand_pods(plan.jobset, 29500, str(tmp_path / "volumes")),
-        plan.jobset,
-        plan.others,
-        volumes_root=tmp_path / "volumes",
-        pod_dir=lambda name: tmp_path / "pods" / name,
-        step_log=lambda step: tmp_path / "logs" / f"{step}.log",
-        home=tmp_path / "home",
-        rank_bin=tmp_path / "mpi-bin",
-        ssh_port=2345,
-        master_port=4567,
-        base_env={"PATH": "/shims:/usr/bin", "UNRELATED": "x"},
-    )
+VALUES = {
+    LateValue.MASTER_PORT: "4567",
+    LateValue.SSH_PORT: "2345",
+    LateValue.JOB_PATH: "/shims:/usr/bin",
+    LateValue.RESTART_ATTEMPT: "0",
+}
 
 
-def pods_by_name(plan: mpi.PodPlan) -> dict[str, Any]:
+def localized(plan: planning.Planned, tmp_path: Path) -> PodPlan:
+    """The plan's pods made to run in job ``job`` under ``tmp_path``, bound with ``VALUES``."""
+    job_dir = JobDir(tmp_path, "job")
+    expanded = expand_pods(plan.jobset, str(job_dir.path / "volumes"))
+    pods, _ = mpi.localize_mpi_pods(expanded, plan.jobset, plan.others, job_dir, {"PATH", "X"})
+    return [(job, [bind(pod, VALUES) for pod in job_pods]) for job, job_pods in pods]
+
+
+def pods_by_name(plan: PodPlan) -> dict[str, Any]:
     return {pod.name: pod for _, pods in plan for pod in pods}
 
 
-def test_mpi_jobset_is_told_by_the_launchers_ssh_secret() -> None:
+def test_mpi_jobset_is_told_by_the_launchers_ssh_secret(tmp_path: Path) -> None:
+    def is_mpi(plan: planning.Planned, objects: list[dict[str, Any]]) -> bool:
+        expanded = expand_pods(plan.jobset)
+        setup = mpi.localize_mpi_pods(expanded, plan.jobset, objects, JobDir(tmp_path, "j"), ())
+        return setup[1] is not None
+
     mpi_plan = planned("deepspeed-distributed", 2)
     torch_plan = planned("torch-distributed", 2)
-    assert mpi.is_mpi_jobset(mpi_plan.jobset, mpi_plan.others)
-    assert not mpi.is_mpi_jobset(mpi_plan.jobset, [])
-    assert not mpi.is_mpi_jobset(torch_plan.jobset, torch_plan.others)
+    assert is_mpi(mpi_plan, mpi_plan.others)
+    assert not is_mpi(mpi_plan, [])
+    assert not is_mpi(torch_plan, torch_plan.others)
 
 
 def test_non_mpi_plan_is_unchanged(tmp_path: Path) -> None:
     plan = planned("torch-distributed", 2)
-    expanded = expand_pods(plan.jobset, 29500)
-    assert localized(plan, tmp_path) == expanded
+    expanded = expand_pods(plan.jobset)
+    job_dir = JobDir(tmp_path, "job")
+    assert mpi.localize_mpi_pods(expanded, plan.jobset, plan.others, job_dir, ()) == (
+        expanded,
+        None,
+    )
 
 
 def test_launcher_is_localhost_and_workers_get_their_own_loopback_address() -> None:
     plan = planned("deepspeed-distributed", 3)
-    addresses = mpi.host_addresses(expand_pods(plan.jobset, 29500))
+    addresses = mpi.host_addresses(expand_pods(plan.jobset))
     assert addresses == {
         "job-launcher-0-0": "localhost",
         "job-node-0-0": "127.0.0.2",
@@ -103,53 +114,89 @@ def test_map_hosts(text: str, expected: str) -> None:
 
 def test_workers_run_mpi_worker_on_their_address_and_the_jobs_port(tmp_path: Path) -> None:
     pods = pods_by_name(localized(planned("deepspeed-distributed", 3), tmp_path))
+    job = tmp_path / "job"
     assert list(pods["job-node-0-1"].command) == [
         "mpi-worker",
         "--ssh-dir",
-        str(tmp_path / "volumes" / "mpi-ssh-auth"),
+        str(job / "volumes" / "mpi-ssh-auth"),
         "--port",
         "2345",
         "--listen",
         "127.0.0.3",
         "--state-dir",
-        str(tmp_path / "pods" / "job-node-0-1" / "sshd"),
+        str(job / "pods" / "job-node-0-1" / "sshd"),
     ]
+    assert pods["job-node-0-1"].address == "127.0.0.3"
 
 
 def test_launcher_runs_mpi_launch_on_loopback_with_rank_env(tmp_path: Path) -> None:
     launcher = pods_by_name(localized(planned("deepspeed-distributed", 2), tmp_path))[
         "job-launcher-0-0"
     ]
+    job = tmp_path / "job"
     command = list(launcher.command)
     separator = command.index("--")
     options, program = command[:separator], command[separator + 1 :]
     assert options[0] == "mpi-launch"
-    hostfile = str(tmp_path / "volumes" / "mpi-hostfile" / "hostfile")
+    hostfile = str(job / "volumes" / "mpi-hostfile" / "hostfile")
     assert options[options.index("--hostfile") + 1] == hostfile
     assert {"--loopback", "--rank-env"} <= set(options)
-    assert options[options.index("--ssh-port") + 1] == "2345"
-    assert options[options.index("--ssh-dir") + 1] == str(tmp_path / "volumes" / "mpi-ssh-auth")
+    assert options[-2:] == ["--ssh-port", "2345"]  # last: the job's port wins over a user's
+    assert options[options.index("--ssh-dir") + 1] == str(job / "volumes" / "mpi-ssh-auth")
     exported = {options[i + 1] for i, option in enumerate(options) if option == "-x"}
     # the shims' PATH, the launcher's log for the ranks' output, the TrainJob's env; not MPI's own
     assert exported == {"PATH", "SHLVL", mpi.RANK_LOG_ENV, "LR"}
-    assert launcher.env[mpi.RANK_LOG_ENV] == str(tmp_path / "logs" / "node-0.log")
-    assert launcher.env["PATH"] == f"{tmp_path / 'mpi-bin'}:/shims:/usr/bin"
+    assert launcher.env[mpi.RANK_LOG_ENV] == str(job / "logs" / "node-0.log")
+    assert launcher.env["PATH"] == f"{job / 'mpi-bin'}:/shims:/usr/bin"
     assert launcher.env["SHLVL"] == "1"
     assert program[:2] == ["bash", "-c"]
     assert "/home/mpiuser" not in program[2]
-    assert f"\nwrite {tmp_path / 'home'}/" in program[2]  # the training code's file
+    assert f"\nwrite {job / 'home'}/" in program[2]  # the training code's file
     assert launcher.env["OMPI_MCA_orte_default_hostfile"] == hostfile
     assert launcher.env["MASTER_PORT"] == "4567"
-    assert str(tmp_path / "home") in launcher.directories
+    assert str(job / "home") in launcher.directories
+
+
+def launcher_command(plan: planning.Planned, command: list[str]) -> None:
+    """Give the plan's MPI launcher ``command``."""
+    launcher = plan.jobset["spec"]["replicatedJobs"][1]
+    assert launcher["name"] == constants.LAUNCHER
+    launcher["template"]["spec"]["template"]["spec"]["containers"][0]["command"] = command
+
+
+def test_the_jobs_port_in_the_launchers_program_keeps_its_slot(tmp_path: Path) -> None:
+    plan = planned("deepspeed-distributed", 2)
+    launcher_command(
+        plan, ["mpirun", "-np", "2", "python", "t.py", "--peer", "job-node-0-0:29500", "29500"]
+    )
+    pods = pods_by_name(localized(plan, tmp_path))
+    assert pods["job-launcher-0-0"].command[-4:] == ("t.py", "--peer", "127.0.0.1:4567", "29500")
+
+
+def test_the_jobs_port_in_a_translated_mpirun_option_is_refused(tmp_path: Path) -> None:
+    plan = planned("deepspeed-distributed", 2)
+    launcher_command(plan, ["mpirun", "-x", "PEER=job-node-0-0:29500", "python", "t.py"])
+    with pytest.raises(UnsupportedPodError, match=r"command\[2\]: .* in an mpirun option"):
+        localized(plan, tmp_path)
+
+
+def test_a_launcher_with_its_own_path_keeps_it_after_the_ranks_python(tmp_path: Path) -> None:
+    plan = planned("deepspeed-distributed", 2)
+    launcher = plan.jobset["spec"]["replicatedJobs"][1]
+    container = launcher["template"]["spec"]["template"]["spec"]["containers"][0]
+    container.setdefault("env", []).append({"name": "PATH", "value": "/opt/bin"})
+    pods = pods_by_name(localized(plan, tmp_path))
+    assert pods["job-launcher-0-0"].env["PATH"] == f"{tmp_path / 'job' / 'mpi-bin'}:/opt/bin"
 
 
 def test_volumes_hold_the_secret_with_its_modes_and_the_mapped_hostfile(tmp_path: Path) -> None:
     plan = planned("deepspeed-distributed", 2)
-    addresses = mpi.host_addresses(expand_pods(plan.jobset, 29500))
-    written = mpi.write_config_volumes(
+    addresses = mpi.host_addresses(expand_pods(plan.jobset))
+    files = mpi.config_volume_files(
         plan.jobset, plan.others, tmp_path, lambda text: mpi.map_hosts(text, addresses)
     )
-    names = {path.relative_to(tmp_path).as_posix() for path in written}
+    mpi.write_volume_files(files)
+    names = {Path(file.path).relative_to(tmp_path).as_posix() for file in files}
     assert names == {
         "mpi-ssh-auth/id_rsa",
         "mpi-ssh-auth/id_rsa.pub",
@@ -189,18 +236,15 @@ def test_secret_data_is_base64_decoded(tmp_path: Path) -> None:
         "metadata": {"name": "s"},
         "data": {"token": base64.b64encode(b"abc").decode()},
     }
-    mpi.write_config_volumes(jobset, [secret], tmp_path)
+    mpi.write_volume_files(mpi.config_volume_files(jobset, [secret], tmp_path))
     assert (tmp_path / "keys" / "token").read_text() == "abc"
 
 
-def test_submit_rejects_an_untranslatable_launcher_before_running(tmp_path: Path) -> None:
+def test_an_untranslatable_launcher_is_refused_when_compiled(tmp_path: Path) -> None:
     plan = planned("deepspeed-distributed", 2)
-    launcher = plan.jobset["spec"]["replicatedJobs"][1]
-    assert launcher["name"] == constants.LAUNCHER
-    container = launcher["template"]["spec"]["template"]["spec"]["containers"][0]
-    container["command"] = ["mpirun", "--cpus-per-rank", "2", "python", "t.py"]
+    launcher_command(plan, ["mpirun", "--cpus-per-rank", "2", "python", "t.py"])
     with pytest.raises(UnsupportedPodError, match="'--cpus-per-rank' is not translated"):
-        mpi.check_mpi_pods(expand_pods(plan.jobset, 29500), plan.jobset, plan.others)
+        localized(plan, tmp_path)
 
 
 MPI4PY = ["-c", mpi.LINE_BUFFERED_MPI4PY]

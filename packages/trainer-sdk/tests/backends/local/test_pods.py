@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 from trainer_sdk.backends.local import volumes
+from trainer_sdk.backends.local.plan import LateValue, Slot, bind
 from trainer_sdk.backends.local.pods import (
+    PodPlan,
     UnsupportedPodError,
     expand_pods,
     ordered_replicated_jobs,
@@ -49,6 +51,14 @@ def jobset(*jobs: dict[str, Any], **spec: Any) -> dict[str, Any]:
         "metadata": {"name": "job"},
         "spec": {"replicatedJobs": list(jobs), **spec},
     }
+
+
+def expand(manifest: dict[str, Any], *args: Any, port: int = 41000) -> PodPlan:
+    """``expand_pods``, the pods bound as the runner binds them: the job's ``port``, attempt 0."""
+    values = {LateValue.MASTER_PORT: str(port), LateValue.RESTART_ATTEMPT: "0"}
+    return [
+        (job, [bind(pod, values) for pod in pods]) for job, pods in expand_pods(manifest, *args)
+    ]
 
 
 TORCH_ENV = [
@@ -95,7 +105,7 @@ def test_torch_nodes_get_completion_index_loopback_master_and_the_jobs_port() ->
             env=TORCH_ENV,
         )
     )
-    [(_, pods)] = expand_pods(manifest, master_port=41000)
+    [(_, pods)] = expand(manifest)
     assert [(pod.name, pod.step) for pod in pods] == [
         ("job-node-0-0", "node-0"),
         ("job-node-0-1", "node-1"),
@@ -111,7 +121,7 @@ def test_replicas_become_job_indexes_and_launcher_is_node_zero() -> None:
     manifest = jobset(
         replicated_job("launcher", ["mpirun"]), replicated_job("node", ["sshd"], replicas=2)
     )
-    steps = [pod.step for _, pods in expand_pods(manifest, 1) for pod in pods]
+    steps = [pod.step for _, pods in expand(manifest) for pod in pods]
     assert steps == ["node-0", "node-1", "node-2"]
 
 
@@ -141,7 +151,7 @@ def test_replicas_become_job_indexes_and_launcher_is_node_zero() -> None:
 )
 def test_pods_that_cannot_run_locally_name_the_field(job: dict[str, Any], message: str) -> None:
     with pytest.raises(UnsupportedPodError, match=message):
-        expand_pods(jobset(job), 1)
+        expand(jobset(job))
 
 
 def test_success_policy_defaults_to_all_replicated_jobs() -> None:
@@ -173,9 +183,7 @@ def test_volume_mounts_become_shared_local_directories() -> None:
     for job in (initializer, node):
         container = job["template"]["spec"]["template"]["spec"]["containers"][0]
         container["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
-    [(_, [init_pod]), (_, [node_pod])] = expand_pods(
-        jobset(initializer, node), 1, "/tmp/job/volumes"
-    )
+    [(_, [init_pod]), (_, [node_pod])] = expand(jobset(initializer, node), "/tmp/job/volumes")
     assert init_pod.command == (
         "python",
         "-m",
@@ -199,7 +207,7 @@ def test_expanding_a_large_jobset_is_linear_in_its_pods() -> None:
         )
     )
     started = time.monotonic()
-    [(_, pods)] = expand_pods(manifest, 41000)
+    [(_, pods)] = expand(manifest)
     assert time.monotonic() - started < 30  # about 0.3 s here
     assert len(pods) == 1600
     assert pods[1599].command[1:3] == ("--master-addr=127.0.0.1", "--master-port=29500")
@@ -214,13 +222,47 @@ def test_a_29500_of_the_users_is_left_as_written() -> None:
         {"name": "MASTER_PORT", "value": "29500"},
     ]
     command = ["python", "t.py", "--max-steps", "29500", "--rdzv=job-node-0-0.job:29500", "x129500"]
-    [(_, [pod])] = expand_pods(jobset(replicated_job("node", command, env=env)), 41000)
+    [(_, [pod])] = expand(jobset(replicated_job("node", command, env=env)))
     assert pod.command[2:] == ("--max-steps", "29500", "--rdzv=127.0.0.1:41000", "x129500")
     assert (pod.env["STEPS"], pod.env["MASTER_PORT"], pod.env["PET_MASTER_PORT"]) == (
         "29500",
         "41000",
         "41000",
     )
+
+
+def test_the_compiled_pod_names_each_place_of_the_jobs_port_and_attempt() -> None:
+    """Until the supervisor binds them, the pod holds the cluster's values; its slots say where
+    the job's port goes (also through a ``$(PET_MASTER_PORT)`` reference) and the attempt."""
+    attempt = {"fieldRef": {"fieldPath": "metadata.labels['jobset.sigs.k8s.io/restart-attempt']"}}
+    env = [
+        *TORCH_ENV,
+        {"name": "RDZV", "value": "$(PET_MASTER_ADDR):$(PET_MASTER_PORT)"},
+        {"name": "STEPS", "value": "29500"},
+        {"name": "TRAINER_RESTART_ATTEMPT", "valueFrom": attempt},
+        {"name": "MINE", "valueFrom": attempt},
+        {"name": "LABELLED", "value": "attempt-$(MINE)"},
+    ]
+    command = ["python", "t.py", "--max-steps", "29500", "--rdzv=job-node-0-0.job:29500"]
+    [(_, [pod])] = expand_pods(jobset(replicated_job("node", command, env=env)))
+    assert pod.command[2:] == ("--max-steps", "29500", "--rdzv=127.0.0.1:29500")
+    assert (pod.env["RDZV"], pod.env["TRAINER_RESTART_ATTEMPT"]) == ("127.0.0.1:29500", "0")
+    assert set(pod.slots) == {
+        Slot(LateValue.MASTER_PORT, 0, 5, env="PET_MASTER_PORT"),
+        Slot(LateValue.MASTER_PORT, 10, 15, env="RDZV"),
+        Slot(LateValue.MASTER_PORT, 17, 22, argument=4),
+        Slot(LateValue.RESTART_ATTEMPT, 0, 1, env="TRAINER_RESTART_ATTEMPT"),
+        Slot(LateValue.RESTART_ATTEMPT, 0, 1, env="MINE"),
+        Slot(LateValue.RESTART_ATTEMPT, 8, 9, env="LABELLED"),
+    }
+    bound = bind(pod, {LateValue.MASTER_PORT: "41000", LateValue.RESTART_ATTEMPT: "3"})
+    assert bound.command[2:] == ("--max-steps", "29500", "--rdzv=127.0.0.1:41000")
+    assert (bound.env["RDZV"], bound.env["STEPS"], bound.env["TRAINER_RESTART_ATTEMPT"]) == (
+        "127.0.0.1:41000",
+        "29500",
+        "3",
+    )
+    assert (bound.env["MINE"], bound.env["LABELLED"]) == ("3", "attempt-3")
 
 
 def with_volume(job: dict[str, Any], volume: dict[str, Any], **mount: Any) -> dict[str, Any]:
@@ -241,7 +283,7 @@ def test_a_claim_is_one_directory_per_namespace_and_claim_name_outside_the_job(
     job = with_volume(replicated_job("node", ["true"]), claim, mountPath="/ckpt")
     manifest = jobset(job)
     manifest["metadata"]["namespace"] = "team"
-    [(_, [pod])] = expand_pods(manifest, 1, str(tmp_path / "job" / "volumes"), tmp_path)
+    [(_, [pod])] = expand(manifest, str(tmp_path / "job" / "volumes"), tmp_path)
     expected = str(volumes.claim_path("team", "shared", tmp_path))
     assert expected == str(tmp_path / ".volumes" / "team" / "shared")
     assert pod.directories == (expected,)
@@ -262,7 +304,7 @@ def test_empty_dir_is_the_jobs_and_host_path_is_the_hosts_own(tmp_path: Path) ->
         {"name": "sock", "hostPath": {"path": "/run/x.sock", "type": "Socket"}},
         mountPath="/run/x.sock",
     )
-    [(_, [pod])] = expand_pods(jobset(job), 1, "/j/volumes", tmp_path)
+    [(_, [pod])] = expand(jobset(job), "/j/volumes", tmp_path)
     assert pod.directories == ("/j/volumes/scratch", str(tmp_path / "host" / "x"))
 
 
@@ -280,7 +322,7 @@ def test_volumes_the_cluster_refuses_name_the_field(
     mount: dict[str, Any] = {"mountPath": "/v", **({"subPath": sub_path} if sub_path else {})}
     job = with_volume(replicated_job("node", ["true"]), volume, **mount)
     with pytest.raises(UnsupportedPodError, match=message):
-        expand_pods(jobset(job), 1, "/j/volumes", Path("/r"))
+        expand(jobset(job), "/j/volumes", Path("/r"))
 
 
 def test_isolated_pods_keep_their_host_names_and_mount_paths(tmp_path: Path) -> None:
@@ -294,7 +336,7 @@ def test_isolated_pods_keep_their_host_names_and_mount_paths(tmp_path: Path) -> 
         mountPath="/ckpt",
         readOnly=True,
     )
-    [(_, [pod])] = expand_pods(jobset(job), 41000, str(tmp_path / "volumes"), tmp_path, True)
+    [(_, [pod])] = expand(jobset(job), str(tmp_path / "volumes"), tmp_path, True)
     assert pod.command[2:] == ("--rdzv=job-node-0-0.job:41000", "--out=/ckpt/model")
     assert (pod.env["MASTER_ADDR"], pod.env["OUT"]) == ("job-node-0-0.job", "/ckpt")
     assert pod.mounts == (volumes.Mount("/ckpt", str(tmp_path / "volumes" / "v"), True, True),)

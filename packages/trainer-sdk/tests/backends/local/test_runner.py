@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from trainer_sdk.backends.local import processes
+from trainer_sdk.backends.local import isolation, processes
+from trainer_sdk.backends.local.compiler import compile_plan
 from trainer_sdk.backends.local.jobdir import JobDir
+from trainer_sdk.backends.local.plan import LateValue
 from trainer_sdk.backends.local.runner import JobSetRunner, PodState
 
 from .test_pods import jobset, replicated_job
@@ -18,20 +21,40 @@ COMPLETION_INDEX_FIELD = "metadata.annotations['batch.kubernetes.io/job-completi
 pytestmark = pytest.mark.e2e
 
 
+def runner_for(
+    manifest: dict[str, Any],
+    job_dir: JobDir,
+    env: dict[str, str],
+    report: Callable[[dict[str, Any], list[PodState]], None] = lambda status, pods: None,
+    deadline: float | None = None,
+) -> JobSetRunner:
+    """A runner of ``manifest``'s plan, compiled as the backend compiles it (no GPUs)."""
+    plan = compile_plan(
+        manifest,
+        (),
+        job_dir,
+        isolated=isolation.available(),
+        gpus=0,
+        job_env=env,
+        active_deadline_seconds=deadline,
+    )
+    return JobSetRunner(plan, job_dir, env, {LateValue.MASTER_PORT: "41999"}, report)
+
+
 def run(
     manifest: dict[str, Any], tmp_path: Path, deadline: float | None = None
 ) -> tuple[dict[str, Any], list[list[PodState]], JobDir]:
     job_dir = JobDir(tmp_path, "job")
     reports: list[list[PodState]] = []
-    runner = JobSetRunner(
+    runner = runner_for(
         manifest,
         job_dir,
         {**os.environ, "SHARED": str(tmp_path)},
-        41999,
         lambda status, pods: reports.append([PodState(**vars(pod)) for pod in pods]),
         deadline,
     )
-    return runner.run(), reports, job_dir
+    suspended = bool(manifest["spec"].get("suspend"))
+    return runner.run(suspended), reports, job_dir
 
 
 def condition(status: dict[str, Any]) -> tuple[str, str]:

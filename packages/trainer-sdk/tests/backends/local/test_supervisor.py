@@ -8,6 +8,8 @@ from pathlib import Path
 
 from trainer_sdk.backends.local.supervisor import write_shims
 
+COMPILER = "trainer_sdk.backends.local.compiler"
+
 
 def test_shims_run_the_given_interpreter(tmp_path: Path) -> None:
     write_shims(tmp_path, sys.executable)
@@ -23,14 +25,15 @@ def test_shims_run_the_given_interpreter(tmp_path: Path) -> None:
 
 def test_the_supervisor_starts_without_the_api_models() -> None:
     """Every local job starts a supervisor; the TrainJob models (pydantic schemas, a third of a
-    second) load only when it first derives the job's status, not before the pods start."""
+    second) load only when it first derives the job's status, not before the pods start, and
+    the plan it runs was compiled at submit."""
+    unwanted = ("trainer_api", "trainer_runtime.lifecycle", "torch", "pydantic")
     loaded = subprocess.run(
         [
             sys.executable,
             "-c",
             "import sys, trainer_sdk.backends.local.supervisor; "
-            "print(sorted(m for m in ('trainer_api', 'trainer_runtime.lifecycle', 'torch') "
-            "if m in sys.modules))",
+            f"print(sorted(m for m in {(*unwanted, COMPILER)!r} if m in sys.modules))",
         ],
         capture_output=True,
         text=True,

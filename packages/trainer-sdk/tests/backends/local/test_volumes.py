@@ -141,12 +141,9 @@ def test_without_namespaces_a_job_with_volumes_warns_once_that_pods_see_local_di
     client: TrainerClient,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
-    request: pytest.FixtureRequest,
 ) -> None:
     """Nothing said that a mount path passed in func_args named the host's own path."""
-    monkeypatch.setenv(isolation.DISABLE_ENV, "0")  # as on macOS: the supervisor inherits it
-    isolation.available.cache_clear()
-    request.addfinalizer(isolation.available.cache_clear)
+    monkeypatch.setenv(isolation.DISABLE_ENV, "0")  # as on macOS: read at submit
     run(client, "warned", "true")
     warnings = [record.getMessage() for record in caplog.records if "/ckpt" in record.getMessage()]
     assert len(warnings) == 1 and "func_args" in warnings[0], warnings

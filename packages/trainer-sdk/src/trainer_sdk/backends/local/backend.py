@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import logging
 import os
 import secrets
@@ -22,16 +23,16 @@ from trainer_api import FieldError
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
 from trainer_sdk.backends.local import (
-    caches,
     cgroups,
+    compiler,
     devices,
     isolation,
-    mpi,
+    job_env,
+    plan,
     processes,
     suspension,
     volumes,
 )
-from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, record_failure
 from trainer_sdk.backends.local.jobdir import (
     JobDir,
@@ -45,7 +46,7 @@ from trainer_sdk.backends.local.jobdir import (
 )
 from trainer_sdk.backends.local.needs import check_commands
 from trainer_sdk.backends.local.packages import plan_packages
-from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS
+from trainer_sdk.backends.local.pods import TERMINATION_GRACE_SECONDS
 from trainer_sdk.backends.local.runtime_store import RuntimeStore
 from trainer_sdk.checkpoint_status import checkpoint_events, checkpoint_status
 from trainer_sdk.configs import LocalBackendConfig
@@ -169,19 +170,25 @@ class LocalBackend(RuntimeBackend):
             )
         metadata["creationTimestamp"] = _now().isoformat()
         planned = planning.plan_trainjob(manifest, runtime_manifest, _now())
-        expanded = pod_plan.expand_pods(
-            caches.with_secret_values(planned.jobset, planned.others),
-            pod_plan.DEFAULT_MASTER_PORT,
+        deadline = (manifest.get("spec") or {}).get("activeDeadlineSeconds")
+        local_plan = compiler.compile_plan(
+            planned.jobset,
+            planned.others,
+            job_dir,
+            isolated=isolation.available(),
+            gpus=devices.nvidia_gpus(),
+            job_env=job_env.job_env_names(os.environ, bool(packages)),
+            active_deadline_seconds=deadline,
         )
-        mpi.check_mpi_pods(expanded, planned.jobset, planned.others)
-        on_cpu = self._accelerators_on_cpu(expanded)
-        pods = [
-            pod for _, group in (devices.on_cpu(expanded) if on_cpu else expanded) for pod in group
-        ]
+        self._check_accelerators(local_plan.accelerator_shortfall)
         python = self.config.python or sys.executable
-        check_commands((pod.command for pod in pods), python, packages)
-        package_plan = plan_packages(packages, python, self.config.isolated_packages)
-        if (paths := volumes.mount_paths(planned.jobset)) and not isolation.available():
+        check_commands((pod.command for pod in local_plan.pods()), python, packages)
+        local_plan = dataclasses.replace(
+            local_plan,
+            packages=plan_packages(packages, python, self.config.isolated_packages),
+            pip_index_urls=tuple(pip_index_urls),
+        )
+        if (paths := volumes.mount_paths(planned.jobset)) and not local_plan.isolated:
             _logger.warning(
                 "TrainJob %s: pods cannot run in private mount namespaces here, so they see their "
                 "volumes in local directories, not at %s: those paths (and pod host names) are "
@@ -198,14 +205,12 @@ class LocalBackend(RuntimeBackend):
         try:
             write_json(job_dir.runtime, runtime_manifest)
             write_json(job_dir.jobset, planned.jobset)
+            write_json(job_dir.plan, plan.to_document(local_plan))
             write_json(
                 job_dir.state,
                 {
                     "token": secrets.token_hex(16),
                     "objects": planned.others,
-                    **package_plan.to_state(),
-                    "acceleratorsOnCpu": on_cpu,
-                    "pipIndexUrls": list(pip_index_urls),
                     "pods": [
                         {
                             "name": pod.name,
@@ -214,7 +219,7 @@ class LocalBackend(RuntimeBackend):
                             "device": pod.device,
                             "device_count": pod.device_count,
                         }
-                        for pod in pods
+                        for pod in local_plan.pods()
                     ],
                     "events": [],
                     "finished": False,
@@ -226,11 +231,11 @@ class LocalBackend(RuntimeBackend):
             os.close(lock)
         return name
 
-    def _accelerators_on_cpu(self, expanded: mpi.PodPlan) -> bool:
-        """Whether the pods request accelerators this machine lacks (then run on CPU, warned
-        once); without ``accelerators_on_cpu``, InvalidTrainJobError says so up front."""
-        short = devices.device_shortfall(expanded, devices.nvidia_gpus())
-        if short and not self.config.accelerators_on_cpu:
+    def _check_accelerators(self, shortfall: Sequence[str]) -> None:
+        """Pods that request accelerators this machine lacks (``shortfall``: why) run on CPU,
+        warned once, with ``accelerators_on_cpu``; without it, InvalidTrainJobError says so up
+        front."""
+        if shortfall and not self.config.accelerators_on_cpu:
             raise InvalidTrainJobError(
                 [
                     FieldError(
@@ -239,12 +244,11 @@ class LocalBackend(RuntimeBackend):
                         "accelerators_on_cpu=True) to run it here on CPU with the cluster's "
                         "process count",
                     )
-                    for why in short
+                    for why in shortfall
                 ]
             )
-        for why in short:
+        for why in shortfall:
             _logger.warning("%s: running on CPU with the cluster's process count", why)
-        return bool(short)
 
     def _start_supervisor(self, job_dir: JobDir, lock: int) -> None:
         command = [sys.executable, "-m", "trainer_sdk.backends.local.supervisor", str(job_dir.path)]
@@ -476,10 +480,9 @@ def _stop_timeout(job_dir: JobDir) -> float:
     """How long a stopping supervisor may take: ``STOP_TIMEOUT_SECONDS`` plus whatever grace the
     job's pods are given beyond the default (``terminationGracePeriodSeconds``)."""
     try:
-        jobset = read_json(job_dir.jobset)
-    except (FileNotFoundError, ValueError):
+        grace = plan.from_document(read_json(job_dir.plan)).grace_seconds
+    except (FileNotFoundError, ValueError, KeyError):  # a killed submission wrote none
         return STOP_TIMEOUT_SECONDS
-    grace = pod_plan.termination_grace(jobset, TERMINATION_GRACE_SECONDS)
     return STOP_TIMEOUT_SECONDS + max(0.0, grace - TERMINATION_GRACE_SECONDS)
 
 

@@ -1,15 +1,17 @@
 """The data cache of a TrainJob whose dataset initializer has a ``cache://`` URI, run locally.
 
 In a cluster the controller's plan applies StatefulSets that run the cache, the JobSet's
-dataset-initializer step waits until it is ready, and the trainer reads the address of its
-Service from ``DATA_CACHE_ENDPOINT``. Locally the supervisor runs the same cache as one
-``data-cache serve`` process (``data_cache_manifests.serve_args`` of those StatefulSets) for
-the life of the job, reads its endpoint from the first line it prints (after loading), and
-gives the pods that endpoint in place of the Service's address: the initializer step's
-``data-cache probe`` and the trainer's env then reach it unchanged otherwise. The tokens the
-plan's Secret holds go to the cache process as env (``cache_tokens``) and to the pods as the
-literal values of their ``secretKeyRef`` env, so the local cache is no more open than the
-cluster's.
+dataset-initializer step waits until it is ready (``data-cache probe <Service address>``), and
+the trainer reads the address of its Service from ``DATA_CACHE_ENDPOINT``. Locally the
+supervisor runs the same cache as one ``data-cache serve`` process (``data_cache``: the
+``serve_args`` of those StatefulSets, compiled at submit) for the life of the job and reads its
+endpoint from the first line it prints (after loading). That endpoint is a late value of the
+job's plan (``plan.LateValue.CACHE_ENDPOINT``): at submit ``with_endpoint_slots`` makes the two
+places the runtime framework put the Service's address, the probe's argument and the trainer's
+``DATA_CACHE_ENDPOINT``, slots that receive it; nothing else changes, so a user's argument that
+names the Service stays as written. The tokens the plan's Secret holds go to the cache process
+as env (``cache_tokens``) and to the pods as the literal values of their ``secretKeyRef`` env
+(``with_secret_values``), so the local cache is no more open than the cluster's.
 """
 
 from __future__ import annotations
@@ -25,15 +27,17 @@ from typing import Any, Final
 
 import data_cache_manifests
 
+from trainer_sdk import constants
 from trainer_sdk.backends.local.jobdir import open_private
+from trainer_sdk.backends.local.plan import DataCache, LateValue, Text, texts, with_texts
+from trainer_sdk.backends.local.pods import PodPlan
 
 __all__ = [
     "CACHE_LOG_STEP",
     "CacheStartError",
-    "cache_tokens",
-    "local_jobset",
-    "serve_command",
+    "data_cache",
     "start_cache",
+    "with_endpoint_slots",
     "with_secret_values",
 ]
 
@@ -42,6 +46,9 @@ CACHE_LOG_STEP: Final = "data-cache"
 START_TIMEOUT_SECONDS: Final = 600.0
 """How long the cache may take to load its data and print its endpoint."""
 _COMPONENT: Final = "app.kubernetes.io/component"
+# The dataset initializer's command as the runtime framework's data-cache plugin sets it: the
+# Service's address is the argument after these.
+_PROBE: Final = ("data-cache", "probe")
 
 
 class CacheStartError(RuntimeError):
@@ -57,12 +64,37 @@ def _has_cache(objects: Sequence[Mapping[str, Any]]) -> bool:
     )
 
 
-def serve_command(python: str, objects: Sequence[Mapping[str, Any]]) -> list[str] | None:
-    """``python -m trainer_data_cache serve ...`` for the cache the planned objects describe, or
-    None when the plan has no cache."""
+def data_cache(objects: Sequence[Mapping[str, Any]]) -> DataCache | None:
+    """The cache the planned objects describe, as one ``trainer_data_cache`` process with its
+    tokens, or None when the plan has no cache."""
     if not _has_cache(objects):
         return None
-    return [python, "-m", "trainer_data_cache", *data_cache_manifests.serve_args(objects)]
+    return DataCache(tuple(data_cache_manifests.serve_args(objects)), _cache_tokens(objects))
+
+
+def with_endpoint_slots(plan: PodPlan, jobset: Mapping[str, Any]) -> PodPlan:
+    """``plan`` with the places the runtime framework put the cache Service's address (the
+    dataset initializer's ``data-cache probe`` argument, ``DATA_CACHE_ENDPOINT``) slots of the
+    local cache's endpoint."""
+    metadata = jobset.get("metadata") or {}
+    service = data_cache_manifests.cache_endpoint(
+        metadata.get("name", ""), metadata.get("namespace") or "default"
+    )
+    endpoint = Text.late(LateValue.CACHE_ENDPOINT, service)
+    changed: PodPlan = []
+    for job, pods in plan:
+        placed = []
+        for pod in pods:
+            command, env = texts(pod)
+            probe = len(_PROBE)
+            initializer = pod.replicated_job == constants.DATASET_INITIALIZER
+            if initializer and pod.command[: probe + 1] == (*_PROBE, service):
+                command[probe] = endpoint
+            if pod.env.get(data_cache_manifests.ENDPOINT_ENV) == service:
+                env[data_cache_manifests.ENDPOINT_ENV] = endpoint
+            placed.append(with_texts(pod, command, env))
+        changed.append((job, placed))
+    return changed
 
 
 def start_cache(
@@ -114,7 +146,7 @@ def _pump(process: subprocess.Popen[bytes], first_line: queue.Queue[bytes], log:
             stream.flush()
 
 
-def cache_tokens(objects: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+def _cache_tokens(objects: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """The env that gives the cache process its tokens: each ``secretKeyRef`` env entry of the
     cache head's container, resolved from the plan's Secret of that name."""
     env: dict[str, str] = {}
@@ -124,18 +156,6 @@ def cache_tokens(objects: Sequence[Mapping[str, Any]]) -> dict[str, str]:
             (container,) = obj["spec"]["template"]["spec"]["containers"]
             env.update(_secret_values(container.get("env") or (), objects))
     return env
-
-
-def local_jobset(
-    jobset: Mapping[str, Any], endpoint: str, objects: Sequence[Mapping[str, Any]] = ()
-) -> dict[str, Any]:
-    """``jobset`` with the cache Service's address replaced by the local ``endpoint``, and its
-    env from Secrets of ``objects`` resolved (``with_secret_values``)."""
-    metadata = jobset.get("metadata") or {}
-    service = data_cache_manifests.cache_endpoint(
-        metadata.get("name", ""), metadata.get("namespace") or "default"
-    )
-    return with_secret_values(json.loads(json.dumps(jobset).replace(service, endpoint)), objects)
 
 
 def with_secret_values(

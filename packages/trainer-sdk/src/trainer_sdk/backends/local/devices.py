@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from trainer_sdk import constants
-from trainer_sdk.backends.local.mpi import PodPlan
+from trainer_sdk.backends.local.pods import PodPlan
 from trainer_sdk.runtimes import container_devices
 
 __all__ = ["NVIDIA_GPUS", "device_shortfall", "nvidia_gpus", "on_cpu"]

@@ -7,7 +7,8 @@ see the cluster's paths and names unchanged. The network stays the host's (see t
 pods reach the host's progress endpoint, data cache and package index on loopback).
 
 Where the kernel refuses (macOS, a container without ``unshare``), ``available()`` says so and the
-pod plan falls back to rewriting mount paths and pod host names in commands and env.
+pod plan falls back to rewriting mount paths and pod host names in commands and env. The backend
+asks at submit and the job's plan keeps the answer: its supervisor probes nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from trainer_sdk.backends.local.volumes import Mount
 
-__all__ = ["DISABLE_ENV", "PodSandbox", "available", "hosts_file", "wrap"]
+__all__ = ["DISABLE_ENV", "PodSandbox", "available", "hosts_file", "kernel_allows", "wrap"]
 
 DISABLE_ENV = "TRAINER_SDK_LOCAL_NAMESPACES"
 """Set to ``0`` to run pods without namespaces (the rewriting fallback), as on macOS."""
@@ -79,11 +80,18 @@ def hosts_file(addresses: Mapping[str, str], subdomain: str, namespace: str) -> 
     return "\n".join(lines).lstrip("\n") + "\n"
 
 
-@functools.cache
 def available() -> bool:
-    """Whether pods can run in private namespaces here (probed once per process: a namespace
-    with a tmpfs mount, as each pod needs); ``TRAINER_SDK_LOCAL_NAMESPACES=0`` says no."""
-    if not sys.platform.startswith("linux") or os.environ.get(DISABLE_ENV) == "0":
+    """Whether pods can run in private namespaces here: not turned off by
+    ``TRAINER_SDK_LOCAL_NAMESPACES=0`` (read at each call: the backend decides at each submit)
+    and allowed by the kernel (``kernel_allows``)."""
+    return os.environ.get(DISABLE_ENV) != "0" and kernel_allows()
+
+
+@functools.cache
+def kernel_allows() -> bool:
+    """Whether this kernel gives a process private namespaces (probed once per process: a
+    namespace with a tmpfs mount, as each pod needs; two interpreter starts)."""
+    if not sys.platform.startswith("linux"):
         return False
     with tempfile.TemporaryDirectory(prefix="trainer-sdk-probe-") as scratch:
         # A mount point under a missing directory: a tmpfs copy of its parent, then a bind.

@@ -3,6 +3,7 @@
 <root>/<name>/trainjob.json     the TrainJob manifest (as sent to a cluster)
 <root>/<name>/runtime.json      the runtime manifest it was built against
 <root>/<name>/jobset.json       the JobSet from the runtime framework's Plan
+<root>/<name>/plan.json         the local plan compiled from it at submit, which the supervisor runs
 <root>/<name>/state.json        JobSet status, TrainJob status, pods (pid, phase, exit code)
 <root>/<name>/progress.json     what update_trainjob_status() last wrote
 <root>/<name>/metrics/rank-<r>.jsonl  log_metrics() history of rank r (JSON lines)
@@ -110,6 +111,10 @@ class JobDir:
     @property
     def jobset(self) -> Path:
         return self.path / "jobset.json"
+
+    @property
+    def plan(self) -> Path:
+        return self.path / "plan.json"
 
     @property
     def state(self) -> Path:

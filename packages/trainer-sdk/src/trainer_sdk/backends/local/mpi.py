@@ -9,15 +9,17 @@ A JobSet is an MPI JobSet when its ``launcher`` mounts an SSH-auth Secret of the
   the workers ``127.0.0.2``, ``127.0.0.3``, ... in pod order; the pod host names of the JobSet in
   the hostfile become those addresses, so rank ``r`` still runs on ``hosts[r // slots]``;
 - a worker runs ``mpi-worker``: an sshd with the job's key on its address and the job's SSH port
-  (one free port per job, so jobs run side by side);
+  (one free port per run, which the supervisor picks: a slot of the pod,
+  ``plan.LateValue.SSH_PORT``, so jobs run side by side);
 - the launcher's ``mpirun [options] CMD`` (or ``mpi-launch [options] -- CMD``, or
   ``deepspeed --launcher openmpi|mpich|impi [options] SCRIPT``: the mpirun line DeepSpeed's
   runner would build, binding and mapping options dropped; ``mpi_runtime.to_mpi_launch``
   translates it) runs as
-  ``mpi-launch --loopback --rank-env --ssh-port P --ssh-dir D [options] -- CMD``: it waits for the
-  workers' sshd, pins MPI to ``lo`` (``btl self,tcp``), gives every rank RANK, WORLD_SIZE,
-  LOCAL_RANK, MASTER_ADDR and MASTER_PORT (the job's port), and forwards the pod's env (PATH
-  with the interpreter shims, the TrainJob's env) to ranks started over ssh;
+  ``mpi-launch [options] --loopback --rank-env --ssh-dir D ... --ssh-port P -- CMD``: it waits
+  for the workers' sshd, pins MPI to ``lo`` (``btl self,tcp``), gives every rank RANK,
+  WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT (the job's port), and forwards the pod's
+  env (PATH with the interpreter shims, the TrainJob's env, and the job's env that
+  ``LOCAL_ENV`` names) to ranks started over ssh;
 - ranks that have not started within ``mpi-launch``'s start timeout (60 s; the TrainJob's env
   may set ``MPI_LAUNCH_START_TIMEOUT``) make it stop mpirun and fail, naming their hosts in the
   launcher pod's termination log, which the runner puts in the pod's failure message;
@@ -28,19 +30,17 @@ A JobSet is an MPI JobSet when its ``launcher`` mounts an SSH-auth Secret of the
 - the MPI user's home (``DEFAULT_MPI_USER_HOME``, where the SDK writes the training script) is
   ``<job>/home``, shared by the job's pods.
 
-Other replicated jobs (initializers) run as they are. ``localize_mpi_pods`` is pure;
-``write_config_volumes``, ``write_rank_shims`` and ``free_ssh_port`` do the I/O, and
-``prepare_mpi_pods`` drives them.
+Other replicated jobs (initializers) run as they are. ``localize_mpi_pods`` is pure and runs at
+submit (``compiler``); the supervisor does the I/O with ``write_volume_files``,
+``write_rank_shims`` and ``free_ssh_port``.
 """
 
 from __future__ import annotations
 
 import base64
 import re
-import shutil
 import socket
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
@@ -50,21 +50,26 @@ import mpi_runtime
 from trainer_sdk import constants
 from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.jobdir import JobDir
+from trainer_sdk.backends.local.plan import (
+    LateValue,
+    MpiSetup,
+    Text,
+    VolumeFile,
+    texts,
+    with_texts,
+)
 from trainer_sdk.progress import STATUS_FILE_ENV
 
 __all__ = [
     "LINE_BUFFERED_MPI4PY",
     "RANK_LOG_ENV",
-    "PodPlan",
-    "check_mpi_pods",
+    "config_volume_files",
     "free_ssh_port",
     "host_addresses",
-    "is_mpi_jobset",
     "localize_mpi_pods",
     "map_hosts",
-    "prepare_mpi_pods",
-    "write_config_volumes",
     "write_rank_shims",
+    "write_volume_files",
 ]
 
 SSH_AUTH_SECRET_TYPE: Final = "kubernetes.io/ssh-auth"
@@ -112,9 +117,6 @@ case "$1" in -m|-c|[!-]*) exec "{python}" -c '{line_buffered}' "$@" ;; esac
 exec "{python}" "$@"
 """
 
-# Replicated jobs in start order, each with its pods (what ``pods.expand_pods`` returns).
-PodPlan = list[tuple[dict[str, Any], list[pod_plan.LocalPod]]]
-
 
 def _pod_spec(job: Mapping[str, Any]) -> Mapping[str, Any]:
     return job.get("template", {}).get("spec", {}).get("template", {}).get("spec", {}) or {}
@@ -140,12 +142,7 @@ def _ssh_volume(jobset: Mapping[str, Any], objects: Sequence[Mapping[str, Any]])
     return None
 
 
-def is_mpi_jobset(jobset: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether the launcher of ``jobset`` mounts an SSH-auth Secret from ``objects``."""
-    return _ssh_volume(jobset, objects) is not None
-
-
-def host_addresses(plan: PodPlan) -> dict[str, str]:
+def host_addresses(plan: pod_plan.PodPlan) -> dict[str, str]:
     """Pod name -> its loopback address: the launcher ``localhost``, the ``node`` pods (workers)
     127.0.0.2, ... in order."""
     addresses: dict[str, str] = {}
@@ -175,9 +172,9 @@ def map_hosts(text: str, addresses: Mapping[str, str]) -> str:
     return text
 
 
-def _forwarded_env(env: Mapping[str, str], base_env: Mapping[str, str]) -> list[str]:
+def _forwarded_env(env: Collection[str], job_env: Collection[str]) -> list[str]:
     """What the launcher passes on to every rank: LOCAL_ENV, then the pod's own env."""
-    names = [name for name in LOCAL_ENV if name in base_env or name in env]
+    names = [name for name in LOCAL_ENV if name in job_env or name in env]
     names += [
         name
         for name in env
@@ -190,105 +187,117 @@ def _forwarded_env(env: Mapping[str, str], base_env: Mapping[str, str]) -> list[
 
 
 def localize_mpi_pods(
-    plan: PodPlan,
+    plan: pod_plan.PodPlan,
     jobset: Mapping[str, Any],
     objects: Sequence[Mapping[str, Any]],
-    *,
-    volumes_root: Path,
-    pod_dir: Callable[[str], Path],
-    step_log: Callable[[str], Path],
-    home: Path,
-    rank_bin: Path,
-    ssh_port: int,
-    master_port: int,
-    base_env: Mapping[str, str],
-) -> PodPlan:
-    """``plan`` with the MPI launcher and workers made to run here (unchanged if not MPI)."""
+    job_dir: JobDir,
+    job_env: Collection[str],
+) -> tuple[pod_plan.PodPlan, MpiSetup | None]:
+    """``plan`` with the MPI launcher and workers made to run here, and the files they need
+    (``plan`` and None if not MPI). ``job_env`` names the variables every process of the job
+    inherits (those of ``LOCAL_ENV`` among them are forwarded to the ranks)."""
     volume = _ssh_volume(jobset, objects)
     if volume is None:
-        return plan
-    ssh_dir = volumes_root / volume
+        return plan, None
+    volumes_root = job_dir.path / "volumes"
+    ssh_dir, home, rank_bin = volumes_root / volume, job_dir.path / "home", job_dir.path / "mpi-bin"
     addresses = host_addresses(plan)
     home_mount = {constants.DEFAULT_MPI_USER_HOME: str(home)}
-    localized: PodPlan = []
+    localized: pod_plan.PodPlan = []
     for job, pods in plan:
-        where = f"replicatedJob {job['name']!r} command"
         changed = []
         for pod in pods:
-            command = [pod_plan._map_paths(part, home_mount) for part in pod.command]
-            env = {name: pod_plan._map_paths(value, home_mount) for name, value in pod.env.items()}
+            command, env = texts(pod)
+            command = [pod_plan.map_paths(argument, home_mount) for argument in command]
+            env = {name: pod_plan.map_paths(value, home_mount) for name, value in env.items()}
+            address = pod.address
             if job["name"] == constants.LAUNCHER:
-                path = env.get("PATH", base_env.get("PATH", ""))
-                env = {
-                    **env,
-                    "MASTER_PORT": str(master_port),
-                    "PATH": f"{rank_bin}:{path}" if path else str(rank_bin),
-                    # bash sources ~/.bashrc when it thinks sshd started it (SSH_CLIENT set, no
-                    # SHLVL): one that activates another Python (pyenv, conda) would take
-                    # ``python`` away from the ranks on worker hosts.
-                    "SHLVL": "1",
-                    RANK_LOG_ENV: str(step_log(pod.step)),
-                }
-                local_options = [
+                env = _launcher_env(env, rank_bin, job_dir.log(pod.step))
+                options = [
                     "--loopback",
                     "--rank-env",
-                    "--ssh-port",
-                    str(ssh_port),
                     "--ssh-dir",
                     str(ssh_dir),
                     "--termination-log",
-                    str(pod_dir(pod.name) / pod_plan.TERMINATION_LOG),
+                    str(job_dir.pod_dir(pod.name) / pod_plan.TERMINATION_LOG),
+                    *(option for name in _forwarded_env(env, job_env) for option in ("-x", name)),
                 ]
-                for name in _forwarded_env(env, base_env):
-                    local_options += ["-x", name]
-                try:
-                    command, option_env = mpi_runtime.to_mpi_launch(
-                        command, where, [*local_options], wait_timeout=WAIT_TIMEOUT_SECONDS
-                    )
-                except mpi_runtime.InvalidArgumentError as error:
-                    raise pod_plan.UnsupportedPodError(str(error)) from None
-                env.update(option_env)
+                where = f"replicatedJob {job['name']!r} command"
+                command, option_env = _launch_command(command, options, where)
+                env.update({name: Text(value) for name, value in option_env.items()})
             elif job["name"] == constants.NODE:
+                address = addresses[pod.name]
                 command = [
-                    "mpi-worker",
-                    "--ssh-dir",
-                    str(ssh_dir),
-                    "--port",
-                    str(ssh_port),
-                    "--listen",
-                    addresses[pod.name],
-                    "--state-dir",
-                    str(pod_dir(pod.name) / "sshd"),
+                    *map(Text, ("mpi-worker", "--ssh-dir", str(ssh_dir), "--port")),
+                    Text.late(LateValue.SSH_PORT, str(mpi_runtime.SSH_PORT)),
+                    *map(Text, ("--listen", address, "--state-dir")),
+                    Text(str(job_dir.pod_dir(pod.name) / "sshd")),
                 ]
             changed.append(
                 replace(
-                    pod,
-                    command=tuple(command),
-                    env=env,
+                    with_texts(pod, command, env),
                     directories=(*pod.directories, str(home)),
+                    address=address,
                 )
             )
         localized.append((job, changed))
-    return localized
-
-
-def check_mpi_pods(
-    plan: PodPlan, jobset: Mapping[str, Any], objects: Sequence[Mapping[str, Any]]
-) -> None:
-    """Raise ``UnsupportedPodError`` when an MPI JobSet cannot run here (checked at submit)."""
-    localize_mpi_pods(
-        plan,
-        jobset,
-        objects,
-        volumes_root=Path("volumes"),
-        pod_dir=Path,
-        step_log=Path,
-        home=Path("home"),
-        rank_bin=Path("mpi-bin"),
-        ssh_port=pod_plan.DEFAULT_MASTER_PORT,
-        master_port=pod_plan.DEFAULT_MASTER_PORT,
-        base_env={},
+    files = config_volume_files(
+        jobset, objects, volumes_root, lambda text: map_hosts(text, addresses)
     )
+    return localized, MpiSetup(str(rank_bin), tuple(files))
+
+
+def _launcher_env(env: Mapping[str, Text], rank_bin: Path, log: Path) -> dict[str, Text]:
+    """The launcher's env: the job's port, the ranks' ``python`` first on the PATH it would get
+    (its own, else the job's), and the log its Python ranks write to."""
+    if "PATH" not in env:
+        path = Text(f"{rank_bin}:") + Text.late(LateValue.JOB_PATH, "")
+    elif env["PATH"].text:
+        path = Text(f"{rank_bin}:") + env["PATH"]
+    else:
+        path = Text(str(rank_bin))
+    return {
+        **env,
+        "MASTER_PORT": Text.late(LateValue.MASTER_PORT, str(pod_plan.DEFAULT_MASTER_PORT)),
+        "PATH": path,
+        # bash sources ~/.bashrc when it thinks sshd started it (SSH_CLIENT set, no SHLVL): one
+        # that activates another Python (pyenv, conda) would take ``python`` away from the ranks
+        # on worker hosts.
+        "SHLVL": Text("1"),
+        RANK_LOG_ENV: Text(str(log)),
+    }
+
+
+def _launch_command(
+    command: Sequence[Text], options: Sequence[str], where: str
+) -> tuple[list[Text], dict[str, str]]:
+    """The launcher's ``command`` as ``mpi-launch`` runs it here (``mpi_runtime.to_mpi_launch``),
+    with ``options`` and then the job's SSH port last before its ``--``; and the env its
+    translated options set. The program after ``--`` is the command's own, verbatim: the job's
+    port in it (``host:29500``) keeps its slot; anywhere else it cannot be translated."""
+    local = [*options, "--ssh-port", str(mpi_runtime.SSH_PORT)]
+    try:
+        launch, env = mpi_runtime.to_mpi_launch(
+            [argument.text for argument in command], where, local, wait_timeout=WAIT_TIMEOUT_SECONDS
+        )
+    except mpi_runtime.InvalidArgumentError as error:
+        raise pod_plan.UnsupportedPodError(str(error)) from None
+    separator = launch.index("--")  # to_mpi_launch's own: every option before it is one
+    if launch[separator - len(local) : separator] != local:
+        raise RuntimeError(f"mpi_runtime.to_mpi_launch did not end its options with {local}")
+    result = [Text(argument) for argument in launch]
+    result[separator - 1] = Text.late(LateValue.SSH_PORT, launch[separator - 1])
+    for index, argument in enumerate(command):
+        if not argument.spans:
+            continue
+        tail = [later.text for later in command[index:]]
+        if launch[separator + 1 :][-len(tail) :] != tail:
+            raise pod_plan.UnsupportedPodError(
+                f"{where}[{index}]: {argument.text!r} names the job's rendezvous port in an "
+                "mpirun option, which the local backend translates; give it after the program"
+            )
+        result[len(launch) - len(tail)] = argument
+    return result, env
 
 
 def _item_files(
@@ -306,17 +315,17 @@ def _object_data(obj: Mapping[str, Any]) -> dict[str, str]:
     return {**data, **(obj.get("stringData") or {})}
 
 
-def write_config_volumes(
+def config_volume_files(
     jobset: Mapping[str, Any],
     objects: Sequence[Mapping[str, Any]],
     volumes_root: Path,
     rewrite: Callable[[str], str] = lambda text: text,
-) -> list[Path]:
-    """Write every Secret and ConfigMap volume of the JobSet's pods whose object is in
-    ``objects`` into ``volumes_root/<volume>`` with the volume's modes; ConfigMap text passes
-    through ``rewrite``. Returns the files written."""
+) -> list[VolumeFile]:
+    """Every file of the Secret and ConfigMap volumes of the JobSet's pods whose object is in
+    ``objects``, under ``volumes_root/<volume>`` with the volume's modes; ConfigMap text passes
+    through ``rewrite``."""
     by_name = {(obj.get("kind"), obj["metadata"]["name"]): obj for obj in objects}
-    written: list[Path] = []
+    files: dict[Path, VolumeFile] = {}
     for job in jobset.get("spec", {}).get("replicatedJobs") or []:
         for volume in _pod_spec(job).get("volumes") or []:
             for kind, key in (("Secret", "secretName"), ("ConfigMap", "name")):
@@ -324,17 +333,26 @@ def write_config_volumes(
                 obj = by_name.get((kind, (source or {}).get(key)))
                 if source is None or obj is None:
                     continue
-                directory = volumes_root / volume["name"]
-                directory.mkdir(parents=True, exist_ok=True)
                 for path, text, mode in _item_files(source, _object_data(obj)):
-                    target = directory / path
-                    if target in written:
-                        continue
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    target.write_text(rewrite(text) if kind == "ConfigMap" else text)
-                    target.chmod(mode or source.get("defaultMode") or DEFAULT_FILE_MODE)
-                    written.append(target)
-    return written
+                    target = volumes_root / volume["name"] / path
+                    files.setdefault(
+                        target,
+                        VolumeFile(
+                            str(target),
+                            rewrite(text) if kind == "ConfigMap" else text,
+                            mode or source.get("defaultMode") or DEFAULT_FILE_MODE,
+                        ),
+                    )
+    return list(files.values())
+
+
+def write_volume_files(files: Sequence[VolumeFile]) -> None:
+    """Write ``files`` (their directories created), each with its mode."""
+    for file in files:
+        target = Path(file.path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(file.text)
+        target.chmod(file.mode)
 
 
 def write_rank_shims(directory: Path, python: str) -> None:
@@ -351,36 +369,3 @@ def free_ssh_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("0.0.0.0", 0))
         return int(probe.getsockname()[1])
-
-
-def prepare_mpi_pods(
-    plan: PodPlan,
-    jobset: Mapping[str, Any],
-    objects: Sequence[Mapping[str, Any]],
-    job_path: Path,
-    pod_dir: Callable[[str], Path],
-    master_port: int,
-    base_env: Mapping[str, str],
-) -> PodPlan:
-    """The driver: write the Secret and hostfile volumes and the ranks' ``python``, return the
-    localized plan."""
-    if not is_mpi_jobset(jobset, objects):
-        return plan
-    python = shutil.which("python", path=base_env.get("PATH")) or sys.executable
-    write_rank_shims(job_path / "mpi-bin", python)
-    volumes_root = job_path / "volumes"
-    addresses = host_addresses(plan)
-    write_config_volumes(jobset, objects, volumes_root, lambda text: map_hosts(text, addresses))
-    return localize_mpi_pods(
-        plan,
-        jobset,
-        objects,
-        volumes_root=volumes_root,
-        pod_dir=pod_dir,
-        step_log=JobDir(job_path.parent, job_path.name).log,
-        home=job_path / "home",
-        rank_bin=job_path / "mpi-bin",
-        ssh_port=free_ssh_port(),
-        master_port=master_port,
-        base_env=base_env,
-    )

@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -83,26 +83,25 @@ class PackagePlan:
     pins: tuple[str, ...] = field(default=(), repr=False)
     """``name==version`` of every distribution the environment has: pip's constraints."""
 
-    def to_state(self) -> dict[str, Any]:
-        """The plan as ``state.json`` keeps it for the supervisor."""
+    def to_document(self) -> dict[str, Any]:
+        """The plan as the job's ``plan.json`` keeps it for the supervisor."""
         return {
-            "packages": list(self.requirements),
-            "packagesSatisfied": [list(pair) for pair in self.satisfied],
-            "packagesMissing": list(self.missing),
-            "packagesIsolated": self.isolated,
-            "packagesPins": list(self.pins),
+            "requirements": list(self.requirements),
+            "satisfied": [list(pair) for pair in self.satisfied],
+            "missing": list(self.missing),
+            "isolated": self.isolated,
+            "pins": list(self.pins),
         }
 
     @classmethod
-    def from_state(cls, state: dict[str, Any]) -> PackagePlan:
-        """The plan ``to_state`` wrote (a job from before plans: every requirement missing)."""
-        requirements = tuple(state.get("packages") or ())
+    def from_document(cls, document: Mapping[str, Any]) -> PackagePlan:
+        """The plan ``to_document`` wrote."""
         return cls(
-            requirements=requirements,
-            satisfied=tuple((str(r), str(v)) for r, v in state.get("packagesSatisfied") or ()),
-            missing=tuple(state.get("packagesMissing", requirements)),
-            isolated=bool(state.get("packagesIsolated", False)),
-            pins=tuple(state.get("packagesPins") or ()),
+            requirements=tuple(document["requirements"]),
+            satisfied=tuple((str(r), str(v)) for r, v in document["satisfied"]),
+            missing=tuple(document["missing"]),
+            isolated=bool(document["isolated"]),
+            pins=tuple(document["pins"]),
         )
 
 

@@ -5,33 +5,39 @@ Replicated jobs are ordered by ``dependsOn`` (then the manifest's order, which i
 Pods in private namespaces (``isolation``) keep their host names
 ``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>`` and mount paths; without them (the
 fallback) those names map to loopback and mount paths to local directories in commands and env.
-The rendezvous port 29500 maps to a port chosen for this job, so that jobs run side by side: in the
-variables that carry it (``PORT_ENV``) and after a pod host name (``host:29500``), never elsewhere
-(a ``--max-steps 29500`` argument is the user's).
+The rendezvous port 29500 is the job's own port, which the supervisor chooses, so that jobs run
+side by side: each place the runtime framework puts it, the variables that carry it
+(``PORT_ENV``) and after a pod host name (``host:29500``), is a slot of the pod
+(``plan.LateValue.MASTER_PORT``), and so is the attempt number (the restart-attempt label a
+``fieldRef`` names, and ``TRAINER_RESTART_ATTEMPT``); nothing else is (a ``--max-steps 29500``
+argument is the user's).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from trainer_sdk import constants
 from trainer_sdk.backends.local import volumes
+from trainer_sdk.backends.local.plan import LOOPBACK, LateValue, LocalPod, Text, with_texts
+from trainer_sdk.checkpoint_status import ATTEMPT_ENV
 from trainer_sdk.runtimes import container_devices
 
 __all__ = [
     "DEFAULT_MASTER_PORT",
+    "TERMINATION_GRACE_SECONDS",
     "TERMINATION_LOG",
-    "LocalPod",
     "PodAddresses",
+    "PodPlan",
     "UnsupportedPodError",
-    "dependencies_met",
     "expand_pods",
     "failure_budget",
+    "map_paths",
     "ordered_replicated_jobs",
     "step_name",
     "success_targets",
@@ -39,10 +45,11 @@ __all__ = [
 ]
 
 DEFAULT_MASTER_PORT = 29500
+TERMINATION_GRACE_SECONDS: Final = 5.0
+"""Between SIGTERM and SIGKILL, where no pod template sets ``terminationGracePeriodSeconds``."""
 # Where a pod may leave why it failed, in its pod directory (Kubernetes' terminationMessagePath);
 # the runner adds it to the pod's failure message.
 TERMINATION_LOG = "termination-log"
-LOOPBACK = "127.0.0.1"
 # Variables the runtime framework sets to the rendezvous port (torch, DeepSpeed over MPI,
 # XGBoost's tracker): the only places a bare 29500 is the job's port.
 PORT_ENV = frozenset({"PET_MASTER_PORT", "MASTER_PORT", "DMLC_TRACKER_PORT"})
@@ -52,6 +59,11 @@ INITIALIZER_TARGETS = {
     constants.MODEL_INITIALIZER: ("model", constants.MODEL_PATH),
 }
 
+_ATTEMPT_FIELD = f"metadata.labels['{constants.JOBSET_RESTART_ATTEMPT_LABEL}']"
+
+# Replicated jobs in start order, each with its pods (what ``expand_pods`` returns).
+PodPlan = list[tuple[dict[str, Any], list[LocalPod]]]
+
 
 class UnsupportedPodError(ValueError):
     """A pod that cannot run as a local process; the message names the field."""
@@ -59,26 +71,34 @@ class UnsupportedPodError(ValueError):
 
 @dataclass(frozen=True)
 class PodAddresses:
-    """How names and ports of the cluster map onto this machine."""
+    """How names and paths of the cluster map onto this machine."""
 
-    master_port: int
     hosts: tuple[str, ...] = ()
     volumes_root: str = ""
     root: Path = Path()  # the backend's job root: where persistent volume claims live
     # Pods in private namespaces (``isolation``): host names resolve and mount paths exist, so
-    # only the port after a pod host name changes.
+    # only the port after a pod host name is the job's.
     isolated: bool = False
 
-    def rewrite(self, text: str) -> str:
-        """Port 29500 where it follows a pod host name (``host:29500``) to the job's port, and,
-        unless ``isolated``, pod host names to loopback; nothing else (a ``--max-steps 29500``
-        stays as written)."""
-        return self._host_pattern.sub(self._loopback, text)
+    def rewrite(self, text: str) -> Text:
+        """``text`` with port 29500 where it follows a pod host name (``host:29500``) the job's
+        port, and, unless ``isolated``, pod host names loopback; nothing else (a
+        ``--max-steps 29500`` stays as written)."""
+        result, position = Text(""), 0
+        for match in self._host_pattern.finditer(text):
+            if match.group("host") not in self._host_set:
+                continue
+            host = match.group("host") + (match.group("domain") or "")
+            result += Text(text[position : match.start()] + (host if self.isolated else LOOPBACK))
+            if match.group("port"):
+                result += Text(":") + Text.late(LateValue.MASTER_PORT, str(DEFAULT_MASTER_PORT))
+            position = match.end()
+        return result + Text(text[position:])
 
-    def rewrite_env(self, name: str, value: str) -> str:
-        """``rewrite``, and the job's port for a variable that carries the rendezvous port."""
+    def rewrite_env(self, name: str, value: str) -> Text:
+        """``rewrite``, and all of a variable that carries the rendezvous port the job's port."""
         if name in PORT_ENV and value == str(DEFAULT_MASTER_PORT):
-            return str(self.master_port)
+            return Text.late(LateValue.MASTER_PORT, value)
         return self.rewrite(value)
 
     @cached_property
@@ -94,37 +114,9 @@ class PodAddresses:
             rf"(?P<port>:{DEFAULT_MASTER_PORT}(?![0-9]))?"
         )
 
-    def _loopback(self, match: re.Match[str]) -> str:
-        if match.group("host") not in self._host_set:
-            return match.group(0)
-        port = f":{self.master_port}" if match.group("port") else ""
-        if self.isolated:
-            return match.group("host") + (match.group("domain") or "") + port
-        return LOOPBACK + port
-
     @cached_property
     def _host_set(self) -> frozenset[str]:
         return frozenset(self.hosts)
-
-
-@dataclass(frozen=True)
-class LocalPod:
-    """One pod: one process."""
-
-    replicated_job: str
-    job_index: int
-    pod_index: int
-    name: str
-    step: str
-    container: str
-    command: tuple[str, ...]
-    env: dict[str, str] = field(default_factory=dict)
-    image: str | None = None
-    working_dir: str | None = None
-    device: str = constants.UNKNOWN
-    device_count: str = constants.UNKNOWN
-    directories: tuple[str, ...] = ()
-    mounts: tuple[volumes.Mount, ...] = ()  # bound at their paths when the pod is ``isolated``
 
 
 def ordered_replicated_jobs(jobset: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -201,24 +193,34 @@ def _field_value(path: str, pod_meta: Mapping[str, Any], where: str) -> str:
 
 def _resolve_env(
     container: Mapping[str, Any], pod_meta: Mapping[str, Any], where: str, addresses: PodAddresses
-) -> dict[str, str]:
-    env: dict[str, str] = {}
+) -> dict[str, Text]:
+    env: dict[str, Text] = {}
     for index, variable in enumerate(container.get("env") or []):
         name, path = variable["name"], f"{where}.env[{index}]"
         if "value" in variable:
             value = addresses.rewrite_env(name, str(variable["value"]))
-            env[name] = re.sub(
-                r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", lambda m: env.get(m.group(1), m.group(0)), value
-            )
+            env[name] = value.map_literals(lambda literal: _expand_references(literal, env))
         elif field_ref := (variable.get("valueFrom") or {}).get("fieldRef"):
-            env[name] = _field_value(
-                field_ref["fieldPath"], pod_meta, f"{path}.valueFrom.fieldRef.fieldPath"
-            )
+            field_path = field_ref["fieldPath"]
+            given = _field_value(field_path, pod_meta, f"{path}.valueFrom.fieldRef.fieldPath")
+            attempt = field_path == _ATTEMPT_FIELD  # the label JobSet sets per attempt
+            env[name] = Text.late(LateValue.RESTART_ATTEMPT, given) if attempt else Text(given)
         elif variable.get("valueFrom"):
             raise UnsupportedPodError(f"{path}.valueFrom: only fieldRef is resolved locally")
         else:
-            env[name] = ""
+            env[name] = Text("")
+    if ATTEMPT_ENV in env:  # the attempt, whatever gave it its first value
+        env[ATTEMPT_ENV] = Text.late(LateValue.RESTART_ATTEMPT, env[ATTEMPT_ENV].text)
     return env
+
+
+def _expand_references(text: str, env: Mapping[str, Text]) -> Text:
+    """``$(NAME)`` in ``text`` -> the value of ``NAME`` defined before (as it is, if none)."""
+    result, position = Text(""), 0
+    for match in re.finditer(r"\$\(([A-Za-z_][A-Za-z0-9_]*)\)", text):
+        result += Text(text[position : match.start()]) + env.get(match.group(1), Text(match[0]))
+        position = match.end()
+    return result + Text(text[position:])
 
 
 def _pods_of(
@@ -254,7 +256,7 @@ def _pods_of(
                     constants.JOBSET_RJOB_NAME_LABEL: job["name"],
                     constants.JOBSET_JOB_INDEX_LABEL: str(job_index),
                     constants.JOB_INDEX_LABEL: str(pod_index),
-                    # The runner tells each attempt's processes their own (ATTEMPT_ENV).
+                    # Each attempt's processes get their own (LateValue.RESTART_ATTEMPT).
                     constants.JOBSET_RESTART_ATTEMPT_LABEL: "0",
                 }
             )
@@ -283,33 +285,34 @@ def _pods_of(
             placed = _local_mounts(container, pod_spec, container_where, addresses, namespace)
             mounts = {} if addresses.isolated else {mount.path: mount.local for mount in placed}
             env = {
-                name: _map_paths(value, mounts)
+                name: map_paths(value, mounts)
                 for name, value in _resolve_env(container, meta, container_where, addresses).items()
             }
-            env.setdefault("HOSTNAME", pod_name)
+            env.setdefault("HOSTNAME", Text(pod_name))
             device, count = container_devices(container.get("resources")) or (
                 constants.UNKNOWN,
                 constants.UNKNOWN,
             )
-            if env.get(constants.TORCH_ENV_NUM_PROC_PER_NODE, "").isdigit():
-                count = env[constants.TORCH_ENV_NUM_PROC_PER_NODE]
+            processes = env.get(constants.TORCH_ENV_NUM_PROC_PER_NODE, Text("")).text
+            if processes.isdigit():
+                count = processes
+            pod = LocalPod(
+                replicated_job=job["name"],
+                job_index=job_index,
+                pod_index=pod_index,
+                name=pod_name,
+                step=step_name(job["name"], job_index, pod_index, parallelism, node_offset),
+                container=container.get("name", job["name"]),
+                command=(),
+                image=container.get("image"),
+                working_dir=container.get("workingDir"),
+                device=device,
+                device_count=count,
+                directories=tuple(mount.local for mount in placed if mount.create),
+                mounts=tuple(placed),
+            )
             pods.append(
-                LocalPod(
-                    replicated_job=job["name"],
-                    job_index=job_index,
-                    pod_index=pod_index,
-                    name=pod_name,
-                    step=step_name(job["name"], job_index, pod_index, parallelism, node_offset),
-                    container=container.get("name", job["name"]),
-                    command=tuple(_map_paths(addresses.rewrite(part), mounts) for part in command),
-                    env=env,
-                    image=container.get("image"),
-                    working_dir=container.get("workingDir"),
-                    device=device,
-                    device_count=count,
-                    directories=tuple(mount.local for mount in placed if mount.create),
-                    mounts=tuple(placed),
-                )
+                with_texts(pod, [map_paths(addresses.rewrite(arg), mounts) for arg in command], env)
             )
     return pods
 
@@ -337,8 +340,12 @@ def _local_mounts(
         raise UnsupportedPodError(str(error)) from None
 
 
-def _map_paths(text: str, mounts: Mapping[str, str]) -> str:
+def map_paths(text: Text, mounts: Mapping[str, str]) -> Text:
     """Mount paths (longest first) in ``text`` replaced by their local directories."""
+    return text.map_literals(lambda literal: Text(_map_paths(literal, mounts)))
+
+
+def _map_paths(text: str, mounts: Mapping[str, str]) -> str:
     for path in sorted(mounts, key=len, reverse=True):
         text = re.sub(rf"(?<![\w/.-]){re.escape(path)}(?=/|\b|$)", mounts[path], text)
     return text
@@ -346,11 +353,10 @@ def _map_paths(text: str, mounts: Mapping[str, str]) -> str:
 
 def expand_pods(
     jobset: Mapping[str, Any],
-    master_port: int,
     volumes_root: str = "",
     root: Path = Path(),
     isolated: bool = False,
-) -> list[tuple[dict[str, Any], list[LocalPod]]]:
+) -> PodPlan:
     """Each replicated job, in start order, with its pods; with ``volumes_root`` (the job's
     volumes), volume mounts become local directories (``volumes.pod_mounts``: claims under
     ``root``): bound at their paths when ``isolated``, else their paths rewritten in commands
@@ -373,31 +379,13 @@ def expand_pods(
             reverse=True,
         )
     )
-    addresses = PodAddresses(
-        master_port=master_port,
-        hosts=hosts,
-        volumes_root=volumes_root,
-        root=root,
-        isolated=isolated,
-    )
+    addresses = PodAddresses(hosts=hosts, volumes_root=volumes_root, root=root, isolated=isolated)
     has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
     expanded = []
     for job in ordered_replicated_jobs(jobset):
         offset = 1 if has_launcher and job["name"] == constants.NODE else 0
         expanded.append((job, _pods_of(name, namespace, jobs.index(job), job, addresses, offset)))
     return expanded
-
-
-def dependencies_met(job: Mapping[str, Any], finished: Mapping[str, str]) -> bool:
-    """Whether every ``dependsOn`` entry of ``job`` has reached its status."""
-    for dependency in job.get("dependsOn") or []:
-        state = finished.get(dependency["name"])
-        wanted = dependency.get("status", "Complete")
-        if wanted == "Complete" and state != "Complete":
-            return False
-        if wanted == "Ready" and state not in ("Ready", "Complete"):
-            return False
-    return True
 
 
 def failure_budget(jobset: Mapping[str, Any]) -> int:

@@ -1,5 +1,8 @@
-"""Runs a JobSet's pods as processes and reports what a JobSet controller would.
+"""Runs a job's local plan as processes and reports what a JobSet controller would.
 
+The plan (``plan.LocalPlan``, compiled at submit) says everything but the values that exist only
+now: the runner is given the run's (its ports, the data cache's endpoint), adds the attempt
+number and the job's ``PATH``, and ``plan.bind`` puts them in each pod's slots as it starts.
 One attempt starts replicated jobs as their ``dependsOn`` allows, each pod a process group of its
 own. A failed pod fails the attempt, and so does a pod that cannot start (a missing command, an
 environment or argument the kernel refuses): every pod is ended, and the JobSet restarts while
@@ -14,29 +17,27 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import ipaddress
 import os
 import queue
 import secrets
 import shutil
 import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk import constants
-from trainer_sdk.backends.local import devices, isolation, mpi, processes, suspension
-from trainer_sdk.backends.local import pods as pod_plan
+from trainer_sdk.backends.local import isolation, mpi, processes, suspension
 from trainer_sdk.backends.local.jobdir import JobDir, make_private_dir, open_private, write_text
-from trainer_sdk.checkpoint_status import ATTEMPT_ENV
+from trainer_sdk.backends.local.plan import LateValue, LocalPlan, LocalPod, ReplicatedJob, bind
+from trainer_sdk.backends.local.pods import TERMINATION_LOG
 
-__all__ = ["START_FAILED_EXIT_CODE", "TERMINATION_GRACE_SECONDS", "JobSetRunner", "PodState"]
+__all__ = ["START_FAILED_EXIT_CODE", "JobSetRunner", "PodState"]
 
-TERMINATION_GRACE_SECONDS = 5.0
 START_FAILED_EXIT_CODE = 128
 """The exit code recorded for a pod whose process could not be started (as a container runtime's
 'cannot run')."""
@@ -72,45 +73,39 @@ class _Attempt:
 
 
 class JobSetRunner:
-    """Executes one JobSet manifest in ``job_dir``; ``report(status, pods)`` gets each change."""
+    """Executes a job's ``plan`` in ``job_dir``; ``report(status, pods)`` gets each change.
+
+    ``values`` are the run's late values (``plan.LateValue``: the rendezvous port, and the SSH
+    port and cache endpoint when the plan has MPI workers or a cache); the runner adds the
+    attempt number and ``base_env``'s ``PATH``."""
 
     def __init__(
         self,
-        jobset: Mapping[str, Any],
+        plan: LocalPlan,
         job_dir: JobDir,
         base_env: Mapping[str, str],
-        master_port: int,
+        values: Mapping[LateValue, str],
         report: Callable[[dict[str, Any], list[PodState]], None],
-        active_deadline_seconds: float | None = None,
-        objects: Sequence[Mapping[str, Any]] = (),
         adopted: Callable[[], list[processes.ProcessIdentity]] = list,
-        accelerators_on_cpu: bool = False,
     ) -> None:
-        self.jobset = jobset
+        self.plan = plan
         self.adopted = adopted  # processes of the job that left every pod's tree (a subreaper's)
         self.job_dir = job_dir
         self.base_env = dict(base_env)
         # What every pod (and all it starts) carries: how the attempt's processes are found.
         self.token = self.base_env.setdefault(processes.JOB_TOKEN_ENV, secrets.token_hex(16))
+        self.values = {**values, LateValue.JOB_PATH: self.base_env.get("PATH", "")}
         self.report = report
-        self.isolated = isolation.available()
-        expanded = pod_plan.expand_pods(
-            jobset, master_port, str(job_dir.path / "volumes"), job_dir.root, self.isolated
-        )
-        self.plan = mpi.prepare_mpi_pods(
-            devices.on_cpu(expanded) if accelerators_on_cpu else expanded,
-            jobset,
-            objects,
-            job_dir.path,
-            job_dir.pod_dir,
-            master_port,
-            self.base_env,
-        )
-        self.hosts = self._write_hosts() if self.isolated else None
+        if plan.mpi is not None:
+            mpi.write_volume_files(plan.mpi.files)
+            python = shutil.which("python", path=self.base_env.get("PATH")) or sys.executable
+            mpi.write_rank_shims(Path(plan.mpi.rank_bin), python)
+        self.hosts = self._write_hosts() if plan.isolated else None
         self.deadline = (
-            time.monotonic() + active_deadline_seconds if active_deadline_seconds else None
+            time.monotonic() + plan.active_deadline_seconds
+            if plan.active_deadline_seconds
+            else None
         )
-        self.grace = pod_plan.termination_grace(jobset, TERMINATION_GRACE_SECONDS)
         self.restarts = 0
         self.first_attempt = 0  # suspension hook: a resumed job's attempts go on counting
         self._exits: queue.Queue[tuple[int, str, int]] = queue.Queue()
@@ -122,29 +117,29 @@ class JobSetRunner:
     def _job_states(self) -> dict[str, str]:
         """Per replicated job: Complete, Failed, Ready (all pods running) or Pending."""
         result = {}
-        for job, pods in self.plan:
+        for job in self.plan.jobs:
             phases = [
                 self._attempt.states[pod.name].phase
-                for pod in pods
+                for pod in job.pods
                 if pod.name in self._attempt.states
             ]
-            if len(phases) < len(pods) or not phases:
-                result[job["name"]] = "Pending"
+            if len(phases) < len(job.pods) or not phases:
+                result[job.name] = "Pending"
             elif all(phase == "Succeeded" for phase in phases):
-                result[job["name"]] = "Complete"
+                result[job.name] = "Complete"
             elif any(phase == "Failed" for phase in phases):
-                result[job["name"]] = "Failed"
+                result[job.name] = "Failed"
             elif all(phase in ("Running", "Succeeded") for phase in phases):
-                result[job["name"]] = "Ready"
+                result[job.name] = "Ready"
             else:
-                result[job["name"]] = "Pending"
+                result[job.name] = "Pending"
         return result
 
     def _replicated_jobs_status(self) -> list[dict[str, Any]]:
         statuses = []
-        for job, pods in self.plan:
+        for job in self.plan.jobs:
             by_index: dict[int, list[str]] = {}
-            for pod in pods:
+            for pod in job.pods:
                 state = self._attempt.states.get(pod.name)
                 by_index.setdefault(pod.job_index, []).append(state.phase if state else "Pending")
             counts = {"ready": 0, "succeeded": 0, "failed": 0, "active": 0, "suspended": 0}
@@ -157,7 +152,7 @@ class JobSetRunner:
                     counts["active"] += 1
                     if all(phase in ("Running", "Succeeded") for phase in phases):
                         counts["ready"] += 1
-            statuses.append({"name": job["name"], **counts})
+            statuses.append({"name": job.name, **counts})
         return statuses
 
     def _status(self, condition: tuple[str, str, str] | None = None) -> dict[str, Any]:
@@ -187,7 +182,7 @@ class JobSetRunner:
 
     # -- processes ------------------------------------------------------------------------------
     def _termination_log(self, name: str) -> Path:
-        return self.job_dir.pod_dir(name) / pod_plan.TERMINATION_LOG
+        return self.job_dir.pod_dir(name) / TERMINATION_LOG
 
     def _failure_message(self, name: str, step: str, code: int) -> str:
         """Why pod ``name`` failed: its exit code, and its termination log when it wrote one."""
@@ -200,7 +195,7 @@ class JobSetRunner:
             return message
         return f"{message}: {reason}" if reason else message
 
-    def _start_pod(self, pod: pod_plan.LocalPod) -> bool:
+    def _start_pod(self, pod: LocalPod) -> bool:
         """Start ``pod``'s process; False (the pod Failed, its exit queued) when it cannot start."""
         state = self._attempt.states[pod.name]
         try:
@@ -222,31 +217,21 @@ class JobSetRunner:
         return True
 
     def _write_hosts(self) -> Path:
-        """The job's ``/etc/hosts``: every pod's name at its loopback address (an MPI job's
-        workers each at their own, as ``mpi.host_addresses`` gives them)."""
-        is_mpi = any(job["name"] == constants.LAUNCHER for job, _ in self.plan)
-        mpi_addresses = mpi.host_addresses(self.plan) if is_mpi else {}
-        addresses = {
-            pod.name: _ip(mpi_addresses.get(pod.name, pod_plan.LOOPBACK))
-            for _, pods in self.plan
-            for pod in pods
-        }
-        metadata = self.jobset.get("metadata") or {}
-        network = self.jobset.get("spec", {}).get("network") or {}
+        """The job's ``/etc/hosts``: every pod's name at its address (an MPI job's workers each
+        at their own)."""
         path = self.job_dir.path / "hosts"
-        subdomain = str(network.get("subdomain") or metadata.get("name", ""))
-        namespace = str(metadata.get("namespace") or "default")
-        write_text(path, isolation.hosts_file(addresses, subdomain, namespace))
+        addresses = {pod.name: pod.address for pod in self.plan.pods()}
+        write_text(path, isolation.hosts_file(addresses, self.plan.subdomain, self.plan.namespace))
         return path
 
     def _command(
-        self, pod: pod_plan.LocalPod, work_dir: Path, env: Mapping[str, str]
+        self, pod: LocalPod, work_dir: Path, env: Mapping[str, str]
     ) -> tuple[list[str], Path]:
         """The pod's command line and the directory it starts in (inside its namespaces when
         ``isolated``: there its ``workingDir`` is looked up after the mounts, and a program
         named without a path is looked up first, so that a missing one fails to start as
         without namespaces)."""
-        if not self.isolated:
+        if not self.plan.isolated:
             has_dir = pod.working_dir is not None and Path(pod.working_dir).is_dir()
             return list(pod.command), Path(pod.working_dir or work_dir) if has_dir else work_dir
         program = pod.command[0]
@@ -265,14 +250,14 @@ class JobSetRunner:
         )
         return isolation.wrap(pod.command, sandbox), work_dir
 
-    def _spawn(self, pod: pod_plan.LocalPod) -> subprocess.Popen[bytes]:
+    def _spawn(self, pod: LocalPod) -> subprocess.Popen[bytes]:
         work_dir = self.job_dir.pod_dir(pod.name)
         for directory in (work_dir, *map(Path, pod.directories)):
             directory.mkdir(parents=True, exist_ok=True)
         self._termination_log(pod.name).unlink(missing_ok=True)  # from an earlier attempt
+        attempt = str(self.first_attempt + self.restarts)
+        pod = bind(pod, {**self.values, LateValue.RESTART_ATTEMPT: attempt})
         env = {**self.base_env, **pod.env, processes.JOB_TOKEN_ENV: self.token}
-        if ATTEMPT_ENV in env:  # the pod's restart-attempt label, as JobSet sets it per attempt
-            env[ATTEMPT_ENV] = str(self.first_attempt + self.restarts)
         command, cwd = self._command(pod, work_dir, env)
         with open_private(self.job_dir.log(pod.step)) as log:
             if self.restarts:
@@ -305,7 +290,7 @@ class JobSetRunner:
 
     def end_all(self) -> None:
         """End every process of the current attempt (SIGTERM, SIGKILL after the grace period)."""
-        processes.terminate(self.attempt_processes, self.grace)
+        processes.terminate(self.attempt_processes, self.plan.grace_seconds)
 
     def stop(self) -> None:
         """Ask a running ``run()`` to end its pods and return as failed (from another thread)."""
@@ -315,22 +300,20 @@ class JobSetRunner:
     # -- the control loop ----------------------------------------------------------------------
     def _start_ready_jobs(self) -> None:
         states = self._job_states()
-        for job, pods in self.plan:
-            if job["name"] in self._attempt.started_jobs or not pod_plan.dependencies_met(
-                job, states
-            ):
+        for job in self.plan.jobs:
+            if job.name in self._attempt.started_jobs or not _dependencies_met(job, states):
                 continue
-            self._attempt.started_jobs.add(job["name"])
-            for pod in pods:
+            self._attempt.started_jobs.add(job.name)
+            for pod in job.pods:
                 if not self._start_pod(pod):
                     return
             states = self._job_states()
 
     def _succeeded(self) -> bool:
-        operator, targets = pod_plan.success_targets(self.jobset)
         states = self._job_states()
+        targets = self.plan.success_targets or [job.name for job in self.plan.jobs]
         done = [states.get(name) == "Complete" for name in targets]
-        return any(done) if operator == "Any" else all(done)
+        return any(done) if self.plan.success_operator == "Any" else all(done)
 
     def _complete_remaining(self) -> None:
         """Pods the success policy ended (an MPI job's sshd workers once the launcher is done)
@@ -351,8 +334,7 @@ class JobSetRunner:
                     pod.device,
                     pod.device_count,
                 )
-                for _, pods in self.plan
-                for pod in pods
+                for pod in self.plan.pods()
             }
         )
         self._start_ready_jobs()
@@ -384,11 +366,12 @@ class JobSetRunner:
             self._start_ready_jobs()
             self.publish()
 
-    def run(self) -> dict[str, Any]:
-        """Run until Completed or Failed; returns the final JobSet status."""
-        if self.jobset.get("spec", {}).get("suspend"):
+    def run(self, suspended: bool = False) -> dict[str, Any]:
+        """Run until Completed or Failed (nothing when ``suspended``: the JobSet's
+        ``spec.suspend``); returns the final JobSet status."""
+        if suspended:
             return self.publish(("Suspended", "SuspendedJobs", "the JobSet is suspended"))
-        budget = pod_plan.failure_budget(self.jobset)
+        budget = self.plan.max_restarts
         while True:
             kind, reason, message = self._run_attempt()
             restartable = kind == "Failed" and reason in suspension.RESTARTING_REASONS
@@ -400,6 +383,17 @@ class JobSetRunner:
             return self.publish(suspension.final_condition(kind, reason, message))
 
 
+def _dependencies_met(job: ReplicatedJob, states: Mapping[str, str]) -> bool:
+    """Whether every ``dependsOn`` entry of ``job`` has reached its status."""
+    for dependency in job.depends_on:
+        state = states.get(dependency.name)
+        if dependency.status == "Complete" and state != "Complete":
+            return False
+        if dependency.status == "Ready" and state not in ("Ready", "Complete"):
+            return False
+    return True
+
+
 def _start_error(error: BaseException) -> str:
     """Why a process could not start, with what to do where the kernel's words are terse."""
     if isinstance(error, OSError) and error.errno == errno.E2BIG:
@@ -408,11 +402,3 @@ def _start_error(error: BaseException) -> str:
             "or variable may hold at most 128 KiB; pass large values through a file)"
         )
     return f"{type(error).__name__}: {error}"
-
-
-def _ip(address: str) -> str:
-    """``address`` when it is an IP address, else loopback (``localhost``, the MPI launcher's)."""
-    try:
-        return str(ipaddress.ip_address(address))
-    except ValueError:
-        return pod_plan.LOOPBACK

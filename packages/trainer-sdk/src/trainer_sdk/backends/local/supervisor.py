@@ -1,9 +1,12 @@
 """The process that runs one local job: ``python -m trainer_sdk.backends.local.supervisor JOB_DIR``.
 
-It plays the JobSet controller and the kubelet for the job's JobSet (``runner``), and after each
-change it feeds the JobSet status back into the runtime framework's ``build`` for the TrainJob's
-status, which it writes to ``state.json``. Unless started with ``--detach`` it ends the job when
-its standard input closes, i.e. when the client that started it exits, however it exits.
+It executes the job's plan (``plan.json``, compiled at submit: ``plan``), playing the JobSet
+controller and the kubelet for the job's JobSet (``runner``); it decides only the values that
+exist once the job runs: the rendezvous and SSH ports, the data cache's endpoint once it serves,
+and the installed packages' paths. After each change it feeds the JobSet status back into the
+runtime framework's ``build`` for the TrainJob's status, which it writes to ``state.json``.
+Unless started with ``--detach`` it ends the job when its standard input closes, i.e. when the
+client that started it exits, however it exits.
 
 Containment: the supervisor is a child subreaper, so whatever its pods start stays below it, and
 every process of the job carries the job's token (``processes``). When the job ends, however it
@@ -28,20 +31,21 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk import constants
 from trainer_sdk.backends.local import (
     caches,
     cgroups,
+    job_env,
+    mpi,
     packages,
     processes,
     suspension,
     torchrun_shim,
 )
-from trainer_sdk.backends.local import pods as pod_plan
 from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, fork_supervisor, record_failure
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
-from trainer_sdk.backends.local.runner import TERMINATION_GRACE_SECONDS, JobSetRunner, PodState
-from trainer_sdk.progress import STATUS_FILE_ENV
+from trainer_sdk.backends.local.plan import LateValue, from_document
+from trainer_sdk.backends.local.pods import TERMINATION_GRACE_SECONDS
+from trainer_sdk.backends.local.runner import JobSetRunner, PodState
 
 __all__ = ["main", "write_shims"]
 
@@ -88,6 +92,7 @@ class Supervisor:
         self.trainjob = read_json(job_dir.trainjob)
         self.runtime = read_json(job_dir.runtime)
         self.jobset = read_json(job_dir.jobset)
+        self.plan = from_document(read_json(job_dir.plan))
         self.state: dict[str, Any] = read_json(job_dir.state)
         self.token: str = self.state["token"]
         self.cgroup = Path(self.state["cgroup"]) if self.state.get("cgroup") else None
@@ -96,29 +101,28 @@ class Supervisor:
         self.lock = threading.Lock()
 
     def _environment(self) -> dict[str, str]:
-        env = dict(os.environ)
         shims = self.job_dir.path / "bin"
         write_shims(shims, self.python)
-        env["PATH"] = f"{shims}{os.pathsep}{env.get('PATH', '')}"
-        env["PYTHONUNBUFFERED"] = "1"
-        env[STATUS_FILE_ENV] = str(self.job_dir.progress)
-        env[processes.JOB_TOKEN_ENV] = self.token
-        if self.state.get("packages"):
-            plan = packages.PackagePlan.from_state(self.state)
-            steps = dict.fromkeys(pod["step"] for pod in self.state["pods"])
-            paths = packages.install_missing(
+        paths: job_env.PackagePaths | None = None
+        requested = self.plan.packages
+        if requested.requirements:
+            steps = dict.fromkeys(pod.step for pod in self.plan.pods())
+            installed = packages.install_missing(
                 self.job_dir.root / packages.CACHE_DIR,
                 self.python,
-                plan,
-                self.state.get("pipIndexUrls") or [],
+                requested,
+                self.plan.pip_index_urls,
                 [self.job_dir.log(step) for step in steps],
                 self._package_event,
             )
-            first, rest = (paths, []) if plan.isolated else ([], paths)
-            path = [*map(str, first), env.get("PYTHONPATH"), *map(str, rest)]
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, path))
-            env[constants.PACKAGES_READY_ENV] = "1"
-        return env
+            paths = (installed, []) if requested.isolated else ([], installed)
+        return job_env.job_env(
+            os.environ,
+            shims=shims,
+            progress=self.job_dir.progress,
+            token=self.token,
+            package_paths=paths,
+        )
 
     def _event(self, kind: str, name: str, reason: str, message: str, attempt: int) -> None:
         self.state.setdefault("events", []).append(
@@ -147,7 +151,7 @@ class Supervisor:
         attempt = suspension.attempt_offset(self.state) + restarts  # a resumed job counts on
         name = str(self.jobset.get("metadata", {}).get("name", ""))
         if restarts and (name, "Restarting", attempt) not in seen:
-            budget = pod_plan.failure_budget(self.jobset)
+            budget = self.plan.max_restarts
             self._event(
                 "JobSet", name, "Restarting", f"restart {restarts} of maxRestarts {budget}", attempt
             )
@@ -212,19 +216,17 @@ class Supervisor:
             self.fail("PackageInstallFailed", str(error))
             return 1
         signal.signal(signal.SIGTERM, _raise_terminated)
-        objects = self.state.get("objects") or []
-        cache_command = caches.serve_command(self.python, objects)
+        values: dict[LateValue, str] = {}
         cache = None
-        jobset = self.jobset
         try:
-            if cache_command is not None:
+            if self.plan.cache is not None:
                 try:
-                    cache, endpoint = caches.start_cache(
-                        cache_command,
+                    cache, values[LateValue.CACHE_ENDPOINT] = caches.start_cache(
+                        [self.python, "-m", "trainer_data_cache", *self.plan.cache.args],
                         self.job_dir.log(caches.CACHE_LOG_STEP),
                         {
                             **env,
-                            **caches.cache_tokens(objects),
+                            **self.plan.cache.env,
                             processes.JOB_TOKEN_ENV: f"{self.token}.cache",
                         },
                     )
@@ -232,8 +234,7 @@ class Supervisor:
                     self.fail("DataCacheFailed", str(error))
                     return 1
                 self.keep.add(cache.pid)
-                jobset = caches.local_jobset(self.jobset, endpoint, objects)
-            final = self._run_jobset(jobset, env, detach)
+            final = self._run_jobset(values, env, detach)
         except _TerminatedError:  # while the cache was starting
             self.fail(*self._termination())
             return 1
@@ -267,25 +268,18 @@ class Supervisor:
         me = processes.ProcessIdentity.of(os.getpid())
         return processes.find([me] if me else [], keep=self.keep, cgroup=self.cgroup)
 
-    def _run_jobset(self, jobset: dict[str, Any], env: dict[str, str], detach: bool) -> Any:
-        """Run ``jobset``'s pods to the end; its final status."""
-        deadline = (self.trainjob.get("spec") or {}).get("activeDeadlineSeconds")
-        runner = JobSetRunner(
-            jobset,
-            self.job_dir,
-            env,
-            free_port(),
-            self.report,
-            deadline,
-            self.state.get("objects") or [],
-            self._adopted,
-            bool(self.state.get("acceleratorsOnCpu")),
-        )
+    def _run_jobset(self, values: dict[LateValue, str], env: dict[str, str], detach: bool) -> Any:
+        """Run the plan's pods to the end with the run's late ``values`` (the cache's endpoint)
+        and ports chosen now; the final status."""
+        values[LateValue.MASTER_PORT] = str(free_port())
+        if self.plan.mpi is not None:
+            values[LateValue.SSH_PORT] = str(mpi.free_ssh_port())
+        runner = JobSetRunner(self.plan, self.job_dir, env, values, self.report, self._adopted)
         runner.first_attempt = suspension.attempt_offset(self.state)
         if not detach:
             threading.Thread(target=_stop_when_parent_exits, args=(runner,), daemon=True).start()
         try:
-            return runner.run()
+            return runner.run(suspended=bool(self.jobset.get("spec", {}).get("suspend")))
         except _TerminatedError:
             runner.end_all()
             return runner.publish(self._terminated_condition())

@@ -169,7 +169,13 @@ def _write_suspend(job_dir: JobDir, suspend: bool) -> None:
 
 
 def _resume(backend: LocalBackend, job_dir: JobDir) -> None:
-    """A new supervisor for the suspended job: the next attempt number, pods Pending again."""
+    """A new supervisor for the suspended job: the next attempt number, pods Pending again. It
+    runs the plan the job's submit compiled (``plan.json``)."""
+    if not job_dir.plan.is_file():
+        raise TrainerError(
+            f"TrainJob {job_dir.name!r} was submitted by an earlier trainer-sdk and has no "
+            f"{job_dir.plan.name} to run; submit it again (its checkpoints are kept)"
+        )
     # Its supervisor may still be exiting (never signalled: it would record the job Failed).
     previous = backend._supervisors.pop(job_dir.name, None)
     deadline = time.monotonic() + EXIT_WAIT_SECONDS

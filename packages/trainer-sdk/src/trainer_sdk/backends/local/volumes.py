@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from trainer_sdk.backends.local.jobdir import JobDir, lock_held, read_json
-from trainer_sdk.configs import default_local_root
 
 __all__ = [
     "ClaimInUseError",
@@ -75,10 +74,18 @@ class ClaimVolume:
     jobs: tuple[str, ...]  # the jobs (under the same root) whose pods mount the claim
 
 
+def _default_root() -> Path:
+    # Imported here: every job's supervisor imports this module, and the configs' pydantic
+    # models would cost each job's start a fifth of a second before its pods start.
+    from trainer_sdk.configs import default_local_root
+
+    return default_local_root()
+
+
 def claims_root(root: Path | None = None) -> Path:
     """The directory holding every claim of the backend rooted at ``root`` (default: the local
     backend's default root)."""
-    return (root if root is not None else default_local_root()) / CLAIMS_DIR
+    return (root if root is not None else _default_root()) / CLAIMS_DIR
 
 
 def claim_path(namespace: str, claim: str, root: Path | None = None) -> Path:
@@ -188,7 +195,7 @@ def _size(path: Path) -> int:
 def list_claims(root: Path | None = None) -> list[ClaimVolume]:
     """Every claim directory under ``root``, and every claim a job names, with its size and the
     jobs mounting it."""
-    root = root if root is not None else default_local_root()
+    root = root if root is not None else _default_root()
     users = _jobs_by_claim(root)
     base = claims_root(root)
     present = {
@@ -219,7 +226,7 @@ def _running(root: Path, name: str) -> bool:
 
 def delete_claim(namespace: str, claim: str, root: Path | None = None) -> Path:
     """Remove the claim's directory and its data; refused while a running job mounts it."""
-    root = root if root is not None else default_local_root()
+    root = root if root is not None else _default_root()
     path = claim_path(namespace, claim, root)
     running = [
         job for job in _jobs_by_claim(root).get((namespace, claim), []) if _running(root, job)
