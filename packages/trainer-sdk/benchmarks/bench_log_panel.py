@@ -4,8 +4,9 @@ Runs local jobs that print 1,000 / 10,000 / 100,000 lines (finished: "open") and
 1,000 lines a second for ``--live-seconds`` (running: "follow"), serves the UI twice in one run,
 once with the ``app.js`` and ``app.css`` of ``--baseline`` (a git revision) and once with this
 tree's, and prints per case the seconds from opening the job page until the panel reports the
-log's end, and, for the live job, the longest gap between animation frames, how many frames were drawn and how many
-took over 33 ms (at least one frame of a 60 Hz display dropped) and over 50 ms.
+log's end, and, for the live job, the longest gap between animation frames, how many frames were
+drawn and how many took over 33 ms (at least one frame of a 60 Hz display dropped) and over
+50 ms.
 
     python packages/trainer-sdk/benchmarks/bench_log_panel.py [--baseline ef5bc6c] [--limit 120]
 """
