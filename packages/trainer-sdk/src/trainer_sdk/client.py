@@ -6,13 +6,15 @@ import copy
 import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
 from trainer_sdk.configs import ContainerBackendConfig, KubernetesBackendConfig, LocalBackendConfig
 from trainer_sdk.metrics import MetricPoint
-from trainer_sdk.options import Option
+
+if TYPE_CHECKING:  # options load the API models: reading jobs (trainer list) needs neither
+    from trainer_sdk.options import Option
 
 __all__ = ["TrainerClient", "select_backend_config"]
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 import abc
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainer_sdk import constants, failures, types
 from trainer_sdk.errors import JobFailedError, RuntimeNotFoundError, TrainerError
 from trainer_sdk.metrics import MetricPoint
-from trainer_sdk.options import Option
 from trainer_sdk.runtimes import runtime_from_manifest
+
+if TYPE_CHECKING:  # options load the API models: reading jobs (trainer list) needs neither
+    from trainer_sdk.options import Option
 
 __all__ = ["FAILURE_LOG_LINES", "RuntimeBackend", "check_wait_arguments"]
 

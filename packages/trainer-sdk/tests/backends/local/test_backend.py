@@ -324,3 +324,19 @@ def test_a_job_without_a_plan_is_not_resumed_and_says_why(
     with pytest.raises(TrainerError, match=r"earlier trainer-sdk and has no plan\.json"):
         client.resume_job("older")
     assert client.get_job("older").status == constants.TRAINJOB_SUSPENDED
+
+
+def test_reading_jobs_loads_no_api_models(tmp_path: Path) -> None:
+    """``trainer list`` and the UI read jobs: the TrainJob models (a third of a second of
+    imports) load only where a job is created."""
+    code = (
+        "import sys; from pathlib import Path; "
+        "from trainer_sdk import LocalBackendConfig, TrainerClient; "
+        f"client = TrainerClient(LocalBackendConfig(root=Path({str(tmp_path)!r}))); "
+        "assert client.list_jobs() == []; "
+        "print(sorted(m for m in ('trainer_api', 'trainer_runtime.lifecycle') if m in sys.modules))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    ).stdout
+    assert loaded.strip() == "[]"

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from trainer_sdk.backends.local.supervisor import write_shims
 
 COMPILER = "trainer_sdk.backends.local.compiler"
@@ -41,3 +42,26 @@ def test_the_supervisor_starts_without_the_api_models() -> None:
         timeout=120,
     ).stdout
     assert loaded.strip() == "[]"
+
+
+def test_sigterm_during_a_status_report_ends_the_job_once_the_report_is_written() -> None:
+    """SIGTERM's exception, raised inside a report, met pydantic building the API models' schemas
+    (their first import) and became a SchemaError: a job whose guardian was killed read
+    SupervisorFailed instead of SupervisorLost (found by the soak). A report is not interrupted:
+    the termination is raised when it ends, and at once elsewhere."""
+    import signal
+
+    from trainer_sdk.backends.local.supervisor import _TerminatedError, _Termination
+
+    previous = signal.getsignal(signal.SIGTERM)
+    steps = []
+    try:
+        termination = _Termination()
+        with pytest.raises(_TerminatedError), termination.held():
+            termination.handle(signal.SIGTERM, None)
+            steps.append("the report went on")  # what an exception here would have cut short
+        assert steps == ["the report went on"]
+        with pytest.raises(_TerminatedError):
+            _Termination().handle(signal.SIGTERM, None)
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,4 +1,9 @@
-"""The local backend: TrainJobs built by the runtime framework, JobSets run as processes."""
+"""The local backend: TrainJobs built by the runtime framework, JobSets run as processes.
+
+Creating a job needs the API models and the runtime framework, which take a third of a second
+to import: they are imported where a job is created, so that reading, listing and waiting
+(``trainer list``, the UI) never load them.
+"""
 
 from __future__ import annotations
 
@@ -16,9 +21,7 @@ import weakref
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
-
-from trainer_api import FieldError
+from typing import TYPE_CHECKING, Any
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
@@ -53,9 +56,10 @@ from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
 from trainer_sdk.jobs import PodView, to_train_job
 from trainer_sdk.metrics import MetricPoint, latest_values, read_history
-from trainer_sdk.options import Option
 from trainer_sdk.runtimes import runtime_from_manifest
-from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
+
+if TYPE_CHECKING:
+    from trainer_sdk.options import Option
 
 __all__ = ["LocalBackend"]
 
@@ -130,6 +134,8 @@ class LocalBackend(RuntimeBackend):
         trainer: AnyTrainer | None = None,
         options: Sequence[Option] | None = None,
     ) -> str:
+        from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
+
         runtime = self.resolve_runtime(runtime)
         runtime_manifest = self._runtime_manifest(runtime.kind.value, runtime.name, "default")
         manifest = build_trainjob_manifest(
@@ -149,7 +155,10 @@ class LocalBackend(RuntimeBackend):
         pip_index_urls: Sequence[str] = (),
     ) -> str:
         """Run a TrainJob manifest (what ``trainer run -f`` does); returns its name."""
+        from trainer_api import FieldError
+
         from trainer_sdk.backends.local import planning
+        from trainer_sdk.trainjobs import generate_name
 
         runtime_manifest = runtime
 
@@ -236,6 +245,8 @@ class LocalBackend(RuntimeBackend):
         warned once, with ``accelerators_on_cpu``; without it, InvalidTrainJobError says so up
         front."""
         if shortfall and not self.config.accelerators_on_cpu:
+            from trainer_api import FieldError
+
             raise InvalidTrainJobError(
                 [
                     FieldError(

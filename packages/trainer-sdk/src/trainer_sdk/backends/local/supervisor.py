@@ -20,6 +20,7 @@ still ends the job. Both hold the job's ``supervisor.lock`` (handed over by the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import socket
@@ -27,9 +28,10 @@ import subprocess
 import sys
 import threading
 import traceback
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from trainer_sdk.backends.local import (
     caches,
@@ -169,7 +171,7 @@ class Supervisor:
         """Write the JobSet status, the pods, and the TrainJob status derived by ``build``."""
         from trainer_sdk.backends.local import planning
 
-        with self.lock:
+        with _TERMINATION.held(), self.lock:
             self.state["jobset"] = status
             self.state["pods"] = [vars(pod) for pod in pods]
             self._events(status, pods)
@@ -215,7 +217,7 @@ class Supervisor:
         except (RuntimeError, OSError) as error:
             self.fail("PackageInstallFailed", str(error))
             return 1
-        signal.signal(signal.SIGTERM, _raise_terminated)
+        signal.signal(signal.SIGTERM, _TERMINATION.handle)
         values: dict[LateValue, str] = {}
         cache = None
         try:
@@ -295,13 +297,45 @@ def _end_cache(cache: subprocess.Popen[bytes], token: str) -> None:
     )
 
 
-class _TerminatedError(Exception):
-    """SIGTERM arrived: the job is being deleted."""
+class _TerminatedError(BaseException):
+    """SIGTERM arrived: the job is being deleted (a BaseException, as KeyboardInterrupt: code that
+    handles ``Exception`` must not take it for its own failure)."""
 
 
-def _raise_terminated(signum: int, frame: object) -> None:
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the first one ends the job; ignore repeats
-    raise _TerminatedError
+class _Termination:
+    """SIGTERM's handler: raises ``_TerminatedError`` where the main thread is, except inside a
+    ``held()`` section (a status report), which raises it when it ends. Raised in the middle of a
+    report, it met pydantic building the API models' schemas (their first import), which turned
+    it into a SchemaError: the job read SupervisorFailed instead of why it ended."""
+
+    def __init__(self) -> None:
+        self._depth = 0
+        self._pending = False
+
+    def handle(self, signum: int, frame: object) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the first one ends the job; ignore repeats
+        if self._depth:
+            self._pending = True
+            return
+        raise _TerminatedError
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """A section SIGTERM does not interrupt (in the main thread, where it is handled)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        self._depth += 1
+        try:
+            yield
+        finally:
+            self._depth -= 1
+            if not self._depth and self._pending:
+                self._pending = False
+                raise _TerminatedError
+
+
+_TERMINATION: Final = _Termination()
 
 
 def _stop_when_parent_exits(runner: JobSetRunner) -> None:
@@ -329,6 +363,8 @@ def main(argv: list[str] | None = None) -> int:
     code = 1
     try:
         code = supervisor.run(args.detach)
+    except _TerminatedError:  # outside the places that expect it: still the job's end
+        supervisor.fail(*supervisor._termination())
     except BaseException as error:  # whatever it was, the job must read Failed
         traceback.print_exc()
         supervisor.fail("SupervisorFailed", f"the job's supervisor failed: {error!r}")
