@@ -43,11 +43,13 @@ __all__ = [
     "SEEDS",
     "ModelError",
     "Summary",
+    "cast_case",
     "compare",
     "format_summary",
     "format_table",
     "main",
     "median_interval",
+    "run_step",
     "summarize",
 ]
 
@@ -153,13 +155,14 @@ class ModelError:
     seconds: float
 
 
-def _cast(case: Case, dtype: torch.dtype) -> Case:
+def cast_case(case: Case, dtype: torch.dtype) -> Case:
     """A copy of ``case`` with its floating-point weights and inputs in ``dtype``."""
     inputs = {k: v.to(dtype) if v.is_floating_point() else v for k, v in case.inputs.items()}
     return Case(copy.deepcopy(case.model).to(dtype).train(), inputs, case.loss)
 
 
-def _run(case: Case) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def run_step(case: Case) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+    """One forward, loss and backward of ``case``: its logits and its parameters' gradients."""
     loss, logits = case.loss(case.model, case.inputs)
     loss.backward()
     grads = {name: p.grad for name, p in case.model.named_parameters() if p.grad is not None}
@@ -173,13 +176,13 @@ def _error(got: torch.Tensor, expected: torch.Tensor, scale: float) -> float:
 def compare(name: str, dtype: torch.dtype, seed: int = 0) -> ModelError:
     """Errors of gems and of ATen in ``dtype`` against float64 on one model."""
     torch.manual_seed(seed)
-    rounded = _cast(MODELS[name](), dtype)  # built outside gems, as ATen would initialise it
-    reference_logits, reference = _run(_cast(rounded, torch.float64))
-    aten_logits, aten = _run(_cast(rounded, dtype))
+    rounded = cast_case(MODELS[name](), dtype)  # built outside gems, as ATen would initialise it
+    reference_logits, reference = run_step(cast_case(rounded, torch.float64))
+    aten_logits, aten = run_step(cast_case(rounded, dtype))
     started = time.perf_counter()
-    on_gems = _cast(rounded, dtype)
+    on_gems = cast_case(rounded, dtype)
     with gems_kernels.use_gems(), NativeOpTrace() as trace:
-        gems_logits, gems = _run(on_gems)
+        gems_logits, gems = run_step(on_gems)
     seconds = time.perf_counter() - started
     logit_scale = float(reference_logits.abs().max())
     grad_scale = max(float(g.abs().max()) for g in reference.values())
