@@ -18,16 +18,20 @@ MODULES = (
     "fused_loss",
     "harness",
     "host_path",
+    "op_errors",
+    "real_models",
     "run_h200",
     "vision_cases",
+    "vision_models",
 )
 
 
 @pytest.fixture
 def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
     """The benchmark modules (``cases``, ``compile_check``, ``competitors``, ``end_to_end``,
-    ``fused_loss``, ``harness``, ``host_path``, ``run_h200``), forgotten afterwards (their names
-    are generic; they must not stay in sys.modules for other tests)."""
+    ``fused_loss``, ``harness``, ``host_path``, ``op_errors``, ``real_models``, ``run_h200``),
+    forgotten afterwards (their names are generic; they must not stay in sys.modules for other
+    tests)."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import cases
     import competitors
@@ -36,6 +40,8 @@ def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
     import fused_loss
     import harness
     import host_path
+    import op_errors
+    import real_models
     import run_h200
 
     yield SimpleNamespace(
@@ -46,6 +52,8 @@ def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
         fused_loss=fused_loss,
         harness=harness,
         host_path=host_path,
+        op_errors=op_errors,
+        real_models=real_models,
         run_h200=run_h200,
     )
     for name in MODULES:

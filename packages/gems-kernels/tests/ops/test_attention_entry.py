@@ -66,3 +66,20 @@ def test_cpu_forward_matches_aten_logsumexp() -> None:
         gems_out, gems_lse = ATEN._scaled_dot_product_flash_attention_for_cpu(q, k, v)
     torch.testing.assert_close(gems_out, out.float(), rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(gems_lse, lse.float(), rtol=1e-4, atol=1e-5)
+
+
+def test_cpu_backward_takes_atens_logsumexp(recorded: Path) -> None:
+    """A forward that ran on ATen (outside gems) and a backward on gems: ATen's CPU logsumexp
+    is a (B, H, L) view of (B, L, H) memory, which the backward reads through its strides."""
+    q, k, v = _qkv()
+    grad = torch.randn(2, 2, 5, 8)
+    expected = _reference(q, k, v, False, grad)
+    out, lse = ATEN._scaled_dot_product_flash_attention_for_cpu(q, k, v)
+    assert not lse.is_contiguous()
+    with gems_kernels.use_gems(record=True, record_path=recorded):
+        grads = ATEN._scaled_dot_product_flash_attention_for_cpu_backward(
+            grad, q, k, v, out, lse, 0.0, False
+        )
+    for actual, wanted in zip(grads, expected[1:], strict=True):
+        torch.testing.assert_close(actual, wanted, rtol=1e-4, atol=1e-5)
+    assert recorded.read_text().split() == ["_scaled_dot_product_flash_attention_for_cpu_backward"]

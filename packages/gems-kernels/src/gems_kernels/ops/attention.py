@@ -444,8 +444,9 @@ def attention_backward(
     needs: tuple[bool, ...] = (True, True, True, False),
 ) -> tuple[torch.Tensor | None, ...]:
     """(grad_query, grad_key, grad_value, grad_attn_mask) for :func:`attention_forward`'s
-    ``out`` and ``lse``; a gradient not asked for in ``needs`` is None (the mask's gradient
-    applies to an additive mask only, and takes a float32 buffer of the scores' size)."""
+    ``out`` and ``lse`` (any strides); a gradient not asked for in ``needs`` is None (the
+    mask's gradient applies to an additive mask only, and takes a float32 buffer of the
+    scores' size)."""
     q, k, v, launch = _prepare(query, key, value, attn_mask, is_causal, scale)
     needs_mask = len(needs) > 3 and needs[3] and attn_mask is not None
     allocate = torch.zeros_like if _is_empty(launch) else torch.empty_like
@@ -457,6 +458,9 @@ def attention_backward(
     if not _is_empty(launch):
         o, do = _as_4d(out), _as_4d(grad_out)
         constants = launch.constants
+        # The kernels read (B, H, L) rows flat; ATen's CPU flash forward returns its logsumexp
+        # as a view of (B, L, H) memory (a forward that ran outside gems).
+        lse = lse.contiguous()
         delta = torch.empty_like(lse)
         q_block_m, q_block_n = launch.blocks.grad_q
         rows_grid = (launch.batch * launch.heads, tuning.cdiv(launch.query_len, q_block_m))

@@ -4,7 +4,9 @@ forward and backward, reached when they are called directly or traced.
 
 Their logsumexp outputs are the gems kernels' (B, H, L) float32 natural-log row logsumexp; the
 efficient-attention one is not padded to a multiple of 32 as ATen's CUDA kernel pads it, so it
-pairs with the gems backward only. Dropout and debug masks go to ATen.
+pairs with the gems backward only. ATen's CPU flash logsumexp is the same quantity (a (B, H, L)
+view of (B, L, H) memory), so a CPU forward that ran on ATen has its backward on gems. Dropout and
+debug masks go to ATen.
 """
 
 from __future__ import annotations
