@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from trainer_runtime.plugins import trainer_status
-from trainer_sdk import progress
+from trainer_sdk.training import progress
 
 UPSTREAM = {
     "url": "KUBEFLOW_TRAINER_SERVER_URL",

@@ -27,8 +27,8 @@ from trainer_sdk import (
     TrainerCommand,
     constants,
 )
-from trainer_sdk.backends.local import cgroups
 from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
+from trainer_sdk.backends.local.supervisor import cgroups
 
 pytestmark = pytest.mark.e2e
 # Generous for a loaded 2-core machine; a hang is what these tests exist to catch.

@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from trainer_sdk import CustomTrainer, LocalBackendConfig, TrainerClient
-from trainer_sdk.backends.local import isolation
+from trainer_sdk.backends.local.supervisor import isolation
 from trainer_sdk.backends.local.volumes import Mount
 
 

@@ -18,8 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from trainer_sdk import metrics
-from trainer_sdk.progress import STATUS_FILE_ENV
+from trainer_sdk.training import metrics
+from trainer_sdk.training.progress import STATUS_FILE_ENV
 
 
 def _per_call_us(

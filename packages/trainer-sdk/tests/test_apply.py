@@ -19,7 +19,7 @@ from trainer_sdk import (
     constants,
     types,
 )
-from trainer_sdk.backends.local.planning import builtin_runtime_manifests
+from trainer_sdk.backends.local.submit.planning import builtin_runtime_manifests
 from trainer_sdk.cli import cli
 
 DEADLINE_SECONDS = 120

@@ -27,13 +27,13 @@ from trainer_sdk import (
     TrainerCommand,
     TrainerStatus,
     TrainJob,
-    targets,
     types,
 )
 from trainer_sdk.backends.local.jobdir import JobDir, read_json
 from trainer_sdk.cli import app as cli_module
 from trainer_sdk.cli import cli, status_line
 from trainer_sdk.cli import output as cli_output
+from trainer_sdk.manifests import targets
 
 from .conftest import make_runtime
 

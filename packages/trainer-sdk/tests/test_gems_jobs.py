@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from trainer_sdk import CustomTrainer, LocalBackendConfig, TrainerClient, constants, types
+from trainer_sdk.manifests.trainjobs import build_trainjob_manifest
 from trainer_sdk.options import GemsKernels
-from trainer_sdk.trainjobs import build_trainjob_manifest
 
 DEADLINE_SECONDS = 300
 STEPS = 4

@@ -10,19 +10,20 @@ import trainer_sdk
 
 PACKAGE = Path(trainer_sdk.__file__).parent
 REPORTING = ("metrics", "progress", "trainer_status")
+TRAINING = "trainer_sdk.training"
 
 
 def trainer_sdk_imports(module: str) -> set[str]:
     """The ``trainer_sdk`` modules that ``trainer_sdk.<module>`` imports anywhere in its code."""
     found = set()
-    for node in ast.walk(ast.parse((PACKAGE / f"{module}.py").read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module == "trainer_sdk":
+    for node in ast.walk(ast.parse((PACKAGE / "training" / f"{module}.py").read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module in ("trainer_sdk", TRAINING):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("trainer_sdk."):
-            found.add(str(node.module).split(".")[1])
+            found.add(str(node.module).removeprefix(f"{TRAINING}.").split(".")[0])
         elif isinstance(node, ast.Import):
             found.update(
-                alias.name.split(".")[1]
+                alias.name.removeprefix(f"{TRAINING}.").split(".")[0]
                 for alias in node.names
                 if alias.name.startswith("trainer_sdk.")
             )

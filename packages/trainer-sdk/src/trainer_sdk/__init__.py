@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers
     from trainer_sdk import constants  # noqa: F401 - the module, as upstream exposes it
     from trainer_sdk.backends.kubernetes.utils import get_tpu_num_nodes
-    from trainer_sdk.checkpoint_volume import CheckpointVolume
+    from trainer_sdk.checkpoint.volume import CheckpointVolume
     from trainer_sdk.client import TrainerClient
     from trainer_sdk.configs import (
         ContainerBackendConfig,
@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers
         RuntimeNotFoundError,
         TrainerError,
     )
-    from trainer_sdk.metrics import MetricPoint, log_metrics
     from trainer_sdk.options import (
         ActiveDeadlineSeconds,
         Annotations,
@@ -50,7 +49,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers
         TrainerCommand,
         TrainingRuntimeSpecPatch,
     )
-    from trainer_sdk.progress import update_trainjob_status
+    from trainer_sdk.training.metrics import MetricPoint, log_metrics
+    from trainer_sdk.training.progress import update_trainjob_status
     from trainer_sdk.types import (
         BuiltinTrainer,
         CustomTrainer,
@@ -82,7 +82,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "trainer_sdk.backends.kubernetes.utils": ("get_tpu_num_nodes",),
-    "trainer_sdk.checkpoint_volume": ("CheckpointVolume",),
+    "trainer_sdk.checkpoint.volume": ("CheckpointVolume",),
     "trainer_sdk.client": ("TrainerClient",),
     "trainer_sdk.configs": (
         "ContainerBackendConfig",
@@ -100,7 +100,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "RuntimeNotFoundError",
         "TrainerError",
     ),
-    "trainer_sdk.metrics": ("MetricPoint", "log_metrics"),
+    "trainer_sdk.training.metrics": ("MetricPoint", "log_metrics"),
     "trainer_sdk.options": (
         "ActiveDeadlineSeconds",
         "Annotations",
@@ -119,7 +119,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TrainerCommand",
         "TrainingRuntimeSpecPatch",
     ),
-    "trainer_sdk.progress": ("update_trainjob_status",),
+    "trainer_sdk.training.progress": ("update_trainjob_status",),
     "trainer_sdk.types": (
         "BuiltinTrainer",
         "CustomTrainer",

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
 from trainer_sdk.configs import ContainerBackendConfig, KubernetesBackendConfig, LocalBackendConfig
-from trainer_sdk.metrics import MetricPoint
+from trainer_sdk.training.metrics import MetricPoint
 
 if TYPE_CHECKING:  # options load the API models: reading jobs (trainer list) needs neither
     from trainer_sdk.options import Option

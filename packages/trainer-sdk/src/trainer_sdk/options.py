@@ -367,7 +367,7 @@ class GemsKernels(TypedOption):
             raise ValueError(f"GemsKernels.enabled: expected a bool, got {self.enabled!r}")
 
     def apply(self, job: trainer_api.TrainJob, trainer: AnyTrainer) -> None:
-        from trainer_sdk.rank_entrypoint import GEMS_ENV
+        from trainer_sdk.training.rank_entrypoint import GEMS_ENV
 
         if not isinstance(trainer, CustomTrainer):
             raise ValueError(

@@ -10,7 +10,7 @@ import pytest
 from trainer_runtime.plugins.checkpoint import ATTEMPT_ENV, RESTART_ATTEMPT_LABEL
 from trainer_sdk.backends.local.jobdir import JobDir
 
-from ..backends.local.test_runner import runner_for
+from ..backends.local.supervisor.test_runner import runner_for
 
 pytestmark = pytest.mark.e2e
 
@@ -56,7 +56,8 @@ def test_each_attempt_sees_its_restart_number(tmp_path: Path) -> None:
 def test_the_sdk_names_the_attempt_as_the_checkpoint_plugin_does() -> None:
     """The local runner and the in-pod API use the SDK's light constants (no runtime import in
     a rank or the supervisor); they must be the plugin's, which sets them in a cluster."""
-    from trainer_sdk import checkpoint, checkpoint_status, constants
+    from trainer_sdk import checkpoint, constants
+    from trainer_sdk.checkpoint import status as checkpoint_status
 
     assert checkpoint.ATTEMPT_ENV == checkpoint_status.ATTEMPT_ENV == ATTEMPT_ENV
     assert constants.JOBSET_RESTART_ATTEMPT_LABEL == RESTART_ATTEMPT_LABEL

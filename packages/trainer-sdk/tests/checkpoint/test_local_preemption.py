@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 from trainer_sdk import LocalBackendConfig, TrainerClient, constants
-from trainer_sdk.backends.local import processes
 from trainer_sdk.backends.local.jobdir import JobDir
+from trainer_sdk.backends.local.supervisor import processes
 
-from ..backends.local.test_pods import jobset, replicated_job
-from ..backends.local.test_runner import runner_for
+from ..backends.local.submit.test_pods import jobset, replicated_job
+from ..backends.local.supervisor.test_runner import runner_for
 
 pytestmark = pytest.mark.e2e
 WAIT_SECONDS = 120

@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime, timezone
 
 from trainer_runtime import builtin_runtimes
-from trainer_sdk import checkpoint_status, types
-from trainer_sdk.jobs import to_train_job
-from trainer_sdk.runtimes import runtime_from_manifest
+from trainer_sdk import types
+from trainer_sdk.checkpoint import status as checkpoint_status
+from trainer_sdk.status.jobs import to_train_job
+from trainer_sdk.status.runtimes import runtime_from_manifest
 
 RUNTIME = runtime_from_manifest(builtin_runtimes()["torch-distributed"].to_dict())
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.optimizer.objective import observe, stdout_history
+from trainer_sdk.training.metrics import MetricPoint
 
 
 def test_stdout_pairs_are_steps_in_order() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from trainer_sdk.trainjobs import _call_expression
+from trainer_sdk.manifests.trainjobs import _call_expression
 
 
 def fit(**kwargs: Any) -> dict[str, Any]:

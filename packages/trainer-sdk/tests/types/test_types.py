@@ -16,7 +16,7 @@ from trainer_sdk import (
     TrainerType,
     TrainJobTemplate,
 )
-from trainer_sdk.trainjobs import build_trainjob_manifest
+from trainer_sdk.manifests.trainjobs import build_trainjob_manifest
 
 from ..conftest import make_runtime
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from trainer_sdk.metrics import MetricPoint
+from trainer_sdk.training.metrics import MetricPoint
 from trainer_sdk.ui.observed import ObservedHistory
 
 CREATED = "2026-01-01T00:00:00+00:00"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from trainer_sdk import CustomTrainer, Labels, LocalBackendConfig, TrainerClient
-from trainer_sdk.trainjobs import command_for_function, function_args
+from trainer_sdk.manifests.trainjobs import command_for_function, function_args
 from trainer_sdk.ui import UiServer, views
 from trainer_sdk.ui.joblist import JobList
 

@@ -9,7 +9,7 @@ import pytest
 import trainer_runtime
 from trainer_sdk import Step, TrainerStatus, TrainJob
 from trainer_sdk.errors import JobFailedError
-from trainer_sdk.metrics import MetricPoint
+from trainer_sdk.training.metrics import MetricPoint
 from trainer_sdk.types import CheckpointStatus
 from trainer_sdk.ui import views
 

@@ -7,10 +7,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from trainer_sdk import constants, failures, types
+from trainer_sdk import constants, types
 from trainer_sdk.errors import JobFailedError, RuntimeNotFoundError, TrainerError
-from trainer_sdk.metrics import MetricPoint
-from trainer_sdk.runtimes import runtime_from_manifest
+from trainer_sdk.status import failures
+from trainer_sdk.status.runtimes import runtime_from_manifest
+from trainer_sdk.training.metrics import MetricPoint
 
 if TYPE_CHECKING:  # options load the API models: reading jobs (trainer list) needs neither
     from trainer_sdk.options import Option

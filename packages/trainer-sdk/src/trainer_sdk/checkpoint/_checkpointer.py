@@ -29,10 +29,9 @@ from torch.distributed.checkpoint.state_dict_saver import AsyncSaveResponse
 from torch.distributed.checkpoint.state_dict_saver import async_save as dcp_async_save
 from torch.distributed.checkpoint.state_dict_saver import save as dcp_save
 
-from trainer_sdk import checkpoint_status as status
-from trainer_sdk.checkpoint import _layout, _staging, _state
-from trainer_sdk.checkpoint_status import ATTEMPT_ENV, PREEMPTED_EXIT_CODE
-from trainer_sdk.metrics import log_metrics
+from trainer_sdk.checkpoint import _layout, _staging, _state, status
+from trainer_sdk.checkpoint.status import ATTEMPT_ENV, PREEMPTED_EXIT_CODE
+from trainer_sdk.training.metrics import log_metrics
 
 __all__ = ["ATTEMPT_ENV", "PREEMPTED_EXIT_CODE", "Checkpointer"]
 

@@ -37,9 +37,9 @@ if TYPE_CHECKING:
 
     from trainer_sdk import types
     from trainer_sdk.client import TrainerClient
-    from trainer_sdk.metrics import MetricPoint
     from trainer_sdk.options import Option
-    from trainer_sdk.package_status import PackageStatus
+    from trainer_sdk.status.packages import PackageStatus
+    from trainer_sdk.training.metrics import MetricPoint
 
 __all__ = ["cli", "main", "status_line"]
 
@@ -53,7 +53,7 @@ FINISHED = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED, constants.TR
 def _packages(client: TrainerClient, job: types.TrainJob) -> PackageStatus | None:
     """Where the job's ``packages_to_install`` stand (None: it installs nothing); the step log
     is read only while pip runs."""
-    from trainer_sdk.package_status import INSTALLING, package_status
+    from trainer_sdk.status.packages import INSTALLING, package_status
 
     try:
         events = client.get_job_events(job.name)
@@ -68,7 +68,7 @@ def _packages(client: TrainerClient, job: types.TrainJob) -> PackageStatus | Non
 
 def _listed_status(client: TrainerClient, job: types.TrainJob) -> str:
     """The STATUS column: ``Installing packages (2/5)`` in place of Created while pip runs."""
-    from trainer_sdk.package_status import INSTALLING
+    from trainer_sdk.status.packages import INSTALLING
 
     if job.status == constants.TRAINJOB_CREATED:
         packages = _packages(client, job)
@@ -109,7 +109,7 @@ def _jobs_table(
 def _job_table(job: types.TrainJob, packages: PackageStatus | None = None) -> Table:
     """The job's steps (the package install first, when it has one); the caption: its message
     and whether its ranks run on gems kernels."""
-    from trainer_sdk.package_status import INSTALL_STEP
+    from trainer_sdk.status.packages import INSTALL_STEP
 
     rows = [[INSTALL_STEP, str(packages), "", "", " ".join(packages.requested)]] if packages else []
     rows += [
@@ -313,7 +313,7 @@ def _submit(
 ) -> str:
     """Create the TrainJob ``run`` was asked for, through ``submit`` (a file) or ``train`` (a
     function or a script); exit 2 on bad input."""
-    from trainer_sdk import manifest_files, targets
+    from trainer_sdk.manifests import files, targets
     from trainer_sdk.options import Name, TrainerCommand
     from trainer_sdk.types import CustomTrainer
 
@@ -321,7 +321,7 @@ def _submit(
     try:
         if manifest_file is not None:
             try:
-                manifest, runtime_manifest = manifest_files.read_trainjob(manifest_file)
+                manifest, runtime_manifest = files.read_trainjob(manifest_file)
             except ValueError as error:
                 fail(f"-f: {error}")
             # --runtime: the named runtime instead of one the file may hold

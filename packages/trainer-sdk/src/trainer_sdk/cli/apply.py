@@ -28,7 +28,7 @@ __all__ = ["apply", "delete_runtime", "get_runtime"]
 @click.pass_context
 def apply(context: click.Context, path: Path) -> None:
     """Create or update the runtimes in FILE and create its TrainJobs (runtimes first)."""
-    from trainer_sdk.manifest_files import read_objects
+    from trainer_sdk.manifests.files import read_objects
 
     try:
         objects = read_objects(path)
@@ -60,7 +60,7 @@ def apply(context: click.Context, path: Path) -> None:
 @click.pass_context
 def get_runtime(context: click.Context, name: str, output: str) -> None:
     """Show the runtime NAME (a TrainingRuntime shadows a ClusterTrainingRuntime of its name)."""
-    from trainer_sdk.runtimes import runtime_from_manifest
+    from trainer_sdk.status.runtimes import runtime_from_manifest
 
     try:
         manifest = trainer_client(context).get_runtime_manifest(name)

@@ -158,7 +158,8 @@ def optimize(
 
     Locally the command drives the trials and waits for them (--detach still needs this process
     alive for new trials to start); exit code 0 when the job completes, 1 when it fails."""
-    from trainer_sdk import optimizer, targets
+    from trainer_sdk import optimizer
+    from trainer_sdk.manifests import targets
     from trainer_sdk.types import CustomTrainer
 
     client = optimizer_client(context)

@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from trainer_sdk.metrics import MetricPoint
 from trainer_sdk.optimizer.types.optimization_types import Metric
+from trainer_sdk.training.metrics import MetricPoint
 
 __all__ = ["Observation", "observe", "stdout_history"]
 

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from trainer_sdk import constants, trainjobs, types
+from trainer_sdk import constants, types
 from trainer_sdk.backends.local.backend import LocalBackend
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.errors import JobNotFoundError
+from trainer_sdk.manifests import trainjobs
 from trainer_sdk.ui import manifests
 
 __all__ = ["RACY_SECONDS", "SETTLED", "IndexedJob", "JobIndex"]

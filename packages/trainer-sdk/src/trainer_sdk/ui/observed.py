@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Final
 
-from trainer_sdk.metrics import MetricPoint
+from trainer_sdk.training.metrics import MetricPoint
 
 __all__ = ["DEFAULT_RETENTION_DAYS", "MAX_POINTS", "ObservedHistory"]
 

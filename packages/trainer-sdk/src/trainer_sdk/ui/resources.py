@@ -3,7 +3,7 @@
 A pod is its process and every descendant (one pass over ``/proc`` per sample gives each
 process's parent, CPU time and resident memory); a pod's CPU is the growth of its processes'
 user and system time over the wall time between two samples (100 = one core), its memory the sum
-of their resident sets. Where the job has a cgroup (``backends/local/cgroups.py``), its
+of their resident sets. Where the job has a cgroup (``backends/local/supervisor/cgroups.py``), its
 ``memory.current`` and ``cpu.stat`` give the job's own total too. Bounded: ``MAX_SAMPLES`` per
 pod, and a job's samples are dropped when it is gone from the index.
 """

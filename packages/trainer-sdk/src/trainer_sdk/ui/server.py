@@ -45,7 +45,7 @@ from trainer_sdk import constants
 from trainer_sdk.backends.local.backend import LocalBackend
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.errors import JobNotFoundError, TrainerError
-from trainer_sdk.metrics import MetricPoint
+from trainer_sdk.training.metrics import MetricPoint
 from trainer_sdk.types import TrainJob
 from trainer_sdk.ui import logstream, manifests, resources, views
 from trainer_sdk.ui.access import Access

@@ -11,8 +11,8 @@ import yaml
 
 from trainer_sdk import constants, types
 from trainer_sdk.errors import JobFailedError
-from trainer_sdk.metrics import MetricPoint
-from trainer_sdk.runtimes import runtime_from_manifest
+from trainer_sdk.status.runtimes import runtime_from_manifest
+from trainer_sdk.training.metrics import MetricPoint
 from trainer_sdk.ui.jobindex import IndexedJob
 
 __all__ = [

@@ -26,8 +26,9 @@ from trainer_sdk import (
     TrainerError,
     constants,
 )
-from trainer_sdk.backends.local import isolation, plan
+from trainer_sdk.backends.local import plan
 from trainer_sdk.backends.local.jobdir import JobDir, read_json
+from trainer_sdk.backends.local.supervisor import isolation
 
 pytestmark = pytest.mark.e2e
 DEADLINE_SECONDS = 120

@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trainer_sdk.backends.local import planning
-from trainer_sdk.backends.local.compiler import compile_plan
 from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.packages import PackagePlan
 from trainer_sdk.backends.local.plan import (
@@ -23,6 +21,8 @@ from trainer_sdk.backends.local.plan import (
     from_document,
     to_document,
 )
+from trainer_sdk.backends.local.submit import planning
+from trainer_sdk.backends.local.submit.compiler import compile_plan
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

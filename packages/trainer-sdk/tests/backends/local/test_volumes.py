@@ -19,7 +19,8 @@ from trainer_sdk import (
     TrainerCommand,
     constants,
 )
-from trainer_sdk.backends.local import isolation, volumes
+from trainer_sdk.backends.local import volumes
+from trainer_sdk.backends.local.supervisor import isolation
 from trainer_sdk.cli import cli
 from trainer_sdk.options import (
     ContainerPatch,

@@ -13,13 +13,13 @@ from trainer_api.kubeconfig import InCluster, KubeconfigError, find_connection
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.backends.local.pods import step_name
+from trainer_sdk.backends.local.submit.pods import step_name
 from trainer_sdk.configs import KubernetesBackendConfig
 from trainer_sdk.errors import JobNotFoundError
-from trainer_sdk.jobs import PodView, to_train_job
+from trainer_sdk.manifests.trainjobs import build_trainjob_manifest, generate_name
 from trainer_sdk.options import Option
-from trainer_sdk.runtimes import container_devices, runtime_from_manifest
-from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
+from trainer_sdk.status.jobs import PodView, to_train_job
+from trainer_sdk.status.runtimes import container_devices, runtime_from_manifest
 
 __all__ = [
     "KubernetesBackend",

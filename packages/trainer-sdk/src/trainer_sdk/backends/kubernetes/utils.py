@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from trainer_sdk.progress import update_trainjob_status
+from trainer_sdk.training.progress import update_trainjob_status
 
 __all__ = ["get_tpu_num_nodes", "update_trainjob_status"]
 

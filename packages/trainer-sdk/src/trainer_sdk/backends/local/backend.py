@@ -25,18 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.backends.local import (
-    cgroups,
-    compiler,
-    devices,
-    isolation,
-    job_env,
-    plan,
-    processes,
-    suspension,
-    volumes,
-)
-from trainer_sdk.backends.local.guardian import SUPERVISOR_LOST, record_failure
+from trainer_sdk.backends.local import plan, suspension, volumes
 from trainer_sdk.backends.local.jobdir import (
     JobDir,
     hold_lock,
@@ -47,16 +36,19 @@ from trainer_sdk.backends.local.jobdir import (
     write_json,
     write_text,
 )
-from trainer_sdk.backends.local.needs import check_commands
 from trainer_sdk.backends.local.packages import plan_packages
-from trainer_sdk.backends.local.pods import TERMINATION_GRACE_SECONDS
 from trainer_sdk.backends.local.runtime_store import RuntimeStore
-from trainer_sdk.checkpoint_status import checkpoint_events, checkpoint_status
+from trainer_sdk.backends.local.submit import compiler, devices
+from trainer_sdk.backends.local.submit.needs import check_commands
+from trainer_sdk.backends.local.submit.pods import TERMINATION_GRACE_SECONDS
+from trainer_sdk.backends.local.supervisor import cgroups, isolation, job_env, processes
+from trainer_sdk.backends.local.supervisor.guardian import SUPERVISOR_LOST, record_failure
+from trainer_sdk.checkpoint.status import checkpoint_events, checkpoint_status
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
-from trainer_sdk.jobs import PodView, to_train_job
-from trainer_sdk.metrics import MetricPoint, latest_values, read_history
-from trainer_sdk.runtimes import runtime_from_manifest
+from trainer_sdk.status.jobs import PodView, to_train_job
+from trainer_sdk.status.runtimes import runtime_from_manifest
+from trainer_sdk.training.metrics import MetricPoint, latest_values, read_history
 
 if TYPE_CHECKING:
     from trainer_sdk.options import Option
@@ -134,7 +126,7 @@ class LocalBackend(RuntimeBackend):
         trainer: AnyTrainer | None = None,
         options: Sequence[Option] | None = None,
     ) -> str:
-        from trainer_sdk.trainjobs import build_trainjob_manifest, generate_name
+        from trainer_sdk.manifests.trainjobs import build_trainjob_manifest, generate_name
 
         runtime = self.resolve_runtime(runtime)
         runtime_manifest = self._runtime_manifest(runtime.kind.value, runtime.name, "default")
@@ -157,8 +149,8 @@ class LocalBackend(RuntimeBackend):
         """Run a TrainJob manifest (what ``trainer run -f`` does); returns its name."""
         from trainer_api import FieldError
 
-        from trainer_sdk.backends.local import planning
-        from trainer_sdk.trainjobs import generate_name
+        from trainer_sdk.backends.local.submit import planning
+        from trainer_sdk.manifests.trainjobs import generate_name
 
         runtime_manifest = runtime
 

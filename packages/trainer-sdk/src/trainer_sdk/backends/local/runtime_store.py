@@ -51,7 +51,7 @@ class RuntimeStore:
 
     def _builtin(self) -> dict[str, dict[str, Any]]:
         if self._builtins is None:
-            from trainer_sdk.backends.local.planning import builtin_runtime_manifests
+            from trainer_sdk.backends.local.submit.planning import builtin_runtime_manifests
 
             self._builtins = builtin_runtime_manifests()
         return self._builtins

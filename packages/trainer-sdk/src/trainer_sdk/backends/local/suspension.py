@@ -32,7 +32,7 @@ from trainer_runtime.conditions import set_condition
 
 from trainer_sdk import constants
 from trainer_sdk.backends.local.jobdir import JobDir, hold_lock, lock_held, read_json, write_json
-from trainer_sdk.checkpoint_status import PREEMPTED_EXIT_CODE
+from trainer_sdk.checkpoint.status import PREEMPTED_EXIT_CODE
 from trainer_sdk.errors import TrainerError
 
 if TYPE_CHECKING:

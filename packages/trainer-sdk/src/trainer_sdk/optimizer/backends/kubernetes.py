@@ -15,6 +15,7 @@ from trainer_runtime.search import PRUNED_ANNOTATION, study_from_job, trial_step
 from trainer_sdk import types
 from trainer_sdk.backends.kubernetes.backend import KubernetesBackend
 from trainer_sdk.configs import KubernetesBackendConfig
+from trainer_sdk.manifests.trainjobs import build_trainjob_manifest, command_for_function
 from trainer_sdk.optimizer.backends.base import OptimizerBackend
 from trainer_sdk.optimizer.backends.local import new_name
 from trainer_sdk.optimizer.constants import constants
@@ -32,7 +33,6 @@ from trainer_sdk.optimizer.types.optimization_types import (
     TrialConfig,
 )
 from trainer_sdk.optimizer.types.search_types import CategoricalSearchSpace, ContinuousSearchSpace
-from trainer_sdk.trainjobs import build_trainjob_manifest, command_for_function
 
 __all__ = ["KubernetesOptimizerBackend", "job_status"]
 
