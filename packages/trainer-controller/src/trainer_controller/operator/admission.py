@@ -2,7 +2,7 @@
 
 Validation uses ``trainer_api.validate`` on the defaulted object (as the API server would after
 its own defaulting), with the old object on update; a TrainJob's rules, with its runtime and
-JobSet, are ``trainer_runtime.admission_errors``, the function the SDK's local backend calls
+JobSet, are ``trainer_runtime.admit``'s errors, the function the SDK's local backend calls
 too, so both refuse the same jobs with the same field errors. The mutating
 decision stamps ``spec.runtimePatches[].time`` on patches that are changed, or new without one.
 """
@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 from typing import Any, Final
 
 import trainer_api
-from trainer_runtime import admission_errors, deprecation_warnings
+from trainer_runtime import Observed, admit, deprecation_warnings
 
 __all__ = [
     "ADMISSION_API_VERSION",
@@ -122,7 +122,9 @@ def validation_errors(
         return list(error.errors)
     if isinstance(typed, trainer_api.TrainJob):
         old_job = typed_old if isinstance(typed_old, trainer_api.TrainJob) else None
-        return admission_errors(typed, typed_runtime, old=old_job, jobset=jobset)
+        return list(
+            admit(typed, typed_runtime, old=old_job, observed=Observed(jobset=jobset)).errors
+        )
     return trainer_api.validate(typed, old=typed_old)
 
 

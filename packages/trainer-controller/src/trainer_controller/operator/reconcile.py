@@ -15,7 +15,17 @@ from typing import Any, Final
 
 import trainer_api
 from mpi_runtime import SSHKeyPair
-from trainer_runtime import Observed, Plan, Settings, build
+from trainer_runtime import (
+    Admission,
+    InvalidTrainJobError,
+    Observed,
+    Plan,
+    Settings,
+    admit,
+    build,
+    parse_runtime,
+    parse_trainjob,
+)
 
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
 from trainer_controller.operator.events import EventRecorder
@@ -55,6 +65,18 @@ def status_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, An
     return patch
 
 
+def _admit(
+    manifest: Mapping[str, Any], runtime: Mapping[str, Any] | None, observed: Observed
+) -> Admission:
+    """The stored job admitted against its runtime (its snapshot once ``observed`` has it)."""
+    job = parse_trainjob(manifest)
+    try:
+        typed_runtime = parse_runtime(runtime) if runtime is not None else None
+    except InvalidTrainJobError as error:
+        return Admission(job, None, refusal=error)
+    return admit(job, typed_runtime, observed=observed)
+
+
 @dataclass(frozen=True)
 class _Job:
     namespace: str
@@ -91,12 +113,9 @@ class Reconciler:
         runtime = await self._runtime(job)
         now = self._clock()
         observed, draft = await self._observe(job, runtime, now)
+        admission = _admit(manifest, runtime, observed)
         # Nothing to apply: the draft is the plan (the key generator only shapes applied objects).
-        plan = (
-            build(manifest, runtime, observed, now, settings=self._settings)
-            if draft.apply
-            else draft
-        )
+        plan = build(admission, observed, now, settings=self._settings) if draft.apply else draft
         applied = await self._apply(job, plan, observed)
         status = plan.status.to_dict() if plan.status is not None else None
         if applied:
@@ -106,9 +125,9 @@ class Reconciler:
                 jobset=next((obj for obj in applied if obj["kind"] == "JobSet"), observed.jobset),
                 objects=(*observed.objects, *(obj for obj in applied if obj["kind"] != "JobSet")),
             )
+            current = trainer_api.TrainJobStatus.model_validate(status) if status else None
             settled = build(
-                {**manifest, "status": status or manifest.get("status")},
-                runtime,
+                admission.with_status(current or admission.job.status),
                 after,
                 now,
                 settings=self._settings,
@@ -146,8 +165,7 @@ class Reconciler:
             resource_path(trainer_api.JOBSET_API_VERSION, "JobSet", job.namespace, job.name)
         )
         names = build(
-            job.manifest,
-            runtime,
+            _admit(job.manifest, runtime, Observed(jobset=jobset)),
             Observed(jobset=jobset),
             now,
             settings=Settings(
