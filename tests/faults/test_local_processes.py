@@ -27,8 +27,9 @@ from trainer_sdk import (
     TrainerCommand,
     constants,
 )
-from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
+from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.supervisor import cgroups
+from trainer_sdk.private_files import read_json, write_json
 
 pytestmark = pytest.mark.e2e
 # Generous for a loaded 2-core machine; a hang is what these tests exist to catch.

@@ -29,11 +29,13 @@ from trainer_sdk import (
     TrainJob,
     types,
 )
-from trainer_sdk.backends.local.jobdir import JobDir, read_json
+from trainer_sdk.backends.local.jobdir import JobDir
+from trainer_sdk.backends.memory import InMemoryBackend
 from trainer_sdk.cli import app as cli_module
 from trainer_sdk.cli import cli, status_line
 from trainer_sdk.cli import output as cli_output
 from trainer_sdk.manifests import targets
+from trainer_sdk.private_files import read_json
 
 from .conftest import make_runtime
 
@@ -63,6 +65,12 @@ def invoke(tmp_path: Path, *args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(
         cli, ["--backend", "local", "--root", str(tmp_path / "jobs"), *args], catch_exceptions=False
     )
+    return result.exit_code, result.stdout, result.stderr
+
+
+def invoke_on(client: TrainerClient, *args: str) -> tuple[int, str, str]:
+    """The command run with ``client`` (an in-memory backend: no process starts)."""
+    result = CliRunner().invoke(cli, args, obj={"client": client}, catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
 
 
@@ -358,33 +366,31 @@ def test_tables_fit_80_columns_without_cutting_names(
         assert column_text(rendered, column) == name, rendered
 
 
-def test_a_pipe_gets_plain_columns_newest_first_with_age(tmp_path: Path) -> None:
-    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
+def test_a_pipe_gets_plain_columns_newest_first_with_age() -> None:
+    client = TrainerClient(backend=InMemoryBackend())
     for name in ("older", "newer"):
         client.train(
             trainer=CustomTrainerContainer(image="i"),
             options=[Name(name), TrainerCommand(["true"])],
         )
-    code, out, _ = invoke(tmp_path, "list")
+    code, out, _ = invoke_on(client, "list")
     header, *rows = out.splitlines()
     assert code == 0 and header.split()[:2] == ["NAME", "STATUS"] and header.split()[-1] == "AGE"
     assert "│" not in out and "┃" not in out and "━" not in out
     assert [row.split()[0] for row in rows] == ["newer", "older"]
     assert re.fullmatch(r"\d+s", rows[0].split()[-1])
-    code, out, _ = invoke(tmp_path, "list", "-o", "name")
+    code, out, _ = invoke_on(client, "list", "-o", "name")
     assert (code, out) == (0, "trainjob/newer\ntrainjob/older\n")
 
 
 @pytest.mark.parametrize("output", ["json", "yaml"])
-def test_job_output_names_the_runtime_without_its_command_template(
-    tmp_path: Path, output: str
-) -> None:
-    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
+def test_job_output_names_the_runtime_without_its_command_template(output: str) -> None:
+    client = TrainerClient(backend=InMemoryBackend())
     client.train(
         trainer=CustomTrainerContainer(image="i"), options=[Name("one"), TrainerCommand(["true"])]
     )
     for args in (("get", "one"), ("list",)):
-        code, out, _ = invoke(tmp_path, *args, "-o", output)
+        code, out, _ = invoke_on(client, *args, "-o", output)
         assert code == 0 and "{func_code}" not in out and "{func_file}" not in out
         assert "torch-distributed" in out
 
@@ -402,22 +408,22 @@ def test_an_empty_list_says_so(tmp_path: Path) -> None:
     assert (code, out, err) == (0, "", "No TrainJobs found\n")
 
 
-def test_delete_takes_many_names_or_all(tmp_path: Path) -> None:
-    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
+def test_delete_takes_many_names_or_all() -> None:
+    client = TrainerClient(backend=InMemoryBackend())
     for name in ("a", "b", "c", "d"):
         client.train(
             trainer=CustomTrainerContainer(image="i"),
             options=[Name(name), TrainerCommand(["true"])],
         )
-    code, _, err = invoke(tmp_path, "delete", "a", "b", "nope")
+    code, _, err = invoke_on(client, "delete", "a", "b", "nope")
     assert code == 1 and "TrainJob a deleted" in err and "TrainJob b deleted" in err
     assert "nope" in err
     assert sorted(job.name for job in client.list_jobs()) == ["c", "d"]
-    assert invoke(tmp_path, "delete")[0] == 2
-    assert invoke(tmp_path, "delete", "c", "--all")[0] == 2
-    code, _, err = invoke(tmp_path, "delete", "--all")
+    assert invoke_on(client, "delete")[0] == 2
+    assert invoke_on(client, "delete", "c", "--all")[0] == 2
+    code, _, err = invoke_on(client, "delete", "--all")
     assert code == 0 and client.list_jobs() == []
-    assert invoke(tmp_path, "delete", "--all")[2] == "No TrainJobs found\n"
+    assert invoke_on(client, "delete", "--all")[2] == "No TrainJobs found\n"
 
 
 def test_runtimes_table_keeps_every_name_whole(tmp_path: Path) -> None:

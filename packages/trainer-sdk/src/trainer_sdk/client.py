@@ -6,17 +6,18 @@ import copy
 import functools
 import logging
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainer_sdk import constants, types
-from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
+from trainer_sdk.backends.base import AnyTrainer, PackageSet, RuntimeBackend, Volume
 from trainer_sdk.configs import ContainerBackendConfig, KubernetesBackendConfig, LocalBackendConfig
 from trainer_sdk.training.metrics import MetricPoint
 
 if TYPE_CHECKING:  # options load the API models: reading jobs (trainer list) needs neither
     from trainer_sdk.options import Option
 
-__all__ = ["TrainerClient", "select_backend_config"]
+__all__ = ["PackageSet", "TrainerClient", "Volume", "select_backend_config"]
 
 _logger = logging.getLogger(__name__)
 
@@ -47,11 +48,21 @@ def select_backend_config() -> BackendConfig:
 
 
 class TrainerClient:
-    """Create, watch and delete TrainJobs, like ``kubeflow.trainer.TrainerClient``."""
+    """Create, watch and delete TrainJobs, like ``kubeflow.trainer.TrainerClient``.
 
-    def __init__(self, backend_config: BackendConfig | None = None) -> None:
-        config = backend_config if backend_config is not None else select_backend_config()
+    ``backend``: a backend object to use instead of one made from a configuration (tests pass
+    ``trainer_sdk.backends.memory.InMemoryBackend``, as httpx's tests pass a mock transport)."""
+
+    def __init__(
+        self, backend_config: BackendConfig | None = None, *, backend: RuntimeBackend | None = None
+    ) -> None:
         self.backend: RuntimeBackend
+        if backend is not None:
+            if backend_config is not None:
+                raise ValueError("give backend_config or backend, not both")
+            self.backend = backend
+            return
+        config = backend_config if backend_config is not None else select_backend_config()
         if isinstance(config, KubernetesBackendConfig):
             from trainer_sdk.backends.kubernetes.backend import KubernetesBackend
 
@@ -173,6 +184,23 @@ class TrainerClient:
             for option in options:
                 option(manifest, None, self.backend)
         return self.backend.submit(manifest, runtime)
+
+    def list_volumes(self) -> list[Volume]:
+        """The persistent volume claims kept beside the jobs (locally: ``trainer volumes``;
+        a cluster's are PersistentVolumeClaims, TrainerError: use kubectl)."""
+        return self.backend.list_volumes()
+
+    def delete_volume(self, namespace: str, claim: str) -> Path:
+        """Delete a claim's data; RuntimeError while a running job mounts it."""
+        return self.backend.delete_volume(namespace, claim)
+
+    def list_package_sets(self) -> list[PackageSet]:
+        """The ``packages_to_install`` sets installed for local jobs, most recently used first."""
+        return self.backend.list_package_sets()
+
+    def prune_package_sets(self, older_than_seconds: float = 0.0) -> list[PackageSet]:
+        """Remove the installed sets no job used for ``older_than_seconds``; those removed."""
+        return self.backend.prune_package_sets(older_than_seconds)
 
     def get_runtime_manifest(self, name: str) -> dict[str, Any]:
         """The manifest of the runtime called ``name``; RuntimeNotFoundError lists the others."""

@@ -41,6 +41,7 @@ __all__ = [
     "TrainingRuntimeSpecPatch",
     "TypedOption",
     "apply_options",
+    "with_options",
 ]
 
 AnyTrainer = CustomTrainer | CustomTrainerContainer | BuiltinTrainer | None
@@ -91,7 +92,14 @@ class TypedOption:
 def apply_options(
     manifest: dict[str, Any], options: Sequence[Option], trainer: AnyTrainer, backend: object
 ) -> dict[str, Any]:
-    """``manifest`` with ``options`` applied in order, on one typed TrainJob (a plain callable,
+    """``manifest`` with ``options`` applied in order (``with_options``), as a manifest."""
+    return with_options(manifest, options, trainer, backend).to_dict()
+
+
+def with_options(
+    manifest: dict[str, Any], options: Sequence[Option], trainer: AnyTrainer, backend: object
+) -> trainer_api.TrainJob:
+    """``manifest`` as one typed TrainJob with ``options`` applied in order (a plain callable,
     Kubeflow SDK 0.5's interface, edits its manifest form)."""
     job = _typed(manifest)
     for option in options:
@@ -105,7 +113,7 @@ def apply_options(
             raise ValueError(
                 f"options: expected option objects such as Name or Labels, got {option!r}"
             )
-    return job.to_dict()
+    return job
 
 
 def _metadata_of(job: trainer_api.TrainJob) -> trainer_api.ObjectMeta:

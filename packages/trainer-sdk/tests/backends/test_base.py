@@ -46,6 +46,8 @@ def test_good_arguments_pass() -> None:
 class ScriptedBackend(RuntimeBackend):
     """A backend whose one job follows a timeline of (seconds, status) on a fake clock."""
 
+    kind = "scripted"
+
     def __init__(self, timeline: Sequence[tuple[float, str]], logs: Sequence[str] = ()) -> None:
         self.timeline = timeline
         self.logs = list(logs)
@@ -59,7 +61,7 @@ class ScriptedBackend(RuntimeBackend):
         assert seconds > 0, "the wait must not spin"
         self.now += seconds
 
-    def _runtime_manifests(self) -> dict[str, dict[str, Any]]:
+    def runtime_manifests(self) -> dict[str, dict[str, Any]]:
         return {
             "torch-distributed": {
                 "kind": constants.CLUSTER_TRAINING_RUNTIME_KIND,
@@ -86,6 +88,12 @@ class ScriptedBackend(RuntimeBackend):
 
     def get_job_events(self, name: str) -> list[types.Event]:
         return []
+
+    def get_job_manifest(self, name: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def get_jobset_manifest(self, name: str) -> dict[str, Any] | None:
+        raise NotImplementedError
 
     def train(
         self,

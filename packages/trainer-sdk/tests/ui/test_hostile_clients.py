@@ -143,6 +143,7 @@ def peak_bytes_while_reading(url: str) -> tuple[int, int]:
         tracemalloc.stop()
 
 
+@pytest.mark.e2e  # the local backend's log file, streamed: a real job writes it
 @pytest.mark.parametrize("path", ["logs?step=node-0&download=1", "logs/stream?step=node-0"])
 def test_log_answers_are_streamed_not_read_whole(
     chatty: TrainerClient, start_ui: Callable[..., UiServer], path: str

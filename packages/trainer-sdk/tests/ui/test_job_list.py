@@ -5,7 +5,6 @@ list is slow at scale")."""
 from __future__ import annotations
 
 import json
-import shutil
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -14,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trainer_sdk import CustomTrainer, Labels, LocalBackendConfig, TrainerClient
+from trainer_sdk import CustomTrainer, Labels, LocalBackendConfig, Name, TrainerClient
+from trainer_sdk.backends.memory import InMemoryBackend, MemoryJob
 from trainer_sdk.manifests.trainjobs import command_for_function, function_args
 from trainer_sdk.ui import UiServer, views
 from trainer_sdk.ui.joblist import JobList
@@ -44,11 +44,19 @@ def get(server: UiServer, path: str, headers: dict[str, str] | None = None) -> A
         return error.code, error.headers, json.loads(body) if body else None
 
 
+def run_fit(job: MemoryJob) -> None:
+    """What ``fit`` does with the arguments the job's command carries, then it completes."""
+    args = function_args(job.manifest["spec"]["trainer"]["command"]) or {}
+    job.start()
+    for step in range(3):
+        job.record(step, loss=args["lr"] * (3 - step))
+    job.complete()
+
+
 @pytest.fixture(scope="module")
-def sweep(tmp_path_factory: pytest.TempPathFactory) -> TrainerClient:
-    """Three finished jobs of one sweep, one learning rate each."""
-    root = tmp_path_factory.mktemp("sweep")
-    client = TrainerClient(LocalBackendConfig(root=root))
+def sweep() -> TrainerClient:
+    """Three finished jobs of one sweep, one learning rate each (in memory: ``run_fit``)."""
+    client = TrainerClient(backend=InMemoryBackend(run_fit))
     names = [
         client.train(
             trainer=CustomTrainer(func=fit, func_args={"lr": lr, "team": "nlp"}),
@@ -104,21 +112,21 @@ def test_an_unchanged_list_revalidates_with_304(
     assert status == 200  # another page is another entity
 
 
-def copy_jobs(source: Path, target: Path, names: list[str]) -> None:
-    """``names`` as folders of ``target``, each a copy of the first job in ``source``."""
-    seed = next(path for path in source.iterdir() if (path / "trainjob.json").is_file())
+def add_jobs(client: TrainerClient, names: list[str]) -> None:
+    """A finished sweep job under each of ``names``."""
     for name in names:
-        shutil.copytree(seed, target / name, symlinks=True, ignore=shutil.ignore_patterns(".*"))
-        manifest = json.loads((target / name / "trainjob.json").read_text())
-        manifest["metadata"]["name"] = name
-        (target / name / "trainjob.json").write_text(json.dumps(manifest))
+        client.train(
+            trainer=CustomTrainer(func=fit, func_args={"lr": 0.1, "team": "nlp"}),
+            options=[Name(name)],
+        )
 
 
 def test_a_page_is_sliced_from_a_kept_selection_until_a_job_changes(
-    sweep: TrainerClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    copy_jobs(sweep.backend.root, tmp_path, ["job-a", "job-b"])  # type: ignore[attr-defined]
-    job_list = JobList(TrainerClient(LocalBackendConfig(root=tmp_path)))
+    client = TrainerClient(backend=InMemoryBackend(run_fit))
+    add_jobs(client, ["job-a", "job-b"])
+    job_list = JobList(client)
     sorted_rows: list[str] = []  # the sort of each selection filtered and sorted
     select = views.select_rows
 
@@ -137,11 +145,11 @@ def test_a_page_is_sliced_from_a_kept_selection_until_a_job_changes(
     assert job_list.index.version == version
     job_list.page(("", "", "created", True), 0, 50, now)
     assert sorted_rows == ["name", "created"]  # another selection is sorted once
-    copy_jobs(tmp_path, tmp_path, ["job-0"])
+    add_jobs(client, ["job-0"])
     rows, total = job_list.page(by_name, 0, 50, now)
     assert ([row["name"] for row in rows], total) == (["job-0", "job-a", "job-b"], 3)
     assert job_list.index.version > version and sorted_rows[-1] == "name"
-    shutil.rmtree(tmp_path / "job-a")
+    client.delete_job("job-a")
     assert [row["name"] for row in job_list.page(by_name, 0, 50, now)[0]] == ["job-0", "job-b"]
 
 

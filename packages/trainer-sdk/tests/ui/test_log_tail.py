@@ -10,7 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from trainer_sdk import LocalBackendConfig, TrainerClient
+from trainer_sdk import TrainerClient
+from trainer_sdk.backends.memory import InMemoryBackend, MemoryJob
 from trainer_sdk.ui import UiServer
 
 WAIT_SECONDS = 240
@@ -20,10 +21,18 @@ WINDOW = 5000  # app.js LOG_WINDOW
 EARLIER = 2000  # app.js EARLIER_LINES
 
 
+def run_chatty(job: MemoryJob) -> None:
+    """What the job's command prints (after a line of the backend's own, as the local backend
+    leads with), then it completes."""
+    job.start()
+    job.log("node-0", "[trainer-sdk] image recorded", *(f"line {i}" for i in range(LINES)))
+    job.complete()
+
+
 @pytest.fixture(scope="module")
-def long_log(tmp_path_factory: pytest.TempPathFactory) -> TrainerClient:
-    """A finished job whose one step printed ``LINES`` numbered lines."""
-    client = TrainerClient(LocalBackendConfig(root=tmp_path_factory.mktemp("tail") / "jobs"))
+def long_log() -> TrainerClient:
+    """A finished job whose one step printed ``LINES`` numbered lines (in memory)."""
+    client = TrainerClient(backend=InMemoryBackend(run_chatty))
     code = f"for i in range({LINES}): print(f'line {{i}}')"
     client.submit(
         {

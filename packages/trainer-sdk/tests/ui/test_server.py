@@ -1,5 +1,6 @@
-"""The UI's HTTP API over a real local job: lists, details, YAML, logs (text, download, events),
-writes, and the access rules on the wire."""
+"""The UI's HTTP API over a job of the in-memory backend (what the local backend's job "hello"
+prints): lists, details, YAML, logs (text, download, events), writes, and the access rules on
+the wire."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 from trainer_sdk import LocalBackendConfig, TrainerClient
+from trainer_sdk.backends.memory import InMemoryBackend, MemoryJob
 from trainer_sdk.ui import UiServer
 
 WAIT_SECONDS = 180
@@ -45,9 +47,16 @@ def call(
         return error.code, dict(error.headers), error.read()
 
 
+def run_hello(job: MemoryJob) -> None:
+    """What ``JOB``'s command does: two lines, then it completes."""
+    job.start()
+    job.log("node-0", "hello", "world")
+    job.complete()
+
+
 @pytest.fixture
-def finished_job(tmp_path: Path) -> TrainerClient:
-    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs"))
+def finished_job() -> TrainerClient:
+    client = TrainerClient(backend=InMemoryBackend(run_hello))
     client.submit(JOB)
     client.wait_for_job_status("hello", timeout=WAIT_SECONDS)
     return client

@@ -1,11 +1,18 @@
-"""What every backend implements, and the behaviour they share (argument checks, waiting)."""
+"""What every backend implements, and the behaviour they share (argument checks, waiting).
+
+A backend is the only door to its jobs' data: the client, the CLI, the UI and the optimizer call
+the methods here and never a backend's files or private members, so each works against any
+backend (``local``, ``kubernetes``, and ``memory`` for tests). What a backend can do beyond the
+common calls, it says in its class attributes (``keeps_metric_history``, ``samples_resources``,
+``can_stop``); the calls it cannot serve raise ``TrainerError`` saying why and what to use."""
 
 from __future__ import annotations
 
 import abc
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from trainer_sdk import constants, types
 from trainer_sdk.errors import JobFailedError, RuntimeNotFoundError, TrainerError
@@ -16,7 +23,14 @@ from trainer_sdk.training.metrics import MetricPoint
 if TYPE_CHECKING:  # options load the API models: reading jobs (trainer list) needs neither
     from trainer_sdk.options import Option
 
-__all__ = ["FAILURE_LOG_LINES", "RuntimeBackend", "check_wait_arguments"]
+__all__ = [
+    "FAILURE_LOG_LINES",
+    "PackageSet",
+    "ResourceUsage",
+    "RuntimeBackend",
+    "Volume",
+    "check_wait_arguments",
+]
 
 FAILURE_LOG_LINES = 20
 
@@ -24,6 +38,39 @@ FAILURE_LOG_LINES = 20
 _ENDED_UNASKED = (constants.TRAINJOB_FAILED, constants.TRAINJOB_STOPPED)
 
 AnyTrainer = types.CustomTrainer | types.CustomTrainerContainer | types.BuiltinTrainer
+
+ResourceUsage = tuple[float, int]
+"""What a pod uses: CPU seconds so far (user and system) and resident bytes now."""
+
+
+class Volume(Protocol):
+    """A persistent volume claim a backend keeps beside its jobs."""
+
+    @property
+    def namespace(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def path(self) -> Path: ...
+    @property
+    def size_bytes(self) -> int: ...
+    @property
+    def jobs(self) -> tuple[str, ...]:
+        """The jobs whose pods mount the claim."""
+
+
+class PackageSet(Protocol):
+    """A set of ``packages_to_install`` a backend installed for its jobs."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def requirements(self) -> tuple[str, ...]: ...
+    @property
+    def size_bytes(self) -> int: ...
+    @property
+    def last_used(self) -> float:
+        """When a job last used it (seconds since the epoch)."""
 
 
 def check_wait_arguments(status: set[str], timeout: float, polling_interval: float) -> None:
@@ -53,15 +100,24 @@ def check_wait_arguments(status: set[str], timeout: float, polling_interval: flo
 class RuntimeBackend(abc.ABC):
     """A place where TrainJobs run."""
 
+    kind: ClassVar[str]
+    """The backend's name, as ``trainer --backend`` and the UI say it."""
+    keeps_metric_history: ClassVar[bool] = False
+    """Whether ``get_job_metrics`` gives every point a job recorded (else its latest values)."""
+    samples_resources: ClassVar[bool] = False
+    """Whether ``sample_job_resources`` gives the CPU and memory of a job's pods."""
+    can_stop: ClassVar[bool] = False
+    """Whether ``stop_job`` ends a job and keeps it (else only ``delete_job`` ends one)."""
+
     @abc.abstractmethod
-    def _runtime_manifests(self) -> dict[str, dict[str, Any]]:
+    def runtime_manifests(self) -> dict[str, dict[str, Any]]:
         """The runtimes this backend offers, by name, as manifests."""
 
     def list_runtimes(self) -> list[types.Runtime]:
         """Every runtime, by name."""
         return [
             runtime_from_manifest(manifest)
-            for _, manifest in sorted(self._runtime_manifests().items())
+            for _, manifest in sorted(self.runtime_manifests().items())
         ]
 
     def get_runtime(self, name: str) -> types.Runtime:
@@ -110,6 +166,25 @@ class RuntimeBackend(abc.ABC):
     def get_job_events(self, name: str) -> list[types.Event]: ...
 
     @abc.abstractmethod
+    def get_job_manifest(self, name: str) -> dict[str, Any]:
+        """The TrainJob as the backend holds it, ``status`` included."""
+
+    @abc.abstractmethod
+    def get_jobset_manifest(self, name: str) -> dict[str, Any] | None:
+        """The JobSet the TrainJob produced (with its status), or None while there is none."""
+
+    def log_length(self, name: str, step: str) -> int | None:
+        """How many lines the step's log holds now; None where only reading it all would tell
+        (then a reader that wants its tail reads it all)."""
+        return None
+
+    def sample_resources(self, names: Sequence[str]) -> dict[str, Mapping[str, ResourceUsage]]:
+        """What each running pod of the jobs ``names`` uses now, by job and pod name (``job
+        (cgroup)``: a job's own total, where it has one); a job gone meanwhile is left out. Here:
+        not supported (``samples_resources`` is False)."""
+        raise TrainerError(f"{self.kind}: this backend samples no resources of its jobs' pods")
+
+    @abc.abstractmethod
     def delete_job(self, name: str) -> None: ...
 
     def suspend_job(self, name: str, suspend: bool) -> None:
@@ -127,7 +202,7 @@ class RuntimeBackend(abc.ABC):
 
     def get_runtime_manifest(self, name: str) -> dict[str, Any]:
         """The manifest of the runtime called ``name``; RuntimeNotFoundError lists the others."""
-        manifests = self._runtime_manifests()
+        manifests = self.runtime_manifests()
         if name not in manifests:
             raise RuntimeNotFoundError(name, list(manifests))
         return manifests[name]
@@ -144,6 +219,29 @@ class RuntimeBackend(abc.ABC):
             "delete runtime: on Kubernetes use kubectl; trainer keeps runtimes for the local "
             "backend"
         )
+
+    def list_volumes(self) -> list[Volume]:
+        """The persistent volume claims kept beside the jobs. Here: not supported."""
+        raise TrainerError(
+            f"{self.kind}: volumes are the cluster's PersistentVolumeClaims: use kubectl"
+        )
+
+    def delete_volume(self, namespace: str, claim: str) -> Path:
+        """Delete a claim's data (RuntimeError while a running job mounts it, ValueError for a
+        name the backend cannot place); where it was. Here: not supported."""
+        raise TrainerError(
+            f"{self.kind}: volumes are the cluster's PersistentVolumeClaims: use kubectl"
+        )
+
+    def list_package_sets(self) -> list[PackageSet]:
+        """The ``packages_to_install`` sets installed for jobs, most recently used first. Here:
+        not supported (a cluster's images carry their packages)."""
+        raise TrainerError(f"{self.kind}: jobs install their packages in their own images")
+
+    def prune_package_sets(self, older_than_seconds: float) -> list[PackageSet]:
+        """Remove the installed sets no job used for ``older_than_seconds``; those removed.
+        Here: not supported."""
+        raise TrainerError(f"{self.kind}: jobs install their packages in their own images")
 
     def get_job_metrics(self, name: str) -> list[MetricPoint]:
         """The job's metric history, by step. Here: the latest numeric values its status

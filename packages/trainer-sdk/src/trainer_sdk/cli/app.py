@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 
 from trainer_sdk import constants
-from trainer_sdk.cli.clients import trainer_client
+from trainer_sdk.cli.clients import backend_config, trainer_client
 from trainer_sdk.cli.output import (
     OUTPUTS,
     age,
@@ -159,7 +159,8 @@ def _checkpoint_line(job: types.TrainJob) -> str | None:
 @click.pass_context
 def cli(context: click.Context, backend: str, root: Path | None) -> None:
     """Run and watch Kubeflow-compatible TrainJobs, on this machine or in a cluster."""
-    context.obj = {"backend": backend, "local": {"root": root} if root else {}}
+    given = (context.obj or {}).get("client")  # a caller's client (tests: an in-memory backend)
+    context.obj = {"backend": backend, "local": {"root": root} if root else {}, "client": given}
 
 
 def _parse_env(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -602,23 +603,25 @@ def ui(
     """Serve the web UI: jobs, live logs, metric charts, runtimes. Ctrl-C stops it."""
     from trainer_sdk.client import TrainerClient
     from trainer_sdk.configs import KubernetesBackendConfig
+    from trainer_sdk.optimizer import OptimizerClient
     from trainer_sdk.ui import Access, UiServer, is_loopback, new_token
 
     if token is None and not is_loopback(host):
         token = new_token()
-    client = (
-        TrainerClient(KubernetesBackendConfig(namespace=namespace))
+    config = (
+        KubernetesBackendConfig(namespace=namespace)
         if namespace is not None
-        else trainer_client(context)
+        else backend_config(context)
     )
     try:
         server = UiServer(
-            client,
+            TrainerClient(config),
             Access(host, token),
             port,
             allow_delete=not read_only,
             history=history,
             retention_days=history_days,
+            optimizer=lambda: OptimizerClient(config),
         )
     except ValueError as error:
         fail(f"--{error}")

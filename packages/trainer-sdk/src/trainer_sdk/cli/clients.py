@@ -1,9 +1,10 @@
 """The one place the ``trainer`` command chooses its backend: ``--backend`` and ``--root`` of the
-group, as a ``TrainerClient`` or an ``OptimizerClient`` (imported only when a command runs)."""
+group, as a ``TrainerClient`` or an ``OptimizerClient`` (imported only when a command runs); a
+caller may hand in its own ``TrainerClient`` (``obj={"client": ...}``: tests do, on an
+in-memory backend)."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from trainer_sdk.configs import KubernetesBackendConfig, LocalBackendConfig
     from trainer_sdk.optimizer import OptimizerClient
 
-__all__ = ["backend_config", "local_root", "optimizer_client", "trainer_client"]
+__all__ = ["backend_config", "optimizer_client", "trainer_client"]
 
 
 def _options(context: click.Context) -> dict[str, Any]:
@@ -39,9 +40,13 @@ def backend_config(
 
 
 def trainer_client(context: click.Context, stop_on_exit: bool = False) -> TrainerClient:
-    """The client for ``--backend``; local jobs end with this command when ``stop_on_exit``."""
+    """The client for ``--backend``; local jobs end with this command when ``stop_on_exit``.
+    A client the caller passed as ``obj={"client": ...}`` is used as it is (tests)."""
     from trainer_sdk.client import TrainerClient
 
+    given: TrainerClient | None = _options(context).get("client")
+    if given is not None:
+        return given
     return TrainerClient(
         backend_config(context, **({"stop_on_exit": True} if stop_on_exit else {}))
     )
@@ -52,11 +57,3 @@ def optimizer_client(context: click.Context) -> OptimizerClient:
     from trainer_sdk.optimizer import OptimizerClient
 
     return OptimizerClient(backend_config(context))
-
-
-def local_root(context: click.Context) -> Path:
-    """The local backend's root: ``trainer --root``, else its default."""
-    from trainer_sdk.configs import default_local_root
-
-    root = _options(context)["local"].get("root")
-    return Path(root) if root else default_local_root()

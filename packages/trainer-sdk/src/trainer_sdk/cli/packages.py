@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+import sys
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import click
 
-from trainer_sdk.cli.clients import local_root
-from trainer_sdk.cli.output import size
+from trainer_sdk.cli.clients import trainer_client
+from trainer_sdk.cli.output import complain, size
+
+if TYPE_CHECKING:
+    from trainer_sdk.client import PackageSet, TrainerClient
 
 __all__ = ["packages_group"]
 
 _SECONDS_PER_DAY = 86400.0
+
+
+def _package_sets(
+    context: click.Context, call: Callable[[TrainerClient], list[PackageSet]]
+) -> list[PackageSet]:
+    """``call`` on the client of ``--backend``; exit 1 with the reason where it keeps none."""
+    from trainer_sdk.errors import TrainerError
+
+    try:
+        return call(trainer_client(context))
+    except TrainerError as error:  # a cluster: its images carry their packages
+        complain(str(error))
+        sys.exit(1)
 
 
 @click.group(name="packages")
@@ -23,9 +42,7 @@ def packages_group() -> None:
 @click.pass_context
 def list_sets(context: click.Context) -> None:
     """Each installed set, its size and when a job last used it; then the total."""
-    from trainer_sdk import local_storage as packages
-
-    entries = packages.cache_entries(local_root(context))
+    entries = _package_sets(context, lambda client: client.list_package_sets())
     for entry in entries:
         used = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry.last_used))
         click.echo(
@@ -33,9 +50,7 @@ def list_sets(context: click.Context) -> None:
             + " ".join(entry.requirements)
         )
     total = sum(entry.size_bytes for entry in entries)
-    click.echo(
-        f"{len(entries)} set(s), {size(total)} in {local_root(context) / packages.CACHE_DIR}"
-    )
+    click.echo(f"{len(entries)} set(s), {size(total)}")
 
 
 @packages_group.command()
@@ -50,8 +65,8 @@ def list_sets(context: click.Context) -> None:
 @click.pass_context
 def prune(context: click.Context, days: float) -> None:
     """Remove installed sets; a later job that needs one installs it again."""
-    from trainer_sdk import local_storage as packages
-
-    removed = packages.prune_cache(local_root(context), days * _SECONDS_PER_DAY)
+    removed = _package_sets(
+        context, lambda client: client.prune_package_sets(days * _SECONDS_PER_DAY)
+    )
     freed = sum(entry.size_bytes for entry in removed)
     click.echo(f"removed {len(removed)} set(s), {size(freed)}")

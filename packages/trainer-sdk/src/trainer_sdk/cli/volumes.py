@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from trainer_sdk.cli.clients import local_root
+from trainer_sdk.cli.clients import trainer_client
 from trainer_sdk.cli.output import column, complain, say, size, stdout, table
 
 __all__ = ["volumes"]
@@ -23,9 +23,13 @@ def volumes(context: click.Context, output: str) -> None:
     """The local persistent volume claims: they outlive jobs, as claims do in a cluster."""
     if context.invoked_subcommand is not None:
         return
-    from trainer_sdk import local_storage as local_volumes
+    from trainer_sdk.errors import TrainerError
 
-    claims = local_volumes.list_claims(local_root(context))
+    try:
+        claims = trainer_client(context).list_volumes()
+    except TrainerError as error:  # a cluster: its claims are kubectl's
+        complain(str(error))
+        sys.exit(1)
     if output == "json":
         document = [
             {
@@ -59,14 +63,14 @@ def volumes(context: click.Context, output: str) -> None:
 @click.pass_context
 def delete(context: click.Context, claim: str, namespace: str) -> None:
     """Delete CLAIM's data (refused while a running job mounts it)."""
-    from trainer_sdk import local_storage as local_volumes
+    from trainer_sdk.errors import TrainerError
 
     try:
-        path = local_volumes.delete_claim(namespace, claim, local_root(context))
-    except (local_volumes.ClaimInUseError, FileNotFoundError) as error:
+        path = trainer_client(context).delete_volume(namespace, claim)
+    except (RuntimeError, FileNotFoundError, TrainerError) as error:  # in use, gone, a cluster
         complain(str(error))
         sys.exit(1)
-    except local_volumes.InvalidVolumeError as error:
+    except ValueError as error:  # a name no claim can have
         complain(str(error))
         sys.exit(2)
     say(f"persistentVolumeClaim {namespace}/{claim} deleted ({path})")

@@ -36,16 +36,17 @@ def _problems(index: int, doc: dict[str, Any], label: str) -> list[str]:
     """What is wrong with one TrainJob or runtime, each line prefixed with ``label``."""
     import trainer_api
 
-    from trainer_sdk.backends.local.runtime_store import check_name
-
     try:
         trainer_api.parse(doc)
-        if doc["kind"] != constants.TRAINJOB_KIND:
-            check_name(str(doc["metadata"].get("name", "")))
     except trainer_api.ValidationError as error:
         return [f"{label}: {item}" for item in error.errors]
-    except ValueError as error:
-        return [f"{label}: {error}"]
+    name = doc["metadata"].get("name", "")
+    if doc["kind"] != constants.TRAINJOB_KIND and not trainer_api.is_dns1123_subdomain(name):
+        shown = f"{str(name)[:80]!r}{'...' if len(str(name)) > 80 else ''}"
+        return [
+            f"{label}: metadata.name: expected a lower-case DNS name of at most 253 "
+            f"characters, got {shown}"
+        ]
     return []
 
 

@@ -14,12 +14,15 @@ import textwrap
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlparse
 
 from trainer_sdk import constants, types
-from trainer_sdk.options import Option, apply_options
+from trainer_sdk.options import Option, with_options
 from trainer_sdk.training import rank_entrypoint
+
+if TYPE_CHECKING:
+    import trainer_api
 
 __all__ = [
     "RANK_ENTRYPOINT_FILE",
@@ -417,6 +420,21 @@ def build_trainjob_manifest(
     namespace: str | None = None,
 ) -> dict[str, Any]:
     """The TrainJob custom resource, camelCase, exactly as it is sent to a cluster."""
+    return build_trainjob(
+        name, runtime, trainer, initializer, options, backend, namespace
+    ).to_dict()
+
+
+def build_trainjob(
+    name: str,
+    runtime: types.Runtime,
+    trainer: AnyTrainer | None = None,
+    initializer: types.Initializer | None = None,
+    options: Sequence[Option] = (),
+    backend: object = None,
+    namespace: str | None = None,
+) -> trainer_api.TrainJob:
+    """The TrainJob ``train`` creates, as the ``trainer_api`` model (options applied to it)."""
     if isinstance(trainer, types.BuiltinTrainer):
         trainer_spec = _builtin_trainer(runtime, trainer, initializer)
     elif isinstance(trainer, (types.CustomTrainer, types.CustomTrainerContainer)):
@@ -448,4 +466,4 @@ def build_trainjob_manifest(
         "metadata": metadata,
         "spec": spec,
     }
-    return apply_options(manifest, options, trainer, backend)
+    return with_options(manifest, options, trainer, backend)

@@ -14,6 +14,8 @@ __all__ = [
     "PodView",
     "derive_status",
     "failure_message",
+    "finished_at",
+    "step_name",
     "to_train_job",
     "trainer_status_from_dict",
 ]
@@ -28,6 +30,23 @@ class PodView:
     phase: str
     device: str = constants.UNKNOWN
     device_count: str = constants.UNKNOWN
+
+
+def step_name(
+    replicated_job: str, job_index: int, pod_index: int, pods_per_job: int, node_offset: int
+) -> str:
+    """The SDK's step name of a pod: ``node-<rank>`` for trainer nodes (after ``node_offset``
+    ranks of a launcher), ``node-0`` for a launcher, else the replicated job's name."""
+    if replicated_job == constants.NODE:
+        return f"{constants.NODE}-{node_offset + job_index * pods_per_job + pod_index}"
+    if replicated_job == constants.LAUNCHER:
+        return f"{constants.NODE}-0"
+    suffix = f"-{job_index}" if job_index else ""
+    return (
+        f"{replicated_job}{suffix}"
+        if pods_per_job == 1
+        else f"{replicated_job}{suffix}-{pod_index}"
+    )
 
 
 def _condition(status: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
@@ -65,6 +84,15 @@ def failure_message(status: Mapping[str, Any]) -> str | None:
     return ": ".join(part for part in (condition.get("reason"), condition.get("message")) if part)
 
 
+def finished_at(manifest: Mapping[str, Any]) -> str | None:
+    """When the TrainJob's Complete or Failed condition became true (ISO 8601), if it did."""
+    for kind in ("Complete", "Failed"):
+        condition = _condition(manifest.get("status") or {}, kind)
+        if condition is not None:
+            return str(condition.get("lastTransitionTime") or "") or None
+    return None
+
+
 def _parse_time(value: Any) -> datetime | None:
     if isinstance(value, datetime):
         return value
@@ -93,8 +121,10 @@ def to_train_job(
     runtime: types.Runtime,
     pods: Iterable[PodView],
     progress: Mapping[str, Any] | None = None,
+    restarts: int = 0,
 ) -> types.TrainJob:
-    """The SDK's view of a TrainJob manifest (with its ``status``) and its pods."""
+    """The SDK's view of a TrainJob manifest (with its ``status``) and its pods; ``restarts``:
+    how often its JobSet restarted (said after the failure message, when there were any)."""
     metadata = manifest.get("metadata") or {}
     status = manifest.get("status") or {}
     pod_list = sorted(
@@ -123,10 +153,17 @@ def to_train_job(
         creation_timestamp=created,
         status=derive_status(status, pod_list),
         trainer_status=trainer_status,
-        message=failure_message(status),
+        message=_with_restarts(failure_message(status), restarts),
         checkpoint=checkpoint_status(trainer_status.metrics) if trainer_status else None,
         gems_kernels=_gems_kernels(manifest),
     )
+
+
+def _with_restarts(message: str | None, restarts: int) -> str | None:
+    if not restarts:
+        return message
+    counted = f"{restarts} restart{'s' if restarts > 1 else ''}"
+    return f"{message} ({counted})" if message else counted
 
 
 def _gems_kernels(manifest: Mapping[str, Any]) -> bool:

@@ -15,25 +15,13 @@ import queue
 import threading
 from collections.abc import Iterator
 from itertools import islice
-from pathlib import Path
 from typing import Final
 
-__all__ = ["batches", "line_count"]
+__all__ = ["batches"]
 
 _QUEUED_LINES: Final = 500  # lines read ahead at most: the reader waits for the writer
 _BATCH_CHARACTERS: Final = 1 << 18  # a batch ends after about this much text
 _END: Final = object()
-_COUNT_READ_BYTES: Final = 1 << 20
-
-
-def line_count(path: Path) -> int:
-    """How many lines the file holds now (a last line without its newline counts), read in
-    bounded pieces."""
-    count, last = 0, b"\n"
-    with open(path, "rb") as stream:
-        while chunk := stream.read(_COUNT_READ_BYTES):
-            count, last = count + chunk.count(b"\n"), chunk[-1:]
-    return count + (last != b"\n")
 
 
 def batches(

@@ -1,5 +1,5 @@
 """``trainer ui``'s optimization pages: the JSON behind ``#/optimizations`` (static/
-optimization.js), over ``OptimizerClient`` on the UI's own backend.
+optimization.js), over the ``OptimizerClient`` the UI was given (on the UI's own backend).
 
 GET /api/optimizations        the optimization jobs, newest first
 GET /api/optimizations/NAME   one job: its trials (parameters, objective, state, pruned-at
@@ -10,12 +10,11 @@ GET /api/optimizations/NAME   one job: its trials (parameters, objective, state,
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from http import HTTPStatus
 from typing import Any
 
-from trainer_sdk.client import TrainerClient
 from trainer_sdk.optimizer import OptimizationJob, OptimizerClient
 from trainer_sdk.optimizer.insight import best_trial, importance
 from trainer_sdk.optimizer.types.optimization_types import Trial
@@ -35,20 +34,16 @@ def _state(trial: Trial) -> str:
 
 
 class OptimizationViews:
-    """The optimization jobs of ``client``'s backend, as the pages show them."""
+    """The optimization jobs of the client ``optimizer`` makes, as the pages show them (None:
+    there are none)."""
 
-    def __init__(self, client: TrainerClient) -> None:
-        self.client = client
+    def __init__(self, optimizer: Callable[[], OptimizerClient] | None) -> None:
+        self._make = optimizer
 
     @functools.cached_property
-    def optimizer(self) -> OptimizerClient:
+    def optimizer(self) -> OptimizerClient | None:
         """Made on first use: a page without optimization jobs opens no second connection."""
-        from trainer_sdk.backends.kubernetes.backend import KubernetesBackend
-        from trainer_sdk.backends.local.backend import LocalBackend
-
-        backend = self.client.backend
-        assert isinstance(backend, LocalBackend | KubernetesBackend)  # TrainerClient's two
-        return OptimizerClient(backend.config)
+        return self._make() if self._make is not None else None
 
     def answer(self, parts: Sequence[str], now: datetime) -> tuple[HTTPStatus, Any]:
         """The status and JSON document for ``GET /api/optimizations/<parts>``."""
@@ -67,6 +62,8 @@ class OptimizationViews:
 
     def rows(self, now: datetime) -> list[dict[str, Any]]:
         """A row per job: status, algorithm, trials run of asked, best objective, age."""
+        if self.optimizer is None:
+            return []
         jobs = sorted(self.optimizer.list_jobs(), key=lambda j: j.creation_timestamp, reverse=True)
         return [self._summary(job, now) for job in jobs]
 
@@ -90,6 +87,8 @@ class OptimizationViews:
 
     def detail(self, name: str, now: datetime) -> dict[str, Any]:
         """One job with its trials, each trial's objective curve and the parameter importance."""
+        if self.optimizer is None:
+            raise RuntimeError(f"OptimizationJob {name} not found: this UI shows none")
         job = self.optimizer.get_job(name)
         histories = self.optimizer.backend.trial_histories(name)
         return {

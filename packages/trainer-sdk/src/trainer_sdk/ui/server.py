@@ -42,12 +42,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from trainer_sdk import constants
-from trainer_sdk.backends.local.backend import LocalBackend
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.errors import JobNotFoundError, TrainerError
+from trainer_sdk.optimizer import OptimizerClient
+from trainer_sdk.status.jobs import finished_at
 from trainer_sdk.training.metrics import MetricPoint
 from trainer_sdk.types import TrainJob
-from trainer_sdk.ui import logstream, manifests, resources, views
+from trainer_sdk.ui import logstream, resources, views
 from trainer_sdk.ui.access import Access
 from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits, Connections
 from trainer_sdk.ui.joblist import JobList
@@ -84,7 +85,8 @@ class _ApiError(Exception):
 
 class UiServer(ThreadingHTTPServer):
     """Serves the UI for ``client`` on ``access.host``:``port`` (0: any free port); a cluster's
-    metric history is kept in ``history`` (SQLite; None: in memory) for ``retention_days``."""
+    metric history is kept in ``history`` (SQLite; None: in memory) for ``retention_days``; the
+    optimization pages show ``optimizer``'s jobs (made on first use; None: there are none)."""
 
     daemon_threads = True
 
@@ -98,6 +100,7 @@ class UiServer(ThreadingHTTPServer):
         limits: ConnectionLimits = DEFAULT_LIMITS,
         history: Path | None = None,
         retention_days: float = DEFAULT_RETENTION_DAYS,
+        optimizer: Callable[[], OptimizerClient] | None = None,
     ) -> None:
         self.client, self.access, self.allow_delete, self.clock = (
             client,
@@ -105,13 +108,14 @@ class UiServer(ThreadingHTTPServer):
             allow_delete,
             clock,
         )
-        # locally the job's own metric files are the history: nothing is kept here
-        self.observed = ObservedHistory(None if self.is_local else history, retention_days)
+        # a backend that keeps every point (locally, the job's own metric files) is the history
+        keeps = client.backend.keeps_metric_history
+        self.observed = ObservedHistory(None if keeps else history, retention_days)
         self.resources = resources.ResourceHistory()
         self._closed = threading.Event()
         self._failures: dict[tuple[str, datetime], dict[str, Any]] = {}
         self.job_list = JobList(client)
-        self.optimizations = OptimizationViews(client)
+        self.optimizations = OptimizationViews(optimizer)
         self.log_streams: set[threading.Event] = set()
         self.connections = Connections(limits)
         try:
@@ -129,14 +133,11 @@ class UiServer(ThreadingHTTPServer):
         query = f"/?token={self.access.token}" if self.access.token else "/"
         return f"http://{shown}:{port}{query}"
 
-    @property
-    def is_local(self) -> bool:
-        return isinstance(self.client.backend, LocalBackend)
-
     def info(self) -> dict[str, Any]:
+        backend = self.client.backend
         return {
-            "backend": "local" if self.is_local else "kubernetes",
-            "canStop": self.is_local and self.allow_delete,
+            "backend": backend.kind,
+            "canStop": backend.can_stop and self.allow_delete,
             "canDelete": self.allow_delete,
         }
 
@@ -155,13 +156,13 @@ class UiServer(ThreadingHTTPServer):
     def job(self, name: str) -> dict[str, Any]:
         backend = self.client.backend
         job = self.client.get_job(name)
-        trainjob = manifests.trainjob_manifest(backend, name)
+        trainjob = backend.get_job_manifest(name)
         return views.job_detail(
             job,
             trainjob,
-            manifests.jobset_manifest(backend, name),
+            backend.get_jobset_manifest(name),
             self.client.get_job_events(name),
-            manifests.finished_at(trainjob),
+            finished_at(trainjob),
             self.clock(),
             self._failure(job) if job.status == constants.TRAINJOB_FAILED else None,
         )
@@ -178,21 +179,23 @@ class UiServer(ThreadingHTTPServer):
 
     def metrics(self, name: str) -> dict[str, Any]:
         points: list[MetricPoint] = self.client.get_job_metrics(name)
-        if not self.is_local:
+        if not self.client.backend.keeps_metric_history:
             created = self.client.get_job(name).creation_timestamp.isoformat()
             points = self.observed.observe(name, created, points)
         return views.metric_series(points)
 
     def _sample(self) -> None:
-        """Until closed: locally every RESOURCE_SECONDS the running jobs' pods' CPU and memory;
-        on a cluster every SAMPLE_SECONDS each running job's latest metrics into the history,
-        and the points past the retention out of it."""
-        local = self.is_local
-        while not self._closed.wait(RESOURCE_SECONDS if local else SAMPLE_SECONDS):
+        """Until closed: where the backend samples them, every RESOURCE_SECONDS the running
+        jobs' pods' CPU and memory; where it keeps no metric history (a cluster), every
+        SAMPLE_SECONDS each running job's latest metrics into the history, and the points past
+        the retention out of it."""
+        backend = self.client.backend
+        seconds = RESOURCE_SECONDS if backend.samples_resources else SAMPLE_SECONDS
+        while not self._closed.wait(seconds):
             try:
-                if local:
+                if backend.samples_resources:
                     self._sample_resources()
-                else:
+                if not backend.keeps_metric_history:
                     self._sample_metrics()
             except Exception as error:  # an API server away, a job deleted meanwhile: next time
                 _logger.warning("sampling: %s", error)
@@ -205,23 +208,14 @@ class UiServer(ThreadingHTTPServer):
         self.observed.prune()
 
     def _sample_resources(self) -> None:
-        backend = self.client.backend
-        assert isinstance(backend, LocalBackend)
         indexed = self.job_list.refresh()
         self.resources.keep_only(item.job.name for item in indexed)
         running = [item.job.name for item in indexed if item.job.status in _SAMPLED]
         if not running:
             return
-        table = resources.ProcessTable()
-        for name in running:
-            try:
-                pods, cgroup = manifests.local_pods(backend, name)
-            except (JobNotFoundError, OSError, ValueError):
-                continue  # deleted meanwhile
-            usage = {pod: table.tree(pid) for pod, pid in pods.items()}
-            if cgroup is not None and (total := resources.cgroup_usage(cgroup)) is not None:
-                usage["job (cgroup)"] = total
-            self.resources.record(name, usage, time.time())
+        now = time.time()
+        for name, usage in self.client.backend.sample_resources(running).items():
+            self.resources.record(name, usage, now)
 
     def _latest(self, name: str) -> list[MetricPoint]:
         """A cluster job's latest reported point (none when it was deleted meanwhile)."""
@@ -231,18 +225,17 @@ class UiServer(ThreadingHTTPServer):
             return []
 
     def runtimes(self) -> list[dict[str, Any]]:
-        return [
-            views.runtime_view(item) for item in manifests.runtime_manifests(self.client.backend)
-        ]
+        manifests = self.client.backend.runtime_manifests()
+        return [views.runtime_view(manifests[name]) for name in sorted(manifests)]
 
     def stop(self, name: str) -> None:
         if not self.allow_delete:
             raise _ApiError(HTTPStatus.FORBIDDEN, "this UI is read-only (started without delete)")
         backend = self.client.backend
-        if not isinstance(backend, LocalBackend):
+        if not backend.can_stop:
             raise _ApiError(
                 HTTPStatus.METHOD_NOT_ALLOWED,
-                "stop: a cluster job cannot be stopped and kept; delete it instead",
+                f"stop: a {backend.kind} job cannot be stopped and kept; delete it instead",
             )
         backend.stop_job(name)
 
@@ -473,10 +466,10 @@ class _Handler(BaseHTTPRequestHandler):
         With ``tail``, a first ``skipped`` event gives how many lines it leaves out (locally;
         elsewhere the whole log comes, and it says 0)."""
         lines: Iterator[str] = self.server.client.get_job_logs(name, step, follow=True)
-        path = manifests.local_log(self.server.client.backend, name, step)
         skip = 0
-        if tail is not None and path is not None and path.is_file():
-            skip = max(0, logstream.line_count(path) - tail)
+        if tail is not None:
+            length = self.server.client.backend.log_length(name, step)
+            skip = max(0, length - tail) if length is not None else 0
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-store")

@@ -9,8 +9,10 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from trainer_sdk import (
@@ -27,8 +29,9 @@ from trainer_sdk import (
     constants,
 )
 from trainer_sdk.backends.local import plan
-from trainer_sdk.backends.local.jobdir import JobDir, read_json
+from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.supervisor import isolation
+from trainer_sdk.private_files import read_json
 
 pytestmark = pytest.mark.e2e
 DEADLINE_SECONDS = 120
@@ -341,3 +344,44 @@ def test_reading_jobs_loads_no_api_models(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     ).stdout
     assert loaded.strip() == "[]"
+
+
+def test_a_submit_admits_the_job_once(
+    client: TrainerClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One submit of a 2-node job ran apply_defaults 4 times, trainer_api.validate 3 times,
+    runtime_info twice and the plugins' validation twice (issue 34)."""
+    import trainer_api
+    import trainer_runtime.admission
+    import trainer_runtime.framework
+
+    calls: Counter[str] = Counter()
+
+    def counted(name: str, function: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    for module, name in [
+        (trainer_api, "apply_defaults"),
+        (trainer_api, "validate"),
+        (trainer_runtime.admission, "runtime_info"),
+        (trainer_runtime.framework, "field_errors"),
+    ]:
+        monkeypatch.setattr(module, name, counted(name, getattr(module, name)))
+    client.backend.get_runtime_manifest("torch-distributed")  # the built-ins load once, before
+    client.submit(
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": {"name": "counted"},
+            "spec": {
+                "suspend": True,  # its supervisor starts nothing
+                "runtimeRef": {"name": "torch-distributed"},
+                "trainer": {"numNodes": 2, "command": ["true"]},
+            },
+        }
+    )
+    assert calls == {"apply_defaults": 2, "validate": 1, "runtime_info": 1, "field_errors": 1}

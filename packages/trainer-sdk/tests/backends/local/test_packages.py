@@ -20,8 +20,9 @@ import pytest
 from click.testing import CliRunner
 from trainer_sdk import CustomTrainer, InvalidTrainJobError, LocalBackendConfig, TrainerClient
 from trainer_sdk.backends.local import packages
-from trainer_sdk.backends.local.jobdir import JobDir, read_json
+from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.cli import cli
+from trainer_sdk.private_files import read_json
 
 TORCH = metadata.version("torch")
 DEADLINE_SECONDS = 300

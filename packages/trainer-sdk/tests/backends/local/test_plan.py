@@ -23,6 +23,7 @@ from trainer_sdk.backends.local.plan import (
 )
 from trainer_sdk.backends.local.submit import planning
 from trainer_sdk.backends.local.submit.compiler import compile_plan
+from trainer_sdk.manifests import admission
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -35,7 +36,10 @@ def planned(runtime: str, trainer: dict[str, Any], **spec: Any) -> planning.Plan
         "metadata": {"name": "job", "namespace": "default"},
         "spec": {"runtimeRef": {"name": runtime}, "trainer": trainer, **spec},
     }
-    return planning.plan_trainjob(manifest, planning.builtin_runtime_manifests()[runtime], NOW)
+    runtime_manifest = planning.builtin_runtime_manifests()[runtime]
+    return planning.plan_trainjob(
+        admission.parse_trainjob(manifest), admission.parse_runtime(runtime_manifest), NOW
+    )
 
 
 def cache_plan(tmp_path: Path) -> LocalPlan:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from trainer_sdk import LocalBackendConfig
 from trainer_sdk.backends.local.backend import LocalBackend
-from trainer_sdk.backends.local.jobdir import JobDir, write_json
+from trainer_sdk.backends.local.jobdir import JobDir
+from trainer_sdk.private_files import write_json
 
 # A bound that holds on a loaded machine, far below the polling interval asked for.
 NOTICE_BOUND_S = 5.0

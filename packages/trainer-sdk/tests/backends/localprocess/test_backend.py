@@ -15,8 +15,9 @@ from trainer_sdk import (
     RuntimeNotFoundError,
     TrainerCommand,
 )
-from trainer_sdk.backends.local.jobdir import JobDir, read_json
+from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.localprocess.backend import LocalProcessBackend
+from trainer_sdk.private_files import read_json
 
 
 @pytest.fixture

@@ -7,18 +7,17 @@ import logging
 import re
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from trainer_api.kubeconfig import InCluster, KubeconfigError, find_connection
 
 from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.backends.local.submit.pods import step_name
 from trainer_sdk.configs import KubernetesBackendConfig
 from trainer_sdk.errors import JobNotFoundError
 from trainer_sdk.manifests.trainjobs import build_trainjob_manifest, generate_name
 from trainer_sdk.options import Option
-from trainer_sdk.status.jobs import PodView, to_train_job
+from trainer_sdk.status.jobs import PodView, step_name, to_train_job
 from trainer_sdk.status.runtimes import container_devices, runtime_from_manifest
 
 __all__ = [
@@ -29,6 +28,9 @@ __all__ = [
 ]
 
 _logger = logging.getLogger(__name__)
+JOBSET_GROUP: Final = "jobset.x-k8s.io"
+JOBSET_VERSION: Final = "v1alpha2"
+JOBSET_PLURAL: Final = "jobsets"
 # RFC 7234 warn-text in the API server's ``Warning: 299 - "text"`` headers (joined by ", ").
 _WARNING_TEXT = re.compile(r'299 [^ ]+ "((?:[^"\\]|\\.)*)"')
 
@@ -93,6 +95,8 @@ def print_packages() -> None:
 
 class KubernetesBackend(RuntimeBackend):
     """TrainJobs in a cluster running the Kubeflow Trainer controller or this project's."""
+
+    kind = "kubernetes"
 
     def __init__(self, config: KubernetesBackendConfig | None = None) -> None:
         try:
@@ -162,7 +166,7 @@ class KubernetesBackend(RuntimeBackend):
                 found[(kind, item["metadata"]["name"])] = {**item, "kind": kind}
         return found
 
-    def _runtime_manifests(self) -> dict[str, dict[str, Any]]:
+    def runtime_manifests(self) -> dict[str, dict[str, Any]]:
         """Namespaced TrainingRuntimes first: they shadow ClusterTrainingRuntimes of that name."""
         found: dict[str, dict[str, Any]] = {}
         for (_, name), manifest in self._runtime_index().items():
@@ -233,7 +237,7 @@ class KubernetesBackend(RuntimeBackend):
             _logger.warning("Warning: %s", warning)  # as kubectl prints them
         return str(manifest["metadata"]["name"])
 
-    def _trainjob(self, name: str) -> dict[str, Any]:
+    def get_job_manifest(self, name: str) -> dict[str, Any]:
         try:
             return cast(
                 dict[str, Any],
@@ -249,6 +253,18 @@ class KubernetesBackend(RuntimeBackend):
             if self._is_not_found(error):
                 raise JobNotFoundError(name, f"namespace {self.namespace}") from None
             raise
+
+    def get_jobset_manifest(self, name: str) -> dict[str, Any] | None:
+        """The JobSet the operator made for the TrainJob (same name), or None."""
+        try:
+            found = self.custom.get_namespaced_custom_object(
+                JOBSET_GROUP, JOBSET_VERSION, self.namespace, JOBSET_PLURAL, name
+            )
+        except Exception as error:  # the kubernetes client raises ApiException
+            if self._is_not_found(error):
+                return None
+            raise
+        return cast(dict[str, Any], found)
 
     def _pods(self, name: str) -> list[dict[str, Any]]:
         selector = constants.POD_LABEL_SELECTOR.format(trainjob_name=name)
@@ -276,7 +292,7 @@ class KubernetesBackend(RuntimeBackend):
         return to_train_job(manifest, runtime_from_manifest(runtime_manifest), pods)
 
     def get_job(self, name: str) -> types.TrainJob:
-        return self._view(self._trainjob(name), self._runtime_index())
+        return self._view(self.get_job_manifest(name), self._runtime_index())
 
     def list_jobs(self, runtime: types.Runtime | None = None) -> list[types.TrainJob]:
         listed = self._items(constants.TRAINJOB_PLURAL, namespaced=True)
@@ -322,7 +338,7 @@ class KubernetesBackend(RuntimeBackend):
             response.release_conn()
 
     def get_job_events(self, name: str) -> list[types.Event]:
-        self._trainjob(name)
+        self.get_job_manifest(name)
         events = self.core.list_namespaced_event(self.namespace)
         result = []
         for event in events.items:

@@ -8,6 +8,7 @@ to import: they are imported where a job is created, so that reading, listing an
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
 import logging
 import os
@@ -18,39 +19,43 @@ import subprocess
 import sys
 import time
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from trainer_sdk import constants, types
-from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
-from trainer_sdk.backends.local import plan, suspension, volumes
-from trainer_sdk.backends.local.jobdir import (
-    JobDir,
-    hold_lock,
-    lock_held,
+from trainer_sdk.backends.base import AnyTrainer, PackageSet, ResourceUsage, RuntimeBackend, Volume
+from trainer_sdk.backends.local import facts, plan, suspension, usage, volumes
+from trainer_sdk.backends.local.jobdir import JobDir, hold_lock, lock_held
+from trainer_sdk.backends.local.packages import cache_entries, plan_packages, prune_cache
+from trainer_sdk.backends.local.runtime_store import RuntimeStore
+from trainer_sdk.backends.local.submit import compiler, devices
+from trainer_sdk.backends.local.submit.needs import check_commands
+from trainer_sdk.backends.local.submit.pods import TERMINATION_GRACE_SECONDS
+from trainer_sdk.backends.local.supervisor import cgroups, isolation, job_env, processes
+from trainer_sdk.checkpoint.status import checkpoint_events, checkpoint_status
+from trainer_sdk.configs import LocalBackendConfig
+from trainer_sdk.errors import (
+    InvalidTrainJobError,
+    JobNotFoundError,
+    RuntimeNotFoundError,
+    TrainerError,
+)
+from trainer_sdk.private_files import (
     make_private_dir,
     open_private,
     read_json,
     write_json,
     write_text,
 )
-from trainer_sdk.backends.local.packages import plan_packages
-from trainer_sdk.backends.local.runtime_store import RuntimeStore
-from trainer_sdk.backends.local.submit import compiler, devices
-from trainer_sdk.backends.local.submit.needs import check_commands
-from trainer_sdk.backends.local.submit.pods import TERMINATION_GRACE_SECONDS
-from trainer_sdk.backends.local.supervisor import cgroups, isolation, job_env, processes
-from trainer_sdk.backends.local.supervisor.guardian import SUPERVISOR_LOST, record_failure
-from trainer_sdk.checkpoint.status import checkpoint_events, checkpoint_status
-from trainer_sdk.configs import LocalBackendConfig
-from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
-from trainer_sdk.status.jobs import PodView, to_train_job
+from trainer_sdk.status.jobs import PodView, derive_status, to_train_job
 from trainer_sdk.status.runtimes import runtime_from_manifest
 from trainer_sdk.training.metrics import MetricPoint, latest_values, read_history
 
 if TYPE_CHECKING:
+    from trainer_api import TrainJob
+
     from trainer_sdk.options import Option
 
 __all__ = ["LocalBackend"]
@@ -61,6 +66,11 @@ _FOLLOW_READ_CHARS = 1 << 20  # what one read of a followed log holds at most
 # How often waiting checks whether the job's state changed: a stat, cheap enough to be prompt.
 STATE_CHECK_SECONDS = 0.01
 STOP_TIMEOUT_SECONDS = 15.0
+RACY_SECONDS = 2.0
+# Statuses a job never leaves.
+_UNCHANGING = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED, constants.TRAINJOB_STOPPED)
+RESUME_WAIT_SECONDS = 30.0  # for a suspended job's supervisor to finish exiting
+LOCK_CHECK_SECONDS = 0.05
 # The distributions a runtime's framework (its trainer.kubeflow.org/framework label) runs on.
 FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
     "torch": ("torch",),
@@ -77,18 +87,25 @@ def _now() -> datetime:
 
 
 class LocalBackend(RuntimeBackend):
-    """Jobs run on this machine and live on disk under ``config.root``."""
+    """Jobs run on this machine and live on disk under ``config.root`` (``jobdir``)."""
+
+    kind = "local"
+    keeps_metric_history = True
+    samples_resources = True
+    can_stop = True
 
     def __init__(self, cfg: LocalBackendConfig | None = None) -> None:
         self.config = cfg or LocalBackendConfig()
         self.root = Path(self.config.root)
         make_private_dir(self.root)
         self._supervisors: dict[str, subprocess.Popen[bytes]] = {}
+        self._listing: tuple[int, list[str]] | None = None  # the folder's mtime, its jobs
+        self._ended: dict[str, tuple[tuple[int, int], types.TrainJob]] = {}  # by trainjob.json
         self.runtime_store = RuntimeStore(self.root)
         atexit.register(_release, weakref.ref(self))
 
     # -- runtimes -------------------------------------------------------------------------------
-    def _runtime_manifests(self) -> dict[str, dict[str, Any]]:
+    def runtime_manifests(self) -> dict[str, dict[str, Any]]:
         """Built-in and applied runtimes by name (a TrainingRuntime shadows a cluster one)."""
         return self.runtime_store.by_name()
 
@@ -126,18 +143,16 @@ class LocalBackend(RuntimeBackend):
         trainer: AnyTrainer | None = None,
         options: Sequence[Option] | None = None,
     ) -> str:
-        from trainer_sdk.manifests.trainjobs import build_trainjob_manifest, generate_name
+        from trainer_sdk.manifests.trainjobs import build_trainjob, generate_name
 
         runtime = self.resolve_runtime(runtime)
         runtime_manifest = self._runtime_manifest(runtime.kind.value, runtime.name, "default")
-        manifest = build_trainjob_manifest(
-            generate_name(), runtime, trainer, initializer, options or (), self
-        )
+        job = build_trainjob(generate_name(), runtime, trainer, initializer, options or (), self)
         packages: list[str] = []
         index_urls: list[str] = []
         if isinstance(trainer, types.CustomTrainer) and trainer.packages_to_install:
             packages, index_urls = list(trainer.packages_to_install), list(trainer.pip_index_urls)
-        return self.submit(manifest, runtime_manifest, packages=packages, pip_index_urls=index_urls)
+        return self._create(job, runtime_manifest, packages, index_urls)
 
     def submit(
         self,
@@ -146,32 +161,43 @@ class LocalBackend(RuntimeBackend):
         packages: Sequence[str] = (),
         pip_index_urls: Sequence[str] = (),
     ) -> str:
-        """Run a TrainJob manifest (what ``trainer run -f`` does); returns its name."""
+        """Run a TrainJob manifest (what ``trainer run -f`` does); returns its name. The manifest
+        is parsed here, once; ``runtime``: the runtime it references, when not installed."""
+        from trainer_sdk.manifests import admission
+
+        job = admission.parse_trainjob(manifest)
+        if runtime is None:
+            reference = job.spec.runtime_ref
+            runtime = self._runtime_manifest(
+                reference.kind or constants.CLUSTER_TRAINING_RUNTIME_KIND,
+                reference.name,
+                job.metadata.namespace or "default",
+            )
+        return self._create(job, runtime, packages, pip_index_urls)
+
+    def _create(
+        self,
+        job: TrainJob,
+        runtime_manifest: dict[str, Any],
+        packages: Sequence[str],
+        pip_index_urls: Sequence[str],
+    ) -> str:
+        """Admit and build ``job``, compile its plan, store it, start its supervisor."""
         from trainer_api import FieldError
 
         from trainer_sdk.backends.local.submit import planning
+        from trainer_sdk.manifests import admission
         from trainer_sdk.manifests.trainjobs import generate_name
 
-        runtime_manifest = runtime
-
-        metadata = manifest.setdefault("metadata", {})
-        name = str(metadata.setdefault("name", generate_name()))
+        job.metadata.name = name = job.metadata.name or generate_name()
         job_dir = JobDir(self.root, name)
         if job_dir.path.exists():
             raise InvalidTrainJobError(
                 [FieldError("metadata.name", f"TrainJob {name!r} already exists in {self.root}")]
             )
-        metadata.setdefault("namespace", "default")
-        if runtime_manifest is None:
-            reference = manifest.get("spec", {}).get("runtimeRef") or {}
-            runtime_manifest = self._runtime_manifest(
-                str(reference.get("kind") or constants.CLUSTER_TRAINING_RUNTIME_KIND),
-                str(reference.get("name", "")),
-                str(metadata["namespace"]),
-            )
-        metadata["creationTimestamp"] = _now().isoformat()
-        planned = planning.plan_trainjob(manifest, runtime_manifest, _now())
-        deadline = (manifest.get("spec") or {}).get("activeDeadlineSeconds")
+        job.metadata.namespace = job.metadata.namespace or "default"
+        job.metadata.creation_timestamp = _now()
+        planned = planning.plan_trainjob(job, admission.parse_runtime(runtime_manifest), _now())
         local_plan = compiler.compile_plan(
             planned.jobset,
             planned.others,
@@ -179,7 +205,7 @@ class LocalBackend(RuntimeBackend):
             isolated=isolation.available(),
             gpus=devices.nvidia_gpus(),
             job_env=job_env.job_env_names(os.environ, bool(packages)),
-            active_deadline_seconds=deadline,
+            active_deadline_seconds=job.spec.active_deadline_seconds,
         )
         self._check_accelerators(local_plan.accelerator_shortfall)
         python = self.config.python or sys.executable
@@ -201,10 +227,10 @@ class LocalBackend(RuntimeBackend):
         make_private_dir(self.root)
         job_dir.path.mkdir(mode=0o700)
         # Held from here on, by this client and then by the supervisor: a job whose lock is free
-        # and that has not finished has died (see _read).
+        # and that has not finished has died (see load_state).
         lock = hold_lock(job_dir.supervisor_lock)
         try:
-            write_json(job_dir.runtime, runtime_manifest)
+            write_json(job_dir.runtime, planned.runtime)
             write_json(job_dir.jobset, planned.jobset)
             write_json(job_dir.plan, plan.to_document(local_plan))
             write_json(
@@ -226,7 +252,9 @@ class LocalBackend(RuntimeBackend):
                     "finished": False,
                 },
             )
-            write_json(job_dir.trainjob, manifest)  # last: the job exists once complete on disk
+            # The job as admitted (defaulted), as a cluster stores it; last: the job exists
+            # once it is complete on disk.
+            write_json(job_dir.trainjob, planned.trainjob)
             self._start_supervisor(job_dir, lock)
         finally:
             os.close(lock)
@@ -263,15 +291,21 @@ class LocalBackend(RuntimeBackend):
             command.append("--detach")
         # Its own session, no terminal, no pipe to us: the job outlives this process unless
         # stop_on_exit (then the supervisor ends the job when our end of its stdin closes).
-        with open_private(job_dir.supervisor_log) as log:
-            process = subprocess.Popen(
-                command,
-                stdin=subprocess.PIPE if stop_on_exit else subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                pass_fds=(lock,),
-            )
+        # SIGTERM starts blocked, unblocked once the supervisor handles it: a stop, suspend or
+        # delete that comes while its interpreter starts is handled, not its default death.
+        unblocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        try:
+            with open_private(job_dir.supervisor_log) as log:
+                process = subprocess.Popen(
+                    command,
+                    stdin=subprocess.PIPE if stop_on_exit else subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    pass_fds=(lock,),
+                )
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, unblocked)
         identity = processes.ProcessIdentity.of(process.pid)  # our unreaped child: still it
         write_text(job_dir.supervisor_pid, str(identity) if identity else "")
         self._supervisors[job_dir.name] = process
@@ -289,65 +323,81 @@ class LocalBackend(RuntimeBackend):
 
     def _read(self, job_dir: JobDir) -> types.TrainJob:
         manifest = read_json(job_dir.trainjob)
-        state = load_state(job_dir)
+        state = load_state(job_dir, manifest)
         manifest["status"] = state.get("trainjob") or {}
-        ended = bool(state.get("finished"))
         pods = [
             PodView(
                 pod["name"],
                 pod["step"],
-                # A job that has ended has ended every process it started: a pod it still
-                # records as Running was stopped with it.
-                constants.POD_FAILED
-                if ended and pod["phase"] == constants.POD_RUNNING
-                else pod["phase"],
+                pod["phase"],
                 pod.get("device", constants.UNKNOWN),
                 pod.get("device_count", constants.UNKNOWN),
             )
             for pod in state.get("pods", [])
         ]
         progress = read_json(job_dir.progress) if job_dir.progress.is_file() else None
+        restarts = int((state.get("jobset") or {}).get("restarts") or 0)
         job = to_train_job(
-            manifest, runtime_from_manifest(read_json(job_dir.runtime)), pods, progress
+            manifest, runtime_from_manifest(read_json(job_dir.runtime)), pods, progress, restarts
         )
         if job.checkpoint is None:  # locally the checkpoint metrics are in the history
             job.checkpoint = checkpoint_status(latest_values(read_history(job_dir.metrics)))
-        if ended and job.status not in (
-            constants.TRAINJOB_COMPLETE,
-            constants.TRAINJOB_FAILED,
-            constants.TRAINJOB_STOPPED,
-            constants.TRAINJOB_SUSPENDED,
-        ):
-            job.status = constants.TRAINJOB_FAILED
-            job.message = job.message or _jobset_message(state)
-        restarts = int((state.get("jobset") or {}).get("restarts") or 0)
-        if restarts:  # the JobSet's restarts, as its status counts them
-            counted = f"{restarts} restart{'s' if restarts > 1 else ''}"
-            job.message = f"{job.message} ({counted})" if job.message else counted
         return job
 
     def get_job(self, name: str) -> types.TrainJob:
         return self._read(self._job_dir(name))
 
     def list_jobs(self, runtime: types.Runtime | None = None) -> list[types.TrainJob]:
+        """Every job, oldest first. A job that has ended never changes again: once read, it is
+        kept until its directory is another one (deleted, or made again under its name), and
+        the folder is listed again only when it changed."""
         jobs = []
-        for path in sorted(self.root.iterdir()):
-            if path.name.startswith(".") or not (path / "trainjob.json").is_file():
-                continue
+        names = self._job_names()
+        self._ended = {name: kept for name, kept in self._ended.items() if name in names}
+        for name in names:
             try:
-                job = self._read(JobDir(self.root, path.name))
+                job = self._listed(JobDir(self.root, name))
             except (OSError, ValueError) as error:  # one damaged directory hides only itself
-                _logger.warning("skipping %s: %s", path, error)
+                _logger.warning("skipping %s: %s", self.root / name, error)
                 continue
-            if runtime is None or job.runtime.name == runtime.name:
+            if job is not None and (runtime is None or job.runtime.name == runtime.name):
                 jobs.append(job)
         return sorted(jobs, key=lambda job: job.creation_timestamp)
+
+    def _job_names(self) -> list[str]:
+        """The job directories' names; listed again when the folder's modification time moved
+        (or moved less than ``RACY_SECONDS`` ago: a coarse file clock can hide a second change
+        within one tick)."""
+        stamp = os.stat(self.root).st_mtime_ns
+        settled = time.time_ns() - stamp > RACY_SECONDS * 1e9
+        if self._listing is None or self._listing[0] != stamp or not settled:
+            names = sorted(
+                entry.name
+                for entry in os.scandir(self.root)
+                if not entry.name.startswith(".") and entry.is_dir()
+            )
+            self._listing = (stamp, names)
+        return self._listing[1]
+
+    def _listed(self, job_dir: JobDir) -> types.TrainJob | None:
+        """The job (None for a directory a killed submission left without its TrainJob), read
+        again unless it had ended and its directory is the same."""
+        identity = _file_identity(job_dir.trainjob)
+        if identity is None:
+            return None
+        kept = self._ended.get(job_dir.name)
+        if kept is not None and kept[0] == identity:
+            return kept[1]
+        job = self._read(job_dir)
+        if job.status in _UNCHANGING:
+            self._ended[job_dir.name] = (identity, job)
+        return job
 
     def get_job_logs(
         self, name: str, step: str = constants.NODE + "-0", follow: bool = False
     ) -> Iterator[str]:
         job_dir = self._job_dir(name)
-        steps = [pod["step"] for pod in load_state(job_dir).get("pods", [])]
+        steps = [pod["step"] for pod in _read_state(job_dir).get("pods", [])]
         if step not in steps:
             raise ValueError(
                 f"step: TrainJob {name!r} has no step {step!r}; its steps are {', '.join(steps)}"
@@ -356,7 +406,7 @@ class LocalBackend(RuntimeBackend):
 
     def get_job_events(self, name: str) -> list[types.Event]:
         job_dir = self._job_dir(name)
-        state = load_state(job_dir)
+        state = _read_state(job_dir)
         events = [
             types.Event(
                 involved_object_kind=event["kind"],
@@ -384,19 +434,135 @@ class LocalBackend(RuntimeBackend):
         """Every point ``log_metrics`` (and ``update_trainjob_status``) recorded, by step."""
         return read_history(self._job_dir(name).metrics)
 
+    def get_job_manifest(self, name: str) -> dict[str, Any]:
+        """The TrainJob as its submit stored it, with the status its supervisor wrote."""
+        job_dir = self._job_dir(name)
+        manifest: dict[str, Any] = read_json(job_dir.trainjob)
+        manifest["status"] = load_state(job_dir, manifest).get("trainjob") or {}
+        return manifest
+
+    def get_jobset_manifest(self, name: str) -> dict[str, Any] | None:
+        """The JobSet the job runs, with the status its supervisor reported."""
+        job_dir = self._job_dir(name)
+        if not job_dir.jobset.is_file():
+            return None
+        manifest: dict[str, Any] = read_json(job_dir.jobset)
+        manifest["status"] = _read_state(job_dir).get("jobset") or {}
+        return manifest
+
+    def log_length(self, name: str, step: str) -> int | None:
+        """How many lines the step's log file holds now (0 before it has any)."""
+        path = self._job_dir(name).log(step)
+        if not path.is_file():
+            return 0
+        count, last = 0, b"\n"
+        with open(path, "rb") as stream:
+            while chunk := stream.read(_FOLLOW_READ_CHARS):  # bounded: a log may be huge
+                count, last = count + chunk.count(b"\n"), chunk[-1:]
+        return count + (last != b"\n")  # a last line without its newline counts
+
+    def sample_resources(self, names: Sequence[str]) -> dict[str, Mapping[str, ResourceUsage]]:
+        """Each running pod's process tree, from one pass over ``/proc``, and the job's cgroup."""
+        table = usage.ProcessTable()
+        sampled: dict[str, Mapping[str, ResourceUsage]] = {}
+        for name in names:
+            try:
+                state = _read_state(self._job_dir(name))
+            except (JobNotFoundError, OSError, ValueError):
+                continue  # deleted meanwhile
+            pods: dict[str, ResourceUsage] = {
+                str(pod["name"]): table.tree(int(pod["pid"]))
+                for pod in state.get("pods") or []
+                if pod.get("phase") == constants.POD_RUNNING and pod.get("pid")
+            }
+            cgroup = Path(state["cgroup"]) if state.get("cgroup") else None
+            if cgroup is not None and (total := usage.cgroup_usage(cgroup)) is not None:
+                pods["job (cgroup)"] = total
+            sampled[name] = pods
+        return sampled
+
+    # -- what is kept beside the jobs -----------------------------------------------------------
+    def list_volumes(self) -> list[Volume]:
+        """The claims under the root, with their size and the jobs mounting them."""
+        return list(volumes.list_claims(self.root))
+
+    def delete_volume(self, namespace: str, claim: str) -> Path:
+        return volumes.delete_claim(namespace, claim, self.root)
+
+    def list_package_sets(self) -> list[PackageSet]:
+        return list(cache_entries(self.root))
+
+    def prune_package_sets(self, older_than_seconds: float) -> list[PackageSet]:
+        return list(prune_cache(self.root, older_than_seconds))
+
     # -- suspending -----------------------------------------------------------------------------
     def suspend_job(self, name: str, suspend: bool) -> None:
         """``spec.suspend``: True ends the job's pods with SIGTERM (checkpointing ranks save),
-        False starts the suspended job again (``suspension``)."""
-        suspension.set_suspended(self, name, suspend)
+        False starts the suspended job again: a new attempt (``TRAINER_RESTART_ATTEMPT`` goes on
+        counting), which resumes from the latest checkpoint. Either is a no-op when the job is
+        that way already, also when another client suspended or resumed it meanwhile."""
+        job_dir = self._job_dir(name)
+        job = self._read(job_dir)
+        if job.status in (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED):
+            action = "suspended" if suspend else "resumed"
+            raise TrainerError(f"TrainJob {name!r} has ended ({job.status}): it cannot be {action}")
+        if suspend:
+            if job.status != constants.TRAINJOB_SUSPENDED:
+                _write_suspend(job_dir, True)
+                self._stop(job_dir)
+        elif job.status == constants.TRAINJOB_SUSPENDED:
+            self._resume(job_dir)
+
+    def _resume(self, job_dir: JobDir) -> None:
+        """A new supervisor for the suspended job: the next attempt number, pods Pending again.
+        It runs the plan the job's submit compiled (``plan.json``)."""
+        if not job_dir.plan.is_file():
+            raise TrainerError(
+                f"TrainJob {job_dir.name!r} was submitted by an earlier trainer-sdk and has no "
+                f"{job_dir.plan.name} to run; submit it again (its checkpoints are kept)"
+            )
+        # Its supervisor may still be exiting (never signalled: it would record the job Failed).
+        previous = self._supervisors.pop(job_dir.name, None)
+        if previous is not None:
+            with contextlib.suppress(subprocess.TimeoutExpired):  # then the lock says so below
+                previous.wait(timeout=RESUME_WAIT_SECONDS)
+        lock = _lock_suspended(job_dir)
+        if lock is None:
+            return  # another client resumed it meanwhile
+        try:
+            state = _read_state(job_dir)
+            offset = suspension.attempt_offset(state) + int(
+                (state.get("jobset") or {}).get("restarts") or 0
+            )
+            state[suspension.ATTEMPT_OFFSET_KEY] = offset + 1
+            for pod in state.get("pods", []):
+                pod.update(phase=constants.POD_PENDING, pid=None, exit_code=None)
+            state.pop("facts", None)  # what ended the last run
+            state["jobset"] = {}  # the new run's JobSet reports its own status
+            message = f"spec.suspend is false: attempt {offset + 1} starts"
+            state.setdefault("events", []).append(
+                {
+                    "kind": "TrainJob",
+                    "object": job_dir.name,
+                    "reason": "Resumed",
+                    "time": _now().isoformat(),
+                    "message": message,
+                    "attempt": offset + 1,
+                }
+            )
+            state["finished"] = False
+            _write_suspend(job_dir, False)
+            write_json(job_dir.state, state)
+            self._start_supervisor(job_dir, lock)
+        finally:
+            os.close(lock)
 
     # -- ending ---------------------------------------------------------------------------------
     def stop_job(self, name: str) -> None:
         """End the job's processes and keep it (Stopped, with its logs and metrics); a job that
         has already ended keeps its outcome."""
         job_dir = self._job_dir(name)
-        ended = (constants.TRAINJOB_COMPLETE, constants.TRAINJOB_FAILED, constants.TRAINJOB_STOPPED)
-        if self._read(job_dir).status not in ended:
+        if self._read(job_dir).status not in _UNCHANGING:
             write_text(job_dir.stop_requested, "")  # so the supervisor records Stopped
             self._stop(job_dir)
 
@@ -462,21 +628,68 @@ def _read_state(job_dir: JobDir) -> dict[str, Any]:
     return state
 
 
-def load_state(job_dir: JobDir) -> dict[str, Any]:
-    """``state.json`` as readers must see it: a job that has not finished and whose lock nobody
-    holds any more (its supervisor, guardian and submitting client are gone) has Failed."""
+def load_state(job_dir: JobDir, trainjob: dict[str, Any]) -> dict[str, Any]:
+    """``state.json`` as readers must see it. A job that has not finished and whose lock nobody
+    holds any more (its supervisor, guardian and submitting client are gone) was lost: its
+    status is what ``build`` derives with the fact ``SupervisorLost`` (``facts``), as its
+    supervisor would have written it; nothing is written here."""
     state = _read_state(job_dir)
     if state.get("finished") or lock_held(job_dir.supervisor_lock):
         return state
     state = _read_state(job_dir)  # what it wrote last before letting go
-    if not state.get("finished"):
+    if state.get("finished"):
+        return state
+    if facts.FAILED not in (state.get("facts") or {}):
         message = (
             f"the job's supervisor ended before the job did; see {job_dir.supervisor_log}"
             if state
             else "the job was never started: its submission was interrupted"
         )
-        record_failure(state, SUPERVISOR_LOST, message)
+        facts.record(state, facts.FAILED, facts.SUPERVISOR_LOST, message)
+    admission = facts.admit_stored(trainjob, read_json(job_dir.runtime), state.get("trainjob"))
+    jobset = read_json(job_dir.jobset) if job_dir.jobset.is_file() else {}  # none: interrupted
+    derived = facts.derive_status(admission, jobset, state, _now())
+    if derived is not None:
+        state["trainjob"] = derived.to_dict()
     return state
+
+
+def _lock_suspended(job_dir: JobDir) -> int | None:
+    """The job's lock, once its last supervisor has let go, while the job is still suspended;
+    None when another client resumed it meanwhile (the lock then held by the new run, or the
+    job no longer suspended)."""
+    deadline = time.monotonic() + RESUME_WAIT_SECONDS
+    while True:
+        if not _read_state(job_dir).get("finished"):
+            return None  # a new run was started
+        try:
+            lock = hold_lock(job_dir.supervisor_lock)
+            break
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise TrainerError(
+                    f"TrainJob {job_dir.name!r}: its supervisor has not ended in "
+                    f"{RESUME_WAIT_SECONDS} s"
+                ) from None
+            time.sleep(LOCK_CHECK_SECONDS)
+    state = _read_state(job_dir)  # under the lock: no other client writes it now
+    status = derive_status(state.get("trainjob") or {}, ())
+    if state.get("finished") and status == constants.TRAINJOB_SUSPENDED:
+        return lock
+    os.close(lock)
+    return None
+
+
+def _write_suspend(job_dir: JobDir, suspend: bool) -> None:
+    """``spec.suspend`` of the stored TrainJob and JobSet."""
+    for path in (job_dir.trainjob, job_dir.jobset):
+        document = read_json(path)
+        spec = document.setdefault("spec", {})
+        if suspend:
+            spec["suspend"] = True
+        else:
+            spec.pop("suspend", None)
+        write_json(path, document)
 
 
 def _stop_timeout(job_dir: JobDir) -> float:
@@ -511,7 +724,8 @@ def _wait_for_lock(job_dir: JobDir, seconds: float) -> None:
 
 
 def _ended(job_dir: JobDir) -> bool:
-    return bool(load_state(job_dir).get("finished"))
+    """Whether nothing of the job runs any more: it finished, or nobody holds its lock."""
+    return bool(_read_state(job_dir).get("finished")) or not lock_held(job_dir.supervisor_lock)
 
 
 def _file_identity(path: Path) -> tuple[int, int] | None:
@@ -521,12 +735,6 @@ def _file_identity(path: Path) -> tuple[int, int] | None:
     except FileNotFoundError:
         return None
     return status.st_ino, status.st_mtime_ns
-
-
-def _jobset_message(state: dict[str, Any]) -> str | None:
-    for condition in (state.get("jobset") or {}).get("conditions") or []:
-        return f"{condition.get('reason')}: {condition.get('message')}"
-    return None
 
 
 def _read_lines(path: Path) -> Iterator[str]:

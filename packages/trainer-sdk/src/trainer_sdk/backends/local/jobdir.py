@@ -24,62 +24,17 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
 
-__all__ = [
-    "JobDir",
-    "hold_lock",
-    "lock_held",
-    "make_private_dir",
-    "open_private",
-    "read_json",
-    "write_json",
-    "write_text",
-]
+from trainer_sdk.private_files import PRIVATE_FILE_MODE
+
+__all__ = ["JobDir", "hold_lock", "lock_held"]
 
 _SAFE = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 MAX_NAME_LENGTH = 253  # a DNS subdomain; also below the file name limit of 255
-PRIVATE_DIR_MODE = 0o700
-PRIVATE_FILE_MODE = 0o600
-
-
-def make_private_dir(path: Path) -> None:
-    """``mkdir -p`` with the directories it creates readable by this user only."""
-    path.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
-
-
-def open_private(path: Path) -> IO[bytes]:
-    """``path`` opened for appending, created ``0600`` (its directory ``0700``) if new."""
-    make_private_dir(path.parent)
-    return os.fdopen(
-        os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, PRIVATE_FILE_MODE),
-        "ab",
-    )
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write atomically (readers see the old or the new text, never half of it), ``0600``."""
-    make_private_dir(path.parent)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(handle, "w") as stream:
-        stream.write(text)
-    os.replace(temporary, path)
-
-
-def write_json(path: Path, document: Any) -> None:
-    """Write ``document`` as JSON with ``write_text``."""
-    write_text(path, json.dumps(document, indent=1, default=str))
-
-
-def read_json(path: Path) -> Any:
-    """The document at ``path``."""
-    return json.loads(path.read_text())
 
 
 @dataclass(frozen=True)

@@ -39,8 +39,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from trainer_sdk.backends.local.jobdir import make_private_dir, open_private, write_json
 from trainer_sdk.errors import InvalidTrainJobError
+from trainer_sdk.private_files import make_private_dir, open_private, write_json
 
 if TYPE_CHECKING:
     from trainer_api import FieldError

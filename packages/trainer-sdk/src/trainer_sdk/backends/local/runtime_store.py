@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from trainer_sdk import constants
-from trainer_sdk.backends.local.jobdir import JobDir, make_private_dir, read_json, write_json
+from trainer_sdk.backends.local.jobdir import JobDir
+from trainer_sdk.private_files import make_private_dir, read_json, write_json
 
 __all__ = ["RUNTIME_KINDS", "RuntimeKey", "RuntimeStore", "check_name"]
 

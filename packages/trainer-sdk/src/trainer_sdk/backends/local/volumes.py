@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk.backends.local.jobdir import JobDir, lock_held, read_json
+from trainer_sdk.backends.local.jobdir import JobDir, lock_held
+from trainer_sdk.private_files import read_json
 
 __all__ = [
     "ClaimInUseError",

@@ -47,8 +47,6 @@ from trainer_runtime.search import (
 
 from trainer_sdk import constants as trainer_constants
 from trainer_sdk import types
-from trainer_sdk.backends.local.backend import LocalBackend
-from trainer_sdk.backends.local.jobdir import write_json
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import JobNotFoundError
@@ -69,6 +67,7 @@ from trainer_sdk.optimizer.types.optimization_types import (
 )
 from trainer_sdk.optimizer.types.search_types import CategoricalSearchSpace, ContinuousSearchSpace
 from trainer_sdk.options import Annotations, Labels, Name
+from trainer_sdk.private_files import write_json
 
 __all__ = ["LocalOptimizerBackend", "new_name"]
 
@@ -230,9 +229,7 @@ class LocalOptimizerBackend(OptimizerBackend):
 
     def stop_trial(self, name: str) -> None:
         """End a trial's processes and keep its TrainJob (Failed), logs and metrics."""
-        backend = self.trainer.backend
-        assert isinstance(backend, LocalBackend)
-        backend.stop_job(name)
+        self.trainer.stop_job(name)
 
     def delete_job(self, name: str) -> None:
         state = self._read(name)

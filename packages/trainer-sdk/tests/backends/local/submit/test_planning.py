@@ -12,6 +12,7 @@ from trainer_sdk.backends.local.backend import LocalBackend
 from trainer_sdk.backends.local.submit import planning
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError
+from trainer_sdk.manifests import admission
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -90,7 +91,7 @@ def test_planning_logs_the_admission_warnings(
         "spec": {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"command": ["true"]}},
     }
     with caplog.at_level("WARNING", logger=planning.__name__):
-        planning.plan_trainjob(job, runtime, NOW)
+        planning.plan_trainjob(admission.parse_trainjob(job), admission.parse_runtime(runtime), NOW)
     assert len(caplog.records) == len(expected)
     for record, text in zip(caplog.records, expected, strict=True):
         assert record.getMessage().startswith(text)
@@ -113,7 +114,7 @@ def test_num_proc_per_node_rule_is_trainer_apis(value: object, message: str) -> 
     }
     runtime = planning.builtin_runtime_manifests()["torch-distributed"]
     with pytest.raises(InvalidTrainJobError) as raised:
-        planning.plan_trainjob(job, runtime, NOW)
+        planning.plan_trainjob(admission.parse_trainjob(job), admission.parse_runtime(runtime), NOW)
     assert {error.field for error in raised.value.errors} == {"spec.trainer.numProcPerNode"}
     assert any(message in error.message for error in raised.value.errors)
 
@@ -134,14 +135,16 @@ def test_the_local_plan_is_the_operators_plan_of_the_api_defaulted_objects(
         "metadata": {"name": "j", "namespace": "default"},
         "spec": {"runtimeRef": {"name": runtime_name}, "trainer": {"numNodes": 2}},
     }
-    admission = trainer_runtime.admit(trainer_api.parse(job), trainer_api.parse(runtime))
-    operators = trainer_runtime.build(admission, trainer_runtime.Observed(), NOW)
-    expected = planning.Planned([planning._to_doc(obj) for obj in operators.apply])
-    planned = planning.plan_trainjob(job, runtime, NOW)
-    assert planned.jobset == expected.jobset
+    admitted = trainer_runtime.admit(trainer_api.parse(job), trainer_api.parse(runtime))
+    operators = trainer_runtime.build(admitted, trainer_runtime.Observed(), NOW)
+    expected_jobset = next(obj for obj in operators.apply if obj["kind"] == "JobSet")
+    planned = planning.plan_trainjob(
+        admission.parse_trainjob(job), admission.parse_runtime(runtime), NOW
+    )
+    assert planned.jobset == expected_jobset
 
     def config_maps(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [obj for obj in objects if obj["kind"] == "ConfigMap"]  # Secrets: fresh SSH keys
 
-    assert config_maps(planned.others) == config_maps(expected.others)
+    assert config_maps(planned.others) == config_maps(list(operators.apply))
     assert {job["groupName"] for job in planned.jobset["spec"]["replicatedJobs"]} == {"default"}

@@ -20,6 +20,7 @@ from trainer_sdk.backends.local.plan import LateValue, bind
 from trainer_sdk.backends.local.submit import planning
 from trainer_sdk.backends.local.submit.pods import PodPlan, UnsupportedPodError, expand_pods
 from trainer_sdk.backends.local.supervisor import mpi
+from trainer_sdk.manifests import admission
 from trainer_sdk.manifests.trainjobs import build_trainjob_manifest
 from trainer_sdk.status.runtimes import runtime_from_manifest
 
@@ -40,7 +41,9 @@ def planned(runtime_name: str, num_nodes: int) -> planning.Planned:
         CustomTrainer(func=train, num_nodes=num_nodes, env={"LR": "0.1"}),
     )
     manifest["metadata"]["namespace"] = "default"
-    return planning.plan_trainjob(manifest, runtime, NOW)
+    return planning.plan_trainjob(
+        admission.parse_trainjob(manifest), admission.parse_runtime(runtime), NOW
+    )
 
 
 VALUES = {

@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections import Counter
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
-from trainer_sdk.backends.local.supervisor.supervisor import write_shims
+from trainer_sdk.backends.local import plan
+from trainer_sdk.backends.local.jobdir import JobDir
+from trainer_sdk.backends.local.submit import planning
+from trainer_sdk.backends.local.submit.compiler import compile_plan
+from trainer_sdk.backends.local.supervisor.runner import PodState
+from trainer_sdk.backends.local.supervisor.supervisor import Supervisor, write_shims
+from trainer_sdk.manifests import admission
+from trainer_sdk.private_files import read_json, write_json
 
 COMPILER = "trainer_sdk.backends.local.submit.compiler"
 
@@ -65,3 +75,86 @@ def test_sigterm_during_a_status_report_ends_the_job_once_the_report_is_written(
             _Termination().handle(signal.SIGTERM, None)
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def stored_job(root: Path) -> JobDir:
+    """A two-node job's files as its submit stores them (no supervisor started)."""
+    manifest = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "job", "namespace": "default"},
+        "spec": {
+            "runtimeRef": {"name": "torch-distributed"},
+            "trainer": {"numNodes": 2, "command": ["true"]},
+        },
+    }
+    runtime = planning.builtin_runtime_manifests()["torch-distributed"]
+    planned = planning.plan_trainjob(
+        admission.parse_trainjob(manifest), admission.parse_runtime(runtime), NOW
+    )
+    job_dir = JobDir(root, "job")
+    job_dir.path.mkdir()
+    local_plan = compile_plan(
+        planned.jobset, planned.others, job_dir, isolated=False, gpus=0, job_env={}
+    )
+    write_json(job_dir.trainjob, planned.trainjob)
+    write_json(job_dir.runtime, planned.runtime)
+    write_json(job_dir.jobset, planned.jobset)
+    write_json(job_dir.plan, plan.to_document(local_plan))
+    state = {"token": "t", "objects": planned.others, "pods": [], "events": [], "finished": False}
+    write_json(job_dir.state, state)
+    return job_dir
+
+
+def test_status_reports_parse_and_admit_the_job_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each report fed the un-defaulted job and the runtime back through parsing, defaulting,
+    validation and the runtime info: now the first report admits the stored job once and every
+    later one only builds."""
+    import trainer_api
+    import trainer_runtime.admission
+
+    job_dir = stored_job(tmp_path)
+    supervisor = Supervisor(job_dir, sys.executable)
+    calls: Counter[str] = Counter()
+
+    def counted(name: str, function: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    for name in ("parse", "apply_defaults", "validate"):
+        monkeypatch.setattr(trainer_api, name, counted(name, getattr(trainer_api, name)))
+    module = trainer_runtime.admission
+    monkeypatch.setattr(module, "runtime_info", counted("runtime_info", module.runtime_info))
+    pods = [PodState(f"job-node-0-{index}", f"node-{index}", "node", 0) for index in range(2)]
+    running = {"restarts": 0, "replicatedJobsStatus": [{"name": "node", "active": 1}]}
+    supervisor.report(running, pods)
+    assert calls == {"parse": 2, "apply_defaults": 2, "validate": 1, "runtime_info": 1}
+    calls.clear()
+    for pod in pods:
+        pod.phase = "Succeeded"
+    done = {
+        "restarts": 0,
+        "replicatedJobsStatus": [{"name": "node", "succeeded": 1}],
+        "conditions": [
+            {
+                "type": "Completed",
+                "status": "True",
+                "reason": "AllJobsCompleted",
+                "message": "the JobSet completed",
+                "lastTransitionTime": NOW.isoformat(),
+            }
+        ],
+    }
+    supervisor.report(running, pods)
+    supervisor.report(done, pods)
+    assert calls == {}
+    conditions = read_json(job_dir.state)["trainjob"]["conditions"]
+    assert [(c["type"], c["status"]) for c in conditions] == [("Complete", "True")]

@@ -26,6 +26,7 @@ from trainer_sdk import constants
 from trainer_sdk.backends.local import volumes
 from trainer_sdk.backends.local.plan import LOOPBACK, LateValue, LocalPod, Text, with_texts
 from trainer_sdk.checkpoint.status import ATTEMPT_ENV
+from trainer_sdk.status.jobs import step_name
 from trainer_sdk.status.runtimes import container_devices
 
 __all__ = [
@@ -39,7 +40,6 @@ __all__ = [
     "failure_budget",
     "map_paths",
     "ordered_replicated_jobs",
-    "step_name",
     "success_targets",
     "termination_grace",
 ]
@@ -147,22 +147,6 @@ def ordered_replicated_jobs(jobset: Mapping[str, Any]) -> list[dict[str, Any]]:
     for position, job in enumerate(jobs):
         visit(job, f"spec.replicatedJobs[{position}]")
     return ordered
-
-
-def step_name(
-    replicated_job: str, job_index: int, pod_index: int, pods_per_job: int, node_offset: int
-) -> str:
-    """The SDK's step name: ``node-<rank>`` for trainer nodes, else the replicated job's name."""
-    if replicated_job == constants.NODE:
-        return f"{constants.NODE}-{node_offset + job_index * pods_per_job + pod_index}"
-    if replicated_job == constants.LAUNCHER:
-        return f"{constants.NODE}-0"
-    suffix = f"-{job_index}" if job_index else ""
-    return (
-        f"{replicated_job}{suffix}"
-        if pods_per_job == 1
-        else f"{replicated_job}{suffix}-{pod_index}"
-    )
 
 
 def _field_value(path: str, pod_meta: Mapping[str, Any], where: str) -> str:

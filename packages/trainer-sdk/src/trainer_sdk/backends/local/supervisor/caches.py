@@ -28,9 +28,9 @@ from typing import Any, Final
 import data_cache_manifests
 
 from trainer_sdk import constants
-from trainer_sdk.backends.local.jobdir import open_private
 from trainer_sdk.backends.local.plan import DataCache, LateValue, Text, texts, with_texts
 from trainer_sdk.backends.local.submit.pods import PodPlan
+from trainer_sdk.private_files import open_private
 
 __all__ = [
     "CACHE_LOG_STEP",

@@ -5,10 +5,11 @@ child subreaper and forks the process that runs the job (the *supervisor* proper
 subreaper too: whatever the pods start stays below one of them.
 
 - ``kill -9`` of the guardian: the supervisor gets SIGTERM (``PR_SET_PDEATHSIG``), ends every
-  process of the job and records it as Failed (``SupervisorLost``).
+  process of the job and records the fact ``SupervisorLost``, from which ``build`` derives
+  Failed (``facts``).
 - ``kill -9`` of the supervisor: its orphans become the guardian's; the guardian ends everything
-  below it or carrying the job's token (SIGTERM, SIGKILL after the grace period) and records the
-  job as Failed (``SupervisorLost``).
+  below it or carrying the job's token (SIGTERM, SIGKILL after the grace period), records the
+  fact ``SupervisorLost`` and the status ``build`` derives from it, as the supervisor would have.
 - SIGTERM to the guardian (``delete_job``) is passed on to the supervisor, which ends the job.
 
 Where cgroup v2 is writable, the supervisor runs in a cgroup of the job's own (``cgroups``) and
@@ -26,38 +27,22 @@ import signal
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
-from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
+from trainer_sdk.backends.local import facts
+from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.supervisor import cgroups, processes
+from trainer_sdk.private_files import read_json, write_json
 
-__all__ = ["SUPERVISOR_LOST", "fork_supervisor", "record_failure"]
+__all__ = ["fork_supervisor"]
 
-SUPERVISOR_LOST = "SupervisorLost"
 GRACE_SECONDS = 5.0
 _PR_SET_PDEATHSIG = 1
 
 
-def record_failure(state: dict[str, Any], reason: str, message: str) -> None:
-    """Mark the job in ``state`` (a ``state.json`` document) Failed and finished; pods that were
-    still running or pending are Failed too."""
-    condition = {
-        "type": "Failed",
-        "status": "True",
-        "reason": reason,
-        "message": message,
-        "lastTransitionTime": datetime.now(timezone.utc).isoformat(),
-    }
-    state["trainjob"] = {**(state.get("trainjob") or {}), "conditions": [condition]}
-    for pod in state.get("pods") or []:
-        if pod.get("phase") in ("Running", "Pending"):
-            pod["phase"] = "Failed"
-    state["finished"] = True
-
-
 def fork_supervisor(job_dir: JobDir, token: str) -> int | None:
-    """Fork; in the supervisor return the guardian's PID, in the guardian run it and return
-    None once the supervisor has gone and the job is cleaned up. Call it before any thread.
+    """Fork; in the supervisor return the guardian's PID (SIGTERM still blocked: the supervisor
+    unblocks it once its handler is in place), in the guardian run it and return None once the
+    supervisor has gone and the job is cleaned up. Call it before any thread.
 
     Where cgroup v2 is writable the supervisor runs in a new cgroup, recorded as ``cgroup`` in
     ``state.json``."""
@@ -96,6 +81,7 @@ def _die_with(parent: int) -> None:
 
 def _guard(supervisor: int, job_dir: JobDir, token: str, cgroup: Path | None) -> None:
     signal.signal(signal.SIGTERM, lambda signum, frame: os.kill(supervisor, signal.SIGTERM))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})  # one sent before: passed on
     _, status = os.waitpid(supervisor, 0)
     me = processes.ProcessIdentity.of(os.getpid())
     left = processes.terminate(lambda: _reaped_then_found(me, token, cgroup), GRACE_SECONDS)
@@ -111,9 +97,19 @@ def _guard(supervisor: int, job_dir: JobDir, token: str, cgroup: Path | None) ->
     message = f"the job's supervisor (pid {supervisor}) {how} before the job ended"
     if left:
         message += f"; still alive: {', '.join(str(process.pid) for process in left)}"
-    record_failure(state, SUPERVISOR_LOST, message)
-    write_json(job_dir.state, state)
     print(f"[trainer-sdk guardian] {message}", file=sys.stderr, flush=True)
+    facts.record(state, facts.FAILED, facts.SUPERVISOR_LOST, message)
+    write_json(job_dir.state, state)  # first: a reader derives the status if we die too
+    admission = facts.admit_stored(
+        read_json(job_dir.trainjob), read_json(job_dir.runtime), state.get("trainjob")
+    )
+    derived = facts.derive_status(
+        admission, read_json(job_dir.jobset), state, datetime.now(timezone.utc)
+    )
+    if derived is not None:
+        state["trainjob"] = derived.to_dict()
+    state["finished"] = True
+    write_json(job_dir.state, state)
 
 
 def _reaped_then_found(

@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Any
 
 from trainer_sdk.backends.local import suspension
-from trainer_sdk.backends.local.jobdir import JobDir, make_private_dir, open_private, write_text
+from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.plan import LateValue, LocalPlan, LocalPod, ReplicatedJob, bind
 from trainer_sdk.backends.local.submit.pods import TERMINATION_LOG
 from trainer_sdk.backends.local.supervisor import isolation, mpi, processes
+from trainer_sdk.private_files import make_private_dir, open_private, write_text
 
 __all__ = ["START_FAILED_EXIT_CODE", "JobSetRunner", "PodState"]
 
@@ -290,8 +291,12 @@ class JobSetRunner:
         return sorted({*found, *self.adopted()}, key=lambda process: process.pid)
 
     def end_all(self) -> None:
-        """End every process of the current attempt (SIGTERM, SIGKILL after the grace period)."""
+        """End every process of the current attempt (SIGTERM, SIGKILL after the grace period);
+        a pod that was still running was ended with it: it reads Failed."""
         processes.terminate(self.attempt_processes, self.plan.grace_seconds)
+        for state in self._attempt.states.values():
+            if state.phase == "Running":
+                state.phase, state.finished_at = "Failed", _now()
 
     def stop(self) -> None:
         """Ask a running ``run()`` to end its pods and return as failed (from another thread)."""
@@ -361,8 +366,8 @@ class JobSetRunner:
                 reason = suspension.pod_failure_reason(code)  # Preempted for SIGTERM
                 return "Failed", reason, self._failure_message(name, state.step, code)
             if self._succeeded():
-                self.end_all()
                 self._complete_remaining()
+                self.end_all()
                 return "Completed", "AllJobsCompleted", "the JobSet completed"
             self._start_ready_jobs()
             self.publish()

@@ -4,9 +4,11 @@ It executes the job's plan (``plan.json``, compiled at submit: ``plan``), playin
 controller and the kubelet for the job's JobSet (``runner``); it decides only the values that
 exist once the job runs: the rendezvous and SSH ports, the data cache's endpoint once it serves,
 and the installed packages' paths. After each change it feeds the JobSet status back into the
-runtime framework's ``build`` for the TrainJob's status, which it writes to ``state.json``.
-Unless started with ``--detach`` it ends the job when its standard input closes, i.e. when the
-client that started it exits, however it exits.
+runtime framework's ``build`` for the TrainJob's status, which it writes to ``state.json``
+(``facts``: what it observed beyond the JobSet, such as a stop, reaches ``build`` there too; the
+job and runtime are parsed and admitted once per process, on its first report). Unless started
+with ``--detach`` it ends the job when its standard input closes, i.e. when the client that
+started it exits, however it exits.
 
 Containment: the supervisor is a child subreaper, so whatever its pods start stays below it, and
 every process of the job carries the job's token (``processes``). When the job ends, however it
@@ -15,6 +17,10 @@ remains below the supervisor or carries the token. A supervisor that fails recor
 Failed; the process the client started is its ``guardian``, so that killing either of the two
 still ends the job. Both hold the job's ``supervisor.lock`` (handed over by the client,
 ``--lock-fd``) for their whole life.
+
+SIGTERM (a stop, suspend or delete) reaches the process blocked: the client starts it so, and it
+is unblocked once a handler is in place, so that one sent while the interpreter starts is kept
+and handled then, never the default death that would read as a lost supervisor.
 """
 
 from __future__ import annotations
@@ -31,23 +37,24 @@ import traceback
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from trainer_sdk.backends.local import packages, suspension
-from trainer_sdk.backends.local.jobdir import JobDir, read_json, write_json
+from trainer_sdk.backends.local import facts, packages, suspension
+from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.plan import LateValue, from_document
 from trainer_sdk.backends.local.pod import torchrun_shim
 from trainer_sdk.backends.local.submit.pods import TERMINATION_GRACE_SECONDS
 from trainer_sdk.backends.local.supervisor import caches, cgroups, job_env, mpi, processes
-from trainer_sdk.backends.local.supervisor.guardian import (
-    SUPERVISOR_LOST,
-    fork_supervisor,
-    record_failure,
-)
+from trainer_sdk.backends.local.supervisor.guardian import fork_supervisor
 from trainer_sdk.backends.local.supervisor.runner import JobSetRunner, PodState
+from trainer_sdk.private_files import read_json, write_json
+
+if TYPE_CHECKING:
+    from trainer_runtime import Admission
 
 __all__ = ["main", "write_shims"]
 
+STOPPED_MESSAGE: Final = "the job was stopped; its logs and metrics are kept"
 _SHIMS = {
     "python": 'exec "{python}" "$@"',
     "python3": 'exec "{python}" "$@"',
@@ -98,6 +105,7 @@ class Supervisor:
         # Processes below this one that are not the job's pods (the data cache).
         self.keep: set[int] = set()
         self.lock = threading.Lock()
+        self._admission: Admission | None = None  # on the first report: pods start first
 
     def _environment(self) -> dict[str, str]:
         shims = self.job_dir.path / "bin"
@@ -143,7 +151,8 @@ class Supervisor:
             write_json(self.job_dir.state, self.state)
 
     def _events(self, status: dict[str, Any], pods: list[PodState]) -> None:
-        """An event per pod phase change of each attempt, and one per JobSet restart."""
+        """An event per pod phase change of each attempt, one per JobSet restart, one per
+        attempt that ended suspended or preempted, and one when the job was stopped."""
         events = self.state.get("events", [])
         seen = {(event["object"], event["reason"], event.get("attempt", 0)) for event in events}
         restarts = int(status.get("restarts") or 0)
@@ -163,48 +172,53 @@ class Supervisor:
                 where = f" (restart {attempt})" if attempt else ""
                 message = f"step {pod.step}: {reason.lower()}{detail}{where}"
                 self._event("Pod", pod.name, reason, message, attempt)
+        for condition in status.get("conditions") or ():
+            self._job_event(str(condition.get("reason")), str(condition.get("message")), attempt)
+
+    def _job_event(self, reason: str, message: str, attempt: int) -> None:
+        """The TrainJob's event of a run that ended suspended or preempted (one per attempt) or
+        stopped (once)."""
+        name = str(self.trainjob["metadata"]["name"])
+        events = self.state.get("events", [])
+        if reason in (suspension.SUSPENDED, suspension.PREEMPTED):
+            if not any(e["reason"] == reason and e.get("attempt") == attempt for e in events):
+                self._event("TrainJob", name, reason, message, attempt)
+        elif reason == facts.STOPPED and not any(e["reason"] == reason for e in events):
+            self._event("TrainJob", name, reason, STOPPED_MESSAGE, 0)
 
     def report(self, status: dict[str, Any], pods: list[PodState]) -> None:
         """Write the JobSet status, the pods, and the TrainJob status derived by ``build``."""
-        from trainer_sdk.backends.local.submit import planning
-
         with _TERMINATION.held(), self.lock:
             self.state["jobset"] = status
             self.state["pods"] = [vars(pod) for pod in pods]
             self._events(status, pods)
-            derived = planning.trainjob_status(
-                self.trainjob,
-                self.runtime,
-                {**self.jobset, "status": status},
-                self.state.get("objects") or [],
-                _now(),
-                self.state.get("trainjob"),
-            )
-            if derived is not None:
-                self.state["trainjob"] = derived
-                self._stopped_event(derived)
-            suspension.on_report(self.state, status, str(self.trainjob["metadata"]["name"]))
+            self._derive()
             write_json(self.job_dir.state, self.state)
 
-    def _stopped_event(self, trainjob_status: dict[str, Any]) -> None:
-        """The TrainJob's ``Stopped`` event, once, when its Failed condition says it was stopped
-        (``stop_job``, or the client that started it ended: Ctrl-C)."""
-        reasons = {
-            c.get("reason")
-            for c in trainjob_status.get("conditions") or []
-            if c.get("type") == "Failed"
-        }
-        name = str(self.trainjob["metadata"]["name"])
-        events = self.state.get("events", [])
-        if "Stopped" in reasons and not any(event["reason"] == "Stopped" for event in events):
-            self._event(
-                "TrainJob", name, "Stopped", "the job was stopped; its logs and metrics are kept", 0
+    def _derive(self) -> None:
+        """The TrainJob status ``build`` derives from ``state`` now (the job and its runtime
+        parsed and admitted on the first call)."""
+        if self._admission is None:
+            self._admission = facts.admit_stored(
+                self.trainjob, self.runtime, self.state.get("trainjob")
             )
+        derived = facts.derive_status(self._admission, self.jobset, self.state, _now())
+        if derived is not None:
+            self._admission = self._admission.with_status(derived)
+            self.state["trainjob"] = derived.to_dict()
 
-    def fail(self, reason: str, message: str) -> None:
-        """Record a failure that happened before, around or instead of the pods."""
+    def record(self, kind: str, reason: str, message: str) -> None:
+        """The run ended for ``reason`` outside what the JobSet reports (``facts``): record it,
+        then the status ``build`` derives from it, and that the job has finished."""
         with self.lock:
-            record_failure(self.state, reason, message)
+            facts.record(self.state, kind, reason, message)
+            attempt = suspension.attempt_offset(self.state) + int(
+                (self.state.get("jobset") or {}).get("restarts") or 0
+            )
+            self._job_event(reason, message, attempt)
+            write_json(self.job_dir.state, self.state)  # first: a reader derives it if we die
+            self._derive()
+            self.state["finished"] = True
             write_json(self.job_dir.state, self.state)
 
     def run(self, detach: bool) -> int:
@@ -212,9 +226,8 @@ class Supervisor:
         try:
             env = self._environment()
         except (RuntimeError, OSError) as error:
-            self.fail("PackageInstallFailed", str(error))
+            self.record(facts.FAILED, "PackageInstallFailed", str(error))
             return 1
-        signal.signal(signal.SIGTERM, _TERMINATION.handle)
         values: dict[LateValue, str] = {}
         cache = None
         try:
@@ -230,12 +243,12 @@ class Supervisor:
                         },
                     )
                 except caches.CacheStartError as error:
-                    self.fail("DataCacheFailed", str(error))
+                    self.record(facts.FAILED, "DataCacheFailed", str(error))
                     return 1
                 self.keep.add(cache.pid)
             final = self._run_jobset(values, env, detach)
         except _TerminatedError:  # while the cache was starting
-            self.fail(*self._termination())
+            self.record(*self.termination())
             return 1
         finally:
             if cache is not None:
@@ -245,22 +258,16 @@ class Supervisor:
             write_json(self.job_dir.state, self.state)
         return 0 if final.get("terminalState") == "Completed" else 1
 
-    def _termination(self) -> tuple[str, str]:
-        """Why SIGTERM arrived: the job was stopped or deleted (through the guardian), or the
-        guardian died."""
-        if self.guardian is None or os.getppid() == self.guardian:
-            if self.job_dir.stop_requested.exists():
-                return "Stopped", "the job was stopped; its logs and metrics are kept"
-            return "Deleted", "the job was deleted"
-        return SUPERVISOR_LOST, f"the job's guardian process (pid {self.guardian}) was killed"
-
-    def _terminated_condition(self) -> tuple[str, str, str]:
-        """The JobSet condition after SIGTERM: Failed when stopped or when the guardian died,
-        else Suspended (``spec.suspend``) or Preempted (``suspension``)."""
-        reason, message = self._termination()
-        if reason == "Deleted":
-            return suspension.termination(self.job_dir)
-        return "Failed", reason, message
+    def termination(self) -> tuple[str, str, str]:
+        """What SIGTERM means, as a fact (kind, reason, message): the job was stopped, or the
+        guardian died (Failed); else it is suspended (``spec.suspend``), deleted or preempted
+        (``suspension.termination``)."""
+        if self.guardian is not None and os.getppid() != self.guardian:
+            message = f"the job's guardian process (pid {self.guardian}) was killed"
+            return facts.FAILED, facts.SUPERVISOR_LOST, message
+        if self.job_dir.stop_requested.exists():
+            return facts.FAILED, facts.STOPPED, STOPPED_MESSAGE
+        return suspension.termination(self.job_dir)
 
     def _adopted(self) -> list[processes.ProcessIdentity]:
         """Orphans of the pods that this process (a subreaper) adopted."""
@@ -281,7 +288,9 @@ class Supervisor:
             return runner.run(suspended=bool(self.jobset.get("spec", {}).get("suspend")))
         except _TerminatedError:
             runner.end_all()
-            return runner.publish(self._terminated_condition())
+            final = runner.publish()
+            self.record(*self.termination())
+            return final
         finally:
             runner.end_all()
 
@@ -341,7 +350,7 @@ def _stop_when_parent_exits(runner: JobSetRunner) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point."""
+    """Entry point (started with SIGTERM blocked: see the module's docstring)."""
     parser = argparse.ArgumentParser(prog="trainer-sdk-supervisor")
     parser.add_argument("job_dir", type=Path)
     parser.add_argument("--detach", action="store_true")
@@ -359,12 +368,16 @@ def main(argv: list[str] | None = None) -> int:
     me = processes.ProcessIdentity.of(os.getpid())
     code = 1
     try:
+        signal.signal(signal.SIGTERM, _TERMINATION.handle)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
         code = supervisor.run(args.detach)
-    except _TerminatedError:  # outside the places that expect it: still the job's end
-        supervisor.fail(*supervisor._termination())
+    except _TerminatedError:  # before the pods (installing packages), or after: the job's end
+        supervisor.record(*supervisor.termination())
     except BaseException as error:  # whatever it was, the job must read Failed
         traceback.print_exc()
-        supervisor.fail("SupervisorFailed", f"the job's supervisor failed: {error!r}")
+        supervisor.record(
+            facts.FAILED, "SupervisorFailed", f"the job's supervisor failed: {error!r}"
+        )
     finally:
         # Nothing of the job outlives it: what is still below this process (orphans it adopted
         # as a subreaper) or carries the job's token.
