@@ -1,4 +1,5 @@
-"""A small asyncio Kubernetes API client: the reads and writes the operator makes, rate-limited.
+"""A small asyncio Kubernetes API client: the reads, writes and watches the operator makes,
+rate-limited.
 
 Errors carry the HTTP status; ``ApiStatusError.transient`` says whether a retry may succeed
 (conflicts, throttling and server errors).
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, Final
 
 import aiohttp
@@ -116,17 +117,42 @@ class KubeClient:
             method, path, data=data, params=params, headers={"Content-Type": content_type}
         ) as response:
             text = await response.text()
-            payload = json.loads(text) if text else None
             if response.status >= 400:
-                status = payload if isinstance(payload, Mapping) else {}
-                raise ApiStatusError(
-                    response.status,
-                    status.get("reason", ""),
-                    status.get("message", text),
-                    method,
-                    path,
-                )
-            return payload
+                raise _status_error(response.status, text, method, path)
+            return json.loads(text) if text else None
+
+    async def watch(
+        self, path: str, resource_version: str, timeout_seconds: int
+    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """The (type, object) events of a collection after ``resource_version``, until the server
+        ends the stream; an ``ERROR`` event is raised as the ApiStatusError it carries (410: the
+        version is too old, list again)."""
+        await self._bucket.take()
+        params = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        # No total deadline: the stream is meant to stay open; a silent one ends by sock_read.
+        timeout = aiohttp.ClientTimeout(total=None, sock_read=timeout_seconds + 30)
+        async with self._open().get(path, params=params, timeout=timeout) as response:
+            if response.status >= 400:
+                raise _status_error(response.status, await response.text(), "GET", path)
+            pending = bytearray()  # objects can be larger than aiohttp's line limit
+            async for chunk in response.content.iter_any():
+                pending += chunk
+                *lines, rest = pending.split(b"\n")
+                pending = bytearray(rest)
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    if event.get("type") == "ERROR":
+                        status = event["object"]
+                        code = int(status.get("code") or 500)
+                        raise _status_error(code, json.dumps(status), "WATCH", path)
+                    yield event["type"], event["object"]
 
     async def get(self, path: str) -> dict[str, Any] | None:
         """The object, or None when it does not exist."""
@@ -178,6 +204,17 @@ class KubeClient:
         except ApiStatusError as error:
             if error.code != 404:
                 raise
+
+
+def _status_error(code: int, text: str, method: str, path: str) -> ApiStatusError:
+    """The error of an answer with ``code``, from the Status object in ``text`` when it is one."""
+    try:
+        status = json.loads(text)
+    except ValueError:
+        status = None
+    if not isinstance(status, Mapping):
+        status = {}
+    return ApiStatusError(code, status.get("reason", ""), status.get("message", text), method, path)
 
 
 def _as_object(payload: Any, method: str, path: str) -> dict[str, Any]:

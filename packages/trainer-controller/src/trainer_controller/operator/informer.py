@@ -1,7 +1,8 @@
-"""An informer cache: the objects the watches have delivered, read instead of the API server.
+"""Informers: each lists one resource and then watches it; their cache is read instead of the
+API server.
 
-kopf's watches already bring every TrainJob, runtime and owned object to the operator; keeping
-the newest copy of each lets a reconcile read from memory. Only presence is trusted: an object the
+The watches bring every TrainJob, runtime and owned object to the operator; keeping the newest
+copy of each lets a reconcile read from memory. Only presence is trusted: an object the
 cache lacks may simply not have been delivered yet (a fresh leader, a just-created object), so
 that read goes to the API server. This matters for objects whose absence triggers a creation,
 like the SSH Secret, whose keys must never be generated twice. Objects the reconcile writes are
@@ -13,15 +14,27 @@ missed, for instance while reconnecting, is noticed within that bound.
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import logging
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Final
 
-from trainer_controller.operator.apiclient import KubeClient, resource_path
+import aiohttp
+
+from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
 from trainer_controller.operator.metrics import OperatorMetrics
+from trainer_controller.operator.ratelimit import Backoff
 
-__all__ = ["CachedReader", "ObjectCache"]
+__all__ = ["CachedReader", "Handler", "Informer", "ObjectCache"]
+
+logger = logging.getLogger(__name__)
+
+_RECONNECT: Final = Backoff(0.1, 30.0)
+
+Handler = Callable[[str | None, dict[str, Any]], None]
+"""Takes a watch event's type (None for an object listed) and its object."""
 
 
 def _path_of(obj: Mapping[str, Any]) -> str:
@@ -96,3 +109,68 @@ class CachedReader:
     def forget(self, path: str) -> None:
         """An object this operator deleted."""
         self._cache.forget(path)
+
+
+class Informer:
+    """One collection's objects, listed and then watched, each handed to ``handle``.
+
+    client-go's reflector loop: list (every object handed over with event type None), watch from
+    the list's resourceVersion, and when the server ends the stream watch again from the last
+    version seen; a version the server no longer keeps (410) lists again. A collection that is
+    not served when first listed (404: its CRD is not installed) is not watched. Every other
+    failure is retried after ``backoff``.
+    """
+
+    def __init__(
+        self,
+        client: KubeClient,
+        path: str,
+        handle: Handler,
+        backoff: Backoff = _RECONNECT,
+        watch_seconds: int = 300,
+    ) -> None:
+        self._client, self._path, self._handle = client, path, handle
+        self._backoff, self._watch_seconds = backoff, watch_seconds
+
+    async def run(self) -> None:
+        """List and watch until cancelled; returns only when the collection is not served."""
+        version: str | None = None
+        served, failures = False, 0
+        while True:
+            try:
+                if version is None:
+                    version = await self._list()
+                    served = True
+                async for event_type, obj in self._client.watch(
+                    self._path, version, self._watch_seconds
+                ):
+                    version = obj["metadata"]["resourceVersion"]
+                    if event_type != "BOOKMARK":
+                        self._handle(event_type, obj)
+                failures = 0
+                continue
+            except ApiStatusError as error:
+                if error.code == 404 and not served:
+                    logger.info("not served, so not watched", extra={"path": self._path})
+                    return
+                if error.code == 410:
+                    version = None
+                    continue
+                reason = str(error)
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+                reason = f"{type(error).__name__}: {error}"
+            failures += 1
+            delay = self._backoff.delay(failures)
+            logger.warning(
+                "watch failed; retrying",
+                extra={"path": self._path, "retry_in_seconds": delay, "error": reason},
+            )
+            await asyncio.sleep(delay)
+
+    async def _list(self) -> str:
+        """Hand every object over; the list's resourceVersion."""
+        listed = await self._client.request("GET", self._path)
+        kind = str(listed.get("kind", "")).removesuffix("List")
+        for item in listed["items"]:  # items of a list may leave out their kind
+            self._handle(None, {"apiVersion": listed.get("apiVersion"), "kind": kind, **item})
+        return str(listed["metadata"]["resourceVersion"])

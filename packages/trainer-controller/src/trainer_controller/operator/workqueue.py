@@ -15,6 +15,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from trainer_controller.operator.ratelimit import Backoff
+
 __all__ = ["WorkQueue"]
 
 K = TypeVar("K")
@@ -29,7 +31,7 @@ class WorkQueue(Generic[K]):
         max_delay: float = 300.0,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        self._base, self._max = base_delay, max_delay
+        self._backoff = Backoff(base_delay, max_delay)
         self._clock = clock or (lambda: asyncio.get_running_loop().time())
         self._ready: deque[K] = deque()
         self._queued: set[K] = set()
@@ -62,9 +64,8 @@ class WorkQueue(Generic[K]):
 
     def retry(self, key: K) -> float:
         """Queue ``key`` again after its next back-off delay (doubling per failure); the delay."""
-        failures = self._failures.get(key, 0)
-        self._failures[key] = failures + 1
-        delay = min(self._max, self._base * 2.0**failures)
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        delay = self._backoff.delay(failures)
         self.add_after(key, delay)
         return delay
 
