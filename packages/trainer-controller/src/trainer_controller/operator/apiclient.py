@@ -9,15 +9,24 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
-from typing import Any, Final
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Final, TypeVar
 
 import aiohttp
 
 from trainer_controller.operator.credentials import Credentials
 from trainer_controller.operator.ratelimit import TokenBucket
 
-__all__ = ["FIELD_MANAGER", "ApiStatusError", "KubeClient", "plural_of", "resource_path"]
+__all__ = [
+    "FIELD_MANAGER",
+    "ApiStatusError",
+    "KubeClient",
+    "plural_of",
+    "resource_path",
+    "retry_on_conflict",
+]
+
+T = TypeVar("T")
 
 FIELD_MANAGER: Final = "trainer"
 _TRANSIENT: Final = frozenset({409, 429, 500, 502, 503, 504})
@@ -34,6 +43,19 @@ class ApiStatusError(Exception):
     @property
     def transient(self) -> bool:
         return self.code in _TRANSIENT
+
+
+async def retry_on_conflict(attempt: Callable[[], Awaitable[T]], attempts: int) -> T:
+    """``attempt()``, run again (``attempts`` times in all) while it fails with 409 Conflict:
+    a read-modify-write whose object another writer changed reads it again, as client-go's
+    ``RetryOnConflict``. The last conflict is raised."""
+    for remaining in reversed(range(attempts)):
+        try:
+            return await attempt()
+        except ApiStatusError as error:
+            if error.code != 409 or not remaining:
+                raise
+    raise ValueError(f"attempts: expected at least 1, got {attempts}")
 
 
 def plural_of(kind: str) -> str:

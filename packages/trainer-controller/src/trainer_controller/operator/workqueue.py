@@ -8,7 +8,6 @@ retried with exponential back-off per key; ``requeue_after`` schedules a later p
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import itertools
 from collections import deque
@@ -91,8 +90,13 @@ class WorkQueue(Generic[K]):
                 self._processing.add(key)
                 return key
             self._wake.clear()
-            with contextlib.suppress(asyncio.TimeoutError):  # timing out: a delayed key came due
-                await asyncio.wait_for(self._wake.wait(), timeout=wait)
+            # asyncio.wait, not wait_for: wait_for can swallow a cancellation that arrives as the
+            # wake-up does, leaving a stopped worker waiting forever (Python 3.11).
+            waiter = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait((waiter,), timeout=wait)  # a timeout: a delayed key came due
+            finally:
+                waiter.cancel()
 
     def done(self, key: K) -> None:
         """Release ``key``; if it was added while processing, queue it again."""
