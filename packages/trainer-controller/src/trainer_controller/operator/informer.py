@@ -9,7 +9,8 @@ like the SSH Secret, whose keys must never be generated twice. Objects the recon
 stored as the API server returned them, so the next pass sees its own writes; a watch event
 older than what is stored (by resourceVersion) does not replace it. An entry not refreshed by an
 event or a read for ``max_age`` seconds is read again (a resync), so a deletion the watches
-missed, for instance while reconnecting, is noticed within that bound.
+missed, for instance while reconnecting, is noticed within that bound. The cache also answers
+which objects an owner has (by its uid), as controller-runtime's field indexers do.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import asyncio
 import copy
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 import aiohttp
@@ -43,6 +45,12 @@ def _path_of(obj: Mapping[str, Any]) -> str:
     return resource_path(obj["apiVersion"], obj["kind"], namespace, name)
 
 
+def _owner_uids(obj: Mapping[str, Any]) -> Iterator[str]:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("uid"):
+            yield str(ref["uid"])
+
+
 def _version(obj: Mapping[str, Any]) -> int | None:
     value = (obj.get("metadata") or {}).get("resourceVersion")
     return int(value) if isinstance(value, str) and value.isdigit() else None
@@ -54,6 +62,7 @@ class ObjectCache:
     def __init__(self, max_age: float = 300.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._max_age, self._clock = max_age, clock
         self._objects: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._owned: defaultdict[str, set[str]] = defaultdict(set)  # owner uid -> paths
 
     def observe(self, event_type: str | None, body: Mapping[str, Any]) -> None:
         """Take a watch event (``None`` for objects listed when a watch starts)."""
@@ -63,7 +72,9 @@ class ObjectCache:
             self.remember(body)
 
     def forget(self, path: str) -> None:
-        self._objects.pop(path, None)
+        _, stored = self._objects.pop(path, (0.0, None))
+        for uid in _owner_uids(stored or {}):
+            self._owned[uid].discard(path)
 
     def remember(self, obj: Mapping[str, Any]) -> None:
         """Store ``obj`` unless a newer version of it is already stored."""
@@ -72,6 +83,10 @@ class ObjectCache:
         new, old = _version(obj), _version(stored) if stored is not None else None
         if stored is None or new is None or old is None or new >= old:
             self._objects[path] = (self._clock(), copy.deepcopy(dict(obj)))
+            for uid in _owner_uids(stored or {}):
+                self._owned[uid].discard(path)
+            for uid in _owner_uids(obj):
+                self._owned[uid].add(path)
 
     def get(self, path: str) -> dict[str, Any] | None:
         """A copy of the stored object (the caller may change it); None when not seen lately."""
@@ -79,6 +94,11 @@ class ObjectCache:
         if stored is None or self._clock() - stamp > self._max_age:
             return None
         return copy.deepcopy(stored)
+
+    def owned_by(self, uid: str) -> list[dict[str, Any]]:
+        """Copies of the objects seen lately whose ownerReferences name ``uid``, by path."""
+        found = (self.get(path) for path in sorted(self._owned.get(uid, ())))
+        return [obj for obj in found if obj is not None]
 
     def __len__(self) -> int:
         return len(self._objects)
@@ -101,6 +121,11 @@ class CachedReader:
         if found is not None:
             self._cache.remember(found)
         return found
+
+    def owned_by(self, uid: str) -> list[dict[str, Any]]:
+        """The objects the cache knows the owner with ``uid`` has (no API call: the reconcile
+        confirms by a read whatever it would create)."""
+        return self._cache.owned_by(uid)
 
     def remember(self, obj: Mapping[str, Any]) -> None:
         """An object as the API server returned it from a write."""

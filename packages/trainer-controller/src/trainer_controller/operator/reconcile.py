@@ -1,4 +1,5 @@
-"""One level-triggered reconcile of one TrainJob: observe, ``build``, apply the Plan, write status.
+"""One level-triggered reconcile of one TrainJob: observe, ``build`` once, apply the Plan, write
+status.
 
 Idempotent: run it any number of times for the same state and it writes nothing after the first
 pass. Objects already as the Plan wants them are not applied again; status is written only when
@@ -14,7 +15,6 @@ from datetime import datetime, timezone
 from typing import Any, Final
 
 import trainer_api
-from mpi_runtime import SSHKeyPair
 from trainer_runtime import Observed, Plan, Settings, build
 
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
@@ -28,7 +28,6 @@ logger = logging.getLogger(__name__)
 
 # The progress endpoint owns status.trainerStatus; the reconcile never writes it.
 _PROGRESS_FIELDS: Final = frozenset({"trainerStatus"})
-_PLACEHOLDER_KEYS: Final = SSHKeyPair(private_key="", public_key="")
 
 
 def contains(actual: Any, wanted: Any) -> bool:
@@ -89,32 +88,22 @@ class Reconciler:
             return None  # gone, or going: owner references clean up the rest
         job = _Job(namespace, name, manifest)
         runtime = await self._runtime(job)
-        now = self._clock()
-        observed, draft = await self._observe(job, runtime, now)
-        # Nothing to apply: the draft is the plan (the key generator only shapes applied objects).
-        plan = (
-            build(manifest, runtime, observed, now, settings=self._settings)
-            if draft.apply
-            else draft
+        jobset = await self._get(
+            resource_path(trainer_api.JOBSET_API_VERSION, "JobSet", namespace, name)
         )
-        applied = await self._apply(job, plan, observed)
-        status = plan.status.to_dict() if plan.status is not None else None
-        if applied:
-            # Converge in memory: the status as it is with the objects just applied, so that a
-            # new job costs one status write rather than one now and one when the JobSet shows up.
-            after = Observed(
-                jobset=next((obj for obj in applied if obj["kind"] == "JobSet"), observed.jobset),
-                objects=(*observed.objects, *(obj for obj in applied if obj["kind"] != "JobSet")),
-            )
-            settled = build(
-                {**manifest, "status": status or manifest.get("status")},
-                runtime,
-                after,
-                now,
-                settings=self._settings,
-            )
-            status = settled.status.to_dict() if settled.status is not None else status
-        await self._write_status(job, status)
+        owned = self._reader.owned_by(manifest["metadata"]["uid"]) if self._reader else []
+        observed = Observed(
+            jobset=jobset, objects=tuple(obj for obj in owned if obj["kind"] != "JobSet")
+        )
+        now = self._clock()
+        plan = build(manifest, runtime, observed, now, settings=self._settings)
+        if found := await self._unobserved(job, plan, observed):
+            # The plan would create objects that exist (the cache had not seen them yet): plan
+            # again with them, so that nothing that exists is made anew (an SSH key, a snapshot).
+            observed = Observed(jobset=jobset, objects=(*observed.objects, *found))
+            plan = build(manifest, runtime, observed, now, settings=self._settings)
+        await self._apply(job, plan, observed)
+        await self._write_status(job, plan.status.to_dict() if plan.status is not None else None)
         return plan.requeue_after.total_seconds() if plan.requeue_after is not None else None
 
     async def _get(self, path: str) -> dict[str, Any] | None:
@@ -134,32 +123,15 @@ class Reconciler:
             resource_path(trainer_api.TRAINER_API_VERSION, kind, namespace, ref["name"])
         )
 
-    async def _observe(
-        self, job: _Job, runtime: Mapping[str, Any] | None, now: datetime
-    ) -> tuple[Observed, Plan]:
-        """The JobSet, and every other object the Plan would apply, as they are now; the draft.
-
-        A draft ``build`` with a placeholder key generator names the objects; only those are read,
-        so the cost does not grow with the number of objects in the namespace.
-        """
-        jobset = await self._get(
-            resource_path(trainer_api.JOBSET_API_VERSION, "JobSet", job.namespace, job.name)
-        )
-        names = build(
-            job.manifest,
-            runtime,
-            Observed(jobset=jobset),
-            now,
-            settings=Settings(
-                ssh_keypair=lambda: _PLACEHOLDER_KEYS, status_server=self._settings.status_server
-            ),
-        )
-        objects = []
-        for manifest in names.apply:
-            if manifest["kind"] == "JobSet":
-                continue
+    async def _unobserved(self, job: _Job, plan: Plan, observed: Observed) -> list[dict[str, Any]]:
+        """The objects ``plan`` applies that ``observed`` lacks but that exist (read, so their
+        absence is confirmed by the API server)."""
+        found = []
+        for manifest in plan.apply:
             metadata = manifest["metadata"]
-            found = await self._get(
+            if manifest["kind"] == "JobSet" or observed.find(manifest["kind"], metadata["name"]):
+                continue
+            obj = await self._get(
                 resource_path(
                     manifest["apiVersion"],
                     manifest["kind"],
@@ -167,13 +139,12 @@ class Reconciler:
                     metadata["name"],
                 )
             )
-            if found is not None:
-                objects.append(found)
-        return Observed(jobset=jobset, objects=tuple(objects)), names
+            if obj is not None:
+                found.append(obj)
+        return found
 
-    async def _apply(self, job: _Job, plan: Plan, observed: Observed) -> list[dict[str, Any]]:
-        """Apply what is not yet as planned, delete what the plan deletes; the applied objects."""
-        applied: list[dict[str, Any]] = []
+    async def _apply(self, job: _Job, plan: Plan, observed: Observed) -> None:
+        """Apply what is not yet as planned, delete what the plan deletes."""
         seen: dict[tuple[str, str], Any] = {
             (obj["kind"], obj["metadata"]["name"]): obj for obj in observed.objects
         }
@@ -183,8 +154,7 @@ class Reconciler:
             if contains(seen.get((manifest["kind"], manifest["metadata"]["name"])), manifest):
                 continue
             try:
-                applied.append(await self._client.apply(manifest))
-                self._wrote(applied[-1])
+                self._wrote(await self._client.apply(manifest))
             except ApiStatusError as error:
                 if not error.transient:
                     await self._events.warn(
@@ -202,7 +172,6 @@ class Reconciler:
             if self._reader is not None:
                 self._reader.forget(path)
             self._metrics.writes.labels("delete").inc()
-        return applied
 
     async def _write_status(self, job: _Job, status: Mapping[str, Any] | None) -> None:
         if status is None:
