@@ -21,6 +21,7 @@ __all__ = [
     "FIELD_MANAGER",
     "ApiStatusError",
     "KubeClient",
+    "object_path",
     "plural_of",
     "resource_path",
     "retry_on_conflict",
@@ -81,6 +82,13 @@ def resource_path(
     if subresource:
         parts.append(subresource)
     return "/".join(parts)
+
+
+def object_path(obj: Mapping[str, Any], namespace: str | None = None) -> str:
+    """The URL path of a manifest's object (in ``namespace`` when the manifest names none)."""
+    metadata = obj["metadata"]
+    namespace = metadata.get("namespace") or namespace
+    return resource_path(obj["apiVersion"], obj["kind"], namespace, metadata["name"])
 
 
 class _Throttle:
@@ -193,14 +201,7 @@ class KubeClient:
         self, manifest: Mapping[str, Any], subresource: str | None = None
     ) -> dict[str, Any]:
         """Server-side apply under field manager ``trainer``, taking ownership on conflicts."""
-        metadata = manifest["metadata"]
-        path = resource_path(
-            manifest["apiVersion"],
-            manifest["kind"],
-            metadata.get("namespace"),
-            metadata["name"],
-            subresource,
-        )
+        path = object_path(manifest) + (f"/{subresource}" if subresource else "")
         applied = await self.request(
             "PATCH",
             path,

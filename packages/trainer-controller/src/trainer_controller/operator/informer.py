@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import aiohttp
 
-from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
+from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, object_path
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.ratelimit import Backoff
 
@@ -34,15 +34,10 @@ __all__ = ["CachedReader", "Handler", "Informer", "ObjectCache"]
 logger = logging.getLogger(__name__)
 
 _RECONNECT: Final = Backoff(0.1, 30.0)
+_WATCH_SECONDS: Final = 300  # the API server ends a watch after this; it is then resumed
 
 Handler = Callable[[str | None, dict[str, Any]], None]
 """Takes a watch event's type (None for an object listed) and its object."""
-
-
-def _path_of(obj: Mapping[str, Any]) -> str:
-    metadata = obj.get("metadata") or {}
-    namespace, name = metadata.get("namespace"), metadata["name"]
-    return resource_path(obj["apiVersion"], obj["kind"], namespace, name)
 
 
 def _owner_uids(obj: Mapping[str, Any]) -> Iterator[str]:
@@ -67,7 +62,7 @@ class ObjectCache:
     def observe(self, event_type: str | None, body: Mapping[str, Any]) -> None:
         """Take a watch event (``None`` for objects listed when a watch starts)."""
         if event_type == "DELETED":
-            self.forget(_path_of(body))
+            self.forget(object_path(body))
         else:
             self.remember(body)
 
@@ -78,7 +73,7 @@ class ObjectCache:
 
     def remember(self, obj: Mapping[str, Any]) -> None:
         """Store ``obj`` unless a newer version of it is already stored."""
-        path = _path_of(obj)
+        path = object_path(obj)
         _, stored = self._objects.get(path, (0.0, None))
         new, old = _version(obj), _version(stored) if stored is not None else None
         if stored is None or new is None or old is None or new >= old:
@@ -143,19 +138,11 @@ class Informer:
     the list's resourceVersion, and when the server ends the stream watch again from the last
     version seen; a version the server no longer keeps (410) lists again. A collection that is
     not served when first listed (404: its CRD is not installed) is not watched. Every other
-    failure is retried after ``backoff``.
+    failure is retried after a back-off (0.1 s doubling to 30 s).
     """
 
-    def __init__(
-        self,
-        client: KubeClient,
-        path: str,
-        handle: Handler,
-        backoff: Backoff = _RECONNECT,
-        watch_seconds: int = 300,
-    ) -> None:
+    def __init__(self, client: KubeClient, path: str, handle: Handler) -> None:
         self._client, self._path, self._handle = client, path, handle
-        self._backoff, self._watch_seconds = backoff, watch_seconds
 
     async def run(self) -> None:
         """List and watch until cancelled; returns only when the collection is not served."""
@@ -167,7 +154,7 @@ class Informer:
                     version = await self._list()
                     served = True
                 async for event_type, obj in self._client.watch(
-                    self._path, version, self._watch_seconds
+                    self._path, version, _WATCH_SECONDS
                 ):
                     version = obj["metadata"]["resourceVersion"]
                     if event_type != "BOOKMARK":
@@ -185,7 +172,7 @@ class Informer:
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
                 reason = f"{type(error).__name__}: {error}"
             failures += 1
-            delay = self._backoff.delay(failures)
+            delay = _RECONNECT.delay(failures)
             logger.warning(
                 "watch failed; retrying",
                 extra={"path": self._path, "retry_in_seconds": delay, "error": reason},

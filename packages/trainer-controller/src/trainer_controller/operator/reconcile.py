@@ -17,7 +17,12 @@ from typing import Any, Final
 import trainer_api
 from trainer_runtime import Observed, Plan, Settings, build
 
-from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
+from trainer_controller.operator.apiclient import (
+    ApiStatusError,
+    KubeClient,
+    object_path,
+    resource_path,
+)
 from trainer_controller.operator.events import EventRecorder
 from trainer_controller.operator.informer import CachedReader
 from trainer_controller.operator.metrics import OperatorMetrics
@@ -128,17 +133,10 @@ class Reconciler:
         absence is confirmed by the API server)."""
         found = []
         for manifest in plan.apply:
-            metadata = manifest["metadata"]
-            if manifest["kind"] == "JobSet" or observed.find(manifest["kind"], metadata["name"]):
+            name = manifest["metadata"]["name"]
+            if manifest["kind"] == "JobSet" or observed.find(manifest["kind"], name):
                 continue
-            obj = await self._get(
-                resource_path(
-                    manifest["apiVersion"],
-                    manifest["kind"],
-                    metadata.get("namespace") or job.namespace,
-                    metadata["name"],
-                )
-            )
+            obj = await self._get(object_path(manifest, job.namespace))
             if obj is not None:
                 found.append(obj)
         return found
