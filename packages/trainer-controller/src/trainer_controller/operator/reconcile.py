@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Final
 
@@ -26,6 +25,7 @@ from trainer_controller.operator.apiclient import (
 from trainer_controller.operator.events import EventRecorder
 from trainer_controller.operator.informer import CachedReader
 from trainer_controller.operator.metrics import OperatorMetrics
+from trainer_controller.operator.watching import runtime_path
 
 __all__ = ["Reconciler", "contains", "status_patch"]
 
@@ -59,13 +59,6 @@ def status_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, An
     return patch
 
 
-@dataclass(frozen=True)
-class _Job:
-    namespace: str
-    name: str
-    manifest: dict[str, Any]
-
-
 class Reconciler:
     """Drives ``build`` for TrainJobs through a KubeClient."""
 
@@ -91,8 +84,8 @@ class Reconciler:
         self._metrics.record_trainjob((namespace, name), manifest)
         if manifest is None or (manifest.get("metadata") or {}).get("deletionTimestamp"):
             return None  # gone, or going: owner references clean up the rest
-        job = _Job(namespace, name, manifest)
-        runtime = await self._runtime(job)
+        path = runtime_path(manifest, namespace)
+        runtime = await self._get(path) if path is not None else None  # build reports a bad ref
         jobset = await self._get(
             resource_path(trainer_api.JOBSET_API_VERSION, "JobSet", namespace, name)
         )
@@ -102,13 +95,15 @@ class Reconciler:
         )
         now = self._clock()
         plan = build(manifest, runtime, observed, now, settings=self._settings)
-        if found := await self._unobserved(job, plan, observed):
+        if found := await self._unobserved(namespace, plan, observed):
             # The plan would create objects that exist (the cache had not seen them yet): plan
             # again with them, so that nothing that exists is made anew (an SSH key, a snapshot).
             observed = Observed(jobset=jobset, objects=(*observed.objects, *found))
             plan = build(manifest, runtime, observed, now, settings=self._settings)
-        await self._apply(job, plan, observed)
-        await self._write_status(job, plan.status.to_dict() if plan.status is not None else None)
+        await self._apply(manifest, plan, observed)
+        await self._write_status(
+            manifest, plan.status.to_dict() if plan.status is not None else None
+        )
         return plan.requeue_after.total_seconds() if plan.requeue_after is not None else None
 
     async def _get(self, path: str) -> dict[str, Any] | None:
@@ -118,17 +113,9 @@ class Reconciler:
         if self._reader is not None:
             self._reader.remember(obj)
 
-    async def _runtime(self, job: _Job) -> dict[str, Any] | None:
-        ref = (job.manifest.get("spec") or {}).get("runtimeRef") or {}
-        kind = ref.get("kind") or "ClusterTrainingRuntime"
-        if kind not in ("TrainingRuntime", "ClusterTrainingRuntime") or not ref.get("name"):
-            return None  # build reports the unsupported reference in the status
-        namespace = job.namespace if kind == "TrainingRuntime" else None
-        return await self._get(
-            resource_path(trainer_api.TRAINER_API_VERSION, kind, namespace, ref["name"])
-        )
-
-    async def _unobserved(self, job: _Job, plan: Plan, observed: Observed) -> list[dict[str, Any]]:
+    async def _unobserved(
+        self, namespace: str, plan: Plan, observed: Observed
+    ) -> list[dict[str, Any]]:
         """The objects ``plan`` applies that ``observed`` lacks but that exist (read, so their
         absence is confirmed by the API server)."""
         found = []
@@ -136,18 +123,19 @@ class Reconciler:
             name = manifest["metadata"]["name"]
             if manifest["kind"] == "JobSet" or observed.find(manifest["kind"], name):
                 continue
-            obj = await self._get(object_path(manifest, job.namespace))
+            obj = await self._get(object_path(manifest, namespace))
             if obj is not None:
                 found.append(obj)
         return found
 
-    async def _apply(self, job: _Job, plan: Plan, observed: Observed) -> None:
+    async def _apply(self, job: Mapping[str, Any], plan: Plan, observed: Observed) -> None:
         """Apply what is not yet as planned, delete what the plan deletes."""
+        namespace, name = job["metadata"]["namespace"], job["metadata"]["name"]
         seen: dict[tuple[str, str], Any] = {
             (obj["kind"], obj["metadata"]["name"]): obj for obj in observed.objects
         }
         if observed.jobset is not None:
-            seen[("JobSet", job.name)] = observed.jobset_doc()
+            seen[("JobSet", name)] = observed.jobset_doc()
         for manifest in plan.apply:
             if contains(seen.get((manifest["kind"], manifest["metadata"]["name"])), manifest):
                 continue
@@ -156,33 +144,23 @@ class Reconciler:
             except ApiStatusError as error:
                 if not error.transient:
                     await self._events.warn(
-                        job.manifest,
+                        job,
                         "CreationFailed",
                         f"{manifest['kind']} {manifest['metadata']['name']}: {error.message}",
                     )
                 raise
             self._metrics.writes.labels("apply").inc()
         for ref in plan.delete:
-            path = resource_path(
-                ref.api_version, ref.kind, ref.namespace or job.namespace, ref.name
-            )
+            path = resource_path(ref.api_version, ref.kind, ref.namespace or namespace, ref.name)
             await self._client.delete(path)
             if self._reader is not None:
                 self._reader.forget(path)
             self._metrics.writes.labels("delete").inc()
 
-    async def _write_status(self, job: _Job, status: Mapping[str, Any] | None) -> None:
-        if status is None:
-            return
-        patch = status_patch(job.manifest.get("status") or {}, status)
+    async def _write_status(self, job: Mapping[str, Any], status: Mapping[str, Any] | None) -> None:
+        patch = status_patch(job.get("status") or {}, status) if status is not None else None
         if not patch:
             return
-        self._wrote(
-            await self._client.merge_patch(
-                resource_path(
-                    trainer_api.TRAINER_API_VERSION, "TrainJob", job.namespace, job.name, "status"
-                ),
-                {"status": patch},
-            )
-        )
+        path = object_path(job) + "/status"
+        self._wrote(await self._client.merge_patch(path, {"status": patch}))
         self._metrics.writes.labels("status").inc()

@@ -26,6 +26,7 @@ __all__ = [
     "optimization_owner_keys",
     "owner_keys",
     "runtime_key",
+    "runtime_path",
 ]
 
 Key = tuple[str, str]
@@ -65,6 +66,23 @@ def runtime_key(trainjob: Mapping[str, Any]) -> RuntimeKey:
     kind = ref.get("kind") or "ClusterTrainingRuntime"
     namespace = trainjob["metadata"].get("namespace") if kind == "TrainingRuntime" else None
     return (kind, ref.get("name") or "", namespace)
+
+
+def runtime_path(job: Mapping[str, Any], namespace: object) -> str | None:
+    """The API path of the runtime ``job`` references, or None when the reference is unusable
+    (its rules then report it): only DNS-1123 names ever reach a URL."""
+    spec = job.get("spec")
+    ref = spec.get("runtimeRef") if isinstance(spec, Mapping) else None
+    if not isinstance(ref, Mapping):
+        return None
+    kind, name = ref.get("kind") or "ClusterTrainingRuntime", ref.get("name")
+    if not trainer_api.is_dns1123_subdomain(name):
+        return None
+    if kind == "ClusterTrainingRuntime":
+        return resource_path(trainer_api.TRAINER_API_VERSION, kind, None, name)
+    if kind == "TrainingRuntime" and trainer_api.is_dns1123_label(namespace):
+        return resource_path(trainer_api.TRAINER_API_VERSION, kind, namespace, name)
+    return None
 
 
 def _key(body: Mapping[str, Any]) -> Key:

@@ -20,6 +20,7 @@ from trainer_controller.operator.apiclient import KubeClient, resource_path
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.offload import Busy, Offload
 from trainer_controller.operator.servers import BodyTooLarge, read_body
+from trainer_controller.operator.watching import runtime_path
 
 __all__ = ["WEBHOOK_PATHS", "webhook_routes"]
 
@@ -45,23 +46,6 @@ _KINDS: Final = {
 Decide = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
 
 
-def _runtime_path(job: Mapping[str, Any], namespace: object) -> str | None:
-    """The API path of the runtime ``job`` references, or None when the reference is unusable
-    (its rules then report it): only DNS-1123 names ever reach a URL."""
-    spec = job.get("spec")
-    ref = spec.get("runtimeRef") if isinstance(spec, Mapping) else None
-    if not isinstance(ref, Mapping):
-        return None
-    kind, name = ref.get("kind") or "ClusterTrainingRuntime", ref.get("name")
-    if not trainer_api.is_dns1123_subdomain(name):
-        return None
-    if kind == "ClusterTrainingRuntime":
-        return resource_path(trainer_api.TRAINER_API_VERSION, kind, None, name)
-    if kind == "TrainingRuntime" and trainer_api.is_dns1123_label(namespace):
-        return resource_path(trainer_api.TRAINER_API_VERSION, kind, namespace, name)
-    return None
-
-
 def webhook_routes(
     client: KubeClient,
     metrics: OperatorMetrics,
@@ -83,7 +67,7 @@ def webhook_routes(
         obj = request["object"]
         old = request.get("oldObject")
         namespace = request.get("namespace")
-        path = _runtime_path(obj, namespace)
+        path = runtime_path(obj, namespace)
         runtime = await client.get(path) if path is not None else None
         jobset = await jobset_of(obj, namespace) if needs_jobset(obj, old) else None
         errors = await pool.run(admission.validation_errors, obj, old, runtime, jobset)
