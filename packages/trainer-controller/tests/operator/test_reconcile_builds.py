@@ -1,5 +1,6 @@
-"""One reconcile builds once: ``build`` counted per pass against the stand-in, for a new job that
-gets its objects (with and without the informer cache) and for the passes after it."""
+"""One reconcile admits and builds once: ``admit`` and ``build`` counted per pass against the
+stand-in, for a new job that gets its objects (with and without the informer cache) and for the
+passes after it."""
 
 from __future__ import annotations
 
@@ -18,17 +19,22 @@ pytestmark = pytest.mark.e2e
 
 @pytest.mark.parametrize("runtime", ["torch-distributed", "deepspeed-distributed"])
 @pytest.mark.parametrize("cached", [pytest.param(True, id="cache"), pytest.param(False, id="api")])
-def test_each_pass_builds_once(  # type: ignore[no-untyped-def]
+def test_each_pass_admits_and_builds_once(  # type: ignore[no-untyped-def]
     cluster, monkeypatch: pytest.MonkeyPatch, runtime: str, cached: bool
 ) -> None:
-    calls: list[int] = []
-    real_build = reconcile.build
+    calls: list[dict[str, int]] = []
 
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls[-1] += 1
-        return real_build(*args, **kwargs)
+    def counting(name: str) -> Any:
+        real = getattr(reconcile, name)
 
-    monkeypatch.setattr(reconcile, "build", counted)
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            calls[-1][name] += 1
+            return real(*args, **kwargs)
+
+        return counted
+
+    for name in ("admit", "build"):
+        monkeypatch.setattr(reconcile, name, counting(name))
     cluster.create(
         cluster.trainjobs,
         {
@@ -45,9 +51,9 @@ def test_each_pass_builds_once(  # type: ignore[no-untyped-def]
             reader = CachedReader(client, ObjectCache(), metrics) if cached else None
             reconciler = reconcile.Reconciler(client, EventRecorder(client), metrics, reader=reader)
             for _ in range(3):
-                calls.append(0)
+                calls.append({"admit": 0, "build": 0})
                 await reconciler.reconcile("default", "job")
 
     asyncio.run(three_passes())
     assert cluster.get(f"{cluster.jobsets}/job") is not None
-    assert calls == [1, 1, 1]
+    assert calls == [{"admit": 1, "build": 1}] * 3

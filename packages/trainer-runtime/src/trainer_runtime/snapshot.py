@@ -14,11 +14,10 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
-from trainer_api import dump_yaml
+from trainer_api import TrainJob, dump_yaml
 
 from trainer_runtime import constants, manifests
 from trainer_runtime.errors import BuildError
-from trainer_runtime.inputs import TrainJobInput, as_trainjob
 
 __all__ = ["from_snapshot", "snapshot_name", "to_snapshot"]
 
@@ -38,9 +37,8 @@ def snapshot_name(job_name: str) -> str:
     return job_name + constants.RUNTIME_SNAPSHOT_SUFFIX
 
 
-def to_snapshot(job: TrainJobInput, runtime: Mapping[str, Any]) -> dict[str, Any]:
+def to_snapshot(job: TrainJob, runtime: Mapping[str, Any]) -> dict[str, Any]:
     """The snapshot ConfigMap of ``runtime`` (a manifest dict) for ``job``."""
-    job = as_trainjob(job)
     metadata = runtime.get("metadata") or {}
     kept = {
         key: metadata[key]

@@ -14,7 +14,18 @@ from datetime import datetime, timezone
 from typing import Any, Final
 
 import trainer_api
-from trainer_runtime import Observed, Plan, Settings, build
+from trainer_api import TrainJob
+from trainer_runtime import (
+    Admission,
+    InvalidTrainJobError,
+    Observed,
+    Plan,
+    Settings,
+    admit,
+    build,
+    parse_runtime,
+    parse_trainjob,
+)
 
 from trainer_controller.operator.apiclient import (
     ApiStatusError,
@@ -59,6 +70,15 @@ def status_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> dict[str, An
     return patch
 
 
+def _admit(job: TrainJob, runtime: Mapping[str, Any] | None, observed: Observed) -> Admission:
+    """The stored job admitted against its runtime (its snapshot once ``observed`` has it)."""
+    try:
+        typed_runtime = parse_runtime(runtime) if runtime is not None else None
+    except InvalidTrainJobError as error:
+        return Admission(job, None, refusal=error)
+    return admit(job, typed_runtime, observed=observed)
+
+
 class Reconciler:
     """Drives ``build`` for TrainJobs through a KubeClient."""
 
@@ -93,13 +113,13 @@ class Reconciler:
         observed = Observed(
             jobset=jobset, objects=tuple(obj for obj in owned if obj["kind"] != "JobSet")
         )
-        now = self._clock()
-        plan = build(manifest, runtime, observed, now, settings=self._settings)
+        job, now = parse_trainjob(manifest), self._clock()
+        plan = build(_admit(job, runtime, observed), observed, now, settings=self._settings)
         if found := await self._unobserved(namespace, plan, observed):
             # The plan would create objects that exist (the cache had not seen them yet): plan
             # again with them, so that nothing that exists is made anew (an SSH key, a snapshot).
             observed = Observed(jobset=jobset, objects=(*observed.objects, *found))
-            plan = build(manifest, runtime, observed, now, settings=self._settings)
+            plan = build(_admit(job, runtime, observed), observed, now, settings=self._settings)
         await self._apply(manifest, plan, observed)
         await self._write_status(
             manifest, plan.status.to_dict() if plan.status is not None else None

@@ -70,8 +70,8 @@ def webhook_routes(
         path = runtime_path(obj, namespace)
         runtime = await client.get(path) if path is not None else None
         jobset = await jobset_of(obj, namespace) if needs_jobset(obj, old) else None
-        errors = await pool.run(admission.validation_errors, obj, old, runtime, jobset)
-        return _verdict(request, errors, admission.validation_warnings(runtime))
+        errors, warnings = await pool.run(admission.trainjob_admission, obj, old, runtime, jobset)
+        return _verdict(request, errors, warnings)
 
     async def validate_runtime(request: Mapping[str, Any]) -> dict[str, Any]:
         errors = await pool.run(
