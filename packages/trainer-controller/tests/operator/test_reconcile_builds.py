@@ -11,7 +11,7 @@ import pytest
 from trainer_controller.operator import load_credentials, reconcile
 from trainer_controller.operator.apiclient import KubeClient
 from trainer_controller.operator.events import EventRecorder
-from trainer_controller.operator.informer import CachedReader, ObjectCache
+from trainer_controller.operator.informer import ObjectCache
 from trainer_controller.operator.metrics import OperatorMetrics
 
 pytestmark = pytest.mark.e2e
@@ -48,8 +48,8 @@ def test_each_pass_admits_and_builds_once(  # type: ignore[no-untyped-def]
     async def three_passes() -> None:
         async with KubeClient(load_credentials(str(cluster.kubeconfig))) as client:
             metrics = OperatorMetrics()
-            reader = CachedReader(client, ObjectCache(), metrics) if cached else None
-            reconciler = reconcile.Reconciler(client, EventRecorder(client), metrics, reader=reader)
+            cache = ObjectCache() if cached else None
+            reconciler = reconcile.Reconciler(client, EventRecorder(client), metrics, cache=cache)
             for _ in range(3):
                 calls.append({"admit": 0, "build": 0})
                 await reconciler.reconcile("default", "job")

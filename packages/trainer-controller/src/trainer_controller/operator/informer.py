@@ -1,16 +1,12 @@
-"""Informers: each lists one resource and then watches it; their cache is read instead of the
+"""Informers: each lists one collection and then watches it; their cache is read instead of the
 API server.
 
-The watches bring every TrainJob, runtime and owned object to the operator; keeping the newest
-copy of each lets a reconcile read from memory. Only presence is trusted: an object the
-cache lacks may simply not have been delivered yet (a fresh leader, a just-created object), so
-that read goes to the API server. This matters for objects whose absence triggers a creation,
-like the SSH Secret, whose keys must never be generated twice. Objects the reconcile writes are
-stored as the API server returned them, so the next pass sees its own writes; a watch event
-older than what is stored (by resourceVersion) does not replace it. An entry not refreshed by an
-event or a read for ``max_age`` seconds is read again (a resync), so a deletion the watches
-missed, for instance while reconnecting, is noticed within that bound. The cache also answers
-which objects an owner has (by its uid), as controller-runtime's field indexers do.
+Only presence is trusted: an object the cache lacks may not have been delivered yet (a fresh
+leader), so the reconcile reads it from the API server before creating it (an SSH key must never
+be made twice). The reconcile stores its own writes; a watch event older than what is stored
+(by resourceVersion) does not replace it; an entry unrefreshed for ``max_age`` seconds is read
+again, which bounds how long a deletion missed while reconnecting goes unnoticed. The cache also
+answers which objects an owner has (by its uid), as controller-runtime's field indexers do.
 """
 
 from __future__ import annotations
@@ -26,10 +22,9 @@ from typing import Any, Final
 import aiohttp
 
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, object_path
-from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.ratelimit import Backoff
 
-__all__ = ["CachedReader", "Handler", "Informer", "ObjectCache"]
+__all__ = ["Handler", "Informer", "ObjectCache"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,38 +92,6 @@ class ObjectCache:
 
     def __len__(self) -> int:
         return len(self._objects)
-
-
-class CachedReader:
-    """Reads through an ``ObjectCache``, falling back to the API server for what it lacks."""
-
-    def __init__(self, client: KubeClient, cache: ObjectCache, metrics: OperatorMetrics) -> None:
-        self._client, self._cache, self._metrics = client, cache, metrics
-
-    async def get(self, path: str) -> dict[str, Any] | None:
-        """The object, or None when the API server says it does not exist."""
-        cached = self._cache.get(path)
-        if cached is not None:
-            self._metrics.reads.labels("cache").inc()
-            return cached
-        self._metrics.reads.labels("api").inc()
-        found = await self._client.get(path)
-        if found is not None:
-            self._cache.remember(found)
-        return found
-
-    def owned_by(self, uid: str) -> list[dict[str, Any]]:
-        """The objects the cache knows the owner with ``uid`` has (no API call: the reconcile
-        confirms by a read whatever it would create)."""
-        return self._cache.owned_by(uid)
-
-    def remember(self, obj: Mapping[str, Any]) -> None:
-        """An object as the API server returned it from a write."""
-        self._cache.remember(obj)
-
-    def forget(self, path: str) -> None:
-        """An object this operator deleted."""
-        self._cache.forget(path)
 
 
 class Informer:

@@ -34,7 +34,7 @@ from trainer_controller.operator.apiclient import (
     resource_path,
 )
 from trainer_controller.operator.events import EventRecorder
-from trainer_controller.operator.informer import CachedReader
+from trainer_controller.operator.informer import ObjectCache
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.watching import runtime_path
 
@@ -89,10 +89,10 @@ class Reconciler:
         metrics: OperatorMetrics,
         settings: Settings | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
-        reader: CachedReader | None = None,
+        cache: ObjectCache | None = None,
     ) -> None:
         self._client, self._events, self._metrics = client, events, metrics
-        self._reader = reader
+        self._cache = cache
         self._settings = settings or Settings()
         self._clock = clock
 
@@ -109,7 +109,7 @@ class Reconciler:
         jobset = await self._get(
             resource_path(trainer_api.JOBSET_API_VERSION, "JobSet", namespace, name)
         )
-        owned = self._reader.owned_by(manifest["metadata"]["uid"]) if self._reader else []
+        owned = self._cache.owned_by(manifest["metadata"]["uid"]) if self._cache else []
         observed = Observed(
             jobset=jobset, objects=tuple(obj for obj in owned if obj["kind"] != "JobSet")
         )
@@ -127,11 +127,19 @@ class Reconciler:
         return plan.requeue_after.total_seconds() if plan.requeue_after is not None else None
 
     async def _get(self, path: str) -> dict[str, Any] | None:
-        return await (self._reader or self._client).get(path)
+        """The object from the informer cache, else from the API server (None: it is absent)."""
+        if (cached := self._cache.get(path) if self._cache else None) is not None:
+            self._metrics.reads.labels("cache").inc()
+            return cached
+        self._metrics.reads.labels("api").inc()
+        found = await self._client.get(path)
+        if found is not None:
+            self._wrote(found)
+        return found
 
     def _wrote(self, obj: Mapping[str, Any]) -> None:
-        if self._reader is not None:
-            self._reader.remember(obj)
+        if self._cache is not None:
+            self._cache.remember(obj)
 
     async def _unobserved(
         self, namespace: str, plan: Plan, observed: Observed
@@ -173,8 +181,8 @@ class Reconciler:
         for ref in plan.delete:
             path = resource_path(ref.api_version, ref.kind, ref.namespace or namespace, ref.name)
             await self._client.delete(path)
-            if self._reader is not None:
-                self._reader.forget(path)
+            if self._cache is not None:
+                self._cache.forget(path)
             self._metrics.writes.labels("delete").inc()
 
     async def _write_status(self, job: Mapping[str, Any], status: Mapping[str, Any] | None) -> None:

@@ -24,7 +24,7 @@ from trainer_controller.operator.apiclient import ApiStatusError, KubeClient
 from trainer_controller.operator.config import OperatorConfig
 from trainer_controller.operator.credentials import Credentials
 from trainer_controller.operator.events import EventRecorder
-from trainer_controller.operator.informer import CachedReader, ObjectCache
+from trainer_controller.operator.informer import ObjectCache
 from trainer_controller.operator.leader import LeaderElector
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.offload import Offload
@@ -197,7 +197,7 @@ class Operator:
             EventRecorder(client),
             self.metrics,
             self._build_settings(),
-            reader=CachedReader(client, cache, self.metrics) if cache is not None else None,
+            cache=cache,
         )
         informers = Watches(queue, optimizations, cache).informers(client, config.namespaces)
         workers = [self._work(queue, reconciler) for _ in range(config.concurrency)]
