@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from trainer_controller.operator.watching import owner_keys, runtime_key, runtime_path
+from trainer_controller.operator.watching import owner_keys, runtime_path
 
 
 def owned(*references: dict[str, Any]) -> dict[str, Any]:
@@ -36,26 +36,6 @@ def owned(*references: dict[str, Any]) -> dict[str, Any]:
 )
 def test_owner_keys(body: dict[str, Any], keys: list[tuple[str, str]]) -> None:
     assert list(owner_keys(body)) == keys
-
-
-@pytest.mark.parametrize(
-    ("ref", "key"),
-    [
-        pytest.param(
-            {"name": "torch"}, ("ClusterTrainingRuntime", "torch", None), id="default-kind"
-        ),
-        pytest.param(
-            {"name": "mine", "kind": "TrainingRuntime"},
-            ("TrainingRuntime", "mine", "ns"),
-            id="namespaced",
-        ),
-    ],
-)
-def test_runtime_key(ref: dict[str, str], key: tuple[str, str, str | None]) -> None:
-    assert (
-        runtime_key({"metadata": {"namespace": "ns", "name": "j"}, "spec": {"runtimeRef": ref}})
-        == key
-    )
 
 
 RUNTIMES = "/apis/trainer.kubeflow.org/v1alpha1"

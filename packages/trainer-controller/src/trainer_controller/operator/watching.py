@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import trainer_api
 
-from trainer_controller.operator.apiclient import KubeClient, resource_path
+from trainer_controller.operator.apiclient import KubeClient, object_path, resource_path
 from trainer_controller.operator.informer import Handler, Informer, ObjectCache
 from trainer_controller.operator.workqueue import WorkQueue
 
@@ -25,12 +25,10 @@ __all__ = [
     "Watches",
     "optimization_owner_keys",
     "owner_keys",
-    "runtime_key",
     "runtime_path",
 ]
 
 Key = tuple[str, str]
-RuntimeKey = tuple[str, str, str | None]
 # (apiVersion, kind) of every kind a TrainJob can own; absent ones are simply not watched.
 OWNED_RESOURCES: Final = (
     (trainer_api.JOBSET_API_VERSION, "JobSet"),
@@ -58,14 +56,6 @@ def owner_keys(body: Mapping[str, Any]) -> Iterator[Key]:
 def optimization_owner_keys(body: Mapping[str, Any]) -> Iterator[Key]:
     """The OptimizationJobs that own a TrainJob (its trials), from its ownerReferences."""
     return _owners(body, "OptimizationJob")
-
-
-def runtime_key(trainjob: Mapping[str, Any]) -> RuntimeKey:
-    """(kind, name, namespace or None) of the runtime a TrainJob names."""
-    ref = (trainjob.get("spec") or {}).get("runtimeRef") or {}
-    kind = ref.get("kind") or "ClusterTrainingRuntime"
-    namespace = trainjob["metadata"].get("namespace") if kind == "TrainingRuntime" else None
-    return (kind, ref.get("name") or "", namespace)
 
 
 def runtime_path(job: Mapping[str, Any], namespace: object) -> str | None:
@@ -99,7 +89,7 @@ class Watches:
         cache: ObjectCache | None = None,
     ) -> None:
         self._queue, self._optimizations, self._cache = queue, optimizations, cache
-        self._by_runtime: defaultdict[RuntimeKey, set[Key]] = defaultdict(set)
+        self._by_runtime: defaultdict[str, set[Key]] = defaultdict(set)  # by runtime path
 
     def informers(self, client: KubeClient, namespaces: Sequence[str]) -> list[Informer]:
         """One informer per watched collection: per namespace, or cluster-wide when none."""
@@ -127,7 +117,8 @@ class Watches:
         for keys in self._by_runtime.values():
             keys.discard(key)
         if event_type != "DELETED":
-            self._by_runtime[runtime_key(body)].add(key)
+            if (path := runtime_path(body, key[0])) is not None:
+                self._by_runtime[path].add(key)
             self._queue.add(key)
         for owner in optimization_owner_keys(body):
             self._optimizations.add(owner)
@@ -140,9 +131,7 @@ class Watches:
         """A runtime appeared or changed: the TrainJobs naming it get another pass (one that
         waited for a missing runtime now builds; running ones keep their snapshot)."""
         self._observe(event_type, body)
-        metadata, kind = body["metadata"], body["kind"]
-        namespace = metadata.get("namespace") if kind == "TrainingRuntime" else None
-        for key in self._by_runtime.get((kind, metadata["name"], namespace), ()):
+        for key in self._by_runtime.get(object_path(body), ()):
             self._queue.add(key)
 
     def owned(self, event_type: str | None, body: dict[str, Any]) -> None:

@@ -90,8 +90,7 @@ class WorkQueue(Generic[K]):
                 self._processing.add(key)
                 return key
             self._wake.clear()
-            # asyncio.wait, not wait_for: wait_for can swallow a cancellation that arrives as the
-            # wake-up does, leaving a stopped worker waiting forever (Python 3.11).
+            # Not wait_for: it can swallow a cancellation that comes with the wake-up (3.11).
             waiter = asyncio.ensure_future(self._wake.wait())
             try:
                 await asyncio.wait((waiter,), timeout=wait)  # a timeout: a delayed key came due
