@@ -91,25 +91,12 @@ def object_path(obj: Mapping[str, Any], namespace: str | None = None) -> str:
     return resource_path(obj["apiVersion"], obj["kind"], namespace, metadata["name"])
 
 
-class _Throttle:
-    """The client's rate limit: callers wait, in turn, until the bucket has a token for them."""
-
-    def __init__(self, rate: float, burst: int) -> None:
-        self._bucket = TokenBucket(rate, burst)
-        self._lock = asyncio.Lock()
-
-    async def take(self) -> None:
-        async with self._lock:
-            while delay := self._bucket.take():
-                await asyncio.sleep(delay)
-
-
 class KubeClient:
     """Async JSON requests to the API server with the operator's credentials and rate limit."""
 
     def __init__(self, credentials: Credentials, qps: float = 50.0, burst: int = 100) -> None:
         self.credentials = credentials
-        self._bucket = _Throttle(qps, burst)
+        self._bucket, self._turn = TokenBucket(qps, burst), asyncio.Lock()
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> KubeClient:
@@ -133,6 +120,12 @@ class KubeClient:
             )
         return self._session
 
+    async def _throttle(self) -> None:
+        """Wait, in turn, until the rate limit lets one more request go."""
+        async with self._turn:
+            while delay := self._bucket.take():
+                await asyncio.sleep(delay)
+
     async def request(
         self,
         method: str,
@@ -141,7 +134,7 @@ class KubeClient:
         content_type: str = "application/json",
         params: Mapping[str, str] | None = None,
     ) -> Any:
-        await self._bucket.take()
+        await self._throttle()
         data = None if body is None else json.dumps(body)
         async with self._open().request(
             method, path, data=data, params=params, headers={"Content-Type": content_type}
@@ -157,7 +150,7 @@ class KubeClient:
         """The (type, object) events of a collection after ``resource_version``, until the server
         ends the stream; an ``ERROR`` event is raised as the ApiStatusError it carries (410: the
         version is too old, list again)."""
-        await self._bucket.take()
+        await self._throttle()
         params = {
             "watch": "true",
             "resourceVersion": resource_version,

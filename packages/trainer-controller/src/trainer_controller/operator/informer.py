@@ -72,9 +72,8 @@ class ObjectCache:
         _, stored = self._objects.get(path, (0.0, None))
         new, old = _version(obj), _version(stored) if stored is not None else None
         if stored is None or new is None or old is None or new >= old:
+            self.forget(path)
             self._objects[path] = (self._clock(), copy.deepcopy(dict(obj)))
-            for uid in _owner_uids(stored or {}):
-                self._owned[uid].discard(path)
             for uid in _owner_uids(obj):
                 self._owned[uid].add(path)
 
@@ -114,8 +113,7 @@ class Informer:
         while True:
             try:
                 if version is None:
-                    version = await self._list()
-                    served = True
+                    version, served = await self._list(), True
                 async for event_type, obj in self._client.watch(
                     self._path, version, _WATCH_SECONDS
                 ):

@@ -35,13 +35,6 @@ WEBHOOK_PATHS: Final = {
     "mutate-trainjob": "/mutate-trainer-kubeflow-org-v1alpha1-trainjob",
     "validate-optimizationjob": "/validate-trainer-kubeflow-org-v1alpha1-optimizationjob",
 }
-_KINDS: Final = {
-    "validate-trainjob": "TrainJob",
-    "validate-trainingruntime": "TrainingRuntime",
-    "validate-clustertrainingruntime": "ClusterTrainingRuntime",
-    "mutate-trainjob": "TrainJob",
-    "validate-optimizationjob": "OptimizationJob",
-}
 
 Decide = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -85,11 +78,11 @@ def webhook_routes(
         )
         return admission.patched(request["uid"], operations)
 
-    def route(name: str, decide: Decide) -> web.RouteDef:
+    def route(name: str, kind: str, decide: Decide) -> web.RouteDef:
         async def handle(http: web.Request) -> web.Response:
             try:
                 body = await read_body(http, reviews.MAX_REVIEW_BYTES)
-                request = await pool.run(reviews.parse_review, body, _KINDS[name])
+                request = await pool.run(reviews.parse_review, body, kind)
             except BodyTooLarge as error:
                 return web.json_response({"message": str(error)}, status=413)
             except Busy as error:
@@ -113,12 +106,12 @@ def webhook_routes(
         return web.post(WEBHOOK_PATHS[name], handle)
 
     return [
-        route("validate-trainjob", validate_trainjob),
-        route("validate-trainingruntime", validate_runtime),
-        route("validate-clustertrainingruntime", validate_runtime),
-        route("mutate-trainjob", mutate_trainjob),
+        route("validate-trainjob", "TrainJob", validate_trainjob),
+        route("validate-trainingruntime", "TrainingRuntime", validate_runtime),
+        route("validate-clustertrainingruntime", "ClusterTrainingRuntime", validate_runtime),
+        route("mutate-trainjob", "TrainJob", mutate_trainjob),
         # The schema's rules (an update: the immutable spec) and the extension annotations.
-        route("validate-optimizationjob", validate_runtime),
+        route("validate-optimizationjob", "OptimizationJob", validate_runtime),
     ]
 
 
