@@ -50,10 +50,6 @@ class LeaderElector:
         self._duration, self._period, self._monotonic = lease_duration, renew_period, monotonic
         self._observed: tuple[Any, float] | None = None  # (holder spec, when we first saw it)
 
-    @property
-    def identity(self) -> str:
-        return self._identity
-
     def _spec(self, transitions: int, acquired: str | None) -> dict[str, Any]:
         now = _micro_time(datetime.now(timezone.utc))
         return {
