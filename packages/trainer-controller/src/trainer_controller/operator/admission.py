@@ -106,12 +106,9 @@ def trainjob_admission(
     runtime: Mapping[str, Any] | None = None,
     jobset: Mapping[str, Any] | None = None,
 ) -> tuple[list[trainer_api.FieldError], list[str]]:
-    """Every field error of a TrainJob create (or update from ``old``) against ``runtime``, and
-    the warnings: one ``trainer_runtime.admit``.
-
-    ``jobset``: the TrainJob's JobSet as it is, for an update that changes runtimePatches
-    (``trainer_runtime.admission.needs_jobset`` says when the caller should read it).
-    """
+    """Every field error of a TrainJob create (or update from ``old``) against ``runtime`` and
+    ``jobset`` (read when ``trainer_runtime.admission.needs_jobset``), and the warnings: one
+    ``trainer_runtime.admit``."""
     try:
         job = trainer_api.parse(dict(obj), strict=True)
         old_job = trainer_api.parse(dict(old), strict=False) if old else None

@@ -46,17 +46,17 @@ class ApiStatusError(Exception):
         return self.code in _TRANSIENT
 
 
-async def retry_on_conflict(attempt: Callable[[], Awaitable[T]], attempts: int) -> T:
-    """``attempt()``, run again (``attempts`` times in all) while it fails with 409 Conflict:
-    a read-modify-write whose object another writer changed reads it again, as client-go's
-    ``RetryOnConflict``. The last conflict is raised."""
-    for remaining in reversed(range(attempts)):
+async def retry_on_conflict(attempt: Callable[[], Awaitable[T]], attempts: int) -> T | None:
+    """``attempt()``, run again while it fails with 409 Conflict (a read-modify-write whose object
+    another writer changed reads it again, as client-go's ``RetryOnConflict``); None when all
+    ``attempts`` conflicted."""
+    for _ in range(attempts):
         try:
             return await attempt()
         except ApiStatusError as error:
-            if error.code != 409 or not remaining:
+            if error.code != 409:
                 raise
-    raise ValueError(f"attempts: expected at least 1, got {attempts}")
+    return None
 
 
 def plural_of(kind: str) -> str:

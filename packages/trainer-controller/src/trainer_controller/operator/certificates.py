@@ -219,7 +219,12 @@ async def ensure_secret(
         )
         return fresh
 
-    return await retry_on_conflict(store, 3)  # another replica wrote it first: read theirs
+    certificate = await retry_on_conflict(store, 3)  # another replica wrote it first: read theirs
+    if certificate is None:
+        raise RuntimeError(
+            f"Secret {namespace}/{secret}: kept changing while the certificate was being stored"
+        )
+    return certificate
 
 
 async def patch_ca_bundles(

@@ -31,8 +31,7 @@ logger = logging.getLogger(__name__)
 _RECONNECT: Final = Backoff(0.1, 30.0)
 _WATCH_SECONDS: Final = 300  # the API server ends a watch after this; it is then resumed
 
-Handler = Callable[[str | None, dict[str, Any]], None]
-"""Takes a watch event's type (None for an object listed) and its object."""
+Handler = Callable[[str | None, dict[str, Any]], None]  # (event type, None when listed; object)
 
 
 def _owner_uids(obj: Mapping[str, Any]) -> Iterator[str]:
@@ -121,24 +120,22 @@ class Informer:
                     if event_type != "BOOKMARK":
                         self._handle(event_type, obj)
                 failures = 0
-                continue
-            except ApiStatusError as error:
-                if error.code == 404 and not served:
+            except (ApiStatusError, aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+                code = error.code if isinstance(error, ApiStatusError) else None
+                if code == 404 and not served:
                     logger.info("not served, so not watched", extra={"path": self._path})
                     return
-                if error.code == 410:
+                if code == 410:
                     version = None
                     continue
-                reason = str(error)
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
-                reason = f"{type(error).__name__}: {error}"
-            failures += 1
-            delay = _RECONNECT.delay(failures)
-            logger.warning(
-                "watch failed; retrying",
-                extra={"path": self._path, "retry_in_seconds": delay, "error": reason},
-            )
-            await asyncio.sleep(delay)
+                failures += 1
+                delay = _RECONNECT.delay(failures)
+                error_text = f"{type(error).__name__}: {error}"
+                logger.warning(
+                    "watch failed; retrying",
+                    extra={"path": self._path, "retry_in_seconds": delay, "error": error_text},
+                )
+                await asyncio.sleep(delay)
 
     async def _list(self) -> str:
         """Hand every object over; the list's resourceVersion."""

@@ -29,7 +29,6 @@ from aiohttp import web
 from trainer_runtime.plugins.trainer_status import token_audience
 
 from trainer_controller.operator.apiclient import (
-    ApiStatusError,
     KubeClient,
     resource_path,
     retry_on_conflict,
@@ -290,11 +289,9 @@ def progress_routes(
                 {"trainerStatus": (stored.get("status") or {}).get("trainerStatus")}
             )
 
-        try:  # the reconcile may write status meanwhile: read again
-            return await retry_on_conflict(write, _WRITE_ATTEMPTS)
-        except ApiStatusError as error:
-            if error.code != 409:
-                raise
+        answer = await retry_on_conflict(write, _WRITE_ATTEMPTS)  # the reconcile writes status too
+        if answer is None:
             return _answer(409, "status kept changing while it was being written; retry")
+        return answer
 
     return [web.post(PROGRESS_PATH, handle)]

@@ -23,7 +23,6 @@ class Backoff:
     maximum: float
 
     def delay(self, failures: int) -> float:
-        """The wait after ``failures`` (>= 1) failures in a row."""
         return min(self.maximum, self.base * 2.0 ** (failures - 1))
 
 

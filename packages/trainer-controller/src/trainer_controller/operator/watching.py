@@ -1,11 +1,8 @@
-"""What the operator watches, and which keys each watch event queues.
-
-As controller-runtime's ``Watches``: events of TrainJobs queue their own key; events of objects
-a TrainJob owns (JobSets, ConfigMaps, Secrets, PodGroups) queue their owner's key, through the
-owner reference; events of a runtime queue the TrainJobs that name it, from an index kept here.
-OptimizationJobs and the TrainJobs they own (their trials) feed a second queue. Events only
-queue keys and refresh the informer cache; the reconcile runs in the controller's workers, so a
-burst of events for one TrainJob costs one reconcile.
+"""What the operator watches, and which keys each watch event queues (controller-runtime's
+``Watches``): a TrainJob's event its own key; an owned object's (JobSet, ConfigMap, Secret,
+PodGroup) its owner's; a runtime's the TrainJobs naming it, from an index kept here;
+OptimizationJobs and their trials' events feed a second queue. Events only queue keys and refresh
+the informer cache, so a burst of events for one TrainJob costs one reconcile.
 """
 
 from __future__ import annotations
