@@ -6,11 +6,13 @@
 
 One operator process (``trainer-controller run``, no webhooks) per row, each against a fresh
 stand-in served from this process: every ``--workers`` value with the informer cache, then the
-first one without it (``--cache on off`` picks). ``--baseline REF`` first runs the same rows with
-the operator's code as it is at the git revision REF (its ``trainer_controller`` package taken
-with ``git archive`` and put first on the path; the rest of the workspace is this checkout's), so
-before and after come from one run on one machine. The baseline row is the first. The target for
-writes is "owned objects + 1 status write" per TrainJob; reads are the reconciles' GETs.
+first one without it (``--cache on off`` picks). ``--baseline REF`` also runs each row with the
+workspace's code as it is at the git revision REF (every ``packages/*/src`` taken with ``git
+archive`` and put first on the path; third-party packages are the environment's, so a baseline
+from before the operator dropped kopf needs ``pip install kopf``), each baseline row just before
+its own, so that before and after come from one run on one machine. The first row is the
+reference for the speed-up. The target for writes is "owned objects + 1 status write" per
+TrainJob; reads are the reconciles' GETs.
 """
 
 from __future__ import annotations
@@ -47,7 +49,6 @@ OWNED = (
     ("", "v1", "secrets"),
 )
 OWNED_PLURALS = tuple(plural for _, _, plural in OWNED)
-SOURCE = "packages/trainer-controller/src"
 
 
 def _wait(check: Any, timeout: float, what: str) -> None:
@@ -58,21 +59,21 @@ def _wait(check: Any, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def extract_source(revision: str, directory: Path) -> Path:
-    """The operator's source folder as it is at git ``revision``, unpacked under ``directory``."""
+def extract_sources(revision: str, directory: Path) -> str:
+    """A PYTHONPATH of every package's source as it is at git ``revision``, under ``directory``."""
     root = Path(__file__).resolve().parents[3]
     archive = subprocess.run(
-        ["git", "-C", str(root), "archive", "--format=tar", revision, SOURCE],
+        ["git", "-C", str(root), "archive", "--format=tar", revision, "packages"],
         check=True,
         capture_output=True,
     ).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(directory, filter="data")
-    return directory / SOURCE
+    return os.pathsep.join(map(str, sorted(directory.glob("packages/*/src"))))
 
 
 def run_once(
-    jobs: int, workers: int, runtime: str, cache: bool, source: Path | None = None
+    jobs: int, workers: int, runtime: str, cache: bool, source: str | None = None
 ) -> dict[str, Any]:
     with ApiServer() as server, tempfile.TemporaryDirectory() as directory:
         for rtype in TRAINER_TYPES:
@@ -100,7 +101,7 @@ def run_once(
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, "PYTHONPATH": str(source)} if source else None,
+            env={**os.environ, "PYTHONPATH": source} if source else None,
         )
         lease = "/apis/coordination.k8s.io/v1/namespaces/kubeflow-system/leases/trainer-controller"
         _wait(
@@ -174,12 +175,12 @@ def main() -> None:
         settings.append((arguments.workers[0], False))
     with tempfile.TemporaryDirectory() as directory:
         sources = (
-            [extract_source(arguments.baseline, Path(directory))] if arguments.baseline else []
+            [extract_sources(arguments.baseline, Path(directory))] if arguments.baseline else []
         )
-        rows = [
+        rows = [  # each baseline row just before its own, so both see the same machine load
             run_once(arguments.jobs, workers, arguments.runtime, cache, source)
-            for source in (*sources, None)
             for workers, cache in settings
+            for source in (*sources, None)
         ]
     base = rows[0]["all_jobsets_s"]
     print(
