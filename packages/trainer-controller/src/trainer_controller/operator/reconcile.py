@@ -134,10 +134,10 @@ class Reconciler:
         self._metrics.reads.labels("api").inc()
         found = await self._client.get(path)
         if found is not None:
-            self._wrote(found)
+            self._remember(found)
         return found
 
-    def _wrote(self, obj: Mapping[str, Any]) -> None:
+    def _remember(self, obj: Mapping[str, Any]) -> None:
         if self._cache is not None:
             self._cache.remember(obj)
 
@@ -168,7 +168,7 @@ class Reconciler:
             if contains(seen.get((manifest["kind"], manifest["metadata"]["name"])), manifest):
                 continue
             try:
-                self._wrote(await self._client.apply(manifest))
+                self._remember(await self._client.apply(manifest))
             except ApiStatusError as error:
                 if not error.transient:
                     await self._events.warn(
@@ -190,5 +190,5 @@ class Reconciler:
         if not patch:
             return
         path = object_path(job) + "/status"
-        self._wrote(await self._client.merge_patch(path, {"status": patch}))
+        self._remember(await self._client.merge_patch(path, {"status": patch}))
         self._metrics.writes.labels("status").inc()
