@@ -20,6 +20,8 @@ VERSION = release.read_version(ROOT)
 # What only the operator (and the SDK's Kubernetes backend, behind an extra) needs.
 OPERATOR_STACK = {"kopf", "aiohttp", "prometheus-client", "kubernetes"}
 OPERATOR_MODULES = ["kopf", "aiohttp", "prometheus_client", "kubernetes"]
+# What only the search (trainer-search) needs.
+SEARCH_ENGINE = {"optuna", "cmaes", "scipy"}
 
 
 def requirement_names(name: str) -> set[str]:
@@ -36,7 +38,7 @@ def install_requirement_names(name: str) -> set[str]:
 
 
 def test_the_packages_are_there() -> None:
-    # The six libraries, and data-cache's dependency-free objects for the controller.
+    # The seven libraries, and data-cache's dependency-free objects for the controller.
     assert sorted(PROJECTS) == [
         "data-cache-manifests",
         "gems-kernels",
@@ -46,6 +48,7 @@ def test_the_packages_are_there() -> None:
         "trainer-data-cache",
         "trainer-runtime",
         "trainer-sdk",
+        "trainer-search",
     ]
 
 
@@ -86,6 +89,18 @@ def test_trainer_sdk_closure_leaves_the_operator_stack_out() -> None:
     assert "trainer-controller" not in closure
     pulled = set().union(*(install_requirement_names(name) for name in closure))
     assert pulled.isdisjoint(OPERATOR_STACK)
+
+
+def test_trainer_runtime_closure_leaves_the_search_engine_out() -> None:
+    # The pure runtime framework installs without Optuna: only trainer-search brings it.
+    closure = release.dependency_closure(PROJECTS, ["trainer-runtime"])
+    assert "trainer-search" not in closure
+    pulled = set().union(*(install_requirement_names(name) for name in closure))
+    assert pulled.isdisjoint(SEARCH_ENGINE)
+
+
+def test_trainer_search_depends_on_trainer_api_and_the_search_engine_only() -> None:
+    assert requirement_names("trainer-search") == {"trainer-api", *SEARCH_ENGINE}
 
 
 def test_data_cache_manifests_has_no_dependencies() -> None:
@@ -138,8 +153,21 @@ def import_with_blocked(module: str, blocked: list[str]) -> subprocess.Completed
         ),
         pytest.param(
             "trainer_runtime",
-            ["torch", "triton", "trainer_controller", "trainer_sdk", *OPERATOR_MODULES],
-            id="trainer-runtime-without-torch-or-the-operator-stack",
+            [
+                "torch",
+                "triton",
+                "trainer_controller",
+                "trainer_sdk",
+                "trainer_search",
+                *OPERATOR_MODULES,
+                *SEARCH_ENGINE,
+            ],
+            id="trainer-runtime-without-torch-the-operator-stack-or-the-search-engine",
+        ),
+        pytest.param(
+            "trainer_search",
+            ["torch", "triton", "trainer_runtime", "trainer_controller", "trainer_sdk"],
+            id="trainer-search-without-torch-or-the-runtime",
         ),
         pytest.param(
             "trainer_controller",

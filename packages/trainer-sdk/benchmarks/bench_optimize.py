@@ -26,7 +26,6 @@ from pathlib import Path
 
 import optuna
 from trainer_api import EarlyStopping
-from trainer_runtime.search import Range, Study, TrialRecord, check_pruning, suggest
 from trainer_sdk import CustomTrainer
 from trainer_sdk.optimizer import (
     LocalBackendConfig,
@@ -38,6 +37,7 @@ from trainer_sdk.optimizer import (
     TrainJobTemplate,
     TrialConfig,
 )
+from trainer_search import Range, Study, TrialRecord, check_pruning, suggest
 
 STEPS = 30
 ROWS = 500_000

@@ -24,7 +24,7 @@ from trainer_api import (
     OptimizationJob,
     max_failed_trials,
 )
-from trainer_runtime.search import (
+from trainer_search import (
     ENGINE_STATE_ANNOTATION,
     PRUNED_ANNOTATION,
     STEPS_ANNOTATION,

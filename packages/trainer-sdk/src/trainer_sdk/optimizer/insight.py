@@ -4,7 +4,7 @@ the ``trainer ui`` optimization page."""
 
 from __future__ import annotations
 
-from trainer_runtime.search import TrialRecord, parameter_importance, study_from_job
+from trainer_search import TrialRecord, parameter_importance, study_from_job
 
 from trainer_sdk.optimizer.backends.base import best_trial
 from trainer_sdk.optimizer.spec import Definition, optimization_job

@@ -152,7 +152,7 @@ def test_a_cluster_trial_gets_its_parameters_as_typed_keyword_arguments(
 ) -> None:
     """KEP-3562: the controller puts KUBEFLOW_TRAINER_OPT_<NAME> into the trial's env; the
     function trainer's call reads them back as keyword arguments, typed as locally."""
-    from trainer_runtime.search import trial_trainjob
+    from trainer_search import trial_trainjob
 
     name = optimizer.optimize(
         TrainJobTemplate(
@@ -179,7 +179,7 @@ def test_a_pruned_trial_and_its_curve_are_read_from_the_controllers_annotations(
     server: Any,  # noqa: F811
     namespace: str,  # noqa: F811
 ) -> None:
-    from trainer_runtime.search import PRUNED_ANNOTATION, STEPS_ANNOTATION
+    from trainer_search import PRUNED_ANNOTATION, STEPS_ANNOTATION
 
     name = optimizer.optimize(
         TrainJobTemplate(runtime="torch-distributed", trainer=CustomTrainer(func=train_fn)),

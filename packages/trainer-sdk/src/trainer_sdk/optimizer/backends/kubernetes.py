@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from trainer_api import OPTIMIZATION_JOB_LABEL, PARAMETERS_ANNOTATION, parameter_env_name, parse
 from trainer_api import OptimizationJob as ApiOptimizationJob
-from trainer_runtime.search import PRUNED_ANNOTATION, study_from_job, trial_steps, value_types
+from trainer_search import PRUNED_ANNOTATION, study_from_job, trial_steps, value_types
 
 from trainer_sdk import types
 from trainer_sdk.backends.kubernetes.backend import KubernetesBackend

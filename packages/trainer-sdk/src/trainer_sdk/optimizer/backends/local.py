@@ -35,7 +35,7 @@ from trainer_api import (
 from trainer_api import (
     OptimizationJob as ApiOptimizationJob,
 )
-from trainer_runtime.search import (
+from trainer_search import (
     Study,
     TrialRecord,
     assignment_strings,

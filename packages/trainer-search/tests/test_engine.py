@@ -6,7 +6,7 @@ import math
 
 import pytest
 from trainer_api import EarlyStopping, OptimizationJob, apply_defaults, parse
-from trainer_runtime.search import (
+from trainer_search import (
     Choice,
     Range,
     Study,

@@ -7,14 +7,16 @@ with the trial (the local optimizer in its state file, the controller in an anno
 The local ``OptimizerClient`` and the OptimizationJob controller both call it.
 """
 
-from trainer_runtime.search.engine import (
+from importlib import metadata as _metadata
+
+from trainer_search.engine import (
     PruneDecision,
     best_trial,
     check_pruning,
     parameter_importance,
     suggest,
 )
-from trainer_runtime.search.space import (
+from trainer_search.space import (
     Algorithm,
     Choice,
     Direction,
@@ -29,7 +31,7 @@ from trainer_runtime.search.space import (
     study_from_job,
     value_types,
 )
-from trainer_runtime.search.trials import (
+from trainer_search.trials import (
     ENGINE_STATE_ANNOTATION,
     PRUNED_ANNOTATION,
     STEPS_ANNOTATION,
@@ -37,6 +39,8 @@ from trainer_runtime.search.trials import (
     trial_steps,
     trial_trainjob,
 )
+
+__version__ = _metadata.version("trainer-search")
 
 __all__ = [
     "ENGINE_STATE_ANNOTATION",
@@ -53,6 +57,7 @@ __all__ = [
     "TrialRecord",
     "TrialState",
     "Value",
+    "__version__",
     "assignment_strings",
     "best_trial",
     "check_pruning",

@@ -24,7 +24,7 @@ from optuna.distributions import (
 )
 from optuna.trial import TrialState as OptunaState
 
-from trainer_runtime.search.space import Choice, Domain, Range, Study, TrialRecord, Value
+from trainer_search.space import Choice, Domain, Range, Study, TrialRecord, Value
 
 __all__ = [
     "PruneDecision",

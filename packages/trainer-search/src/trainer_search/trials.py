@@ -12,7 +12,7 @@ from typing import Any, Final
 import trainer_api
 from trainer_api import OPTIMIZATION_JOB_LABEL, PARAMETERS_ANNOTATION, parameter_env_name
 
-from trainer_runtime.search.space import Value, assignment_strings
+from trainer_search.space import Value, assignment_strings
 
 __all__ = [
     "ENGINE_STATE_ANNOTATION",
