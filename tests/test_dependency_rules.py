@@ -100,7 +100,24 @@ def test_trainer_runtime_closure_leaves_the_search_engine_out() -> None:
 
 
 def test_trainer_search_depends_on_trainer_api_and_the_search_engine_only() -> None:
-    assert requirement_names("trainer-search") == {"trainer-api", *SEARCH_ENGINE}
+    assert install_requirement_names("trainer-search") == {"trainer-api", *SEARCH_ENGINE}
+
+
+def test_parameter_importance_is_declared_by_the_sdk_not_the_controller() -> None:
+    # fANOVA needs scikit-learn: the extra that declares it, which the SDK (CLI and UI show
+    # importance) installs and the controller (which never computes importance) does not.
+    pyproject = tomllib.loads((PROJECTS["trainer-search"].directory / "pyproject.toml").read_text())
+    extra = pyproject["project"]["optional-dependencies"]["importance"]
+    assert {canonicalize_name(Requirement(line).name) for line in extra} == {"scikit-learn"}
+    wanted = {
+        str(requirement)
+        for name in ("trainer-sdk", "trainer-controller")
+        for requirement in PROJECTS[name].requirements
+        if canonicalize_name(requirement.name) == "trainer-search"
+    }
+    assert wanted == {f"trainer-search[importance]=={VERSION}", f"trainer-search=={VERSION}"}
+    sdk = tomllib.loads((PROJECTS["trainer-sdk"].directory / "pyproject.toml").read_text())
+    assert f"trainer-search[importance]=={VERSION}" in sdk["project"]["dependencies"]
 
 
 def test_data_cache_manifests_has_no_dependencies() -> None:
