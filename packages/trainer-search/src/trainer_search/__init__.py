@@ -1,4 +1,5 @@
-"""The search core: suggest a study's next trials, and which to stop, from its trial history.
+"""The search core: suggest a study's next trials, and which to stop, from its trial history;
+and the one lifecycle of an OptimizationJob (``decide``) that both drivers apply.
 
 Pure and typed: the history goes in, suggestions and decisions come out; nothing is kept
 between calls. What an engine needs to remember about a trial (CMA-ES's generation,
@@ -15,6 +16,17 @@ from trainer_search.engine import (
     check_pruning,
     parameter_importance,
     suggest,
+)
+from trainer_search.lifecycle import (
+    MAX_STEPS_KEPT,
+    Decision,
+    NewTrial,
+    ObservedTrial,
+    TrialChange,
+    TrialPhase,
+    decide,
+    job_phase,
+    trial_record,
 )
 from trainer_search.space import (
     Algorithm,
@@ -36,6 +48,10 @@ from trainer_search.trials import (
     PRUNED_ANNOTATION,
     STEPS_ANNOTATION,
     TRIAL_ANNOTATION,
+    StepsRecord,
+    read_steps,
+    trial_annotations,
+    trial_name,
     trial_steps,
     trial_trainjob,
 )
@@ -44,16 +60,23 @@ __version__ = _metadata.version("trainer-search")
 
 __all__ = [
     "ENGINE_STATE_ANNOTATION",
+    "MAX_STEPS_KEPT",
     "PRUNED_ANNOTATION",
     "STEPS_ANNOTATION",
     "TRIAL_ANNOTATION",
     "Algorithm",
     "Choice",
+    "Decision",
     "Direction",
     "Domain",
+    "NewTrial",
+    "ObservedTrial",
     "PruneDecision",
     "Range",
+    "StepsRecord",
     "Study",
+    "TrialChange",
+    "TrialPhase",
     "TrialRecord",
     "TrialState",
     "Value",
@@ -61,10 +84,16 @@ __all__ = [
     "assignment_strings",
     "best_trial",
     "check_pruning",
+    "decide",
     "grid_size",
+    "job_phase",
     "parameter_importance",
+    "read_steps",
     "study_from_job",
     "suggest",
+    "trial_annotations",
+    "trial_name",
+    "trial_record",
     "trial_steps",
     "trial_trainjob",
     "value_types",
