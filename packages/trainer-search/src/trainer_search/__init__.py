@@ -21,13 +21,13 @@ from trainer_search.lifecycle import (
     MAX_STEPS_KEPT,
     Decision,
     NewTrial,
-    ObservedTrial,
     TrialChange,
-    TrialPhase,
     decide,
+    job_message,
     job_phase,
     trial_record,
 )
+from trainer_search.observed import ObservedTrial, TrialPhase, observe_trainjob
 from trainer_search.space import (
     Algorithm,
     Choice,
@@ -86,7 +86,9 @@ __all__ = [
     "check_pruning",
     "decide",
     "grid_size",
+    "job_message",
     "job_phase",
+    "observe_trainjob",
     "parameter_importance",
     "read_steps",
     "study_from_job",

@@ -29,6 +29,7 @@ from trainer_api import (
 )
 
 from trainer_search.engine import Suggestion, best_trial, check_pruning, suggest
+from trainer_search.observed import ObservedTrial
 from trainer_search.space import (
     Choice,
     Study,
@@ -52,10 +53,9 @@ __all__ = [
     "MAX_STEPS_KEPT",
     "Decision",
     "NewTrial",
-    "ObservedTrial",
     "TrialChange",
-    "TrialPhase",
     "decide",
+    "job_message",
     "job_phase",
     "trial_record",
 ]
@@ -63,28 +63,7 @@ __all__ = [
 MAX_STEPS_KEPT: Final = 200
 """The objective steps a trial's annotation keeps (the latest ones)."""
 
-TrialPhase = Literal["running", "complete", "failed"]
-"""A trial TrainJob's own state: running (pending, suspended included), Complete or Failed."""
-
 JobPhase = Literal["Created", "Running", "Complete", "Failed"]
-
-
-@dataclass(frozen=True)
-class ObservedTrial:
-    """A trial TrainJob as a driver sees it.
-
-    ``annotations``: what the trial carries (its history); ``reported``: its objective by step
-    as read now (a driver that sees only the latest value gives one step); ``stamp``: when the
-    trial last reported, so that a value already recorded is not recorded twice (None: each
-    reading is complete and keyed by step).
-    """
-
-    name: str
-    annotations: Mapping[str, str]
-    phase: TrialPhase = "running"
-    reported: Mapping[int, float] = field(default_factory=dict)
-    stamp: str | None = None
-    suspended: bool = False
 
 
 @dataclass(frozen=True)
@@ -135,6 +114,13 @@ def job_phase(status: Mapping[str, Any] | None) -> JobPhase:
         c.get("type") for c in (status or {}).get("conditions") or [] if c.get("status") == "True"
     }
     return next((phase for phase in _PHASE_ORDER if phase in true), "Created")
+
+
+def job_message(status: Mapping[str, Any] | None) -> str:
+    """The message of the condition that sets the job's phase ("" for none)."""
+    phase = job_phase(status)
+    conditions = (status or {}).get("conditions") or []
+    return next((str(c.get("message", "")) for c in conditions if c.get("type") == phase), "")
 
 
 def trial_record(trial: ObservedTrial) -> tuple[TrialRecord, StepsRecord]:

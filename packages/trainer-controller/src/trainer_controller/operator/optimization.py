@@ -1,30 +1,19 @@
 """The OptimizationJob controller's side of the one search lifecycle (``trainer_search.decide``):
-trial TrainJobs read as observed trials, and the decision turned into API writes.
-
-A trial's objective is ``status.trainerStatus.metrics`` (what the progress endpoint writes); its
-step is the ``step`` metric when reported, else the progress percentage, else the next step
-after those recorded. The history itself lives on the trials' annotations, so the controller
-keeps no state and a restarted controller goes on where the last one stopped.
+trial TrainJobs read as observed trials (``observe_trainjob``), the decision turned into the
+objects and merge patches to write. The history lives on the trials' annotations, so the
+controller keeps no state and a restarted controller goes on where the last one stopped.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from trainer_search import (
-    ObservedTrial,
-    TrialChange,
-    TrialPhase,
-    decide,
-    read_steps,
-    trial_trainjob,
-)
+from trainer_search import TrialChange, decide, observe_trainjob, trial_trainjob
 
-__all__ = ["OptimizationPlan", "TrialPatch", "observe_trial", "plan_optimization"]
+__all__ = ["OptimizationPlan", "TrialPatch", "plan_optimization"]
 
 
 @dataclass(frozen=True)
@@ -42,57 +31,6 @@ class OptimizationPlan:
     create: tuple[dict[str, Any], ...] = ()
     patches: tuple[TrialPatch, ...] = ()
     status: dict[str, Any] | None = None
-
-
-def _true(trainjob: Mapping[str, Any], kind: str) -> bool:
-    return any(
-        c.get("type") == kind and c.get("status") == "True"
-        for c in (trainjob.get("status") or {}).get("conditions") or []
-    )
-
-
-def _number(text: object) -> float | None:
-    """A reported number, non-finite ones included (a diverged run); None: not a number."""
-    try:
-        return float(str(text)) if text is not None else None
-    except ValueError:
-        return None
-
-
-def observe_trial(trainjob: Mapping[str, Any], metric: str) -> ObservedTrial:
-    """A trial TrainJob as the lifecycle reads it: its annotations, phase and latest report."""
-    metadata = trainjob["metadata"]
-    annotations = dict(metadata.get("annotations") or {})
-    status = (trainjob.get("status") or {}).get("trainerStatus") or {}
-    reported = {m["name"]: m.get("value") for m in status.get("metrics") or [] if "name" in m}
-    value = _number(reported.get(metric))
-    stamp = status.get("lastUpdatedTime")
-    steps: dict[int, float] = {}
-    if value is not None:
-        step = _number(reported.get("step"))
-        progress = status.get("progressPercentage")
-        recorded = read_steps(annotations).steps
-        if step is not None and math.isfinite(step):
-            steps[int(step)] = value
-        elif progress is not None:
-            steps[int(progress)] = value
-        else:
-            steps[max(recorded, default=0) + 1] = value
-    phase: TrialPhase = (
-        "complete"
-        if _true(trainjob, "Complete")
-        else "failed"
-        if _true(trainjob, "Failed")
-        else "running"
-    )
-    return ObservedTrial(
-        name=metadata["name"],
-        annotations=annotations,
-        phase=phase,
-        reported=steps,
-        stamp=stamp,
-        suspended=bool((trainjob.get("spec") or {}).get("suspend")),
-    )
 
 
 def _metric(manifest: Mapping[str, Any]) -> str:
@@ -124,9 +62,9 @@ def plan_optimization(
     metric = _metric(manifest)
     decision = decide(
         manifest,
-        [observe_trial(t, metric) for t in trainjobs],
+        [observe_trainjob(t, metric) for t in trainjobs],
         now,
-        prior=[observe_trial(t, metric) for t in prior],
+        prior=[observe_trainjob(t, metric) for t in prior],
     )
     create = tuple(
         trial_trainjob(manifest, new.number, new.parameters, new.engine_state)

@@ -80,10 +80,8 @@ def _stopping(rule: str) -> BaseEarlyStopping | None:
 
 
 def _trials_table(job: OptimizationJob) -> Table:
-    from trainer_sdk.optimizer.backends.base import best_result
     from trainer_sdk.optimizer.insight import importance
 
-    best = best_result(job)
     shares = importance(job)
     caption = "* best" + (
         "; importance " + ", ".join(f"{name} {share:.2f}" for name, share in shares.items())
@@ -92,7 +90,7 @@ def _trials_table(job: OptimizationJob) -> Table:
     )
     rows = []
     for trial in job.trials:
-        mark = " *" if best is not None and trial.parameters == best.parameters else ""
+        mark = " *" if trial.name == job.best_trial_name else ""
         rows.append(
             [
                 trial.name + mark,
@@ -109,7 +107,8 @@ def _trials_table(job: OptimizationJob) -> Table:
         column("PRUNED AT"),
         column("PARAMETERS", name=True),
     ]
-    return table(columns, rows, title=f"{job.name}: {job.status}", caption=caption)
+    title = f"{job.name}: {job.status}" + (f" ({job.message})" if job.message else "")
+    return table(columns, rows, title=title, caption=caption)
 
 
 def _jobs_table(jobs: list[OptimizationJob]) -> Table:

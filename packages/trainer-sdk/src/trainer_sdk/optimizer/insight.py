@@ -21,6 +21,8 @@ def importance(job: OptimizationJob) -> dict[str, float]:
     records = [
         TrialRecord(number, trial.parameters, "complete", trial.objective)
         for number, trial in enumerate(job.trials)
-        if trial.objective is not None and trial.pruned_at_step is None
+        if trial.objective is not None
+        and trial.pruned_at_step is None
+        and trial.trainjob.status == "Complete"
     ]
     return parameter_importance(study, records)
