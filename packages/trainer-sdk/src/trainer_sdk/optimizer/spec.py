@@ -16,6 +16,7 @@ from trainer_api import (
     ALGORITHM_ANNOTATION,
     EARLY_STOPPING_ANNOTATION,
     MAX_FAILED_TRIALS_ANNOTATION,
+    WARM_START_ANNOTATION,
     OptimizationJob,
     apply_defaults,
     early_stopping,
@@ -64,6 +65,7 @@ class Definition:
     algorithm: BaseAlgorithm
     trial_config: TrialConfig
     early_stopping: BaseEarlyStopping | None
+    warm_start: str | None = None
 
     @classmethod
     def requested(
@@ -73,6 +75,7 @@ class Definition:
         objectives: list[Objective] | None,
         algorithm: BaseAlgorithm | None,
         early_stopping: BaseEarlyStopping | None,
+        warm_start: str | None = None,
     ) -> Definition:
         """``optimize()``'s arguments with upstream's defaults (ValueError: no search space)."""
         if not search_space:
@@ -83,6 +86,7 @@ class Definition:
             algorithm or RandomSearch(),
             trial_config or TrialConfig(),
             early_stopping,
+            warm_start,
         )
 
 
@@ -136,6 +140,8 @@ def optimization_job(
     config = definition.trial_config
     if config.max_failed_trials is not None:
         annotations[MAX_FAILED_TRIALS_ANNOTATION] = str(config.max_failed_trials)
+    if definition.warm_start is not None:
+        annotations[WARM_START_ANNOTATION] = definition.warm_start
     objective = definition.objectives[0]
     metadata: dict[str, Any] = {"name": name}
     if namespace:
@@ -214,7 +220,8 @@ def definition_of(job: OptimizationJob) -> Definition:
         stopping = MedianStopping(rule.startup_trials, rule.warmup_steps)
     elif rule is not None:
         stopping = SuccessiveHalving(rule.min_resource, rule.reduction_factor)
-    return Definition(space, objectives, algorithm, config, stopping)
+    warm_start = (job.metadata.annotations or {}).get(WARM_START_ANNOTATION)
+    return Definition(space, objectives, algorithm, config, stopping, warm_start)
 
 
 def requested_job(

@@ -50,11 +50,14 @@ class OptimizerClient:
         objectives: list[Objective] | None = None,
         algorithm: BaseAlgorithm | None = None,
         early_stopping: BaseEarlyStopping | None = None,
+        warm_start: str | None = None,
     ) -> str:
         """Start an optimization job; returns its name. Each trial runs ``trial_template`` with
-        its parameters added to ``func_args`` (and as ``KUBEFLOW_TRAINER_OPT_<NAME>`` env)."""
+        its parameters added to ``func_args`` (and as ``KUBEFLOW_TRAINER_OPT_<NAME>`` env).
+        ``warm_start`` (beyond upstream): an earlier job whose finished trials seed the search
+        (they count for the sampler, not towards ``num_trials``)."""
         definition = Definition.requested(
-            search_space, trial_config, objectives, algorithm, early_stopping
+            search_space, trial_config, objectives, algorithm, early_stopping, warm_start
         )
         return self.backend.optimize(trial_template, definition)
 

@@ -118,7 +118,8 @@ class OptimizerBackend(abc.ABC):
             for callback in callbacks or []:
                 callback(job)
             if job.status == constants.OPTIMIZATION_JOB_FAILED and job.status not in status:
-                raise RuntimeError(f"{constants.OPTIMIZATION_JOB_KIND} {name} is Failed")
+                why = f": {job.message}" if job.message else ""
+                raise RuntimeError(f"{constants.OPTIMIZATION_JOB_KIND} {name} is Failed{why}")
             if job.status in status:
                 return job
             if time.monotonic() >= deadline:
