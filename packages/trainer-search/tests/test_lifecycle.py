@@ -86,6 +86,9 @@ def test_running_trials_are_never_started_twice() -> None:
     # One finishing frees one slot, for the next number.
     decision = decide(job(), [trial(0, "complete", 0.3), trial(1)], NOW)
     assert [new.number for new in decision.create] == [2]
+    # A trial deleted by hand leaves its number unused, never taken again.
+    decision = decide(job(), [trial(0, "complete", 0.3), trial(2, "complete", 0.4)], NOW)
+    assert [new.name for new in decision.create] == ["tune-3", "tune-4"]
 
 
 def test_the_same_observations_give_the_same_decision() -> None:

@@ -13,6 +13,7 @@ here, once, for both.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -183,8 +184,16 @@ def _condition(
 
 
 def _admit(manifest: Mapping[str, Any]) -> tuple[OptimizationJob, Study, int | None]:
-    """The job, its study and its failure budget; ValueError names what is invalid."""
-    job = trainer_api.apply_defaults(trainer_api.parse(dict(manifest)))
+    """The job, its study and its failure budget; ValueError names what is invalid. The
+    answer for a given metadata and spec is remembered: a driver asks every pass, and parsing
+    and validating the job is most of a pass's cost (never changed: the result is read only)."""
+    fields = {key: manifest.get(key) for key in ("apiVersion", "kind", "metadata", "spec")}
+    return _admit_text(json.dumps(fields, sort_keys=True, default=str))
+
+
+@functools.lru_cache(maxsize=32)
+def _admit_text(text: str) -> tuple[OptimizationJob, Study, int | None]:
+    job = trainer_api.apply_defaults(trainer_api.parse(json.loads(text)))
     if not isinstance(job, OptimizationJob):
         raise ValueError(f"kind: expected OptimizationJob, got {job.kind}")
     if errors := trainer_api.validate(job):
@@ -303,8 +312,9 @@ def decide(
     elif not done and not suspended:
         free = min(slots - running, total - len(records))
         history = prior_records + records
+        first = max((r.number for r in records), default=-1) + 1  # never a number in use
         for offset, suggestion in enumerate(suggest(study, history, max(free, 0))):
-            create.append(_new_trial(str(job.metadata.name), len(records) + offset, suggestion))
+            create.append(_new_trial(str(job.metadata.name), first + offset, suggestion))
         if not create and running == 0:
             complete = sum(r.state == "complete" for r in records)
             terminal = (

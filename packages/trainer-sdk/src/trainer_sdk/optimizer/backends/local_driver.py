@@ -12,6 +12,7 @@ job's lock (``flock``) while it runs; a dead driver's lock is free, which is how
 
 from __future__ import annotations
 
+import copy
 import fcntl
 import json
 import logging
@@ -34,7 +35,7 @@ from trainer_search import (
 )
 
 from trainer_sdk import constants as trainer_constants
-from trainer_sdk.backends.local.jobdir import read_json, write_json
+from trainer_sdk.backends.local.jobdir import write_text
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.errors import JobNotFoundError
 from trainer_sdk.optimizer.objective import observe
@@ -78,9 +79,11 @@ class LocalDriver(threading.Thread):
         super().__init__(name=f"optimize-{path.stem}")
         self.trainer = trainer
         self.lock = lock
-        self.state: dict[str, Any] = read_json(path)
+        self._written = path.read_text()
+        self.state: dict[str, Any] = json.loads(self._written)
         self.metric = objective_metric(self.state["manifest"])
         self.prior = self.state["prior"]
+        self._last: tuple[tuple[list[ObservedTrial], dict[str, Any]], Decision] | None = None
         self._halted = threading.Event()
         self._stoppers: list[threading.Thread] = []
 
@@ -107,10 +110,13 @@ class LocalDriver(threading.Thread):
     def step(self) -> Decision:
         """One pass: observe the trials, decide, apply."""
         for entry in self.state["trials"]:
-            if not entry["submitted"]:  # written, then the driver stopped before submitting
-                self._submit(entry)
+            if not entry["submitted"]:  # written, then the driver stopped around its submit
+                self._submit(entry, adopt=True)
         manifest = {**self.state["manifest"], "status": self.state["status"]}
         observed = [self._observe(entry) for entry in self.state["trials"]]
+        if self._last is not None and self._last[0] == (observed, self.state["status"]):
+            return self._last[1]  # the same inputs: ``decide`` would say the same again
+        inputs = (observed, copy.deepcopy(self.state["status"]))
         decision = decide(
             manifest,
             observed,
@@ -126,8 +132,12 @@ class LocalDriver(threading.Thread):
             self.state["trials"].append(entry)
             self._write()  # before the TrainJob exists: a resumed driver submits it
             self._submit(entry)
+        if decision.phase in ("Complete", "Failed"):
+            for stopper in self._stoppers:  # the job ends once its stopped trials have
+                stopper.join()
         self.state["status"] = decision.status
         self._write()
+        self._last = (inputs, decision)
         return decision
 
     def _observe(self, entry: dict[str, Any]) -> ObservedTrial:
@@ -167,9 +177,13 @@ class LocalDriver(threading.Thread):
         elif change.suspend is not None:
             (self.trainer.suspend_job if change.suspend else self.trainer.resume_job)(entry["name"])
 
-    def _submit(self, entry: dict[str, Any]) -> None:
+    def _submit(self, entry: dict[str, Any], adopt: bool = False) -> None:
         """Create the trial's TrainJob: the one the controller would (no owner here: deleting
-        the optimization job deletes its trials itself)."""
+        the optimization job deletes its trials itself). ``adopt``: a TrainJob of that name
+        already there is the trial, submitted before the last driver stopped."""
+        if adopt and self._exists(entry["name"]):
+            entry["submitted"] = True
+            return
         manifest = self.state["manifest"]
         owner = {**manifest, "metadata": {**manifest["metadata"], "uid": self.path.stem}}
         annotations = entry["annotations"]
@@ -186,6 +200,13 @@ class LocalDriver(threading.Thread):
         self.trainer.submit(trainjob)
         entry["submitted"] = True
         self._write()
+
+    def _exists(self, name: str) -> bool:
+        try:
+            self.trainer.get_job(name)
+        except JobNotFoundError:
+            return False
+        return True
 
     def _fail(self, message: str) -> None:
         """Record that driving failed (a fact the lifecycle cannot observe) as the job's end."""
@@ -207,5 +228,8 @@ class LocalDriver(threading.Thread):
             self._write()
 
     def _write(self) -> None:
-        if self.path.exists():  # deleted: the job is gone, and so is its driver soon
-            write_json(self.path, self.state)
+        """Write the state when it changed (most passes change nothing)."""
+        text = json.dumps(self.state, indent=1)
+        if text != self._written and self.path.exists():  # deleted: the job is gone
+            write_text(self.path, text)
+            self._written = text
