@@ -26,7 +26,6 @@ from runtime_cases import (
     upstream_dir,
 )
 from trainer_runtime import BuildError, builtin_runtimes
-from trainer_runtime.yaml_stream import dump_stream
 
 GOLDENS = Path(__file__).parent / "goldens"
 UPDATE = os.environ.get("UPDATE_GOLDENS") == "1"
@@ -60,7 +59,7 @@ BUILTIN_JOBS: dict[str, dict[str, Any]] = {
 
 def _render(job: Any, runtime: Any) -> str:
     try:
-        return dump_stream(render_of(job, runtime, settings=FIXED_SETTINGS))
+        return trainer_api.dump_yaml_stream(render_of(job, runtime, settings=FIXED_SETTINGS))
     except BuildError as error:
         return f"error: {error}\n"
 

@@ -18,7 +18,6 @@ from trainer_runtime.admission import admit, deprecation_warnings
 from trainer_runtime.builtin import builtin_runtimes
 from trainer_runtime.errors import BuildError
 from trainer_runtime.rendering import render
-from trainer_runtime.yaml_stream import dump_stream
 
 from trainer_controller.operator import run
 
@@ -92,7 +91,7 @@ def render_command(filenames: tuple[Path, ...]) -> None:
                 ],
             )
         manifests += _render_job(job, runtime)
-    click.echo(dump_stream(manifests), nl=False)
+    click.echo(trainer_api.dump_yaml_stream(manifests), nl=False)
 
 
 def _render_job(job: TrainJob, runtime: Runtime) -> list[dict[str, Any]]:
