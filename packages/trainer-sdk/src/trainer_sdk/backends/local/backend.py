@@ -56,6 +56,7 @@ from trainer_sdk.training.metrics import MetricPoint, latest_values, read_histor
 if TYPE_CHECKING:
     from trainer_api import TrainJob
 
+    from trainer_sdk.backends.local.submit import planning
     from trainer_sdk.options import Option
 
 __all__ = ["LocalBackend"]
@@ -226,10 +227,29 @@ class LocalBackend(RuntimeBackend):
             )
         make_private_dir(self.root)
         job_dir.path.mkdir(mode=0o700)
+        try:
+            self._store(job_dir, planned, local_plan)
+        except OSError as error:  # a full disk, say: nothing half-written stays behind
+            started = self._supervisors.pop(name, None)
+            if started is not None:  # its pid could not be recorded: it must not run on
+                started.kill()
+                started.wait()
+            shutil.rmtree(job_dir.path, ignore_errors=True)
+            raise TrainerError(
+                f"TrainJob {name!r} could not be stored in {self.root}: {error.strerror or error}"
+                + ("; free space and submit it again" if facts.disk_full(error) else "")
+            ) from error
+        return name
+
+    def _store(
+        self, job_dir: JobDir, planned: planning.Planned, local_plan: plan.LocalPlan
+    ) -> None:
+        """Write the job's files and start its supervisor."""
         # Held from here on, by this client and then by the supervisor: a job whose lock is free
         # and that has not finished has died (see load_state).
         lock = hold_lock(job_dir.supervisor_lock)
         try:
+            facts.reserve_note(job_dir.end_note)
             write_json(job_dir.runtime, planned.runtime)
             write_json(job_dir.jobset, planned.jobset)
             write_json(job_dir.plan, plan.to_document(local_plan))
@@ -258,7 +278,6 @@ class LocalBackend(RuntimeBackend):
             self._start_supervisor(job_dir, lock)
         finally:
             os.close(lock)
-        return name
 
     def _check_accelerators(self, shortfall: Sequence[str]) -> None:
         """Pods that request accelerators this machine lacks (``shortfall``: why) run on CPU,
@@ -639,7 +658,10 @@ def load_state(job_dir: JobDir, trainjob: dict[str, Any]) -> dict[str, Any]:
     state = _read_state(job_dir)  # what it wrote last before letting go
     if state.get("finished"):
         return state
-    if facts.FAILED not in (state.get("facts") or {}):
+    note = facts.read_note(job_dir.end_note)  # what a supervisor that could not write left
+    if note is not None:
+        facts.record(state, facts.FAILED, *note)
+    elif facts.FAILED not in (state.get("facts") or {}):
         message = (
             f"the job's supervisor ended before the job did; see {job_dir.supervisor_log}"
             if state

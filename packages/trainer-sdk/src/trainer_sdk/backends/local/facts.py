@@ -17,13 +17,19 @@ in ``state.json`` and fed into ``build`` through one status plugin of this backe
 
 Nothing else writes a condition: a reader that finds a job nobody runs any more (its lock is
 free and it never finished) derives the status the same way, with the fact ``SupervisorLost``,
-without writing it.
+without writing it. When the job root's file system is full, ``state.json`` cannot be written:
+the fact (``DiskFull``) then goes in place into ``end-note``, a file allocated at submit, where
+that reader finds it.
 """
 
 from __future__ import annotations
 
+import errno
+import json
+import os
 from collections.abc import Mapping
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:  # the API models: imported where a status is derived, never by readers
@@ -40,7 +46,12 @@ __all__ = [
     "LocalFacts",
     "admit_stored",
     "derive_status",
+    "disk_full",
+    "disk_full_message",
+    "read_note",
     "record",
+    "reserve_note",
+    "write_note",
 ]
 
 FAILED: Final = "Failed"
@@ -50,6 +61,8 @@ PREEMPTED: Final = "Preempted"
 SUPERVISOR_LOST: Final = "SupervisorLost"
 DISK_FULL: Final = "DiskFull"
 _KINDS: Final = (FAILED, SUSPENDED)
+NOTE_BYTES: Final = 4096
+_FULL: Final = (errno.ENOSPC, errno.EDQUOT)
 
 
 def record(state: dict[str, Any], kind: str, reason: str, message: str) -> None:
@@ -67,6 +80,57 @@ def record(state: dict[str, Any], kind: str, reason: str, message: str) -> None:
         for pod in state.get("pods") or []:
             if pod.get("phase") in ("Running", "Pending"):
                 pod["phase"] = "Failed"
+
+
+def disk_full(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) is a full file system or quota."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in _FULL:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def reserve_note(path: Path) -> None:
+    """Allocate ``path`` (``NOTE_BYTES``, blank) so that ``write_note`` needs no new block."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, b" " * NOTE_BYTES)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_note(path: Path, reason: str, message: str) -> None:
+    """Write a Failed fact into the blocks ``reserve_note`` allocated (in place: a full disk
+    allows it), cut to fit."""
+    note = json.dumps({"reason": reason, "message": message[: NOTE_BYTES // 2]}).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.pwrite(fd, note.ljust(NOTE_BYTES)[:NOTE_BYTES], 0)
+    finally:
+        os.close(fd)
+
+
+def read_note(path: Path) -> tuple[str, str] | None:
+    """The fact ``write_note`` left (reason, message), or None."""
+    try:
+        text = path.read_text().strip()
+    except FileNotFoundError:
+        return None
+    if not text:
+        return None
+    note = json.loads(text)
+    return str(note["reason"]), str(note["message"])
+
+
+def disk_full_message(path: Path) -> str:
+    """What the user must know when the job root's file system filled."""
+    return (
+        f"the file system of {path} is full: the job could not record its state; free space, "
+        "then submit or resume the job again"
+    )
 
 
 class LocalFacts:

@@ -1,10 +1,14 @@
 """The on-disk layout of one local job, so that any client or the CLI sees it.
 
-<root>/<name>/trainjob.json     the TrainJob manifest (as sent to a cluster)
+<root>/<name>/trainjob.json     the TrainJob as admitted at submit (API-defaulted, as a cluster
+                                stores it)
 <root>/<name>/runtime.json      the runtime manifest it was built against
 <root>/<name>/jobset.json       the JobSet from the runtime framework's Plan
 <root>/<name>/plan.json         the local plan compiled from it at submit, which the supervisor runs
-<root>/<name>/state.json        JobSet status, TrainJob status, pods (pid, phase, exit code)
+<root>/<name>/state.json        JobSet status, facts, TrainJob status, pods (pid, phase, exit
+                                code), events
+<root>/<name>/end-note          4 KiB allocated at submit: why the run ended, written in place
+                                when nothing else can be written (a full disk: ``facts``)
 <root>/<name>/progress.json     what update_trainjob_status() last wrote
 <root>/<name>/metrics/rank-<r>.jsonl  log_metrics() history of rank r (JSON lines)
 <root>/<name>/supervisor.pid    the process that runs the job, "PID START_TIME" (supervisor.log:
@@ -98,6 +102,10 @@ class JobDir:
     @property
     def supervisor_log(self) -> Path:
         return self.path / "supervisor.log"
+
+    @property
+    def end_note(self) -> Path:
+        return self.path / "end-note"
 
     def log(self, step: str) -> Path:
         return self.path / "logs" / f"{step}.log"

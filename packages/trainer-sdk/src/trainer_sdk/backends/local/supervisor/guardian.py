@@ -99,7 +99,13 @@ def _guard(supervisor: int, job_dir: JobDir, token: str, cgroup: Path | None) ->
         message += f"; still alive: {', '.join(str(process.pid) for process in left)}"
     print(f"[trainer-sdk guardian] {message}", file=sys.stderr, flush=True)
     facts.record(state, facts.FAILED, facts.SUPERVISOR_LOST, message)
-    write_json(job_dir.state, state)  # first: a reader derives the status if we die too
+    try:
+        write_json(job_dir.state, state)  # first: a reader derives the status if we die too
+    except OSError as error:  # a full disk: the note allocated at submit takes the fact
+        if not facts.disk_full(error):
+            raise
+        facts.write_note(job_dir.end_note, facts.DISK_FULL, facts.disk_full_message(job_dir.root))
+        return
     admission = facts.admit_stored(
         read_json(job_dir.trainjob), read_json(job_dir.runtime), state.get("trainjob")
     )

@@ -368,16 +368,24 @@ def main(argv: list[str] | None = None) -> int:
     me = processes.ProcessIdentity.of(os.getpid())
     code = 1
     try:
-        signal.signal(signal.SIGTERM, _TERMINATION.handle)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
-        code = supervisor.run(args.detach)
-    except _TerminatedError:  # before the pods (installing packages), or after: the job's end
-        supervisor.record(*supervisor.termination())
-    except BaseException as error:  # whatever it was, the job must read Failed
-        traceback.print_exc()
-        supervisor.record(
-            facts.FAILED, "SupervisorFailed", f"the job's supervisor failed: {error!r}"
-        )
+        try:
+            signal.signal(signal.SIGTERM, _TERMINATION.handle)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+            code = supervisor.run(args.detach)
+        except _TerminatedError:  # before the pods (installing packages), or after: the end
+            supervisor.record(*supervisor.termination())
+        except BaseException as error:  # whatever it was, the job must read Failed
+            if facts.disk_full(error):
+                raise
+            traceback.print_exc()
+            supervisor.record(
+                facts.FAILED, "SupervisorFailed", f"the job's supervisor failed: {error!r}"
+            )
+    except BaseException as error:  # the state could not be written: a full disk
+        if not facts.disk_full(error):
+            raise
+        message = facts.disk_full_message(job_dir.root)
+        facts.write_note(job_dir.end_note, facts.DISK_FULL, message)
     finally:
         # Nothing of the job outlives it: what is still below this process (orphans it adopted
         # as a subreaper) or carries the job's token.
