@@ -15,6 +15,7 @@ import yaml
 from click.testing import CliRunner
 from trainer_sdk import CustomTrainer, JobFailedError, LocalBackendConfig, TrainerClient
 from trainer_sdk.cli import cli
+from waiting import wait_until
 
 pytestmark = [
     pytest.mark.e2e,
@@ -311,10 +312,7 @@ def test_delete_ends_every_process_of_the_job_sshd_included(
     running = processes_mentioning(job_dir)
     assert sum("sshd" in command for command in running) == 2
     client.delete_job(name)
-    deadline = time.monotonic() + 15.0
-    while (left := processes_mentioning(job_dir)) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert left == []
+    wait_until(lambda: processes_mentioning(job_dir) == [], "every process of the job to end")
 
 
 # mpirun's ssh, hanging for one host: its MPI daemon never starts there (the hang seen in CI).

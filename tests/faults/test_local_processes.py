@@ -13,8 +13,7 @@ import secrets
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,20 +29,11 @@ from trainer_sdk import (
 from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.supervisor import cgroups
 from trainer_sdk.private_files import read_json, write_json
+from waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 # Generous for a loaded 2-core machine; a hang is what these tests exist to catch.
 DEADLINE_SECONDS = 90.0
-
-
-def wait_until(
-    predicate: Callable[[], object], what: str, seconds: float = DEADLINE_SECONDS
-) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {seconds:g} s waiting for {what}")
-        time.sleep(0.05)
 
 
 def processes_with(marker: str) -> list[int]:

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from data_cache_testing import ADMIN_TOKEN, AS_ADMIN
 from trainer_data_cache import ADMIN_TOKEN_ENV, LocalCache
+from waiting import wait_until
 
 START_TIMEOUT = 120.0
 """Seconds a child cache may take to print its endpoint (it imports torch and pyarrow)."""
@@ -102,15 +102,11 @@ def push_table(endpoint: str, name: str, table: pa.Table) -> None:
 
 def wait_for(condition: Callable[[], bool], what: str) -> None:
     """Return once ``condition()`` holds; fail after ``WAIT_DEADLINE`` s naming ``what``."""
-    deadline = time.monotonic() + WAIT_DEADLINE
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {WAIT_DEADLINE:g} s waiting until {what}")
-        time.sleep(0.01)  # polling with a deadline
+    wait_until(condition, what, WAIT_DEADLINE, interval=0.01)
 
 
-@pytest.fixture(scope="session")
-def wait_until() -> Callable[[Callable[[], bool], str], None]:
+@pytest.fixture(scope="session", name="wait_until")
+def wait_until_fixture() -> Callable[[Callable[[], bool], str], None]:
     """``wait_for``, for tests."""
     return wait_for
 

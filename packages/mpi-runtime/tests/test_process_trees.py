@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from mpi_runtime._process_trees import descendants, stop_process_tree
+from waiting import wait_until
 
 # A parent that starts a child in a session of its own (as mpirun does with ssh) that ignores
 # SIGTERM, writes the child's pid, then waits.
@@ -38,10 +38,7 @@ def test_stop_process_tree_kills_a_child_in_its_own_session_that_ignores_sigterm
     pid_file = tmp_path / "child.pid"
     parent = subprocess.Popen([sys.executable, "-c", PARENT, str(pid_file)])
     try:
-        deadline = time.monotonic() + 30
-        while not (pid_file.exists() and pid_file.read_text().strip()):
-            assert time.monotonic() < deadline, "the child never started"
-            time.sleep(0.05)
+        wait_until(lambda: pid_file.exists() and pid_file.read_text().strip(), "the child")
         child = int(pid_file.read_text())
         assert not ends_within(child, 0.2), "the child ended by itself"
         stop_process_tree(parent, grace_s=0.5)

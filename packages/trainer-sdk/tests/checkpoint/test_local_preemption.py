@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ import pytest
 from trainer_sdk import LocalBackendConfig, TrainerClient, constants
 from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.supervisor import processes
+from waiting import wait_until
 
 from ..backends.local.submit.test_pods import jobset, replicated_job
 from ..backends.local.supervisor.test_runner import runner_for
@@ -76,10 +76,11 @@ def test_sigterm_to_the_job_from_outside_reads_preempted_and_resumes(tmp_path: P
     try:
         client.wait_for_job_status("outside", {constants.TRAINJOB_RUNNING}, timeout=WAIT_SECONDS)
         # Running means the pod's process started, not that its script ran: wait for its line.
-        deadline = time.monotonic() + WAIT_SECONDS
-        while not (marker.exists() and marker.read_text().strip()):
-            assert time.monotonic() < deadline, "attempt 0 never wrote its line"
-            time.sleep(0.05)  # polling with a deadline
+        wait_until(
+            lambda: marker.exists() and marker.read_text().strip(),
+            "attempt 0 to write its line",
+            WAIT_SECONDS,
+        )
         recorded = JobDir(tmp_path / "jobs", "outside").supervisor_pid.read_text()
         guardian = processes.ProcessIdentity.parse(recorded)
         assert guardian is not None and guardian.send(signal.SIGTERM)

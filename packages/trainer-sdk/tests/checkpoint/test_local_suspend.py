@@ -7,7 +7,6 @@ again under the same name resumes from the checkpoint the first one left on the 
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ import torch
 from trainer_sdk import LocalBackendConfig, TrainerClient, checkpoint, constants
 from trainer_sdk.backends.local import volumes
 from trainer_sdk.cli import app
+from waiting import wait_until
 
 from .test_local_resume import runtime, trainjob
 
@@ -25,14 +25,13 @@ WAIT_SECONDS = 600
 
 def wait_for_step(seen: Path, step: int, ranks: int = 2) -> None:
     """Until every rank has written its line of ``step`` (bounded)."""
-    deadline = time.monotonic() + WAIT_SECONDS
     files = [Path(str(seen).format(rank=rank)) for rank in range(ranks)]
-    while time.monotonic() < deadline:
+
+    def reached() -> bool:
         lines = [file.read_text().splitlines() if file.is_file() else [] for file in files]
-        if all(any(line.split()[0] == str(step) for line in rank) for rank in lines):
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"the ranks did not reach step {step} in {WAIT_SECONDS} s")
+        return all(any(line.split()[0] == str(step) for line in rank) for rank in lines)
+
+    wait_until(reached, f"the ranks to reach step {step}", WAIT_SECONDS)
 
 
 def reasons(client: TrainerClient, name: str) -> list[str]:

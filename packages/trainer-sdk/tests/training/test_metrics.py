@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, HTTPServer, ThreadingHTTPServer
 from pathlib import Path
@@ -21,6 +20,7 @@ from trainer_sdk.training.metrics import (
     read_history,
 )
 from trainer_sdk.training.progress import SERVER_TOKEN_ENV, SERVER_URL_ENV, STATUS_FILE_ENV
+from waiting import wait_until
 
 
 class Recorder(ThreadingHTTPServer):
@@ -79,9 +79,7 @@ def test_the_background_thread_flushes_without_being_asked(job_dir: Path) -> Non
     metrics.default_logger().flush_interval = 0.05
     for step in range(5):
         log_metrics({"loss": 1.0 / (step + 1)}, step=step)
-    deadline = time.monotonic() + WAIT_SECONDS
-    while len(read_history(job_dir / "metrics")) < 5 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: len(read_history(job_dir / "metrics")) >= 5, "five points", WAIT_SECONDS)
     assert [point.step for point in read_history(job_dir / "metrics")] == [0, 1, 2, 3, 4]
 
 

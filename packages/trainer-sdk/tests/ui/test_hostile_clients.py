@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 import tracemalloc
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -18,6 +17,7 @@ from trainer_sdk import LocalBackendConfig, TrainerClient
 from trainer_sdk.cli import cli
 from trainer_sdk.ui import Access, UiServer
 from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits
+from waiting import wait_until
 
 WAIT_SECONDS = 180
 IDLE_CLIENTS = 200
@@ -65,9 +65,8 @@ def test_a_client_that_never_finishes_its_headers_is_dropped(
     server = start_ui(empty, limits=ConnectionLimits(header_seconds=0.5))
     with closing(socket.create_connection(address(server), timeout=20)) as connection:
         connection.sendall(b"GET /api/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        started = time.monotonic()
-        assert connection.recv(1024) == b""  # closed by the server, not by our timeout
-        assert time.monotonic() - started < 10
+        # closed by the server: our own timeout (20 s) would raise instead
+        assert connection.recv(1024) == b""
 
 
 def test_idle_connections_do_not_lock_out_a_real_request(
@@ -84,12 +83,10 @@ def test_idle_connections_do_not_lock_out_a_real_request(
         base = server.url.rstrip("/")
         with urllib.request.urlopen(f"{base}/api/jobs", timeout=10) as response:
             assert (response.status, response.read()) == (200, b"[]")
-        deadline = time.monotonic() + 20
-        held = threading.active_count() - before
-        while held > DEFAULT_LIMITS.max_connections + 4 and time.monotonic() < deadline:
-            time.sleep(0.05)
-            held = threading.active_count() - before
-        assert held <= DEFAULT_LIMITS.max_connections + 4, f"{held} threads held"
+        wait_until(
+            lambda: threading.active_count() - before <= DEFAULT_LIMITS.max_connections + 4,
+            f"at most {DEFAULT_LIMITS.max_connections + 4} threads held",
+        )
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])

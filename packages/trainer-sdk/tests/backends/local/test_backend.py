@@ -8,7 +8,6 @@ import socket
 import subprocess
 import sys
 import textwrap
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,18 +31,10 @@ from trainer_sdk.backends.local import plan
 from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.supervisor import isolation
 from trainer_sdk.private_files import read_json
+from waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 DEADLINE_SECONDS = 120
-
-
-def wait_until(predicate: object, what: str, seconds: float = DEADLINE_SECONDS) -> None:
-    """Poll ``predicate`` until true; fail with ``what`` after ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while not predicate():  # type: ignore[operator]
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def is_gone(pid: int) -> bool:

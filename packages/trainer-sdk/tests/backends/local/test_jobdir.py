@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +20,7 @@ from trainer_sdk import (
     constants,
 )
 from trainer_sdk.backends.local.jobdir import JobDir, hold_lock, lock_held
+from waiting import wait_until
 
 DEADLINE_SECONDS = 90.0
 
@@ -129,10 +129,12 @@ def test_a_job_submitted_suspended_reads_suspended(client: TrainerClient) -> Non
     }
     name = client.backend.submit(manifest)  # type: ignore[attr-defined]
     job_dir = JobDir(client.backend.root, name)  # type: ignore[attr-defined]
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while lock_held(job_dir.supervisor_lock):  # the supervisor has nothing to run and exits
-        assert time.monotonic() < deadline, "the supervisor of a suspended job did not exit"
-        time.sleep(0.05)
+    # the supervisor has nothing to run and exits
+    wait_until(
+        lambda: not lock_held(job_dir.supervisor_lock),
+        "the supervisor of a suspended job to exit",
+        DEADLINE_SECONDS,
+    )
     job = client.get_job(name)
     assert (job.status, job.message) == (constants.TRAINJOB_SUSPENDED, None)
     assert not job_dir.log("node-0").exists()

@@ -6,12 +6,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import pytest
 from trainer_sdk.backends.local.supervisor import processes
 from trainer_sdk.backends.local.supervisor.processes import JOB_TOKEN_ENV, ProcessIdentity
+from waiting import wait_until
 
 TIMEOUT_SECONDS = 30
 
@@ -68,9 +68,7 @@ def test_find_gets_descendants_and_token_carriers_but_not_what_is_kept() -> None
         def found(**kwargs: object) -> set[int]:
             return {process.pid for process in processes.find(**kwargs)}  # type: ignore[arg-type]
 
-        deadline = time.monotonic() + TIMEOUT_SECONDS
-        while len(found(roots=[root])) < 2 and time.monotonic() < deadline:  # its child starting
-            time.sleep(0.05)
+        wait_until(lambda: len(found(roots=[root])) >= 2, "its child to start", TIMEOUT_SECONDS)
         assert len(found(roots=[root])) == 2 and tree.pid in found(roots=[root])
         assert found(token=token) == {carrier.pid, scoped.pid}
         assert found(token=token, scoped=True) == {carrier.pid}
