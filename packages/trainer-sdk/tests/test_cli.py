@@ -41,6 +41,12 @@ from waiting import wait_until
 from .conftest import make_runtime
 
 DEADLINE_SECONDS = 120
+# The CLI with Ctrl-C as a terminal delivers it: a test run started in the background (``&``,
+# flake_hunt, CI) inherits SIGINT ignored, and Python then leaves it ignored.
+AS_IN_A_TERMINAL = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from trainer_sdk.cli import main; main()"
+)
 
 FAILING_JOB = """
 apiVersion: trainer.kubeflow.org/v1alpha1
@@ -483,7 +489,7 @@ def test_ctrl_c_on_run_stops_the_job_and_exits_130_with_one_line(tmp_path: Path)
     manifest = tmp_path / "job.yaml"
     manifest.write_text(SLEEPING_JOB)
     root = tmp_path / "jobs"
-    command = [sys.executable, "-c", "from trainer_sdk.cli import main; main()"]
+    command = [sys.executable, "-c", AS_IN_A_TERMINAL]
     process = subprocess.Popen(
         [*command, "--backend", "local", "--root", str(root), "run", "-f", str(manifest)],
         stdout=subprocess.PIPE,
@@ -562,7 +568,7 @@ def test_ctrl_c_on_a_watching_command_leaves_the_job_running(
     manifest.write_text(SLEEPING_JOB.replace("name: interrupted", "name: watched"))
     assert invoke(tmp_path, "run", "-f", str(manifest), "--detach")[0] == 0
     root = tmp_path / "jobs"
-    command = [sys.executable, "-c", "from trainer_sdk.cli import main; main()"]
+    command = [sys.executable, "-c", AS_IN_A_TERMINAL]
     process = subprocess.Popen(
         [*command, "--backend", "local", "--root", str(root), *watch],
         stdout=subprocess.PIPE,
