@@ -219,9 +219,9 @@ class LocalBackend(RuntimeBackend):
         if (paths := volumes.mount_paths(planned.jobset)) and not local_plan.isolated:
             _logger.warning(
                 "TrainJob %s: pods cannot run in private mount namespaces here, so they see their "
-                "volumes in local directories, not at %s: those paths (and pod host names) are "
-                "rewritten in each container's command and env only (a path in func_args, built "
-                "in code or read from a file names this machine's path)",
+                "volumes in local directories, not at %s (the checkpoint directory the runtime "
+                "framework sets is the local one; a path in func_args, built in code or read "
+                "from a file names this machine's path)",
                 name,
                 ", ".join(paths),
             )

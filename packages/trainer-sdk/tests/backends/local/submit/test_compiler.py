@@ -10,6 +10,7 @@ from trainer_sdk import constants
 from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.plan import Dependency, LateValue, Slot
 from trainer_sdk.backends.local.submit.compiler import compile_plan
+from trainer_sdk.backends.local.submit.pods import UnsupportedPodError
 
 from ..test_plan import planned
 from .test_pods import jobset, replicated_job, with_volume
@@ -27,26 +28,26 @@ def two_node_job(**spec: Any) -> dict[str, Any]:
     return jobset(replicated_job(constants.DATASET_INITIALIZER, ["true"]), node, **spec)
 
 
-@pytest.mark.parametrize(
-    ("isolated", "argument"),
-    [
-        pytest.param(True, "--peer=job-node-0-0.job:29500", id="namespaces-keep-names"),
-        pytest.param(False, "--peer=127.0.0.1:29500", id="fallback-rewrites-names"),
-    ],
-)
-def test_the_plan_keeps_the_isolation_decision_and_what_follows_from_it(
-    tmp_path: Path, isolated: bool, argument: str
-) -> None:
+def test_the_plan_keeps_the_isolation_decision_and_what_follows_from_it(tmp_path: Path) -> None:
     job_dir = JobDir(tmp_path, "job")
-    plan = compile_plan(two_node_job(), (), job_dir, isolated=isolated, gpus=0)
+    plan = compile_plan(two_node_job(), (), job_dir, isolated=True, gpus=0)
     node = plan.jobs[1].pods[1]
     volume = str(job_dir.path / "volumes" / "ckpt")
-    assert plan.isolated is isolated
-    assert node.command[2:] == ("--out=" + ("/ckpt" if isolated else volume) + "/x", argument)
+    argument = "--peer=job-node-0-0.job:29500"
+    assert plan.isolated is True
+    assert node.command[2:] == ("--out=/ckpt/x", argument)
     assert node.slots == (
         Slot(LateValue.MASTER_PORT, len(argument) - 5, len(argument), argument=3),
     )
     assert node.mounts[0].local == volume and node.name == node.env["HOSTNAME"] == "job-node-0-1"
+
+
+def test_without_namespaces_the_users_names_and_paths_are_refused_at_submit(
+    tmp_path: Path,
+) -> None:
+    """The fallback rewrote them: ``--peer=127.0.0.1:29500``, ``--out=<job>/volumes/ckpt/x``."""
+    with pytest.raises(UnsupportedPodError, match=r"command\[2\]: names the volume mount path"):
+        compile_plan(two_node_job(), (), JobDir(tmp_path, "job"), isolated=False, gpus=0)
 
 
 def test_the_jobsets_policies_are_compiled_once(tmp_path: Path) -> None:
@@ -57,7 +58,7 @@ def test_the_jobsets_policies_are_compiled_once(tmp_path: Path) -> None:
     )
     manifest["metadata"]["namespace"] = "team"
     plan = compile_plan(
-        manifest, (), JobDir(tmp_path, "job"), isolated=False, gpus=0, active_deadline_seconds=9
+        manifest, (), JobDir(tmp_path, "job"), isolated=True, gpus=0, active_deadline_seconds=9
     )
     assert [job.name for job in plan.jobs] == [constants.DATASET_INITIALIZER, "node"]
     assert plan.jobs[1].depends_on == (Dependency(constants.DATASET_INITIALIZER, "Complete"),)
@@ -74,8 +75,8 @@ def test_accelerators_this_machine_lacks_run_on_cpu_and_the_plan_says_why(tmp_pa
     container["resources"] = {"limits": {"nvidia.com/gpu": 2}}
     container["env"] = [{"name": constants.TORCH_ENV_NUM_PROC_PER_NODE, "value": "auto"}]
     job_dir = JobDir(tmp_path, "job")
-    short = compile_plan(manifest, (), job_dir, isolated=False, gpus=1)
-    enough = compile_plan(manifest, (), job_dir, isolated=False, gpus=2)
+    short = compile_plan(manifest, (), job_dir, isolated=True, gpus=1)
+    enough = compile_plan(manifest, (), job_dir, isolated=True, gpus=2)
     [why] = short.accelerator_shortfall
     assert "node-0, node-1 request nvidia.com/gpu: 2 per pod" in why
     assert [(pod.device, pod.device_count) for pod in short.jobs[1].pods] == [("cpu", "2")] * 2

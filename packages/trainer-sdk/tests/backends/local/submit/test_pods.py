@@ -97,10 +97,12 @@ def test_a_dependency_cycle_is_reported_with_its_field() -> None:
 
 
 def test_torch_nodes_get_completion_index_loopback_master_and_the_jobs_port() -> None:
+    """Without private namespaces the runtime framework's master address is the pod's address
+    here; the user's command is left as written."""
     manifest = jobset(
         replicated_job(
             "node",
-            ["torchrun", "--master-addr=job-node-0-0.job:29500", "t.py"],
+            ["torchrun", "--master-addr=$(PET_MASTER_ADDR)", "t.py"],
             parallelism=2,
             env=TORCH_ENV,
         )
@@ -114,7 +116,7 @@ def test_torch_nodes_get_completion_index_loopback_master_and_the_jobs_port() ->
     assert {pod.env["PET_MASTER_ADDR"] for pod in pods} == {"127.0.0.1"}
     assert {pod.env["PET_MASTER_PORT"] for pod in pods} == {"41000"}
     assert pods[1].env["POD_NAME"] == "job-node-0-1"
-    assert pods[0].command == ("torchrun", "--master-addr=127.0.0.1:41000", "t.py")
+    assert pods[0].command == ("torchrun", "--master-addr=$(PET_MASTER_ADDR)", "t.py")
 
 
 def test_replicas_become_job_indexes_and_launcher_is_node_zero() -> None:
@@ -173,11 +175,13 @@ def test_the_grace_period_is_the_longest_a_pod_template_asks_for() -> None:
 
 
 def test_volume_mounts_become_shared_local_directories() -> None:
+    """Without private namespaces the backend's own initializer writes into the volume's
+    directory; a pod's strings that name the mount path are refused, never rewritten."""
     initializer = replicated_job("dataset-initializer", [])
     node = replicated_job(
         "node",
-        ["python", "-c", "open('/workspace/dataset/x')"],
-        env=[{"name": "DATA", "value": "/workspace/dataset"}],
+        ["python", "-c", "open('data/x')"],
+        env=[{"name": "DATA", "value": "data"}],
         depends_on="dataset-initializer",
     )
     for job in (initializer, node):
@@ -191,9 +195,54 @@ def test_volume_mounts_become_shared_local_directories() -> None:
         "dataset",
         "/tmp/job/volumes/initializer/dataset",
     )
-    assert node_pod.command[-1] == "open('/tmp/job/volumes/initializer/dataset/x')"
-    assert node_pod.env["DATA"] == "/tmp/job/volumes/initializer/dataset"
+    assert node_pod.command[-1] == "open('data/x')" and node_pod.env["DATA"] == "data"
     assert node_pod.directories == init_pod.directories == ("/tmp/job/volumes/initializer",)
+
+
+@pytest.mark.parametrize(
+    ("command", "env", "refused"),
+    [
+        pytest.param(
+            ["python", "-c", "open('/workspace/dataset/x')"],
+            [],
+            r"containers\[0\]\.command\[2\]: names the volume mount path '/workspace'",
+            id="a-mount-path-in-the-command",
+        ),
+        pytest.param(
+            ["python", "t.py"],
+            [{"name": "DATA", "value": "/workspace/dataset"}],
+            r"containers\[0\]\.env 'DATA': names the volume mount path '/workspace'",
+            id="a-mount-path-in-env",
+        ),
+        pytest.param(
+            ["python", "t.py", "--peer=job-node-0-0.job:29500"],
+            [],
+            r"containers\[0\]\.command\[2\]: names pod host 'job-node-0-0'",
+            id="a-pod-host-in-the-command",
+        ),
+        pytest.param(
+            ["python", "t.py"],
+            [{"name": "PEERS", "value": "job-node-0-0.job"}],
+            r"containers\[0\]\.env\[0\]\.value: names pod host 'job-node-0-0'",
+            id="a-pod-host-in-env",
+        ),
+    ],
+)
+def test_without_namespaces_a_host_or_path_in_a_pods_strings_is_refused_not_rewritten(
+    command: list[str], env: list[dict[str, Any]], refused: str
+) -> None:
+    """The fallback rewrote pod host names to loopback and mount paths to local directories in
+    every command and env value (a regex over the user's strings)."""
+    node = replicated_job("node", command, env=env)
+    container = node["template"]["spec"]["template"]["spec"]["containers"][0]
+    container["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
+    with pytest.raises(UnsupportedPodError, match=refused) as raised:
+        expand_pods(jobset(node), "/tmp/job/volumes")
+    assert "never rewritten" in str(raised.value)
+    assert (
+        "/workspace"
+        in expand_pods(jobset(node), "/tmp/job/volumes", isolated=True)[0][1][0].mounts[0].path
+    )
 
 
 def test_expanding_a_large_jobset_is_linear_in_its_pods(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -215,10 +264,10 @@ def test_expanding_a_large_jobset_is_linear_in_its_pods(monkeypatch: pytest.Monk
         return compile_pattern(pattern, flags)
 
     monkeypatch.setattr(re, "compile", counted)
-    [(_, pods)] = expand(manifest)
+    [(_, pods)] = expand(manifest, "", Path(), True)
     assert len(compiled) < 10, f"{len(compiled)} patterns for 1600 pods"
     assert len(pods) == 1600
-    assert pods[1599].command[1:3] == ("--master-addr=127.0.0.1", "--master-port=29500")
+    assert pods[1599].command[1:3] == ("--master-addr=job-node-0-0.job", "--master-port=29500")
 
 
 def test_a_29500_of_the_users_is_left_as_written() -> None:
@@ -230,8 +279,8 @@ def test_a_29500_of_the_users_is_left_as_written() -> None:
         {"name": "MASTER_PORT", "value": "29500"},
     ]
     command = ["python", "t.py", "--max-steps", "29500", "--rdzv=job-node-0-0.job:29500", "x129500"]
-    [(_, [pod])] = expand(jobset(replicated_job("node", command, env=env)))
-    assert pod.command[2:] == ("--max-steps", "29500", "--rdzv=127.0.0.1:41000", "x129500")
+    [(_, [pod])] = expand(jobset(replicated_job("node", command, env=env)), "", Path(), True)
+    assert pod.command[2:] == ("--max-steps", "29500", "--rdzv=job-node-0-0.job:41000", "x129500")
     assert (pod.env["STEPS"], pod.env["MASTER_PORT"], pod.env["PET_MASTER_PORT"]) == (
         "29500",
         "41000",
@@ -252,21 +301,22 @@ def test_the_compiled_pod_names_each_place_of_the_jobs_port_and_attempt() -> Non
         {"name": "LABELLED", "value": "attempt-$(MINE)"},
     ]
     command = ["python", "t.py", "--max-steps", "29500", "--rdzv=job-node-0-0.job:29500"]
-    [(_, [pod])] = expand_pods(jobset(replicated_job("node", command, env=env)))
-    assert pod.command[2:] == ("--max-steps", "29500", "--rdzv=127.0.0.1:29500")
-    assert (pod.env["RDZV"], pod.env["TRAINER_RESTART_ATTEMPT"]) == ("127.0.0.1:29500", "0")
+    manifest = jobset(replicated_job("node", command, env=env))
+    [(_, [pod])] = expand_pods(manifest, isolated=True)
+    assert pod.command[2:] == ("--max-steps", "29500", "--rdzv=job-node-0-0.job:29500")
+    assert (pod.env["RDZV"], pod.env["TRAINER_RESTART_ATTEMPT"]) == ("job-node-0-0.job:29500", "0")
     assert set(pod.slots) == {
         Slot(LateValue.MASTER_PORT, 0, 5, env="PET_MASTER_PORT"),
-        Slot(LateValue.MASTER_PORT, 10, 15, env="RDZV"),
-        Slot(LateValue.MASTER_PORT, 17, 22, argument=4),
+        Slot(LateValue.MASTER_PORT, 17, 22, env="RDZV"),
+        Slot(LateValue.MASTER_PORT, 24, 29, argument=4),
         Slot(LateValue.RESTART_ATTEMPT, 0, 1, env="TRAINER_RESTART_ATTEMPT"),
         Slot(LateValue.RESTART_ATTEMPT, 0, 1, env="MINE"),
         Slot(LateValue.RESTART_ATTEMPT, 8, 9, env="LABELLED"),
     }
     bound = bind(pod, {LateValue.MASTER_PORT: "41000", LateValue.RESTART_ATTEMPT: "3"})
-    assert bound.command[2:] == ("--max-steps", "29500", "--rdzv=127.0.0.1:41000")
+    assert bound.command[2:] == ("--max-steps", "29500", "--rdzv=job-node-0-0.job:41000")
     assert (bound.env["RDZV"], bound.env["STEPS"], bound.env["TRAINER_RESTART_ATTEMPT"]) == (
-        "127.0.0.1:41000",
+        "job-node-0-0.job:41000",
         "29500",
         "3",
     )

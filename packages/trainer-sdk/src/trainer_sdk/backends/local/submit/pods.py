@@ -3,14 +3,17 @@
 Replicated jobs are ordered by ``dependsOn`` (then the manifest's order, which is also the
 ``startupPolicy: InOrder`` order); each Job has ``parallelism`` pods with completion indexes.
 Pods in private namespaces (``isolation``) keep their host names
-``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>`` and mount paths; without them (the
-fallback) those names map to loopback and mount paths to local directories in commands and env.
-The rendezvous port 29500 is the job's own port, which the supervisor chooses, so that jobs run
-side by side: each place the runtime framework puts it, the variables that carry it
-(``PORT_ENV``) and after a pod host name (``host:29500``), is a slot of the pod
-(``plan.LateValue.MASTER_PORT``), and so is the attempt number (the restart-attempt label a
-``fieldRef`` names, and ``TRAINER_RESTART_ATTEMPT``); nothing else is (a ``--max-steps 29500``
-argument is the user's).
+``<jobset>-<rjob>-<jobIndex>-<podIndex>.<subdomain>`` and mount paths. The user's strings are
+never rewritten: without private namespaces (the fallback) a command or env value that names a
+pod host or a mount path cannot be honoured, and the job is refused saying so; only the values
+the runtime framework itself puts in (the rendezvous address variables, ``ADDRESS_ENV``; the
+checkpoint directory, ``PATH_ENV``; an initializer's target) get this machine's equivalent, as
+its port does. The rendezvous port 29500 is the job's own port, which the supervisor
+chooses, so that jobs run side by side: each place the runtime framework puts it, the
+variables that carry it (``PORT_ENV``) and after a pod host name (``host:29500``), is a slot of
+the pod (``plan.LateValue.MASTER_PORT``), and so is the attempt number (the restart-attempt
+label a ``fieldRef`` names, and ``TRAINER_RESTART_ATTEMPT``); nothing else is (a
+``--max-steps 29500`` argument is the user's).
 """
 
 from __future__ import annotations
@@ -53,6 +56,21 @@ TERMINATION_LOG = "termination-log"
 # Variables the runtime framework sets to the rendezvous port (torch, DeepSpeed over MPI,
 # XGBoost's tracker): the only places a bare 29500 is the job's port.
 PORT_ENV = frozenset({"PET_MASTER_PORT", "MASTER_PORT", "DMLC_TRACKER_PORT"})
+# Variables the runtime framework sets to a pod's address (torch's master, XGBoost's tracker,
+# JAX's coordinator): without private namespaces, the pod's address on this machine.
+ADDRESS_ENV = frozenset(
+    {"PET_MASTER_ADDR", "MASTER_ADDR", "DMLC_TRACKER_URI", "JAX_COORDINATOR_ADDRESS"}
+)
+# Variables the runtime framework sets to a path in a volume (the checkpoint plugin's, and the
+# MPI launcher's, whose prefixes trainer_api reserves for it): without private namespaces, the
+# volume's local directory.
+PATH_ENV = frozenset({"TRAINER_CHECKPOINT_DIR"})
+PATH_ENV_PREFIXES = ("OMPI_MCA_", "PRTE_MCA_", "I_MPI_HYDRA_", "HYDRA_")
+WITHOUT_NAMESPACES = (
+    "this machine runs pods without private namespaces (macOS, a kernel or container that "
+    "refuses them, or TRAINER_SDK_LOCAL_NAMESPACES=0), and the job's strings are never "
+    "rewritten: run it where namespaces are available, or in a cluster"
+)
 # Containers the local backend runs with trainer_sdk.initializers when they have no command.
 INITIALIZER_TARGETS = {
     constants.DATASET_INITIALIZER: ("dataset", constants.DATASET_PATH),
@@ -80,26 +98,36 @@ class PodAddresses:
     # only the port after a pod host name is the job's.
     isolated: bool = False
 
-    def rewrite(self, text: str) -> Text:
-        """``text`` with port 29500 where it follows a pod host name (``host:29500``) the job's
-        port, and, unless ``isolated``, pod host names loopback; nothing else (a
-        ``--max-steps 29500`` stays as written)."""
+    def place(self, text: str, where: str, translated: bool = False) -> Text:
+        """``text`` (an argument or env value) as the pod gets it: port 29500 after a pod host
+        name (``host:29500``) the job's port, nothing else (a ``--max-steps 29500`` stays as
+        written). Without private namespaces a pod host name cannot resolve: UnsupportedPodError
+        naming ``where``, unless the pod is ``translated`` (an MPI JobSet's: its launcher's
+        command line is translated for this machine, hosts to their addresses)."""
         result, position = Text(""), 0
         for match in self._host_pattern.finditer(text):
             if match.group("host") not in self._host_set:
                 continue
-            host = match.group("host") + (match.group("domain") or "")
-            result += Text(text[position : match.start()] + (host if self.isolated else LOOPBACK))
+            if not self.isolated and not translated:
+                raise UnsupportedPodError(
+                    f"{where}: names pod host {match.group('host')!r}, which resolves only in "
+                    f"the pods' private namespaces; {WITHOUT_NAMESPACES}"
+                )
+            end = match.end("domain") if match.group("domain") else match.end("host")
+            host = text[match.start() : end] if self.isolated else LOOPBACK
+            result += Text(text[position : match.start()] + host)
             if match.group("port"):
                 result += Text(":") + Text.late(LateValue.MASTER_PORT, str(DEFAULT_MASTER_PORT))
             position = match.end()
         return result + Text(text[position:])
 
-    def rewrite_env(self, name: str, value: str) -> Text:
-        """``rewrite``, and all of a variable that carries the rendezvous port the job's port."""
+    def place_env(self, name: str, value: str, where: str, translated: bool = False) -> Text:
+        """``place``; and a variable that carries the rendezvous port the job's port; one that
+        carries a pod's address (the runtime framework's) that pod's address here."""
         if name in PORT_ENV and value == str(DEFAULT_MASTER_PORT):
             return Text.late(LateValue.MASTER_PORT, value)
-        return self.rewrite(value)
+        framework = name in ADDRESS_ENV and self._host_pattern.fullmatch(value) is not None
+        return self.place(value, where, translated or framework)
 
     @cached_property
     def _host_pattern(self) -> re.Pattern[str]:
@@ -176,13 +204,17 @@ def _field_value(path: str, pod_meta: Mapping[str, Any], where: str) -> str:
 
 
 def _resolve_env(
-    container: Mapping[str, Any], pod_meta: Mapping[str, Any], where: str, addresses: PodAddresses
+    container: Mapping[str, Any],
+    pod_meta: Mapping[str, Any],
+    where: str,
+    addresses: PodAddresses,
+    translated: bool,
 ) -> dict[str, Text]:
     env: dict[str, Text] = {}
     for index, variable in enumerate(container.get("env") or []):
         name, path = variable["name"], f"{where}.env[{index}]"
         if "value" in variable:
-            value = addresses.rewrite_env(name, str(variable["value"]))
+            value = addresses.place_env(name, str(variable["value"]), f"{path}.value", translated)
             env[name] = value.map_literals(lambda literal: _expand_references(literal, env))
         elif field_ref := (variable.get("valueFrom") or {}).get("fieldRef"):
             field_path = field_ref["fieldPath"]
@@ -214,6 +246,7 @@ def _pods_of(
     job: Mapping[str, Any],
     addresses: PodAddresses,
     node_offset: int,
+    translated: bool,
 ) -> list[LocalPod]:
     where = f"spec.replicatedJobs[{position}]"
     job_spec = job.get("template", {}).get("spec", {})
@@ -257,8 +290,19 @@ def _pods_of(
                 "labels": labels,
                 "annotations": annotations,
             }
-            command = [*(container.get("command") or []), *(container.get("args") or [])]
-            if not command and container.get("name") in INITIALIZER_TARGETS:
+            given = [
+                *(
+                    (f"{container_where}.command[{index}]", text)
+                    for index, text in enumerate(container.get("command") or ())
+                ),
+                *(
+                    (f"{container_where}.args[{index}]", text)
+                    for index, text in enumerate(container.get("args") or ())
+                ),
+            ]
+            command = [text for _, text in given]
+            ours = not command and container.get("name") in INITIALIZER_TARGETS
+            if ours:
                 kind, target = INITIALIZER_TARGETS[container["name"]]
                 command = ["python", "-m", "trainer_sdk.initializers", kind, target]
             if not command:
@@ -270,7 +314,11 @@ def _pods_of(
             mounts = {} if addresses.isolated else {mount.path: mount.local for mount in placed}
             env = {
                 name: map_paths(value, mounts)
-                for name, value in _resolve_env(container, meta, container_where, addresses).items()
+                if translated or name in PATH_ENV or name.startswith(PATH_ENV_PREFIXES)
+                else _refusing_paths(value, mounts, f"{container_where}.env {name!r}")
+                for name, value in _resolve_env(
+                    container, meta, container_where, addresses, translated
+                ).items()
             }
             env.setdefault("HOSTNAME", Text(pod_name))
             device, count = container_devices(container.get("resources")) or (
@@ -295,9 +343,18 @@ def _pods_of(
                 directories=tuple(mount.local for mount in placed if mount.create),
                 mounts=tuple(placed),
             )
-            pods.append(
-                with_texts(pod, [map_paths(addresses.rewrite(arg), mounts) for arg in command], env)
-            )
+            if ours:  # the backend's own command: its target is this machine's directory
+                texts = [map_paths(Text(argument), mounts) for argument in command]
+            elif translated:
+                texts = [
+                    map_paths(addresses.place(text, field, True), mounts) for field, text in given
+                ]
+            else:
+                texts = [
+                    _refusing_paths(addresses.place(text, field), mounts, field)
+                    for field, text in given
+                ]
+            pods.append(with_texts(pod, texts, env))
     return pods
 
 
@@ -324,6 +381,22 @@ def _local_mounts(
         raise UnsupportedPodError(str(error)) from None
 
 
+def _refusing_paths(text: Text, mounts: Mapping[str, str], where: str) -> Text:
+    """``text`` as it is; UnsupportedPodError when it names one of ``mounts`` (the volumes a
+    pod without private namespaces cannot see at their paths: none when it has them)."""
+    for path in mounts:
+        if re.search(_path_pattern(path), text.text):
+            raise UnsupportedPodError(
+                f"{where}: names the volume mount path {path!r}, where the pod cannot see its "
+                f"volume; {WITHOUT_NAMESPACES}"
+            )
+    return text
+
+
+def _path_pattern(path: str) -> str:
+    return rf"(?<![\w/.-]){re.escape(path)}(?=/|\b|$)"
+
+
 def map_paths(text: Text, mounts: Mapping[str, str]) -> Text:
     """Mount paths (longest first) in ``text`` replaced by their local directories."""
     return text.map_literals(lambda literal: Text(_map_paths(literal, mounts)))
@@ -331,7 +404,7 @@ def map_paths(text: Text, mounts: Mapping[str, str]) -> Text:
 
 def _map_paths(text: str, mounts: Mapping[str, str]) -> str:
     for path in sorted(mounts, key=len, reverse=True):
-        text = re.sub(rf"(?<![\w/.-]){re.escape(path)}(?=/|\b|$)", mounts[path], text)
+        text = re.sub(_path_pattern(path), mounts[path], text)
     return text
 
 
@@ -343,8 +416,8 @@ def expand_pods(
 ) -> PodPlan:
     """Each replicated job, in start order, with its pods; with ``volumes_root`` (the job's
     volumes), volume mounts become local directories (``volumes.pod_mounts``: claims under
-    ``root``): bound at their paths when ``isolated``, else their paths rewritten in commands
-    and env, as are pod host names."""
+    ``root``), bound at their paths when ``isolated``; otherwise a command or env value that
+    names one (or a pod host) is refused (``PodAddresses``)."""
     metadata = jobset.get("metadata") or {}
     name = metadata.get("name", "")
     namespace = metadata.get("namespace", "default")
@@ -368,7 +441,11 @@ def expand_pods(
     expanded = []
     for job in ordered_replicated_jobs(jobset):
         offset = 1 if has_launcher and job["name"] == constants.NODE else 0
-        expanded.append((job, _pods_of(name, namespace, jobs.index(job), job, addresses, offset)))
+        # An MPI JobSet's launcher and workers: the local MPI support translates the launcher's
+        # command line (mpirun to mpi-launch, its hosts and paths to this machine's).
+        translated = has_launcher and job["name"] in (constants.LAUNCHER, constants.NODE)
+        pods = _pods_of(name, namespace, jobs.index(job), job, addresses, offset, translated)
+        expanded.append((job, pods))
     return expanded
 
 
