@@ -4,10 +4,10 @@ beyond the specs (deprecated runtimes, runtimePatches while pods are active)."""
 from __future__ import annotations
 
 import copy
-from collections import Counter
 from typing import Any
 
 import pytest
+from call_counts import count_calls
 from runtime_cases import FIXED_SETTINGS, NOW, admitted, as_job, make_job, runtime_doc
 from trainer_runtime import (
     Observed,
@@ -224,19 +224,12 @@ def test_build_consumes_the_admission_without_parsing_defaulting_or_validating_a
     import trainer_api
     from trainer_runtime import admission as admission_module
 
-    calls: Counter[str] = Counter()
-
-    def counted(name: str, function: Any) -> Any:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            calls[name] += 1
-            return function(*args, **kwargs)
-
-        return wrapper
-
-    for name in ("parse", "apply_defaults", "validate"):
-        monkeypatch.setattr(trainer_api, name, counted(name, getattr(trainer_api, name)))
-    monkeypatch.setattr(
-        admission_module, "runtime_info", counted("runtime_info", admission_module.runtime_info)
+    calls = count_calls(
+        monkeypatch,
+        (trainer_api, "parse"),
+        (trainer_api, "apply_defaults"),
+        (trainer_api, "validate"),
+        (admission_module, "runtime_info"),
     )
     admission = admitted(make_job(numNodes=2), builtin_runtimes()["torch-distributed"])
     assert calls == {"parse": 1, "apply_defaults": 2, "validate": 1, "runtime_info": 1}

@@ -8,12 +8,11 @@ import socket
 import subprocess
 import sys
 import textwrap
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from call_counts import count_calls
 from trainer_sdk import (
     CustomTrainer,
     CustomTrainerContainer,
@@ -346,22 +345,13 @@ def test_a_submit_admits_the_job_once(
     import trainer_runtime.admission
     import trainer_runtime.framework
 
-    calls: Counter[str] = Counter()
-
-    def counted(name: str, function: Any) -> Any:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            calls[name] += 1
-            return function(*args, **kwargs)
-
-        return wrapper
-
-    for module, name in [
+    calls = count_calls(
+        monkeypatch,
         (trainer_api, "apply_defaults"),
         (trainer_api, "validate"),
         (trainer_runtime.admission, "runtime_info"),
         (trainer_runtime.framework, "field_errors"),
-    ]:
-        monkeypatch.setattr(module, name, counted(name, getattr(module, name)))
+    )
     client.backend.get_runtime_manifest("torch-distributed")  # the built-ins load once, before
     client.submit(
         {

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
+from call_counts import count_calls
 from trainer_sdk.backends.local import plan
 from trainer_sdk.backends.local.jobdir import JobDir
 from trainer_sdk.backends.local.submit import planning
@@ -120,19 +119,13 @@ def test_status_reports_parse_and_admit_the_job_once(
 
     job_dir = stored_job(tmp_path)
     supervisor = Supervisor(job_dir, sys.executable)
-    calls: Counter[str] = Counter()
-
-    def counted(name: str, function: Any) -> Any:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            calls[name] += 1
-            return function(*args, **kwargs)
-
-        return wrapper
-
-    for name in ("parse", "apply_defaults", "validate"):
-        monkeypatch.setattr(trainer_api, name, counted(name, getattr(trainer_api, name)))
-    module = trainer_runtime.admission
-    monkeypatch.setattr(module, "runtime_info", counted("runtime_info", module.runtime_info))
+    calls = count_calls(
+        monkeypatch,
+        (trainer_api, "parse"),
+        (trainer_api, "apply_defaults"),
+        (trainer_api, "validate"),
+        (trainer_runtime.admission, "runtime_info"),
+    )
     pods = [PodState(f"job-node-0-{index}", f"node-{index}", "node", 0) for index in range(2)]
     running = {"restarts": 0, "replicatedJobsStatus": [{"name": "node", "active": 1}]}
     supervisor.report(running, pods)
