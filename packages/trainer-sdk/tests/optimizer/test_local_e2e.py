@@ -7,9 +7,8 @@ import math
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from trainer_sdk import TrainerClient
@@ -24,26 +23,15 @@ from trainer_sdk.optimizer import (
     TrialConfig,
 )
 from trainer_sdk.types import CustomTrainer
+from waiting import wait_until
 
 pytestmark = pytest.mark.e2e
 GATES = str(Path(__file__).resolve().parent)  # gates.py: trials wait on the optimizer there
-T = TypeVar("T")
-
-
-def wait_until(check: Callable[[], T], seconds: float = 120) -> T:
-    """``check()``'s first truthy value, polled with a deadline."""
-    deadline = time.monotonic() + seconds
-    while not (value := check()):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true after {seconds} s: {check}")
-        time.sleep(0.05)
-    return value
 
 
 def train_fn(learning_rate: str, num_epochs: str) -> None:
     """Upstream's example shape: parameters arrive as keyword arguments; loss printed."""
     import math
-    import time
 
     print(f"started={time.time()}")
     for epoch in range(1, int(num_epochs) + 1):
@@ -196,7 +184,6 @@ def gated_fn(x: str) -> None:
     """Reports its loss once the test opens the gate (a file the test creates)."""
     import os
     import pathlib
-    import time
 
     gate = pathlib.Path(os.environ["OPTIMIZE_TEST_GATE"])
     deadline = time.monotonic() + 120
@@ -222,7 +209,9 @@ def test_a_search_whose_driver_is_killed_resumes_without_losing_or_repeating_tri
     driver = subprocess.Popen(command, stdout=subprocess.DEVNULL)
     client = OptimizerClient(LocalBackendConfig(root=root))
     try:
-        running = wait_until(lambda: [j for j in client.list_jobs() if len(j.trials) == 2])
+        running = wait_until(
+            lambda: [j for j in client.list_jobs() if len(j.trials) == 2], "two trials started"
+        )
     finally:
         driver.kill()  # SIGKILL: no cleanup of any kind
         driver.wait(timeout=30)

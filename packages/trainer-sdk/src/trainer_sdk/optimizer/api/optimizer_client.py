@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from trainer_sdk import types
-from trainer_sdk.client import select_backend_config
+from trainer_sdk.client import TrainerClient, select_backend_config
 from trainer_sdk.configs import KubernetesBackendConfig, LocalBackendConfig
 from trainer_sdk.optimizer.backends.base import OptimizerBackend
 from trainer_sdk.optimizer.constants import constants
@@ -26,8 +26,13 @@ class OptimizerClient:
     """Create and watch optimization jobs: trials are TrainJobs, locally or in a cluster."""
 
     def __init__(
-        self, backend_config: KubernetesBackendConfig | LocalBackendConfig | None = None
+        self,
+        backend_config: KubernetesBackendConfig | LocalBackendConfig | None = None,
+        *,
+        trainer: TrainerClient | None = None,
     ) -> None:
+        """``trainer``: with a LocalBackendConfig, the client its trials run through (tests
+        pass one of the in-memory backend; the state stays under the configuration's root)."""
         config = backend_config if backend_config is not None else select_backend_config()
         self.backend: OptimizerBackend
         if isinstance(config, KubernetesBackendConfig):
@@ -37,7 +42,7 @@ class OptimizerClient:
         elif isinstance(config, LocalBackendConfig):
             from trainer_sdk.optimizer.backends.local import LocalOptimizerBackend
 
-            self.backend = LocalOptimizerBackend(config)
+            self.backend = LocalOptimizerBackend(config, trainer)
         else:
             raise ValueError(f"Invalid backend config '{config}'")
 

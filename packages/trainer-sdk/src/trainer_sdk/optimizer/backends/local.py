@@ -49,8 +49,10 @@ STATE_DIR: Final = ".optimizations"
 class LocalOptimizerBackend(OptimizerBackend):
     """Optimization jobs whose trials run on this machine."""
 
-    def __init__(self, config: LocalBackendConfig) -> None:
-        self.trainer = TrainerClient(config)
+    def __init__(self, config: LocalBackendConfig, trainer: TrainerClient | None = None) -> None:
+        """Trials run through ``trainer`` (default: a client of the local backend at
+        ``config.root``, where the optimization state is kept too)."""
+        self.trainer = trainer or TrainerClient(config)
         self.directory = config.root / STATE_DIR
         self._drivers: dict[str, LocalDriver] = {}
 
