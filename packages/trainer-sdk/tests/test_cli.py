@@ -607,7 +607,6 @@ def test_run_gives_up_after_its_timeout_while_the_job_still_runs(tmp_path: Path)
 METRICS_SCRIPT = """
 import os
 from trainer_sdk import log_metrics
-from waiting import wait_until
 for step in range(5):
     log_metrics({"loss": 1.0 / (step + 1), "lr": 0.1}, step=step, all_ranks=True)
 print("rank", os.environ["RANK"], "logged")

@@ -79,7 +79,7 @@ def test_the_api_lists_the_job_and_its_trials(
     finished: tuple[TrainerClient, str], start_ui: Callable[..., UiServer]
 ) -> None:
     client, name = finished
-    server = start_ui(client)
+    server = start_ui(client, optimizer=lambda: OptimizerClient(client.backend.config))
     code, rows = get(server, "/api/optimizations")
     assert code == 200
     assert [(r["name"], r["status"], r["trials"], r["numTrials"]) for r in rows] == [
@@ -122,7 +122,7 @@ def test_the_page_shows_trials_best_charts_and_importance(
     from selenium.webdriver.support.ui import WebDriverWait
 
     client, name = finished
-    server = start_ui(client)
+    server = start_ui(client, optimizer=lambda: OptimizerClient(client.backend.config))
     _, job = get(server, f"/api/optimizations/{name}")
     browser.get(server.url)
     WebDriverWait(browser, SEE_SECONDS).until(

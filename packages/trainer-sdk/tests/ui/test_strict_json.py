@@ -109,7 +109,7 @@ def test_every_api_answer_is_strict_json(
 ) -> None:
     client, name = diverged
     assert sorted(ASKED) == sorted(documented_routes())  # a new route must be asked here
-    server = start_ui(client)
+    server = start_ui(client, optimizer=lambda: OptimizerClient(client.backend.config))
     job = next(t.name for t in OptimizerClient(client.backend.config).get_job(name).trials
                if t.parameters["lr"] == "0.9")  # fmt: skip
     answers = {}
