@@ -132,7 +132,8 @@ def environment_versions(python: str) -> dict[str, str]:
 
 def plan_packages(requirements: Sequence[str], python: str, isolated: bool = False) -> PackagePlan:
     """Split ``requirements`` into satisfied and missing; raise InvalidTrainJobError naming each
-    requirement the environment has at another version, unless ``isolated`` (then those and the
+    entry that is not a PEP 508 requirement (an option, a path: never handed to pip), and each
+    requirement the environment has at another version unless ``isolated`` (then those and the
     missing ones are installed apart)."""
     if not requirements:
         return PackagePlan()
@@ -140,12 +141,13 @@ def plan_packages(requirements: Sequence[str], python: str, isolated: bool = Fal
     satisfied: list[tuple[str, str]] = []
     missing: list[str] = []
     conflicting: list[str] = []
-    errors: list[FieldError] = []
+    conflicts: list[FieldError] = []
+    invalid: list[FieldError] = []
     for index, text in enumerate(requirements):
         try:
             requirement = Requirement(text)
-        except InvalidRequirement:
-            missing.append(text)  # a path or an option: pip reads it
+        except InvalidRequirement:  # an option or a path: never handed to pip
+            invalid.append(_not_a_requirement(index, text))
             continue
         if requirement.marker is not None and not requirement.marker.evaluate():
             satisfied.append((text, "not for this environment"))
@@ -157,9 +159,9 @@ def plan_packages(requirements: Sequence[str], python: str, isolated: bool = Fal
             satisfied.append((text, version))
         else:
             conflicting.append(text)
-            errors.append(_conflict(index, text, requirement.name, version, python))
-    if errors and not isolated:
-        raise InvalidTrainJobError(errors)
+            conflicts.append(_conflict(index, text, requirement.name, version, python))
+    if invalid or (conflicts and not isolated):
+        raise InvalidTrainJobError(invalid + ([] if isolated else conflicts))
     return PackagePlan(
         requirements=tuple(requirements),
         satisfied=tuple(satisfied),
@@ -181,6 +183,14 @@ def _conflict(index: int, text: str, name: str, version: str, python: str) -> Fi
         "LocalBackendConfig(isolated_packages=True) (the ranks then import the requested "
         "version instead of the environment's)",
     )
+
+
+def _not_a_requirement(index: int, text: str) -> FieldError:
+    from trainer_api import FieldError
+
+    from trainer_sdk.manifests.requirements import requirement_problem
+
+    return FieldError(f"packages_to_install[{index}]", requirement_problem(text) or text)
 
 
 def _pins(versions: dict[str, str]) -> Iterable[str]:
@@ -243,7 +253,7 @@ def _run_pip(
         command += ["--index-url", index_urls[0]]
         command += [arg for url in index_urls[1:] for arg in ("--extra-index-url", url)]
     output = _stream(
-        [*command, *plan.missing], logs, f"[trainer-sdk] pip install {' '.join(plan.missing)}"
+        [*command, "--", *plan.missing], logs, f"[trainer-sdk] pip install {' '.join(plan.missing)}"
     )
     if output.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
