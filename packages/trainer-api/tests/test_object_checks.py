@@ -195,8 +195,8 @@ OVERRIDE = (
 def test_volumes_are_refused_where_kubernetes_refuses_them(
     volume: Doc, mount: Doc, expected: str
 ) -> None:
-    assert any(error.startswith(expected) for error in volume_errors(volume, mount)), (
-        volume_errors(volume, mount)
+    assert any(error.startswith(expected) for error in volume_errors(volume, mount)), volume_errors(
+        volume, mount
     )
 
 

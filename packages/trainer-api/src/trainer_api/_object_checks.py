@@ -17,9 +17,9 @@ from collections.abc import Iterator, Mapping
 from typing import Final, TypeGuard
 
 from trainer_api._base import ApiModel
+from trainer_api._containers import VolumeMount
 from trainer_api._env import EnvVar
 from trainer_api._errors import FieldError, format_path
-from trainer_api._containers import VolumeMount
 from trainer_api._meta import ObjectMeta
 from trainer_api._volumes import Volume
 

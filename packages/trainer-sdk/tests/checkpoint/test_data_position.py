@@ -68,5 +68,5 @@ def test_a_resumed_loader_trains_on_the_batches_of_an_uninterrupted_run(
 
 def test_a_loader_without_a_resumable_sampler_is_refused() -> None:
     loader = DataLoader(Numbers(), batch_size=BATCH, sampler=RandomSampler(Numbers()))
-    with pytest.raises(TypeError, match="sampler=checkpoint.ResumableSampler"):
+    with pytest.raises(TypeError, match=r"sampler=checkpoint\.ResumableSampler"):
         checkpoint.DataPosition(loader)

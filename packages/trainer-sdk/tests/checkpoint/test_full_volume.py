@@ -24,8 +24,10 @@ def test_a_full_volume_resumes_fails_saves_cleanly_and_frees_partial_saves(
     tmp_path: Path,
 ) -> None:
     result = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", sys.executable, str(SCRIPT)]
-        + [str(tmp_path / "volume")],
+        [
+            *("unshare", "--mount", "--propagation", "private"),
+            *(sys.executable, str(SCRIPT), str(tmp_path / "volume")),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

@@ -125,7 +125,7 @@ def test_dcp_metadata_that_would_run_code_is_refused(tmp_path: Path) -> None:
     proof = tmp_path / "ran"
     metadata = _layout.step_dir(tmp_path, 1) / "tensors" / ".metadata"
     metadata.write_bytes(pickle.dumps(RunsCode(proof)))
-    with pytest.raises(checkpoint.CheckpointError, match="builtins.exec is not part of"):
+    with pytest.raises(checkpoint.CheckpointError, match=r"builtins\.exec is not part of"):
         restored(tmp_path)
     assert not proof.exists()
 

@@ -20,7 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers
-    from trainer_sdk.checkpoint._checkpointer import CheckpointError, Checkpointer
+    from trainer_sdk.checkpoint._checkpointer import Checkpointer, CheckpointError
     from trainer_sdk.checkpoint._data_position import DataPosition, ResumableSampler
     from trainer_sdk.checkpoint._layout import (
         CHECKPOINT_DIR_ENV,
@@ -65,8 +65,8 @@ __all__ = [
     "CheckpointError",
     "Checkpointer",
     "DataPosition",
-    "Resume",
     "ResumableSampler",
+    "Resume",
     "checkpoints",
     "latest",
     "read_resumes",

@@ -8,7 +8,8 @@ sharded by rank) starts an epoch after the indices of those batches::
     sampler = checkpoint.ResumableSampler(dataset, shuffle=True, seed=0)
     data = checkpoint.DataPosition(DataLoader(dataset, batch_size=32, sampler=sampler,
                                               num_workers=2))
-    ckpt = checkpoint.Checkpointer({"model": model, "optimizer": optimizer, "data": data}, every=100)
+    state = {"model": model, "optimizer": optimizer, "data": data}
+    ckpt = checkpoint.Checkpointer(state, every=100)
     step = ckpt.restore()
     while step < total_steps:
         for batch in data:  # the rest of the current epoch
@@ -94,4 +95,3 @@ class DataPosition:
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         self.epoch, self.batches = int(state["epoch"]), int(state["batches"])
-

@@ -19,6 +19,7 @@ does not control.
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import pickle
@@ -38,7 +39,18 @@ from torch.distributed.checkpoint.planner import ReadItem
 
 __all__ = ["SafePlanner", "SafeReader", "check_entries", "check_plain", "load_plain"]
 
-_PLAIN_TYPES: Final = (torch.Tensor, str, bytes, int, float, complex, bool, type(None), torch.Size, torch.dtype)
+_PLAIN_TYPES: Final = (
+    torch.Tensor,
+    str,
+    bytes,
+    int,
+    float,
+    complex,
+    bool,
+    type(None),
+    torch.Size,
+    torch.dtype,
+)
 _METADATA_CLASSES: Final = {
     ("torch.distributed.checkpoint.metadata", name): getattr(dcp_metadata, name)
     for name in (
@@ -54,6 +66,7 @@ _METADATA_CLASSES: Final = {
 }
 
 
+@functools.cache
 def _metadata_globals() -> dict[tuple[str, str], Any]:
     from torch.distributed.checkpoint import filesystem
 
@@ -74,11 +87,9 @@ def _metadata_globals() -> dict[tuple[str, str], Any]:
 class _MetadataUnpickler(pickle.Unpickler):
     """An unpickler that builds DCP metadata and nothing else."""
 
-    allowed: dict[tuple[str, str], Any] = {}
-
     def find_class(self, module: str, name: str) -> Any:
         try:
-            return self.allowed[(module, name)]
+            return _metadata_globals()[(module, name)]
         except KeyError:
             raise pickle.UnpicklingError(
                 f"{module}.{name} is not part of a checkpoint's metadata; refusing to load it"
@@ -90,8 +101,6 @@ class SafeReader(FileSystemReader):
 
     def read_metadata(self, *args: Any, **kwargs: Any) -> Metadata:
         path = Path(self._get_metadata_path(kwargs.get("rank")))
-        if not _MetadataUnpickler.allowed:
-            _MetadataUnpickler.allowed = _metadata_globals()
         with open(path, "rb") as stream:
             metadata = _MetadataUnpickler(stream).load()
         if not isinstance(metadata, Metadata):

@@ -30,10 +30,10 @@ from trainer_sdk.checkpoint import _formats
 
 __all__ = [
     "DeepSpeedEngine",
-    "rank_part",
     "Parts",
     "Stateful",
     "load_rank_part",
+    "rank_part",
     "restore_tensor_parts",
     "save_rank_part",
     "split",

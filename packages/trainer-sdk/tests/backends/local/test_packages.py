@@ -113,9 +113,7 @@ def test_a_conflicting_version_is_refused_with_both_versions() -> None:
     ],
 )
 @pytest.mark.parametrize("isolated", [False, True])
-def test_an_entry_that_is_not_a_pep_508_requirement_is_refused(
-    entry: str, isolated: bool
-) -> None:
+def test_an_entry_that_is_not_a_pep_508_requirement_is_refused(entry: str, isolated: bool) -> None:
     with pytest.raises(InvalidTrainJobError) as raised:
         packages.plan_packages(["numpy", entry], sys.executable, isolated=isolated)
     (error,) = raised.value.errors

@@ -98,7 +98,7 @@ def test_a_namespace_is_checked_before_it_becomes_a_path(tmp_path: Path, namespa
     planted = tmp_path / "outside" / "planted.json"
     planted.parent.mkdir()
     planted.write_text(json.dumps(own_runtime("TrainingRuntime", "planted")))
-    with pytest.raises(ValueError, match="metadata.namespace: expected a lower-case DNS label"):
+    with pytest.raises(ValueError, match=r"metadata\.namespace: expected a lower-case DNS label"):
         RuntimeStore(tmp_path / "root", namespace)
 
 
@@ -117,7 +117,7 @@ def test_a_trainjob_in_a_climbing_namespace_is_refused_without_reading_there(
         "spec": {"runtimeRef": {"name": "none", "kind": "TrainingRuntime"}},
     }
     try:
-        with pytest.raises(ValueError, match="metadata.namespace") as raised:
+        with pytest.raises(ValueError, match=r"metadata\.namespace") as raised:
             client.backend.submit(manifest)  # type: ignore[attr-defined]
         assert "planted" not in str(raised.value)
     finally:

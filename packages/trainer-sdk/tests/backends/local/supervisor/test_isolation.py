@@ -97,7 +97,9 @@ def test_a_missing_volume_source_fails_the_pod_naming_it(tmp_path: Path) -> None
     assert f"volume source {tmp_path}/gone for /data" in result.stderr
 
 
-def sandboxed(tmp_path: Path, *mounts: Mount, script: str = "true") -> subprocess.CompletedProcess[str]:
+def sandboxed(
+    tmp_path: Path, *mounts: Mount, script: str = "true"
+) -> subprocess.CompletedProcess[str]:
     scratch = tmp_path / "scratch"
     scratch.mkdir(exist_ok=True)
     sandbox = isolation.PodSandbox(mounts=mounts, scratch=scratch, cwd=tmp_path)
