@@ -12,7 +12,8 @@ supervisor process either as soon as both exist, before the rank has started, or
 lines are written, drawn per job), ``checkpoint`` (a torch model checkpointed every 2 lines into
 one claim that every such job shares, a directory each) and ``suspend`` (checkpointed every
 line into the same claim; suspended and resumed ``--suspends`` times while it runs, every other
-time with two ``resume_job`` calls at once). Meanwhile ``trainer ui`` (its own process, with a
+time with ``--concurrent-resumes`` ``resume_job`` calls at once). ``--only KIND`` makes every
+job one kind. Meanwhile ``trainer ui`` (its own process, with a
 token) is polled for ``/api/jobs`` and job logs, and READERS threads read a ``data-cache serve``
 (its own process) through ``CacheDataset``, whole epochs, checking every row once. At the end it
 checks, and prints in a table:
@@ -39,6 +40,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
+import functools
 import json
 import os
 import queue
@@ -351,7 +353,7 @@ def run_job(client: TrainerClient, outcome: Outcome, args: argparse.Namespace, s
         kill(client, outcome, lines, deadline, random.Random(seed))
     elif outcome.kind == "suspend":
         deadline *= 1 + args.suspends  # each cycle starts the job's processes again
-        storm(client, outcome, args.suspends, deadline)
+        storm(client, outcome, args.suspends, args.concurrent_resumes, deadline)
     failure = ""
     try:
         client.wait_for_job_status(outcome.name, timeout=deadline, polling_interval=1)
@@ -389,12 +391,14 @@ def kill(
     outcome.killed = str(pid)
 
 
-def storm(client: TrainerClient, outcome: Outcome, cycles: int, deadline: float) -> None:
-    """Suspend the running job and resume it, ``cycles`` times; every other resume is two
-    ``resume_job`` calls at once."""
+def storm(
+    client: TrainerClient, outcome: Outcome, cycles: int, at_once: int, deadline: float
+) -> None:
+    """Suspend the running job and resume it, ``cycles`` times; every other resume is
+    ``at_once`` ``resume_job`` calls at once."""
     name = outcome.name
     for cycle in range(cycles):
-        if not wait_for(lambda done=cycle + 2: len(lines_written(client, name)) >= done, deadline):
+        if not wait_for(functools.partial(progressed, client, name, cycle + 2), deadline):
             outcome.problems.append(f"suspend: no progress before cycle {cycle}")
             return
         if client.get_job(name).status != constants.TRAINJOB_RUNNING:
@@ -405,9 +409,14 @@ def storm(client: TrainerClient, outcome: Outcome, cycles: int, deadline: float)
                 f"suspend: cycle {cycle} reads {client.get_job(name).status}, not Suspended"
             )
             return
-        errors = resume_at_once(client, name, 1 + cycle % 2)
+        errors = resume_at_once(client, name, at_once if cycle % 2 else 1)
         outcome.problems += [f"suspend: resume_job in cycle {cycle}: {e}" for e in errors]
         outcome.suspends += 1
+
+
+def progressed(client: TrainerClient, name: str, lines: int) -> bool:
+    """Whether job ``name`` has logged ``lines`` numbered lines."""
+    return len(lines_written(client, name)) >= lines
 
 
 def resume_at_once(client: TrainerClient, name: str, calls: int) -> list[str]:
@@ -534,15 +543,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--readers", type=int, default=16)
     parser.add_argument("--lines", type=int, default=20, help="Numbered lines per job.")
     parser.add_argument("--suspends", type=int, default=3, help="Cycles per suspend job.")
+    parser.add_argument(
+        "--concurrent-resumes", type=int, default=2, help="resume_job calls at once (odd cycles)."
+    )
+    parser.add_argument("--only", choices=KINDS, default=None, help="Every job of this kind.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--deadline", type=int, default=300, help="Seconds per job.")
     parser.add_argument("--ui-rss-mb", type=float, default=400.0)
     parser.add_argument("--cache-rss-mb", type=float, default=1024.0)
     parser.add_argument("--root", type=Path, default=None, help="Default: a new temporary dir.")
     args = parser.parse_args(argv)
-    for name in ("jobs", "threads", "lines", "suspends"):
+    for name in ("jobs", "threads", "lines", "suspends", "concurrent_resumes"):
         if getattr(args, name) < 1:
-            parser.error(f"--{name}: expected at least 1")
+            parser.error(f"--{name.replace('_', '-')}: expected at least 1")
     if args.readers < 0:
         parser.error("--readers: expected 0 or more")
     return args
@@ -572,7 +585,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def soak(args: argparse.Namespace, root: Path) -> int:
     chooser = random.Random(args.seed)
-    outcomes = [Outcome(index, kind) for index, kind in enumerate(draw_kinds(args.jobs, chooser))]
+    drawn = [args.only] * args.jobs if args.only else draw_kinds(args.jobs, chooser)
+    outcomes = [Outcome(index, kind) for index, kind in enumerate(drawn)]
     token = f"soak-{chooser.getrandbits(64):016x}"
     figures, stop = Figures(), threading.Event()
     cache, ui = start_cache(root), start_ui(root, token)

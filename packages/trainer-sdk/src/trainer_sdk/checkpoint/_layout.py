@@ -24,8 +24,10 @@ import os
 import shutil
 import stat
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Final
 
 __all__ = [
@@ -223,9 +225,13 @@ def remove(path: Path) -> None:
         shutil.rmtree(path, onerror=_gone_is_fine)
 
 
-def _gone_is_fine(function: object, path: str, info: tuple[type[BaseException], ...]) -> None:
+def _gone_is_fine(
+    function: Callable[..., Any],
+    path: str,
+    info: tuple[type[BaseException], BaseException, TracebackType],
+) -> None:
     """``rmtree``'s error handler: an entry another process removed first is not an error."""
-    if not issubclass(info[0], FileNotFoundError):
+    if not isinstance(info[1], FileNotFoundError):
         raise info[1]
 
 
