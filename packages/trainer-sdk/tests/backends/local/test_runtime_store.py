@@ -98,7 +98,9 @@ def test_a_namespace_is_checked_before_it_becomes_a_path(tmp_path: Path, namespa
     planted = tmp_path / "outside" / "planted.json"
     planted.parent.mkdir()
     planted.write_text(json.dumps(own_runtime("TrainingRuntime", "planted")))
-    with pytest.raises(ValueError, match=r"metadata\.namespace: expected a lower-case DNS label"):
+    with pytest.raises(
+        ValueError, match=r"metadata\.namespace: a namespace must be a DNS-1123 label"
+    ):
         RuntimeStore(tmp_path / "root", namespace)
 
 

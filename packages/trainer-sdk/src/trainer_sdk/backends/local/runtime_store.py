@@ -50,8 +50,10 @@ class RuntimeStore:
 
     def __init__(self, root: Path, namespace: str = "default") -> None:
         if not _NAMESPACE.fullmatch(namespace):  # before it is ever part of a path
-            raise ValueError(
-                f"metadata.namespace: expected a lower-case DNS label, got {namespace[:80]!r}"
+            raise ValueError(  # in trainer_api.validate's words, which would say it later
+                "metadata.namespace: a namespace must be a DNS-1123 label: at most 63 lowercase "
+                "letters, digits and '-', starting and ending alphanumeric "
+                f"(got {namespace[:80]!r})"
             )
         self.root = root
         self.namespace = namespace
