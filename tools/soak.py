@@ -458,8 +458,8 @@ def check_job(client: TrainerClient, outcome: Outcome, lines: int, root: Path) -
             f"{outcome.kind}: {outcome.status} ({outcome.message[:160]!r}); expected "
             f"{expected_status} naming {reason!r}"
         )
-    if not outcome.name or outcome.problems:
-        return
+    if not outcome.name or outcome.problems or outcome.stage == "starting":
+        return  # a job killed as it started was never going to write its lines
     if outcome.kind in CHECKPOINTED:
         outcome.problems += check_checkpoints(client, outcome, lines, root)
     missing = sorted(set(range(lines)) - lines_written(client, outcome.name))
