@@ -381,7 +381,7 @@ def kill(
 
     pid = None
     if outcome.stage == "starting" or wait_for(written, deadline):
-        wait_for(lambda: victim(job_dir, outcome.kind), 60)
+        wait_for(lambda: victim(job_dir, outcome.kind), deadline)  # a slow start under load
         pid = victim(job_dir, outcome.kind)
     if pid is None:
         outcome.problems.append(f"{outcome.kind}: no process to kill within the deadline")

@@ -21,7 +21,7 @@ import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from trainer_sdk.backends.local.jobdir import JobDir, lock_held, read_json
 
@@ -259,14 +259,21 @@ def list_claims(root: Path | None = None) -> list[ClaimVolume]:
     return claims
 
 
+_ENDED_JOBSET: Final = ("Completed", "Failed", "Suspended")  # published once its pods ended
+
+
 def _running(root: Path, name: str) -> bool:
-    """Whether job ``name`` has not finished and its supervisor (or submitter) still lives."""
+    """Whether job ``name``'s pods may still run: it has not finished (nor has its JobSet, whose
+    final status the supervisor publishes before it finishes) and its supervisor (or submitter)
+    still lives."""
     job_dir = JobDir(root, name)
     try:
-        finished = bool(read_json(job_dir.state).get("finished"))
+        state = read_json(job_dir.state)
     except (OSError, ValueError):
-        finished = False
-    return not finished and lock_held(job_dir.supervisor_lock)
+        state = {}
+    conditions = (state.get("jobset") or {}).get("conditions") or []
+    ended = any(c.get("type") in _ENDED_JOBSET and c.get("status") == "True" for c in conditions)
+    return not (state.get("finished") or ended) and lock_held(job_dir.supervisor_lock)
 
 
 def delete_claim(namespace: str, claim: str, root: Path | None = None) -> Path:
