@@ -18,8 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = release.read_projects(ROOT)
 VERSION = release.read_version(ROOT)
 # What only the operator (and the SDK's Kubernetes backend, behind an extra) needs.
-OPERATOR_STACK = {"kopf", "aiohttp", "prometheus-client", "kubernetes"}
-OPERATOR_MODULES = ["kopf", "aiohttp", "prometheus_client", "kubernetes"]
+OPERATOR_STACK = {"aiohttp", "prometheus-client", "kubernetes"}
+OPERATOR_MODULES = ["aiohttp", "prometheus_client", "kubernetes"]
 
 
 def requirement_names(name: str) -> set[str]:

@@ -295,6 +295,7 @@ from trainer_api._wellknown import (
     TRAINING_RUNTIME_KIND,
     VERSION,
 )
+from trainer_api._yaml import dump_yaml, dump_yaml_stream
 
 __version__ = _metadata.version("trainer-api")
 
@@ -537,6 +538,8 @@ __all__ = [
     "XGBoostMLPolicySource",
     "__version__",
     "apply_defaults",
+    "dump_yaml",
+    "dump_yaml_stream",
     "early_stopping",
     "format_path",
     "is_dns1123_label",
