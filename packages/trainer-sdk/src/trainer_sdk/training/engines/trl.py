@@ -111,8 +111,8 @@ def _value_problem(kind: Any, value: Any) -> str | None:
     elif isinstance(kind, list):
         ok = str(value) in kind
         return None if ok else f"expected one of {kind}, got {value!r}"
-    else:
-        ok = isinstance(value, (str, int, float, dict)) and not isinstance(value, bool)
+    else:  # a string, or a type TRL's parser reads from a string (a union, a JSON object)
+        ok = isinstance(value, (str, int, float, dict))
     return None if ok else f"expected a {kind}, got {value!r}"
 
 
