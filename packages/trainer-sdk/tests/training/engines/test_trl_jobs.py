@@ -5,12 +5,14 @@ checkpoint to the same final loss as an uninterrupted run."""
 
 from __future__ import annotations
 
+import json
 import statistics
 from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
+from click.testing import CliRunner
 from trainer_sdk import (
     BuiltinTrainer,
     CheckpointVolume,
@@ -24,6 +26,7 @@ from trainer_sdk import (
     constants,
 )
 from trainer_sdk.backends.local import volumes
+from trainer_sdk.cli import cli
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -108,6 +111,8 @@ def test_trl_fine_tunes_and_the_model_loads_and_generates(
     assert job.trainer_status is not None and job.trainer_status.progress_percentage == 100
 
     assert job.output is not None
+    shown = CliRunner().invoke(cli, ["--root", str(tmp_path / "jobs"), "get", name, "-o", "json"])
+    assert json.loads(shown.output)["output"] == job.output  # trainer get says where it is
     output = Path(job.output)
     tokenizer = AutoTokenizer.from_pretrained(output / "model")
     model = AutoModelForCausalLM.from_pretrained(output / "model", dtype=torch.float32)
