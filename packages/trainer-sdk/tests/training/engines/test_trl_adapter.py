@@ -97,7 +97,9 @@ def test_every_bad_setting_is_refused_naming_its_field() -> None:
         batch_size=2.5,  # type: ignore[arg-type]
         device="tpu",
         dtype="bf16",  # type: ignore[arg-type]
-        peft_config=LoraConfig(lora_rank=0, lora_dropout=1.5, quantize_base=True),
+        peft_config=LoraConfig(
+            lora_rank=0, lora_dropout=1.5, quantize_base=True, apply_lora_to_output=True
+        ),
         overrides={
             "learning_rat": 1,
             "warmup_steps": "high",
@@ -118,6 +120,7 @@ def test_every_bad_setting_is_refused_naming_its_field() -> None:
         "TRLConfig.overrides['lr_scheduler_type']",
         "TRLConfig.overrides['output_dir']",
         "TRLConfig.overrides['warmup_steps']",
+        "TRLConfig.peft_config.apply_lora_to_output",
         "TRLConfig.peft_config.lora_dropout",
         "TRLConfig.peft_config.lora_rank",
         "TRLConfig.peft_config.quantize_base",

@@ -103,6 +103,9 @@ def write_tiny_model(directory: Path, family: str = "llama", seed: int = 0) -> P
         eos_token_id=fast.eos_token_id,
         pad_token_id=fast.pad_token_id,
         tie_word_embeddings=False,
+        # Wide enough initial weights that the logits can move without training the output
+        # layer (LoRA does not train it): at the usual 0.02 they stay near uniform.
+        initializer_range=0.3,
     )
     torch.manual_seed(seed)
     model: PreTrainedModel = (
