@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -144,6 +145,40 @@ def platform(
     return wall, tokens_per_second(log)
 
 
+Row = tuple[int, dict[str, float], dict[str, float]]
+
+
+def measure(
+    client: TrainerClient,
+    work: Path,
+    model: Path,
+    data: Path,
+    node_counts: list[int],
+    repeats: int,
+    steps: int,
+) -> list[Row]:
+    """Per node count: the median wall time and tokens/s of each side, alternating sides."""
+    rows = []
+    for nodes in node_counts:
+        walls: dict[str, list[float]] = {"direct": [], "platform": []}
+        speeds: dict[str, list[float]] = {"direct": [], "platform": []}
+        for repeat in range(repeats):
+            order = ("direct", "platform") if repeat % 2 == 0 else ("platform", "direct")
+            for side in order:
+                if side == "direct":
+                    wall, speed = direct(work, model, data, nodes, steps)
+                else:
+                    wall, speed = platform(client, model, data, nodes, steps)
+                walls[side].append(wall)
+                speeds[side].append(speed)
+                print(
+                    f"  {nodes} node(s) {side:8s} {wall:6.1f} s  {speed:7.0f} tokens/s", flush=True
+                )
+        medians = {side: statistics.median(values) for side, values in walls.items()}
+        rows.append((nodes, medians, {side: statistics.median(v) for side, v in speeds.items()}))
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
@@ -154,25 +189,12 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="bench-finetune-"))
     model = write_tiny_model(work / "tiny-llama")
     data = write_data(work / "colors.jsonl")
-    client = TrainerClient(LocalBackendConfig(root=work / "jobs"))
-    rows = []
-    for nodes in args.nodes:
-        walls: dict[str, list[float]] = {"direct": [], "platform": []}
-        speeds: dict[str, list[float]] = {"direct": [], "platform": []}
-        for repeat in range(args.repeats):
-            order = ("direct", "platform") if repeat % 2 == 0 else ("platform", "direct")
-            for side in order:
-                if side == "direct":
-                    wall, speed = direct(work, model, data, nodes, args.steps)
-                else:
-                    wall, speed = platform(client, model, data, nodes, args.steps)
-                walls[side].append(wall)
-                speeds[side].append(speed)
-                print(
-                    f"  {nodes} node(s) {side:8s} {wall:6.1f} s  {speed:7.0f} tokens/s", flush=True
-                )
-        rows.append((nodes, {side: statistics.median(v) for side, v in walls.items()},
-                     {side: statistics.median(v) for side, v in speeds.items()}))  # fmt: skip
+    client = TrainerClient(LocalBackendConfig(root=work / "jobs", stop_on_exit=True))
+    try:
+        rows = measure(client, work, model, data, args.nodes, args.repeats, args.steps)
+    finally:
+        client.backend.close()  # type: ignore[attr-defined]
+        shutil.rmtree(work, ignore_errors=True)
     load = os.getloadavg()[0]
     print(f"\nmedian of {args.repeats} runs, {args.steps} steps, LoRA, load average {load:.1f}")
     print(
