@@ -43,11 +43,6 @@ def test_a_small_soak_finds_every_job_truthful_and_nothing_lost_or_left(tmp_path
     assert "VIOLATION" not in result.stdout, report
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 40 finding 10 (issue 34 fixes it): of two resume_job calls at once, the second "
-    "waits for the supervisor the first started and fails ('its supervisor has not ended')",
-)
 def test_two_resumes_at_once_resume_the_job_once(tmp_path: Path) -> None:
     options = ("--jobs", "1", "--only", "suspend", "--readers", "0", "--suspends", "2")
     result, report = soak(tmp_path, *options)

@@ -237,8 +237,9 @@ def test_without_namespaces_a_host_or_path_in_a_pods_strings_is_refused_not_rewr
     """The fallback rewrote pod host names to loopback and mount paths to local directories in
     every command and env value (a regex over the user's strings)."""
     node = replicated_job("node", command, env=env)
-    container = node["template"]["spec"]["template"]["spec"]["containers"][0]
-    container["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
+    pod_spec = node["template"]["spec"]["template"]["spec"]
+    pod_spec["volumes"] = [{"name": "initializer", "emptyDir": {}}]
+    pod_spec["containers"][0]["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
     with pytest.raises(UnsupportedPodError, match=refused) as raised:
         expand_pods(jobset(node), "/tmp/job/volumes")
     assert "never rewritten" in str(raised.value)
