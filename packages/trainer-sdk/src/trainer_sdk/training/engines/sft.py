@@ -28,7 +28,7 @@ from trl.trainer.sft_trainer import SFTTrainer
 from trl.trainer.utils import get_peft_config
 
 from trainer_sdk.training.engines import datasets, hf_trainer, outputs
-from trainer_sdk.training.engines.trl import DatasetArguments
+from trainer_sdk.training.engines.dataset_arguments import DatasetArguments
 
 __all__ = ["DEFAULT_ARGUMENTS", "argument_table", "main", "parse"]
 

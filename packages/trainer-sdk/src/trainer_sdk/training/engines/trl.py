@@ -8,10 +8,10 @@ follow the runtime's command::
         --dataset_path=/workspace/dataset --output_path=/workspace/output [runtime defaults]
 
 ``overrides`` may name any argument TRL's ``SFTConfig`` or ``ModelConfig`` (or this engine's
-``DatasetArguments``) takes: ``trl_arguments.json`` lists them with their kinds for the pinned
-TRL (``sft.argument_table()`` makes it; a test compares it with the installed TRL's), so a
-misspelled name or a wrong kind is refused at submit, naming the field. Pod side (``run``,
-imports TRL): ``trainer_sdk.training.engines.sft``.
+``dataset_arguments.DatasetArguments``) takes: ``trl_arguments.json`` lists them with their
+kinds for the pinned TRL (``sft.argument_table()`` makes it; a test compares it with the
+installed TRL's), so a misspelled name or a wrong kind is refused at submit, naming the field.
+Pod side (``run``, imports TRL): ``trainer_sdk.training.engines.sft``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from importlib import resources
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
@@ -32,7 +31,7 @@ from trainer_sdk.training.engines.settings import field_error, setting_errors
 if TYPE_CHECKING:
     from trainer_api import FieldError
 
-__all__ = ["ARGUMENTS_FILE", "ENGINE", "RUNTIME_ARGUMENTS", "TRL", "DatasetArguments"]
+__all__ = ["ARGUMENTS_FILE", "ENGINE", "RUNTIME_ARGUMENTS", "TRL"]
 
 ARGUMENTS_FILE: Final = "trl_arguments.json"
 RUNTIME_ARGUMENTS: Final = frozenset(
@@ -40,7 +39,6 @@ RUNTIME_ARGUMENTS: Final = frozenset(
 )
 """Set by the runtime's command (where the initializers put the model and data set, where the
 model goes); a job may not set them."""
-DATASET_FORMATS: Final = ("auto", "instruct", "chat", "prompt_completion", "text")
 # EngineSettings and upstream's fields -> TRL's argument names.
 _NAMES: Final = {
     "batch_size": "per_device_train_batch_size",
@@ -55,37 +53,6 @@ _NAMES: Final = {
 # torchtune's module names (upstream's LoraConfig defaults) as Hugging Face models name them.
 _HF_MODULE: Final = {"output_proj": "o_proj"}
 _MLP_MODULES: Final = ("gate_proj", "up_proj", "down_proj")
-
-
-@dataclass
-class DatasetArguments:
-    """This engine's own arguments, beside TRL's ``SFTConfig`` and ``ModelConfig``."""
-
-    dataset_path: str = field(metadata={"help": "The data set's directory or file."})
-    output_path: str = field(
-        metadata={"help": "Where the fine-tuned model (model/) and LoRA adapter (adapter/) go."}
-    )
-    dataset_format: str = field(
-        default="auto",
-        metadata={"help": "How records read as conversations.", "choices": DATASET_FORMATS},
-    )
-    dataset_source: str | None = field(
-        default=None,
-        metadata={"help": "The data files' format (json, csv, parquet...); unset: by suffix."},
-    )
-    dataset_split: str = field(default="train", metadata={"help": "Split, e.g. train[:100]."})
-    column_map: str | None = field(
-        default=None, metadata={"help": "JSON object: expected column name -> the data's."}
-    )
-    new_system_prompt: str | None = field(
-        default=None, metadata={"help": "A system message put before every conversation."}
-    )
-    train_on_input: bool = field(
-        default=False, metadata={"help": "Train on the prompt too, not only on the answer."}
-    )
-    merge_adapter: bool = field(
-        default=True, metadata={"help": "LoRA: also write the base model merged with the adapter."}
-    )
 
 
 def argument_kinds() -> dict[str, Any]:
