@@ -145,11 +145,15 @@ def pod_mounts(
     job_volumes: str,
     root: Path,
     namespace: str,
+    claim_templates: frozenset[str] = frozenset(),
 ) -> list[Mount]:
     """Each of ``container``'s volume mounts with its local place (pure: nothing is created);
     InvalidVolumeError naming the field for a name, path or ``subPath`` Kubernetes would refuse
-    or that could reach outside the job's volumes."""
-    volumes = {
+    or that could reach outside the job's volumes. A mount may name one of the JobSet's
+    ``volumeClaimPolicies`` templates (``claim_templates``): the claim made for the job, its
+    own volume here."""
+    volumes: dict[str, Mapping[str, Any]] = {name: {} for name in claim_templates}
+    volumes |= {
         _volume_name(volume.get("name"), f"volumes[{index}].name"): volume
         for index, volume in enumerate(pod_spec.get("volumes") or [])
     }
