@@ -1,0 +1,369 @@
+"""The torchtune engine's recipe: full, LoRA and QLoRA fine-tuning, in one process or sharded
+with FSDP2 over several, on CUDA or on the CPU.
+
+    tune run [--rdzv_endpoint=HOST:PORT] trainer_sdk/engines/torchtune/recipe.py \\
+        --config llama3_2/1B_lora [key=value ...]
+
+It reads torchtune's configs (its own keys: ``RECIPE_KEYS``) and is written against the
+torchtune version ``TORCHTUNE_VERSION`` names, on its public components (builders, checkpointer,
+datasets, losses, FSDP helpers). What it adds to torchtune's recipes: the model's dimensions come
+from the checkpoint's ``config.json`` (``families``); no call needs CUDA; every step reports loss,
+learning rate and tokens per second to the TrainJob (``log_metrics``, progress); the training
+state goes to the job's checkpoint volume every ``save_every_n_steps`` (default: each epoch) and
+on SIGTERM, and a restarted run continues from the latest one at the same step, with the same
+data, to the same result.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Iterator, Mapping
+from functools import partial
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from omegaconf import DictConfig, ListConfig, OmegaConf
+from torch import nn
+from torch.utils.data import ConcatDataset, DataLoader
+from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler
+from torchtune import config, modules, training, utils
+from torchtune.config._utils import _get_component_from_path
+from torchtune.data import padded_collate_packed
+from torchtune.modules.peft import get_adapter_params, set_trainable_params
+
+from trainer_sdk import checkpoint
+from trainer_sdk.engines.torchtune import distributed, families, outputs
+from trainer_sdk.engines.torchtune.keys import RECIPE_KEYS, UNSUPPORTED_SETTINGS
+from trainer_sdk.training.metrics import log_metrics
+from trainer_sdk.training.progress import update_trainjob_status
+
+__all__ = ["FineTune", "recipe_main"]
+
+log = logging.getLogger(__name__)
+
+
+def _check_keys(cfg: DictConfig) -> None:
+    unknown = sorted(set(cfg) - set(RECIPE_KEYS))
+    if unknown:
+        raise ValueError(f"config: unknown keys {unknown}; this recipe reads {sorted(RECIPE_KEYS)}")
+    for key, why in UNSUPPORTED_SETTINGS.items():
+        if OmegaConf.select(cfg, key):
+            raise ValueError(f"{key}: {why}")
+
+
+class _Trainable(nn.Module):
+    """The trainable parameters of a model (its adapters), under names of their own: what a
+    LoRA checkpoint saves, without the frozen (maybe quantized) base."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        for name, parameter in model.named_parameters():
+            if parameter.requires_grad:
+                self.register_parameter(name.replace(".", "__"), parameter)
+
+
+class FineTune:
+    """One run of the recipe: ``train()`` then ``save()``, ``close()`` in any case."""
+
+    def __init__(self, cfg: DictConfig) -> None:
+        _check_keys(cfg)
+        self.cfg = cfg
+        self.placement = distributed.place(str(cfg.get("device", "cuda")))
+        self.dtype = training.get_dtype(cfg.get("dtype"), device=self.placement.device)
+        training.set_seed(seed=cfg.get("seed"), debug_mode=cfg.get("cudnn_deterministic_mode"))
+        self.family = families.family_of(str(cfg.model._component_))
+        checkpoint_dir = str(cfg.checkpointer.checkpoint_dir)
+        self.lora = self._lora_settings()
+        self.checkpointer = config.instantiate(
+            cfg.checkpointer,
+            checkpoint_files=_weight_files(checkpoint_dir),
+            model_type=self.family.model_type,
+        )
+        self.tokenizer = self._tokenizer(checkpoint_dir)
+        self.model = self._model(families.read_config(checkpoint_dir))
+        self.loss_fn = config.instantiate(cfg.loss)
+        if cfg.get("compile", False):
+            self.loss_fn = training.compile_loss(self.loss_fn, verbose=self.placement.is_rank_zero)
+        if hasattr(self.loss_fn, "num_output_chunks"):
+            self.model.set_num_output_chunks(self.loss_fn.num_output_chunks)
+        trainable = [parameter for parameter in self.model.parameters() if parameter.requires_grad]
+        self.optimizer = config.instantiate(cfg.optimizer, trainable)
+        self.sampler, self.loader = self._data()
+        self.accumulation = int(cfg.get("gradient_accumulation_steps", 1))
+        self.steps_per_epoch = len(self.loader) // self.accumulation
+        if cfg.get("max_steps_per_epoch"):
+            self.steps_per_epoch = min(self.steps_per_epoch, int(cfg.max_steps_per_epoch))
+        if self.steps_per_epoch < 1:
+            raise ValueError(
+                f"dataset: {len(self.loader)} batches of batch_size {cfg.batch_size} per rank "
+                f"make no step of gradient_accumulation_steps {self.accumulation}"
+            )
+        self.total_steps = int(cfg.epochs) * self.steps_per_epoch
+        self.lr_scheduler = (
+            config.instantiate(
+                cfg.lr_scheduler, self.optimizer, num_training_steps=self.total_steps
+            )
+            if cfg.get("lr_scheduler")
+            else None
+        )
+        self.metric_logger = (
+            config.instantiate(cfg.metric_logger)
+            if cfg.get("metric_logger") and self.placement.is_rank_zero
+            else None
+        )
+        self.checkpoints = self._checkpoints()
+
+    # -- setup --------------------------------------------------------------------------------
+
+    def _lora_settings(self) -> dict[str, Any] | None:
+        settings = {
+            key: OmegaConf.to_object(value) if isinstance(value, ListConfig) else value
+            for key, value in self.cfg.model.items()
+            if key != "_component_"
+        }
+        adapted = settings.get("lora_attn_modules") or settings.get("apply_lora_to_mlp")
+        return settings if adapted or settings.get("apply_lora_to_output") else None
+
+    def _tokenizer(self, checkpoint_dir: str) -> Any:
+        special = families.checkpoint_special_tokens(self.family, checkpoint_dir)
+        if special is None or self.cfg.tokenizer.get("special_tokens_path"):
+            return config.instantiate(self.cfg.tokenizer)
+        path = f"{self.cfg.output_dir}/special_tokens.json"
+        if self.placement.is_rank_zero:
+            _write_special_tokens(path, special)
+        if self.placement.sharded:
+            dist.barrier()
+        return config.instantiate(self.cfg.tokenizer, special_tokens_path=path)
+
+    def _model(self, hf_config: Mapping[str, Any]) -> nn.Module:
+        settings = dict(self.lora or {})
+        weights = self.checkpointer.load_checkpoint()[training.MODEL_KEY]
+
+        def build() -> nn.Module:
+            return families.build_model(self.family, hf_config, settings)
+
+        def prepare(model: nn.Module) -> None:
+            if self.lora is not None:
+                set_trainable_params(model, get_adapter_params(model))
+            if self.cfg.get("enable_activation_checkpointing", False):
+                training.set_activation_checkpointing(
+                    model, auto_wrap_policy={modules.TransformerSelfAttentionLayer}
+                )
+            if self.cfg.get("compile", False):
+                training.compile_model(model, verbose=self.placement.is_rank_zero)
+
+        model, missing = distributed.load_weights(
+            build, weights, self.placement, self.dtype, prepare, self.cfg
+        )
+        adapters = set(get_adapter_params(model)) if self.lora is not None else set()
+        if set(missing) - adapters:
+            raise ValueError(f"checkpoint: weights missing for {sorted(set(missing) - adapters)}")
+        log.info(
+            "model: %s family from config.json, %d parameters, %d trainable, on %s in %s",
+            self.family.name,
+            sum(parameter.numel() for parameter in model.parameters()),
+            sum(parameter.numel() for parameter in model.parameters() if parameter.requires_grad),
+            self.placement.device,
+            self.dtype,
+        )
+        return model
+
+    def _data(self) -> tuple[StatefulDistributedSampler, DataLoader[Any]]:
+        cfg = self.cfg
+        if isinstance(cfg.dataset, ListConfig):
+            dataset: Any = ConcatDataset(
+                [config.instantiate(part, self.tokenizer) for part in cfg.dataset]
+            )
+        else:
+            dataset = config.instantiate(cfg.dataset, self.tokenizer)
+        sampler = StatefulDistributedSampler(
+            dataset,
+            num_replicas=self.placement.world_size,
+            rank=self.placement.rank,
+            shuffle=bool(cfg.get("shuffle", True)),
+        )
+        if getattr(dataset, "packed", False):
+            collate: Any = padded_collate_packed
+        else:
+            collate = partial(
+                _get_component_from_path(cfg.get("collate_fn", "torchtune.data.padded_collate_sft")),
+                padding_idx=self.tokenizer.pad_id,
+                ignore_idx=self.loss_fn.ignore_index,
+            )
+        loader = DataLoader(
+            dataset,
+            batch_size=int(cfg.batch_size),
+            sampler=sampler,
+            collate_fn=collate,
+            drop_last=True,
+            # Starting an epoch draws a seed from this generator: not from the global one, whose
+            # state (dropout's) a resumed run restores as it was at the checkpoint's step.
+            generator=torch.Generator(),
+        )
+        return sampler, loader
+
+    def _checkpoints(self) -> Any:
+        """The platform's checkpointer on the job's checkpoint volume (None without one)."""
+        import os
+
+        if not os.environ.get(checkpoint.CHECKPOINT_DIR_ENV):
+            log.info(
+                "no checkpoint volume (%s unset): the training state is not saved",
+                checkpoint.CHECKPOINT_DIR_ENV,
+            )
+            return None
+        state: dict[str, Any] = {
+            "model": self.model if self.lora is None else _Trainable(self.model),
+            "optimizer": self.optimizer,
+        }
+        if self.lr_scheduler is not None:
+            state["lr_scheduler"] = self.lr_scheduler
+        every = int(self.cfg.get("save_every_n_steps") or self.steps_per_epoch)
+        return checkpoint.Checkpointer(state, every=every)
+
+    # -- training -----------------------------------------------------------------------------
+
+    def _batches(self, step: int) -> Iterator[dict[str, torch.Tensor]]:
+        """The micro-batches from optimizer step ``step`` to the end of its epoch."""
+        epoch, done = divmod(step, self.steps_per_epoch)
+        self.sampler.set_epoch(epoch)
+        self.sampler.load_state_dict({"yielded": done * self.accumulation * self.loader.batch_size})
+        return iter(self.loader)
+
+    def _step(self, batches: Iterator[dict[str, torch.Tensor]]) -> tuple[float, int]:
+        """One optimizer step over ``accumulation`` micro-batches: the mean loss per token over
+        every rank, and the tokens it was computed on."""
+        ignore = self.loss_fn.ignore_index
+        loss_sum = torch.zeros((), device=self.placement.device)
+        tokens = torch.zeros((), device=self.placement.device, dtype=torch.long)
+        for _ in range(self.accumulation):
+            batch = next(batches)
+            utils.batch_to_device(batch, self.placement.device)
+            labels = batch.pop("labels")
+            # Each position predicts the next token; the last predicts nothing.
+            labels = torch.cat([labels[..., 1:], torch.full_like(labels[..., :1], ignore)], -1)
+            counted = (labels != ignore).sum()
+            logits = self.model(**batch)
+            if not isinstance(logits, list):
+                logits, labels = logits.reshape(-1, logits.size(-1)), labels.reshape(-1)
+            loss = self.loss_fn(logits, labels) * counted
+            del logits
+            loss.backward()
+            loss_sum += loss.detach()
+            tokens += counted
+        if self.placement.sharded:
+            dist.all_reduce(loss_sum)
+            dist.all_reduce(tokens)
+        # FSDP averages gradients over ranks: undo that, then divide by every rank's tokens.
+        training.scale_grads(self.model, torch.tensor(self.placement.world_size / tokens.item()))
+        if self.cfg.get("clip_grad_norm") is not None:
+            nn.utils.clip_grad_norm_(self.model.parameters(), float(self.cfg.clip_grad_norm))
+        self.optimizer.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.lr_scheduler is not None:
+            self.lr_scheduler.step()
+        return loss_sum.item() / tokens.item(), int(tokens.item())
+
+    def _report(self, step: int, loss: float, tokens: int, seconds: float, started: float) -> None:
+        if not self.placement.is_rank_zero:
+            return
+        values = {
+            "loss": loss,
+            "lr": float(self.optimizer.param_groups[0]["lr"]),
+            "tokens_per_second": tokens / seconds,
+        }
+        if step % int(self.cfg.get("log_every_n_steps", 1)) == 0 or step == self.total_steps:
+            log_metrics(values, step)
+            if self.metric_logger is not None:
+                self.metric_logger.log_dict(values, step=step)
+            log.info("step %d/%d: loss %.4f", step, self.total_steps, loss)
+        elapsed = time.monotonic() - started
+        done = step / self.total_steps
+        update_trainjob_status(
+            progress_percent=int(100 * done),
+            estimated_remaining_seconds=math.ceil(elapsed / done * (1 - done)) if done else None,
+        )
+
+    def train(self) -> None:
+        """Train from the latest checkpoint (step 0 without one) to the last step."""
+        step = self.checkpoints.restore() if self.checkpoints is not None else 0
+        self.model.train()
+        started = time.monotonic()
+        while step < self.total_steps:
+            batches = self._batches(step)
+            for _ in range(step % self.steps_per_epoch, self.steps_per_epoch):
+                began = time.monotonic()
+                loss, tokens = self._step(batches)
+                step += 1
+                self._report(step, loss, tokens, time.monotonic() - began, started)
+                if self.checkpoints is not None:
+                    self.checkpoints.step(step)
+
+    def save(self) -> None:
+        """Write the fine-tuned model as a Hugging Face directory (rank 0). Collective."""
+        state = distributed.full_state_dict(self.model, self.placement)
+        if self.placement.is_rank_zero:
+            written = outputs.write_model(
+                self.checkpointer,
+                state,
+                self.lora,
+                bool(self.cfg.get("save_adapter_weights_only", False)),
+                epoch=int(self.cfg.epochs) - 1,
+            )
+            log.info("fine-tuned model written to %s", written)
+        if self.placement.sharded:
+            dist.barrier()
+
+    def close(self) -> None:
+        if self.checkpoints is not None:
+            self.checkpoints.close()
+        if self.metric_logger is not None:
+            self.metric_logger.close()
+        if self.placement.sharded:
+            dist.destroy_process_group()
+
+
+def _weight_files(checkpoint_dir: str) -> list[str]:
+    """The checkpoint's weight files: those its index names, else every safetensors file."""
+    import json
+    from pathlib import Path
+
+    directory = Path(checkpoint_dir)
+    index = directory / "model.safetensors.index.json"
+    if index.is_file():
+        return sorted(set(json.loads(index.read_text())["weight_map"].values()))
+    found = sorted(path.name for path in directory.glob("*.safetensors"))
+    if not found:
+        raise FileNotFoundError(f"{directory}: no model.safetensors nor safetensors index")
+    return found
+
+
+def _write_special_tokens(path: str, special: Mapping[str, int]) -> None:
+    import json
+    from pathlib import Path
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    added = [{"content": name, "id": token_id} for name, token_id in special.items()]
+    target.write_text(json.dumps({"added_tokens": added}))
+
+
+@config.parse  # type: ignore[misc]
+def recipe_main(cfg: DictConfig) -> None:
+    """``tune run``'s entry: train, write the model, release the process group."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    # torchtune's logger prints through a handler of its own: not through the root's too.
+    utils.get_logger().propagate = False
+    run = FineTune(cfg)
+    try:
+        run.train()
+        run.save()
+    finally:
+        run.close()
+
+
+if __name__ == "__main__":
+    recipe_main()
