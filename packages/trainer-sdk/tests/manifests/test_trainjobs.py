@@ -165,7 +165,9 @@ def test_container_trainer_has_no_command(torch_runtime: types.Runtime) -> None:
 
 
 def test_builtin_trainer_passes_torchtune_overrides_as_args() -> None:
-    runtime = make_runtime(constants.TORCH_TUNE_COMMAND, name="torchtune-llama3.2-1b")
+    runtime = make_runtime(
+        constants.TORCH_TUNE_COMMAND, name="torchtune-llama3.2-1b", framework="torchtune"
+    )
     config = TorchTuneConfig(
         dtype=DataType.BF16,
         batch_size=2,

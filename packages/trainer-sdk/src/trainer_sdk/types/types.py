@@ -16,12 +16,14 @@ __all__ = [
     "TORCH_TUNE",
     "BaseInitializer",
     "BuiltinTrainer",
+    "ChatDataset",
     "CheckpointStatus",
     "CustomTrainer",
     "CustomTrainerContainer",
     "DataCacheInitializer",
     "DataFormat",
     "DataType",
+    "EngineSettings",
     "Event",
     "HuggingFaceDatasetInitializer",
     "HuggingFaceModelInitializer",
@@ -34,6 +36,7 @@ __all__ = [
     "S3DatasetInitializer",
     "S3ModelInitializer",
     "Step",
+    "TRLConfig",
     "TorchTuneConfig",
     "TorchTuneInstructDataset",
     "TrainJob",
@@ -125,8 +128,46 @@ class LoraConfig:
 
 
 @dataclass
-class TorchTuneConfig:
-    """Parameters of the built-in TorchTune fine-tuning trainer."""
+class ChatDataset:
+    """Preprocessing of a chat data set: a column of conversations, each a list of messages
+    (``{"role": ..., "content": ...}``), rendered with the model's chat template.
+
+    ``column_map`` maps ``messages`` (and, for ShareGPT-style records, ``role``/``content``) to
+    the data set's names, e.g. ``{"messages": "conversations", "role": "from",
+    "content": "value"}``; ``train_on_input`` trains on the user's turns too (default: only on
+    the assistant's)."""
+
+    source: DataFormat | None = None
+    split: str | None = None
+    train_on_input: bool | None = None
+    new_system_prompt: str | None = None
+    column_map: dict[str, str] | None = None
+
+
+@dataclass
+class EngineSettings:
+    """The settings every fine-tuning engine's config has, under the same names, beyond
+    upstream's ``TorchTuneConfig`` fields (unset: the engine's or the runtime's default).
+
+    ``device``: ``"cpu"`` or ``"cuda"`` (unset: the node's accelerator if it has one).
+    ``save_steps``: steps between the engine's checkpoints. ``overrides``: any other setting the
+    engine accepts, by its own name (TRL: a ``SFTConfig``/``ModelConfig`` argument such as
+    ``{"warmup_ratio": 0.1}``; torchtune: a config key such as ``{"optimizer.weight_decay":
+    0.01}``), checked at submit where the engine's names are known."""
+
+    learning_rate: float | None = None
+    max_steps: int | None = None
+    gradient_accumulation_steps: int | None = None
+    max_seq_len: int | None = None
+    device: str | None = None
+    save_steps: int | None = None
+    seed: int | None = None
+    overrides: dict[str, Any] | None = None
+
+
+@dataclass
+class _TorchTuneFields:
+    """Upstream's ``TorchTuneConfig`` fields, in upstream's order."""
 
     dtype: DataType | None = None
     batch_size: int | None = None
@@ -139,10 +180,40 @@ class TorchTuneConfig:
 
 
 @dataclass
-class BuiltinTrainer:
-    """A trainer whose logic ships in the runtime; only its parameters are set."""
+class TorchTuneConfig(EngineSettings, _TorchTuneFields):
+    """Parameters of the built-in torchtune fine-tuning trainer: upstream's fields in upstream's
+    order (call-compatible with kubeflow 0.5), then ``EngineSettings``."""
 
-    config: TorchTuneConfig
+
+@dataclass
+class _TRLFields:
+    """The fields of ``TRLConfig`` before ``EngineSettings``; upstream's names where
+    ``TorchTuneConfig`` has the same setting."""
+
+    num_nodes: int | None = None
+    resources_per_node: dict[str, Any] | None = None
+    dtype: DataType | None = None
+    batch_size: int | None = None
+    epochs: int | None = None
+    peft_config: LoraConfig | None = None
+    dataset_preprocess_config: TorchTuneInstructDataset | ChatDataset | None = None
+
+
+@dataclass
+class TRLConfig(EngineSettings, _TRLFields):
+    """Parameters of the built-in TRL trainer (supervised fine-tuning of any Hugging Face causal
+    LM, full or LoRA): ``batch_size`` per device, ``peft_config`` turns LoRA on (its
+    ``lora_attn_modules`` are the model's module names; torchtune's ``output_proj`` is read as
+    ``o_proj``), ``dataset_preprocess_config`` says the data set's format (unset: found from its
+    columns)."""
+
+
+@dataclass
+class BuiltinTrainer:
+    """A trainer whose logic ships in the runtime; only its parameters are set. The runtime's
+    framework label names the engine that takes ``config`` (``torchtune``, ``trl``)."""
+
+    config: TorchTuneConfig | TRLConfig
 
 
 TORCH_TUNE = "torchtune"
