@@ -20,10 +20,11 @@ EXPECTED_NAMES = [
     "torchtune-qwen2.5-1.5b",
     "xgboost-distributed",
 ]
-# Upstream image and account names -> this project's.
+# Upstream image and account names, and torchtune's GPU recipe, -> this project's.
 RENAMES = {
     "ghcr.io/kubeflow/trainer/": "ghcr.io/trainer-platform/",
     "kubeflow-trainer-cache-initializer": "trainer-cache-initializer",
+    "full_finetune_distributed": "trainer_sdk/training/engines/torchtune/recipe.py",
 }
 
 

@@ -1,18 +1,21 @@
 """The torchtune engine: ``TorchTuneConfig`` -> ``tune run`` overrides (upstream's call).
 
-Submit side: the TrainJob's command is ``tune run`` (upstream's; the runtime framework's Torch
-plugin completes it with the recipe and config for the runtime's model and the job's shape) and
-its args are torchtune config overrides (``key=value``): upstream's fields as upstream renders
-them, then ``EngineSettings`` under torchtune's keys, then ``overrides`` as given.
-Pod side: the runtime runs ``tune`` itself (``commands``), not ``run``.
+Submit side (this module, pure): the TrainJob's command is ``tune run`` (upstream's; the runtime
+framework's Torch plugin completes it with this engine's recipe and the config for the runtime's
+model and the job's shape) and its args are torchtune config overrides (``key=value``): upstream's
+fields as upstream renders them, then ``EngineSettings`` under the recipe's keys, then
+``overrides``, whose top-level keys must be ones the recipe reads (``RECIPE_KEYS``).
+Pod side: the runtime runs ``tune`` itself (``commands``), which runs ``recipe`` (torchtune's
+components; ``families``, ``distributed``, ``outputs``), written against ``TORCHTUNE_VERSION``.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlparse
 
 from trainer_sdk import constants, types
@@ -20,16 +23,71 @@ from trainer_sdk.errors import InvalidTrainJobError
 from trainer_sdk.training.engines.base import EngineTrainer
 from trainer_sdk.training.engines.settings import field_error, setting_errors
 
-__all__ = ["ENGINE", "TorchTune"]
+if TYPE_CHECKING:
+    from trainer_api import FieldError
 
+__all__ = ["ENGINE", "RECIPE_KEYS", "TORCHTUNE_VERSION", "UNSUPPORTED_SETTINGS", "TorchTune"]
+
+# The torchtune release the recipe is written and tested against (trainer-sdk[torchtune] pins it).
+TORCHTUNE_VERSION: Final = "0.6.1"
 COMMAND: Final = ["tune", "run"]
-# EngineSettings -> torchtune config keys.
+# Top-level config keys the recipe reads: those of torchtune's LLM fine-tuning configs, and its
+# own max_steps (a cap on optimizer steps over all epochs) and save_every_n_steps.
+RECIPE_KEYS: Final = frozenset(
+    {
+        "batch_size",
+        "checkpointer",
+        "clip_grad_norm",
+        "collate_fn",
+        "compile",
+        "cudnn_deterministic_mode",
+        "custom_sharded_layers",
+        "dataset",
+        "device",
+        "dtype",
+        "enable_activation_checkpointing",
+        "enable_activation_offloading",
+        "epochs",
+        "fsdp_cpu_offload",
+        "fsdp_reshard_after_forward",
+        "gradient_accumulation_steps",
+        "log_every_n_steps",
+        "log_peak_memory_stats",
+        "loss",
+        "lr_scheduler",
+        "max_steps",
+        "max_steps_per_epoch",
+        "metric_logger",
+        "model",
+        "optimizer",
+        "optimizer_in_bwd",
+        "output_dir",
+        "profiler",
+        "resume_from_checkpoint",
+        "save_adapter_weights_only",
+        "save_every_n_steps",
+        "seed",
+        "shuffle",
+        "tokenizer",
+    }
+)
+# Keys of torchtune's configs the recipe accepts only when false, and why.
+UNSUPPORTED_SETTINGS: Final = {
+    "optimizer_in_bwd": "must be false: the recipe steps the optimizer after backward",
+    "enable_activation_offloading": "must be false: the recipe does not offload activations",
+    "profiler.enabled": "must be false: the recipe does not run torchtune's profiler",
+    "resume_from_checkpoint": (
+        "must be false: the recipe resumes by itself from the job's latest checkpoint"
+    ),
+}
+# EngineSettings -> the recipe's config keys.
 _KEYS: Final = {
     "learning_rate": "optimizer.lr",
-    "max_steps": "max_steps_per_epoch",
+    "max_steps": "max_steps",
     "gradient_accumulation_steps": "gradient_accumulation_steps",
     "max_seq_len": "tokenizer.max_seq_len",
     "device": "device",
+    "save_steps": "save_every_n_steps",
     "seed": "seed",
 }
 _LORA_FIELDS: Final = (
@@ -89,6 +147,30 @@ def _upstream_args(
     return args
 
 
+def _override_errors(overrides: Mapping[str, Any], where: str) -> list[FieldError]:
+    """One error per override the recipe would refuse: a top-level key it does not read, or a
+    setting it supports only when off."""
+    errors = []
+    for key, value in overrides.items():
+        top = key.split(".", 1)[0]
+        if top not in RECIPE_KEYS:
+            errors.append(
+                field_error(
+                    f"{where}[{key!r}]",
+                    f"the torchtune recipe reads no {top!r}; its keys are {sorted(RECIPE_KEYS)}",
+                )
+            )
+        elif key in UNSUPPORTED_SETTINGS and value:
+            errors.append(field_error(f"{where}[{key!r}]", UNSUPPORTED_SETTINGS[key]))
+    return errors
+
+
+def _value(value: Any) -> str:
+    """An override's value as torchtune's command line parses it (YAML): strings as they are,
+    anything else as JSON (``true``, ``null``, ``[q_proj, v_proj]`` lists, mappings)."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 class TorchTune:
     """``BuiltinTrainer(TorchTuneConfig(...))`` on a ``torchtune-*`` runtime."""
 
@@ -104,13 +186,8 @@ class TorchTune:
         """``tune run`` and its overrides; InvalidTrainJobError names each bad field."""
         where = "TorchTuneConfig"
         errors = setting_errors(config, where)
-        if config.save_steps is not None:
-            errors.append(
-                field_error(
-                    f"{where}.save_steps",
-                    "torchtune's recipes checkpoint at the end of each epoch; leave it unset",
-                )
-            )
+        if isinstance(config.overrides, dict):
+            errors += _override_errors(config.overrides, f"{where}.overrides")
         dataset = config.dataset_preprocess_config
         if dataset is not None and not isinstance(dataset, types.TorchTuneInstructDataset):
             errors.append(
@@ -127,7 +204,7 @@ class TorchTune:
             for name, key in _KEYS.items()
             if (value := getattr(config, name)) is not None
         ]
-        args += [f"{key}={value}" for key, value in (config.overrides or {}).items()]
+        args += [f"{key}={_value(value)}" for key, value in (config.overrides or {}).items()]
         return EngineTrainer(command=list(COMMAND), args=args)
 
     def run(self, args: Sequence[str]) -> int:

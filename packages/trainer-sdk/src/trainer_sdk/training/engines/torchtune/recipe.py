@@ -1,7 +1,7 @@
 """The torchtune engine's recipe: full, LoRA and QLoRA fine-tuning, in one process or sharded
 with FSDP2 over several, on CUDA or on the CPU.
 
-    tune run [--rdzv_endpoint=HOST:PORT] trainer_sdk/engines/torchtune/recipe.py \\
+    tune run [--rdzv_endpoint=HOST:PORT] trainer_sdk/training/engines/torchtune/recipe.py \\
         --config llama3_2/1B_lora [key=value ...]
 
 It reads torchtune's configs (its own keys: ``RECIPE_KEYS``) and is written against the
@@ -35,8 +35,8 @@ from torchtune.data import padded_collate_packed
 from torchtune.modules.peft import get_adapter_params, set_trainable_params
 
 from trainer_sdk import checkpoint
-from trainer_sdk.engines.torchtune import distributed, families, outputs
-from trainer_sdk.engines.torchtune.keys import RECIPE_KEYS, UNSUPPORTED_SETTINGS
+from trainer_sdk.training.engines.torchtune import distributed, families, outputs
+from trainer_sdk.training.engines.torchtune import RECIPE_KEYS, UNSUPPORTED_SETTINGS
 from trainer_sdk.training.metrics import log_metrics
 from trainer_sdk.training.progress import update_trainjob_status
 
