@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from torch import nn
 from torchtune.models.llama3._tokenizer import LLAMA3_SPECIAL_TOKENS
+from torchtune.models.llama3_1 import llama3_1, lora_llama3_1
 from torchtune.models.llama3_2 import llama3_2, lora_llama3_2
 from torchtune.models.qwen2 import lora_qwen2, qwen2
 from torchtune.models.qwen2_5._tokenizer import QWEN2_5_SPECIAL_TOKENS
@@ -28,6 +29,7 @@ __all__ = [
     "build_model",
     "family_of",
     "read_config",
+    "weight_files",
     "checkpoint_special_tokens",
 ]
 
@@ -86,7 +88,8 @@ def _dimensions(config: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _llama3_2_arguments(config: Mapping[str, Any]) -> dict[str, Any]:
+def _llama3_arguments(config: Mapping[str, Any], family: str) -> dict[str, Any]:
+    """Llama 3's: scaled RoPE, no biases."""
     for key, expected in (
         ("model_type", "llama"),
         ("hidden_act", "silu"),
@@ -104,7 +107,7 @@ def _llama3_2_arguments(config: Mapping[str, Any]) -> dict[str, Any]:
     ):
         if rope.get(key) != expected:
             raise CheckpointError(
-                f"config.json: rope_scaling.{key} is {rope.get(key)!r}; the llama3_2 family "
+                f"config.json: rope_scaling.{key} is {rope.get(key)!r}; the {family} family "
                 f"needs {expected!r}"
             )
     return {
@@ -112,6 +115,18 @@ def _llama3_2_arguments(config: Mapping[str, Any]) -> dict[str, Any]:
         "rope_base": int(rope.get("rope_theta", 500_000)),
         "scale_factor": int(rope["factor"]),
     }
+
+
+def _llama3_2_arguments(config: Mapping[str, Any]) -> dict[str, Any]:
+    return _llama3_arguments(config, "llama3_2")
+
+
+def _llama3_3_arguments(config: Mapping[str, Any]) -> dict[str, Any]:
+    """Llama 3.3 is Llama 3.1's architecture, whose builders take no tied embeddings."""
+    _require(config, "tie_word_embeddings", False)
+    arguments = _llama3_arguments(config, "llama3_3")
+    del arguments["tie_word_embeddings"]
+    return arguments
 
 
 def _qwen2_arguments(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -151,6 +166,15 @@ FAMILIES: Final = (
         LLAMA3_SPECIAL_TOKENS,
     ),
     Family(
+        "llama3_3",
+        "torchtune.models.llama3_3.",
+        "LLAMA3",
+        llama3_1,
+        lora_llama3_1,
+        _llama3_3_arguments,
+        LLAMA3_SPECIAL_TOKENS,
+    ),
+    Family(
         "qwen2_5",
         "torchtune.models.qwen2_5.",
         "QWEN2",
@@ -178,6 +202,18 @@ def read_config(checkpoint_dir: str | Path) -> dict[str, Any]:
         raise CheckpointError(f"{path}: missing; the model directory must be a Hugging Face one")
     loaded: dict[str, Any] = json.loads(path.read_text())
     return loaded
+
+
+def weight_files(checkpoint_dir: str | Path) -> list[str]:
+    """The checkpoint's weight files: those its index names, else every safetensors file."""
+    directory = Path(checkpoint_dir)
+    index = directory / "model.safetensors.index.json"
+    if index.is_file():
+        return sorted(set(json.loads(index.read_text())["weight_map"].values()))
+    found = sorted(path.name for path in directory.glob("*.safetensors"))
+    if not found:
+        raise CheckpointError(f"{directory}: no safetensors weights (nor their index)")
+    return found
 
 
 def build_model(family: Family, config: Mapping[str, Any], lora: Mapping[str, Any]) -> nn.Module:

@@ -4,23 +4,25 @@ with FSDP2 over several, on CUDA or on the CPU.
     tune run [--rdzv_endpoint=HOST:PORT] trainer_sdk/training/engines/torchtune/recipe.py \\
         --config llama3_2/1B_lora [key=value ...]
 
-It reads torchtune's configs (its own keys: ``RECIPE_KEYS``) and is written against the
-torchtune version ``TORCHTUNE_VERSION`` names, on its public components (builders, checkpointer,
-datasets, losses, FSDP helpers). What it adds to torchtune's recipes: the model's dimensions come
-from the checkpoint's ``config.json`` (``families``); no call needs CUDA; every step reports loss,
-learning rate and tokens per second to the TrainJob (``log_metrics``, progress); the training
-state goes to the job's checkpoint volume every ``save_every_n_steps`` (default: each epoch) and
-on SIGTERM, and a restarted run continues from the latest one at the same step, with the same
-data, to the same result.
+It reads torchtune's configs (the keys in ``RECIPE_KEYS``) and is written against torchtune
+``TORCHTUNE_VERSION``'s public components: model builders, checkpointer, tokenizers, datasets,
+losses, FSDP helpers. What it adds to torchtune's own recipes: the model's dimensions come from
+the checkpoint's ``config.json`` (``families``); no call needs CUDA; each step reports loss,
+learning rate and tokens/s to the TrainJob; the training state goes to the job's checkpoint
+volume (else ``<output_dir>/checkpoints``) every ``save_every_n_steps`` steps (default: each
+epoch) and on SIGTERM, and a restarted run continues from the latest one at its step, with the
+same data, to the same result; ``max_steps`` caps the steps over all epochs.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import math
-import time
+import os
+import tempfile
 from collections.abc import Iterator, Mapping
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -35,28 +37,33 @@ from torchtune.data import padded_collate_packed
 from torchtune.modules.peft import get_adapter_params, set_trainable_params
 
 from trainer_sdk import checkpoint
-from trainer_sdk.training.engines.torchtune import distributed, families, outputs
-from trainer_sdk.training.engines.torchtune import RECIPE_KEYS, UNSUPPORTED_SETTINGS
-from trainer_sdk.training.metrics import log_metrics
-from trainer_sdk.training.progress import update_trainjob_status
+from trainer_sdk.training.engines.reporting import StepReporter
+from trainer_sdk.training.engines.torchtune import (
+    RECIPE_KEYS,
+    UNSUPPORTED_SETTINGS,
+    distributed,
+    families,
+    outputs,
+)
 
 __all__ = ["FineTune", "recipe_main"]
 
 log = logging.getLogger(__name__)
 
 
-def _check_keys(cfg: DictConfig) -> None:
-    unknown = sorted(set(cfg) - set(RECIPE_KEYS))
+def check_config(cfg: DictConfig) -> None:
+    """ValueError naming the first key the recipe does not read, or a setting it refuses."""
+    unknown = sorted(set(cfg) - RECIPE_KEYS)
     if unknown:
-        raise ValueError(f"config: unknown keys {unknown}; this recipe reads {sorted(RECIPE_KEYS)}")
+        raise ValueError(f"config: unknown keys {unknown}; the recipe reads {sorted(RECIPE_KEYS)}")
     for key, why in UNSUPPORTED_SETTINGS.items():
         if OmegaConf.select(cfg, key):
             raise ValueError(f"{key}: {why}")
 
 
 class _Trainable(nn.Module):
-    """The trainable parameters of a model (its adapters), under names of their own: what a
-    LoRA checkpoint saves, without the frozen (maybe quantized) base."""
+    """A model's trainable parameters (its adapters) under names of their own: what a LoRA
+    checkpoint holds, without the frozen (maybe quantized) base."""
 
     def __init__(self, model: nn.Module) -> None:
         super().__init__()
@@ -66,10 +73,10 @@ class _Trainable(nn.Module):
 
 
 class FineTune:
-    """One run of the recipe: ``train()`` then ``save()``, ``close()`` in any case."""
+    """One run of the recipe: ``train()``, then ``save()``; ``close()`` in any case."""
 
     def __init__(self, cfg: DictConfig) -> None:
-        _check_keys(cfg)
+        check_config(cfg)
         self.cfg = cfg
         self.placement = distributed.place(str(cfg.get("device", "cuda")))
         self.dtype = training.get_dtype(cfg.get("dtype"), device=self.placement.device)
@@ -79,8 +86,9 @@ class FineTune:
         self.lora = self._lora_settings()
         self.checkpointer = config.instantiate(
             cfg.checkpointer,
-            checkpoint_files=_weight_files(checkpoint_dir),
+            checkpoint_files=families.weight_files(checkpoint_dir),
             model_type=self.family.model_type,
+            output_dir=str(Path(str(cfg.output_dir)) / outputs.STAGING),
         )
         self.tokenizer = self._tokenizer(checkpoint_dir)
         self.model = self._model(families.read_config(checkpoint_dir))
@@ -102,10 +110,10 @@ class FineTune:
                 f"make no step of gradient_accumulation_steps {self.accumulation}"
             )
         self.total_steps = int(cfg.epochs) * self.steps_per_epoch
+        if cfg.get("max_steps"):
+            self.total_steps = min(self.total_steps, int(cfg.max_steps))
         self.lr_scheduler = (
-            config.instantiate(
-                cfg.lr_scheduler, self.optimizer, num_training_steps=self.total_steps
-            )
+            config.instantiate(cfg.lr_scheduler, self.optimizer, num_training_steps=self.total_steps)
             if cfg.get("lr_scheduler")
             else None
         )
@@ -119,8 +127,9 @@ class FineTune:
     # -- setup --------------------------------------------------------------------------------
 
     def _lora_settings(self) -> dict[str, Any] | None:
+        """The model config's LoRA arguments (None: a full fine-tune)."""
         settings = {
-            key: OmegaConf.to_object(value) if isinstance(value, ListConfig) else value
+            str(key): OmegaConf.to_object(value) if isinstance(value, ListConfig) else value
             for key, value in self.cfg.model.items()
             if key != "_component_"
         }
@@ -131,12 +140,12 @@ class FineTune:
         special = families.checkpoint_special_tokens(self.family, checkpoint_dir)
         if special is None or self.cfg.tokenizer.get("special_tokens_path"):
             return config.instantiate(self.cfg.tokenizer)
-        path = f"{self.cfg.output_dir}/special_tokens.json"
-        if self.placement.is_rank_zero:
-            _write_special_tokens(path, special)
-        if self.placement.sharded:
-            dist.barrier()
-        return config.instantiate(self.cfg.tokenizer, special_tokens_path=path)
+        # torchtune's tokenizer builders read special tokens from a file only.
+        with tempfile.TemporaryDirectory() as directory:
+            path = Path(directory) / "special_tokens.json"
+            added = [{"content": name, "id": token_id} for name, token_id in special.items()]
+            path.write_text(json.dumps({"added_tokens": added}))
+            return config.instantiate(self.cfg.tokenizer, special_tokens_path=str(path))
 
     def _model(self, hf_config: Mapping[str, Any]) -> nn.Module:
         settings = dict(self.lora or {})
@@ -160,14 +169,16 @@ class FineTune:
         )
         adapters = set(get_adapter_params(model)) if self.lora is not None else set()
         if set(missing) - adapters:
-            raise ValueError(f"checkpoint: weights missing for {sorted(set(missing) - adapters)}")
+            raise ValueError(f"checkpoint: no weights for {sorted(set(missing) - adapters)}")
         log.info(
-            "model: %s family from config.json, %d parameters, %d trainable, on %s in %s",
+            "model: the %s family with config.json's dimensions, %d parameters (%d trained), "
+            "on %s in %s, %d process(es)",
             self.family.name,
             sum(parameter.numel() for parameter in model.parameters()),
             sum(parameter.numel() for parameter in model.parameters() if parameter.requires_grad),
             self.placement.device,
             self.dtype,
+            self.placement.world_size,
         )
         return model
 
@@ -199,22 +210,17 @@ class FineTune:
             sampler=sampler,
             collate_fn=collate,
             drop_last=True,
-            # Starting an epoch draws a seed from this generator: not from the global one, whose
+            # Starting an epoch draws a seed from this generator, not from the global one, whose
             # state (dropout's) a resumed run restores as it was at the checkpoint's step.
             generator=torch.Generator(),
         )
         return sampler, loader
 
     def _checkpoints(self) -> Any:
-        """The platform's checkpointer on the job's checkpoint volume (None without one)."""
-        import os
-
-        if not os.environ.get(checkpoint.CHECKPOINT_DIR_ENV):
-            log.info(
-                "no checkpoint volume (%s unset): the training state is not saved",
-                checkpoint.CHECKPOINT_DIR_ENV,
-            )
-            return None
+        """The platform's checkpointer: on the job's checkpoint volume, else in the output."""
+        directory = os.environ.get(checkpoint.CHECKPOINT_DIR_ENV) or (
+            Path(str(self.cfg.output_dir)) / "checkpoints"
+        )
         state: dict[str, Any] = {
             "model": self.model if self.lora is None else _Trainable(self.model),
             "optimizer": self.optimizer,
@@ -222,7 +228,7 @@ class FineTune:
         if self.lr_scheduler is not None:
             state["lr_scheduler"] = self.lr_scheduler
         every = int(self.cfg.get("save_every_n_steps") or self.steps_per_epoch)
-        return checkpoint.Checkpointer(state, every=every)
+        return checkpoint.Checkpointer(state, directory=directory, every=every)
 
     # -- training -----------------------------------------------------------------------------
 
@@ -230,12 +236,13 @@ class FineTune:
         """The micro-batches from optimizer step ``step`` to the end of its epoch."""
         epoch, done = divmod(step, self.steps_per_epoch)
         self.sampler.set_epoch(epoch)
-        self.sampler.load_state_dict({"yielded": done * self.accumulation * self.loader.batch_size})
+        consumed = done * self.accumulation * int(self.cfg.batch_size)
+        self.sampler.load_state_dict({"yielded": consumed})
         return iter(self.loader)
 
     def _step(self, batches: Iterator[dict[str, torch.Tensor]]) -> tuple[float, int]:
-        """One optimizer step over ``accumulation`` micro-batches: the mean loss per token over
-        every rank, and the tokens it was computed on."""
+        """One optimizer step over ``accumulation`` micro-batches: the loss per token over every
+        rank, and how many tokens every rank computed it on."""
         ignore = self.loss_fn.ignore_index
         loss_sum = torch.zeros((), device=self.placement.device)
         tokens = torch.zeros((), device=self.placement.device, dtype=torch.long)
@@ -267,88 +274,51 @@ class FineTune:
             self.lr_scheduler.step()
         return loss_sum.item() / tokens.item(), int(tokens.item())
 
-    def _report(self, step: int, loss: float, tokens: int, seconds: float, started: float) -> None:
-        if not self.placement.is_rank_zero:
-            return
-        values = {
-            "loss": loss,
-            "lr": float(self.optimizer.param_groups[0]["lr"]),
-            "tokens_per_second": tokens / seconds,
-        }
-        if step % int(self.cfg.get("log_every_n_steps", 1)) == 0 or step == self.total_steps:
-            log_metrics(values, step)
-            if self.metric_logger is not None:
-                self.metric_logger.log_dict(values, step=step)
-            log.info("step %d/%d: loss %.4f", step, self.total_steps, loss)
-        elapsed = time.monotonic() - started
-        done = step / self.total_steps
-        update_trainjob_status(
-            progress_percent=int(100 * done),
-            estimated_remaining_seconds=math.ceil(elapsed / done * (1 - done)) if done else None,
-        )
-
     def train(self) -> None:
         """Train from the latest checkpoint (step 0 without one) to the last step."""
-        step = self.checkpoints.restore() if self.checkpoints is not None else 0
+        step = self.checkpoints.restore()
         self.model.train()
-        started = time.monotonic()
+        reporter = StepReporter(self.total_steps)
+        every = int(self.cfg.get("log_every_n_steps", 1))
+        reporter.start(step, total_tokens=0)
+        seen = 0
         while step < self.total_steps:
             batches = self._batches(step)
             for _ in range(step % self.steps_per_epoch, self.steps_per_epoch):
-                began = time.monotonic()
                 loss, tokens = self._step(batches)
-                step += 1
-                self._report(step, loss, tokens, time.monotonic() - began, started)
-                if self.checkpoints is not None:
-                    self.checkpoints.step(step)
+                step, seen = step + 1, seen + tokens
+                if self.placement.is_rank_zero and (step % every == 0 or step == self.total_steps):
+                    values = {"loss": loss, "learning_rate": self.optimizer.param_groups[0]["lr"]}
+                    reporter.report(step, values, total_tokens=seen)
+                    if self.metric_logger is not None:
+                        self.metric_logger.log_dict(values, step=step)
+                    log.info("step %d/%d: loss %.4f", step, self.total_steps, loss)
+                self.checkpoints.step(step)
+                if step == self.total_steps:
+                    return
 
     def save(self) -> None:
-        """Write the fine-tuned model as a Hugging Face directory (rank 0). Collective."""
+        """Write the fine-tuned model as Hugging Face directories (rank 0). Collective."""
         state = distributed.full_state_dict(self.model, self.placement)
         if self.placement.is_rank_zero:
             written = outputs.write_model(
                 self.checkpointer,
                 state,
                 self.lora,
-                bool(self.cfg.get("save_adapter_weights_only", False)),
-                epoch=int(self.cfg.epochs) - 1,
+                Path(str(self.cfg.output_dir)),
+                adapters_only=bool(self.cfg.get("save_adapter_weights_only", False)),
             )
-            log.info("fine-tuned model written to %s", written)
+            log.info("fine-tuned model written to %s", ", ".join(map(str, written)))
         if self.placement.sharded:
             dist.barrier()
 
     def close(self) -> None:
-        if self.checkpoints is not None:
-            self.checkpoints.close()
+        """Wait for a checkpoint in flight and release the process group."""
+        self.checkpoints.close()
         if self.metric_logger is not None:
             self.metric_logger.close()
         if self.placement.sharded:
             dist.destroy_process_group()
-
-
-def _weight_files(checkpoint_dir: str) -> list[str]:
-    """The checkpoint's weight files: those its index names, else every safetensors file."""
-    import json
-    from pathlib import Path
-
-    directory = Path(checkpoint_dir)
-    index = directory / "model.safetensors.index.json"
-    if index.is_file():
-        return sorted(set(json.loads(index.read_text())["weight_map"].values()))
-    found = sorted(path.name for path in directory.glob("*.safetensors"))
-    if not found:
-        raise FileNotFoundError(f"{directory}: no model.safetensors nor safetensors index")
-    return found
-
-
-def _write_special_tokens(path: str, special: Mapping[str, int]) -> None:
-    import json
-    from pathlib import Path
-
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    added = [{"content": name, "id": token_id} for name, token_id in special.items()]
-    target.write_text(json.dumps({"added_tokens": added}))
 
 
 @config.parse  # type: ignore[misc]

@@ -1,0 +1,53 @@
+"""torchtune's environment (``hatch run torchtune-env``), tiny models of each runtime's family
+built in it, and a small instruct data set."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[6]
+HERE = Path(__file__).resolve().parent
+PYTHON_ENV = "TRAINER_SDK_TORCHTUNE_PYTHON"
+
+
+@pytest.fixture(scope="session")
+def torchtune_python() -> str:
+    """The interpreter of torchtune's environment (``$TRAINER_SDK_TORCHTUNE_PYTHON`` or
+    ``.venv-torchtune`` at the repository root)."""
+    python = Path(os.environ.get(PYTHON_ENV, REPO_ROOT / ".venv-torchtune" / "bin" / "python"))
+    if not python.exists():
+        pytest.skip(f"torchtune's environment is missing: hatch run torchtune-env (or set {PYTHON_ENV})")
+    return str(python)
+
+
+@pytest.fixture(scope="session")
+def tiny_models(torchtune_python: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory holding a tiny model of each family (``llama3_2/``, ``qwen2_5/``)."""
+    directory = tmp_path_factory.mktemp("tiny-models")
+    subprocess.run(
+        [torchtune_python, str(HERE / "tiny_models.py"), str(directory)],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    return directory
+
+
+@pytest.fixture(scope="session")
+def instruct_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """64 records of a task a tiny model learns within a few steps: repeat the words asked for."""
+    words = "red green blue cat dog bird runs jumps sleeps big small".split()
+    generator = random.Random(0)
+    path = tmp_path_factory.mktemp("data") / "repeat.jsonl"
+    with path.open("w") as stream:
+        for _ in range(64):
+            pair = " ".join(generator.sample(words, 2))
+            record = {"question": f"Repeat twice: {pair}", "answer": f"{pair} {pair}"}
+            stream.write(json.dumps(record) + "\n")
+    return path
