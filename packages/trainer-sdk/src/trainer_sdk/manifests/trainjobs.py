@@ -17,6 +17,7 @@ from dataclasses import fields
 from typing import Any, Final
 
 from trainer_sdk import constants, types
+from trainer_sdk.manifests import storage
 from trainer_sdk.options import Option, apply_options
 from trainer_sdk.training import rank_entrypoint
 
@@ -348,15 +349,10 @@ def _optional_env(initializer: types.BaseInitializer, required: set[str]) -> lis
     return env
 
 
-def _huggingface_uri(storage_uri: str) -> str:
-    """``<user>/<repo>`` as ``hf://<user>/<repo>``: the TrainJob API takes URIs only."""
-    return storage_uri if "://" in storage_uri else f"hf://{storage_uri}"
-
-
 def _storage_uri(initializer: types.BaseInitializer) -> str:
     hugging_face = (types.HuggingFaceDatasetInitializer, types.HuggingFaceModelInitializer)
     if isinstance(initializer, hugging_face):
-        return _huggingface_uri(initializer.storage_uri)
+        return storage.trainjob_uri(initializer.storage_uri)
     return initializer.storage_uri
 
 

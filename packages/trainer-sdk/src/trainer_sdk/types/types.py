@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from trainer_sdk import constants
+from trainer_sdk.manifests import storage
 
 __all__ = [
     "TORCH_TUNE",
@@ -318,6 +319,9 @@ class TrainJob:
     message: str | None = None
     checkpoint: CheckpointStatus | None = None
     gems_kernels: bool = False  # its ranks run under gems_kernels.enable() (TRAINER_GEMS=1)
+    # A BuiltinTrainer job's fine-tuned model (model/, and adapter/ after LoRA): a directory on
+    # this machine (local backend) or pvc://CLAIM/PATH (a cluster).
+    output: str | None = None
 
 
 @dataclass
@@ -345,7 +349,11 @@ def _require_scheme(storage_uri: str, scheme: str) -> None:
 
 def _require_huggingface_repo(storage_uri: str, what: str) -> None:
     """``hf://<repo>``, ``hf://<user>/<repo>[/path]`` or, as upstream accepts,
-    ``<user>/<repo>[/path]``: unscoped repositories (``hf://gpt2``) have no owner."""
+    ``<user>/<repo>[/path]``: unscoped repositories (``hf://gpt2``) have no owner. A path on this
+    machine (``./data.jsonl``, ``/models/m``, ``file:///...``) is also accepted: the local
+    backend's initializer copies it."""
+    if storage.local_path(storage_uri) is not None:
+        return
     parsed = urlparse(storage_uri)
     if parsed.scheme:
         repo = parsed.netloc if parsed.scheme == "hf" else ""
@@ -354,15 +362,17 @@ def _require_huggingface_repo(storage_uri: str, what: str) -> None:
         repo = path.strip("/") and owner
     if not repo:
         raise ValueError(
-            f"storage_uri: expected 'hf://<{what}>', 'hf://<user>/<{what}>' or "
-            f"'<user>/<{what}>', got {storage_uri}"
+            f"storage_uri: expected 'hf://<{what}>', 'hf://<user>/<{what}>', "
+            f"'<user>/<{what}>' or a path ('./{what}', '/{what}', 'file:///{what}'), "
+            f"got {storage_uri}"
         )
 
 
 @dataclass
 class HuggingFaceDatasetInitializer(BaseInitializer):
     """Download a data set from the HuggingFace Hub (``hf://<dataset>``,
-    ``hf://<user>/<dataset>`` or ``<user>/<dataset>``)."""
+    ``hf://<user>/<dataset>`` or ``<user>/<dataset>``), or copy one from a path on this machine
+    (``./data.jsonl``, ``file:///data/dir``; local backend)."""
 
     ignore_patterns: list[str] | None = None
     access_token: str | None = None
@@ -412,7 +422,8 @@ class DataCacheInitializer(BaseInitializer):
 @dataclass
 class HuggingFaceModelInitializer(BaseInitializer):
     """Download a model from the HuggingFace Hub (``hf://<model>``, ``hf://<user>/<model>`` or
-    ``<user>/<model>``)."""
+    ``<user>/<model>``), or copy a Hugging Face model directory from a path on this machine
+    (local backend)."""
 
     ignore_patterns: list[str] | None = field(
         default_factory=lambda: list(constants.INITIALIZER_DEFAULT_IGNORE_PATTERNS)

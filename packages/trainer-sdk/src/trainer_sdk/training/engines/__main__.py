@@ -1,10 +1,14 @@
-"""``python -m trainer_sdk.training.engines NAME ARGS...``: run an engine's pod side."""
+"""``python -m trainer_sdk.training.engines NAME ARGS...``: run an engine's pod side, then end
+the process as every rank of the platform ends (``rank_entrypoint.finish``: no interpreter
+finalization for gloo's worker threads to race with)."""
 
 from __future__ import annotations
 
 import sys
+import traceback
 
 from trainer_sdk.training.engines import ENGINES, engine_named
+from trainer_sdk.training.rank_entrypoint import exit_code, finish
 
 
 def main(argv: list[str]) -> int:
@@ -18,4 +22,11 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        status = main(sys.argv[1:])
+    except SystemExit as error:
+        status = exit_code(error)
+    except BaseException:
+        traceback.print_exc()
+        status = 1
+    finish(status)

@@ -243,9 +243,9 @@ class TRL:
 
     def run(self, args: Sequence[str]) -> int:
         """Fine-tune in this rank (imports TRL)."""
-        raise NotImplementedError(
-            "the TRL engine's pod side lands with the next commits on branch llm (issue 35)"
-        )
+        from trainer_sdk.training.engines import sft
+
+        return sft.main(args)
 
 
 ENGINE: Final = TRL()

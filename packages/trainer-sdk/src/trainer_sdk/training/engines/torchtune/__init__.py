@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 
 from trainer_sdk import constants, types
 from trainer_sdk.errors import InvalidTrainJobError
+from trainer_sdk.manifests import storage
 from trainer_sdk.training.engines.base import EngineTrainer
 from trainer_sdk.training.engines.settings import field_error, setting_errors
 
@@ -101,8 +102,17 @@ _LORA_FIELDS: Final = (
 )
 
 
-def _huggingface_uri(storage_uri: str) -> str:
-    return storage_uri if "://" in storage_uri else f"hf://{storage_uri}"
+def _dataset_arg(storage_uri: str) -> str:
+    """Where torchtune finds the data set the initializer wrote: a repository's sub-path or a
+    local file as ``dataset.data_files``, a whole repository or directory as ``data_dir``."""
+    path = storage.local_path(storage_uri)
+    if path is not None:
+        relative = path.name if path.suffix else "."
+    else:
+        parts = urlparse(storage.trainjob_uri(storage_uri)).path.strip("/").split("/")
+        relative = "/".join(parts[1:]) if len(parts) > 1 else "."
+    key = "dataset.data_files" if relative != "." and "." in relative else "dataset.data_dir"
+    return f"{key}={os.path.join(constants.DATASET_PATH, relative)}"
 
 
 def _upstream_args(
@@ -119,11 +129,7 @@ def _upstream_args(
     if config.loss:
         args.append(f"loss={config.loss.value}")
     if initializer and isinstance(initializer.dataset, types.HuggingFaceDatasetInitializer):
-        uri = _huggingface_uri(initializer.dataset.storage_uri)
-        parts = urlparse(uri).path.strip("/").split("/")
-        relative = "/".join(parts[1:]) if len(parts) > 1 else "."
-        key = "dataset.data_files" if relative != "." and "." in relative else "dataset.data_dir"
-        args.append(f"{key}={os.path.join(constants.DATASET_PATH, relative)}")
+        args.append(_dataset_arg(initializer.dataset.storage_uri))
     if (peft := config.peft_config) is not None:
         args += [
             f"model.{name}={value}"
