@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[6]
-HERE = Path(__file__).resolve().parent
 PYTHON_ENV = "TRAINER_SDK_TORCHTUNE_PYTHON"
 
 
@@ -30,8 +29,13 @@ def torchtune_python() -> str:
 def tiny_models(torchtune_python: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory holding a tiny model of each family (``llama3_2/``, ``qwen2_5/``)."""
     directory = tmp_path_factory.mktemp("tiny-models")
+    write = (
+        "import sys; from pathlib import Path\n"
+        "from trainer_sdk.training.engines.torchtune.tiny_model import FAMILIES, write_tiny_model\n"
+        "for family in FAMILIES: write_tiny_model(Path(sys.argv[1]) / family, family)"
+    )
     subprocess.run(
-        [torchtune_python, str(HERE / "tiny_models.py"), str(directory)],
+        [torchtune_python, "-c", write, str(directory)],
         check=True,
         capture_output=True,
         timeout=300,

@@ -127,12 +127,15 @@ class FineTune:
     # -- setup --------------------------------------------------------------------------------
 
     def _lora_settings(self) -> dict[str, Any] | None:
-        """The model config's LoRA arguments (None: a full fine-tune)."""
+        """The model config's LoRA arguments (None: a full fine-tune); torchtune's ``qlora_*``
+        builders quantize the base unless the config says otherwise."""
         settings = {
             str(key): OmegaConf.to_object(value) if isinstance(value, ListConfig) else value
             for key, value in self.cfg.model.items()
             if key != "_component_"
         }
+        if str(self.cfg.model._component_).rsplit(".", 1)[-1].startswith("qlora_"):
+            settings.setdefault("quantize_base", True)
         adapted = settings.get("lora_attn_modules") or settings.get("apply_lora_to_mlp")
         return settings if adapted or settings.get("apply_lora_to_output") else None
 
@@ -240,9 +243,9 @@ class FineTune:
         self.sampler.load_state_dict({"yielded": consumed})
         return iter(self.loader)
 
-    def _step(self, batches: Iterator[dict[str, torch.Tensor]]) -> tuple[float, int]:
+    def _step(self, batches: Iterator[dict[str, torch.Tensor]]) -> tuple[float, int, float]:
         """One optimizer step over ``accumulation`` micro-batches: the loss per token over every
-        rank, and how many tokens every rank computed it on."""
+        rank, how many tokens every rank computed it on, and the learning rate it used."""
         ignore = self.loss_fn.ignore_index
         loss_sum = torch.zeros((), device=self.placement.device)
         tokens = torch.zeros((), device=self.placement.device, dtype=torch.long)
@@ -268,11 +271,12 @@ class FineTune:
         training.scale_grads(self.model, torch.tensor(self.placement.world_size / tokens.item()))
         if self.cfg.get("clip_grad_norm") is not None:
             nn.utils.clip_grad_norm_(self.model.parameters(), float(self.cfg.clip_grad_norm))
+        learning_rate = float(self.optimizer.param_groups[0]["lr"])
         self.optimizer.step()
         self.optimizer.zero_grad(set_to_none=True)
         if self.lr_scheduler is not None:
             self.lr_scheduler.step()
-        return loss_sum.item() / tokens.item(), int(tokens.item())
+        return loss_sum.item() / tokens.item(), int(tokens.item()), learning_rate
 
     def train(self) -> None:
         """Train from the latest checkpoint (step 0 without one) to the last step."""
@@ -285,10 +289,10 @@ class FineTune:
         while step < self.total_steps:
             batches = self._batches(step)
             for _ in range(step % self.steps_per_epoch, self.steps_per_epoch):
-                loss, tokens = self._step(batches)
+                loss, tokens, learning_rate = self._step(batches)
                 step, seen = step + 1, seen + tokens
                 if self.placement.is_rank_zero and (step % every == 0 or step == self.total_steps):
-                    values = {"loss": loss, "learning_rate": self.optimizer.param_groups[0]["lr"]}
+                    values = {"loss": loss, "learning_rate": learning_rate}
                     reporter.report(step, values, total_tokens=seen)
                     if self.metric_logger is not None:
                         self.metric_logger.log_dict(values, step=step)

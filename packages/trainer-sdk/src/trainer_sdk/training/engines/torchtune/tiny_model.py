@@ -1,36 +1,36 @@
-"""Tiny models of the torchtune runtimes' families, built from configs with their tokenizer files
-(nothing from a hub): ``python tiny_models.py DIRECTORY`` in torchtune's environment writes one
-directory per family in DIRECTORY.
+"""Tiny models of the torchtune runtimes' families, built from configs with their tokenizer files:
+for trying the torchtune engine, its tests and benchmark without a model hub.
 
-Each directory is what the model initializer would put on the volume for the real model:
-``config.json`` and safetensors weights (transformers' ``save_pretrained``), ``tokenizer.json``
-(a byte-level BPE without merges whose added tokens are torchtune's special tokens for the
-family, numbered after the 256 bytes), and the family's own tokenizer files: Llama's tiktoken
-``original/tokenizer.model``, Qwen's ``vocab.json`` and ``merges.txt``. The byte tokens have the
-same ids in every file, so transformers and torchtune read text the same way.
+    python -m trainer_sdk.training.engines.torchtune.tiny_model DIR [--family llama3_2|qwen2_5]
+
+(in torchtune's environment, whose special-token tables it uses). The directory is what the
+model initializer would put on the volume for the real model: ``config.json`` and safetensors
+weights (transformers' ``save_pretrained``), ``tokenizer.json`` (a byte-level BPE without merges
+whose added tokens are torchtune's special tokens for the family, numbered after the 256 bytes),
+and the family's own tokenizer files: Llama's tiktoken ``original/tokenizer.model``, Qwen's
+``vocab.json`` and ``merges.txt``. The bytes have the same ids in every file, so transformers and
+torchtune read text the same way.
 """
 
 from __future__ import annotations
 
+import argparse
 import base64
 import json
-import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-import torch
-from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
-from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+__all__ = ["FAMILIES", "byte_alphabet", "write_tiny_model"]
 
-from torchtune.models.llama3._tokenizer import LLAMA3_SPECIAL_TOKENS
-from torchtune.models.qwen2_5._tokenizer import QWEN2_5_SPECIAL_TOKENS
-
-FAMILIES = ("llama3_2", "qwen2_5")
+FAMILIES: Final = ("llama3_2", "qwen2_5")
 # GPT-2's byte-level alphabet: printable bytes stand for themselves, the rest for 256 upwards.
-_PRINTABLE = [*range(33, 127), *range(161, 173), *range(174, 256)]
-_DIMENSIONS: dict[str, Any] = {
-    "hidden_size": 64,
-    "intermediate_size": 128,
+_PRINTABLE: Final = [*range(33, 127), *range(161, 173), *range(174, 256)]
+# Square attention projections and MLP weights of a multiple of 64 x 256 elements: QLoRA's NF4
+# quantizes blocks of 64 values whose scales it quantizes again in blocks of 256.
+_DIMENSIONS: Final[dict[str, Any]] = {
+    "hidden_size": 128,
+    "intermediate_size": 256,
     "num_hidden_layers": 2,
     "num_attention_heads": 4,
     "num_key_value_heads": 2,
@@ -47,8 +47,10 @@ def byte_alphabet() -> dict[int, str]:
     return {byte: chr(byte if byte in _PRINTABLE else next(extra)) for byte in range(256)}
 
 
-def _tokenizer_json(special: dict[str, int], directory: Path) -> dict[str, int]:
+def _tokenizer_json(special: Mapping[str, int], directory: Path) -> dict[str, int]:
     """``tokenizer.json`` with the special tokens after the bytes; their new ids."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers
+
     alphabet = byte_alphabet()
     tokenizer = Tokenizer(models.BPE(vocab={alphabet[b]: b for b in range(256)}, merges=[]))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -59,8 +61,16 @@ def _tokenizer_json(special: dict[str, int], directory: Path) -> dict[str, int]:
     return {name: 256 + index for index, name in enumerate(names)}
 
 
-def build(family: str, directory: Path, seed: int = 0) -> None:
-    """A tiny ``family`` model with its tokenizer files in ``directory``."""
+def write_tiny_model(directory: Path, family: str = "llama3_2", seed: int = 0) -> Path:
+    """A two-layer ``family`` model (hidden size 128) with its tokenizer files, in ``directory``;
+    the same ``seed`` gives the same weights."""
+    import torch
+    from torchtune.models.llama3._tokenizer import LLAMA3_SPECIAL_TOKENS
+    from torchtune.models.qwen2_5._tokenizer import QWEN2_5_SPECIAL_TOKENS
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+
+    if family not in FAMILIES:
+        raise ValueError(f"family: expected one of {list(FAMILIES)}, got {family!r}")
     directory.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(seed)
     if family == "llama3_2":
@@ -84,7 +94,7 @@ def build(family: str, directory: Path, seed: int = 0) -> None:
         (directory / "original").mkdir(exist_ok=True)
         ranks = "".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(256))
         (directory / "original" / "tokenizer.model").write_text(ranks)
-    elif family == "qwen2_5":
+    else:
         ids = _tokenizer_json(QWEN2_5_SPECIAL_TOKENS, directory)
         config = Qwen2Config(
             vocab_size=256 + len(ids),
@@ -98,10 +108,12 @@ def build(family: str, directory: Path, seed: int = 0) -> None:
         alphabet = byte_alphabet()
         (directory / "vocab.json").write_text(json.dumps({alphabet[b]: b for b in range(256)}))
         (directory / "merges.txt").write_text("#version: 0.2\n")
-    else:
-        raise ValueError(f"family {family!r}: expected one of {FAMILIES}")
+    return directory
 
 
 if __name__ == "__main__":
-    for name in FAMILIES:
-        build(name, Path(sys.argv[1]) / name)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("directory", type=Path)
+    parser.add_argument("--family", choices=FAMILIES, default=FAMILIES[0])
+    options = parser.parse_args()
+    print(write_tiny_model(options.directory, options.family))
