@@ -21,7 +21,9 @@ def torchtune_python() -> str:
     ``.venv-torchtune`` at the repository root)."""
     python = Path(os.environ.get(PYTHON_ENV, REPO_ROOT / ".venv-torchtune" / "bin" / "python"))
     if not python.exists():
-        pytest.skip(f"torchtune's environment is missing: hatch run torchtune-env (or set {PYTHON_ENV})")
+        pytest.skip(
+            f"torchtune's environment is missing: hatch run torchtune-env (or set {PYTHON_ENV})"
+        )
     return str(python)
 
 
@@ -46,7 +48,19 @@ def tiny_models(torchtune_python: str, tmp_path_factory: pytest.TempPathFactory)
 @pytest.fixture(scope="session")
 def instruct_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """64 records of a task a tiny model learns within a few steps: repeat the words asked for."""
-    words = "red green blue cat dog bird runs jumps sleeps big small".split()
+    words = [
+        "red",
+        "green",
+        "blue",
+        "cat",
+        "dog",
+        "bird",
+        "runs",
+        "jumps",
+        "sleeps",
+        "big",
+        "small",
+    ]
     generator = random.Random(0)
     path = tmp_path_factory.mktemp("data") / "repeat.jsonl"
     with path.open("w") as stream:

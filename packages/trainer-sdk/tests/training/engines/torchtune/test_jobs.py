@@ -136,8 +136,9 @@ def _check_run(client: TrainerClient, job: Any, base_dir: Path, lora: LoraConfig
     it loads and generates; after LoRA it is the base plus the adapter PEFT loads."""
     losses = _losses(client, job.name)
     assert sorted(losses) == list(range(1, STEPS + 1))
-    first, last = statistics.mean(losses[s] for s in range(1, 6)), statistics.mean(
-        losses[s] for s in range(STEPS - 4, STEPS + 1)
+    first, last = (
+        statistics.mean(losses[s] for s in range(1, 6)),
+        statistics.mean(losses[s] for s in range(STEPS - 4, STEPS + 1)),
     )
     assert last < first - 0.5, losses
     points = [point for point in client.get_job_metrics(job.name) if "loss" in point.values]
@@ -186,7 +187,9 @@ def _crashing_runtime(crash_after: int) -> dict[str, Any]:
     doc["kind"] = "TrainingRuntime"
     doc["metadata"]["namespace"] = "default"
     doc["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": 1}
-    (node,) = [job for job in doc["spec"]["template"]["spec"]["replicatedJobs"] if job["name"] == "node"]
+    (node,) = [
+        job for job in doc["spec"]["template"]["spec"]["replicatedJobs"] if job["name"] == "node"
+    ]
     container = node["template"]["spec"]["template"]["spec"]["containers"][0]
     container["env"] = [
         {"name": "PYTHONPATH", "value": str(CRASH_SUPPORT)},

@@ -70,6 +70,13 @@ def _is_layer(name: str, module: nn.Module, names: list[str] | None) -> bool:
     return training.get_shard_conditions(name, module, names_to_match=names)  # type: ignore[no-any-return]
 
 
+def _call_if_defined(module: nn.Module, method: str) -> None:
+    """``module.method()`` where the module defines it (RoPE caches, DoRA magnitudes)."""
+    found = getattr(module, method, None)
+    if callable(found):
+        found()
+
+
 def load_weights(
     build: Callable[[], nn.Module],
     weights: Mapping[str, torch.Tensor],
@@ -106,16 +113,14 @@ def load_weights(
             if isinstance(module, (LoRALinear, DoRALinear)):
                 module.to_empty(device="cpu" if cpu_offload else placement.device)
                 module.initialize_parameters()
-            if hasattr(module, "rope_init"):
-                module.rope_init()
+            _call_if_defined(module, "rope_init")
     result = training.load_from_full_model_state_dict(
         model, dict(weights), placement.device, cpu_offload=cpu_offload
     )
     if result.unexpected_keys:
         raise ValueError(f"checkpoint: keys the model lacks: {result.unexpected_keys}")
     for module in model.modules():
-        if hasattr(module, "initialize_dora_magnitude"):
-            module.initialize_dora_magnitude()
+        _call_if_defined(module, "initialize_dora_magnitude")
     training.validate_no_params_on_meta_device(model)
     return model, list(result.missing_keys)
 

@@ -27,10 +27,10 @@ __all__ = [
     "CheckpointError",
     "Family",
     "build_model",
+    "checkpoint_special_tokens",
     "family_of",
     "read_config",
     "weight_files",
-    "checkpoint_special_tokens",
 ]
 
 # The model config keys a LoRA builder takes besides the dimensions (torchtune's names).
@@ -90,6 +90,7 @@ def _dimensions(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def _llama3_arguments(config: Mapping[str, Any], family: str) -> dict[str, Any]:
     """Llama 3's: scaled RoPE, no biases."""
+    expected: object
     for key, expected in (
         ("model_type", "llama"),
         ("hidden_act", "silu"),

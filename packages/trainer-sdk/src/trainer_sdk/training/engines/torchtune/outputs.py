@@ -76,7 +76,9 @@ def write_model(
         checkpoint[training.MODEL_KEY] = get_merged_lora_ckpt(dict(state), rank=rank, alpha=alpha)
     staging = output / STAGING
     shutil.rmtree(staging / "epoch_0", ignore_errors=True)
-    checkpointer.save_checkpoint(checkpoint, epoch=0, adapter_only=lora is not None and adapters_only)
+    checkpointer.save_checkpoint(
+        checkpoint, epoch=0, adapter_only=lora is not None and adapters_only
+    )
     written = staging / "epoch_0"
     files = sorted(written.iterdir())
     weights = [path for path in files if path.name.startswith("model-")]
@@ -87,6 +89,7 @@ def write_model(
         if path not in weights and path not in adapter and not path.name.startswith("adapter_")
     ]
     tokenizer = [path for path in shared if path.name not in _MODEL_ONLY]
+
     def write_adapter(directory: Path) -> None:
         _place(adapter, directory)
         _place(tokenizer, directory, keep=True)

@@ -34,6 +34,7 @@ from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler
 from torchtune import config, modules, training, utils
 from torchtune.config._utils import _get_component_from_path
 from torchtune.data import padded_collate_packed
+from torchtune.modules import TransformerDecoder
 from torchtune.modules.peft import get_adapter_params, set_trainable_params
 
 from trainer_sdk import checkpoint
@@ -113,7 +114,9 @@ class FineTune:
         if cfg.get("max_steps"):
             self.total_steps = min(self.total_steps, int(cfg.max_steps))
         self.lr_scheduler = (
-            config.instantiate(cfg.lr_scheduler, self.optimizer, num_training_steps=self.total_steps)
+            config.instantiate(
+                cfg.lr_scheduler, self.optimizer, num_training_steps=self.total_steps
+            )
             if cfg.get("lr_scheduler")
             else None
         )
@@ -150,7 +153,7 @@ class FineTune:
             path.write_text(json.dumps({"added_tokens": added}))
             return config.instantiate(self.cfg.tokenizer, special_tokens_path=str(path))
 
-    def _model(self, hf_config: Mapping[str, Any]) -> nn.Module:
+    def _model(self, hf_config: Mapping[str, Any]) -> TransformerDecoder:
         settings = dict(self.lora or {})
         weights = self.checkpointer.load_checkpoint()[training.MODEL_KEY]
 
@@ -203,7 +206,9 @@ class FineTune:
             collate: Any = padded_collate_packed
         else:
             collate = partial(
-                _get_component_from_path(cfg.get("collate_fn", "torchtune.data.padded_collate_sft")),
+                _get_component_from_path(
+                    cfg.get("collate_fn", "torchtune.data.padded_collate_sft")
+                ),
                 padding_idx=self.tokenizer.pad_id,
                 ignore_idx=self.loss_fn.ignore_index,
             )
@@ -325,7 +330,7 @@ class FineTune:
             dist.destroy_process_group()
 
 
-@config.parse  # type: ignore[misc]
+@config.parse  # type: ignore[untyped-decorator]
 def recipe_main(cfg: DictConfig) -> None:
     """``tune run``'s entry: train, write the model, release the process group."""
     logging.basicConfig(level=logging.INFO, format="%(message)s")

@@ -75,12 +75,12 @@ def write_tiny_model(directory: Path, family: str = "llama3_2", seed: int = 0) -
     torch.manual_seed(seed)
     if family == "llama3_2":
         ids = _tokenizer_json(LLAMA3_SPECIAL_TOKENS, directory)
-        config = LlamaConfig(
+        llama = LlamaConfig(
             vocab_size=256 + len(ids),
             rms_norm_eps=1e-5,
-            rope_theta=500_000.0,
-            rope_scaling={
+            rope_parameters={  # Llama 3.2's
                 "rope_type": "llama3",
+                "rope_theta": 500_000.0,
                 "factor": 32.0,
                 "low_freq_factor": 1.0,
                 "high_freq_factor": 4.0,
@@ -90,21 +90,21 @@ def write_tiny_model(directory: Path, family: str = "llama3_2", seed: int = 0) -
             eos_token_id=ids["<|eot_id|>"],
             **_DIMENSIONS,
         )
-        LlamaForCausalLM(config).save_pretrained(directory)
+        LlamaForCausalLM(llama).save_pretrained(directory)
         (directory / "original").mkdir(exist_ok=True)
         ranks = "".join(f"{base64.b64encode(bytes([b])).decode()} {b}\n" for b in range(256))
         (directory / "original" / "tokenizer.model").write_text(ranks)
     else:
         ids = _tokenizer_json(QWEN2_5_SPECIAL_TOKENS, directory)
-        config = Qwen2Config(
+        qwen = Qwen2Config(
             vocab_size=256 + len(ids),
             rms_norm_eps=1e-6,
-            rope_theta=1_000_000.0,
+            rope_parameters={"rope_type": "default", "rope_theta": 1_000_000.0},
             bos_token_id=ids["<|endoftext|>"],
             eos_token_id=ids["<|im_end|>"],
             **_DIMENSIONS,
         )
-        Qwen2ForCausalLM(config).save_pretrained(directory)
+        Qwen2ForCausalLM(qwen).save_pretrained(directory)
         alphabet = byte_alphabet()
         (directory / "vocab.json").write_text(json.dumps({alphabet[b]: b for b in range(256)}))
         (directory / "merges.txt").write_text("#version: 0.2\n")
