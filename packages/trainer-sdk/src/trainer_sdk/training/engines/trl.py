@@ -111,8 +111,8 @@ def _value_problem(kind: Any, value: Any) -> str | None:
     elif isinstance(kind, list):
         ok = str(value) in kind
         return None if ok else f"expected one of {kind}, got {value!r}"
-    else:
-        ok = isinstance(value, (str, int, float, dict)) and not isinstance(value, bool)
+    else:  # a string, or a type TRL's parser reads from a string (a union, a JSON object)
+        ok = isinstance(value, (str, int, float, dict))
     return None if ok else f"expected a {kind}, got {value!r}"
 
 
@@ -137,9 +137,17 @@ def _lora_arguments(peft: types.LoraConfig, where: str) -> tuple[dict[str, Any],
                 "use LoRA, or the torchtune engine",
             )
         )
+    if peft.apply_lora_to_output:
+        errors.append(
+            field_error(
+                f"{where}.peft_config.apply_lora_to_output",
+                "TRL computes the loss from the output layer's weights directly, so a LoRA "
+                "adapter there would never train; to train the output layer fully, use "
+                "overrides={'lora_modules_to_save': ['lm_head']}",
+            )
+        )
     modules = [_HF_MODULE.get(module, module) for module in peft.lora_attn_modules]
     modules += list(_MLP_MODULES) if peft.apply_lora_to_mlp else []
-    modules += ["lm_head"] if peft.apply_lora_to_output else []
     arguments: dict[str, Any] = {"use_peft": True, "lora_target_modules": modules}
     for name, argument in (
         ("lora_rank", "lora_r"),
