@@ -298,6 +298,10 @@ class FineTune:
                 step, seen = step + 1, seen + tokens
                 if self.placement.is_rank_zero and (step % every == 0 or step == self.total_steps):
                     values = {"loss": loss, "learning_rate": learning_rate}
+                    if self.placement.device.type == "cuda" and self.cfg.get(
+                        "log_peak_memory_stats", False
+                    ):
+                        values.update(training.get_memory_stats(device=self.placement.device))
                     reporter.report(step, values, total_tokens=seen)
                     if self.metric_logger is not None:
                         self.metric_logger.log_dict(values, step=step)
