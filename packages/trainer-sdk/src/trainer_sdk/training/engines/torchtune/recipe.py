@@ -20,6 +20,7 @@ import json
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Iterator, Mapping
 from functools import partial
 from pathlib import Path
@@ -288,21 +289,26 @@ class FineTune:
         step = self.checkpoints.restore()
         self.model.train()
         reporter = StepReporter(self.total_steps)
+        reporter.start(step)
         every = int(self.cfg.get("log_every_n_steps", 1))
-        reporter.start(step, total_tokens=0)
-        seen = 0
         while step < self.total_steps:
             batches = self._batches(step)
             for _ in range(step % self.steps_per_epoch, self.steps_per_epoch):
+                started = time.perf_counter()
                 loss, tokens, learning_rate = self._step(batches)
-                step, seen = step + 1, seen + tokens
+                seconds = time.perf_counter() - started
+                step += 1
                 if self.placement.is_rank_zero and (step % every == 0 or step == self.total_steps):
-                    values = {"loss": loss, "learning_rate": learning_rate}
+                    values = {
+                        "loss": loss,
+                        "learning_rate": learning_rate,
+                        "tokens_per_second": tokens / seconds,
+                    }
                     if self.placement.device.type == "cuda" and self.cfg.get(
                         "log_peak_memory_stats", False
                     ):
                         values.update(training.get_memory_stats(device=self.placement.device))
-                    reporter.report(step, values, total_tokens=seen)
+                    reporter.report(step, values, total_tokens=None)
                     if self.metric_logger is not None:
                         self.metric_logger.log_dict(values, step=step)
                     log.info("step %d/%d: loss %.4f", step, self.total_steps, loss)
