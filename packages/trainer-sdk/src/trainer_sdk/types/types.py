@@ -102,14 +102,20 @@ class DataFormat(Enum):
 
 
 @dataclass
-class TorchTuneInstructDataset:
-    """Preprocessing of a TorchTune instruct data set."""
+class _DatasetPreprocessing:
+    """How a data set's files are read and its records turned into training examples."""
 
     source: DataFormat | None = None
     split: str | None = None
     train_on_input: bool | None = None
     new_system_prompt: str | None = None
     column_map: dict[str, str] | None = None
+
+
+@dataclass
+class TorchTuneInstructDataset(_DatasetPreprocessing):
+    """Preprocessing of an instruct data set (upstream's name; the TRL engine takes it too):
+    ``input`` and ``output`` columns, mapped with ``column_map``."""
 
 
 @dataclass
@@ -129,7 +135,7 @@ class LoraConfig:
 
 
 @dataclass
-class ChatDataset:
+class ChatDataset(_DatasetPreprocessing):
     """Preprocessing of a chat data set: a column of conversations, each a list of messages
     (``{"role": ..., "content": ...}``), rendered with the model's chat template.
 
@@ -137,12 +143,6 @@ class ChatDataset:
     the data set's names, e.g. ``{"messages": "conversations", "role": "from",
     "content": "value"}``; ``train_on_input`` trains on the user's turns too (default: only on
     the assistant's)."""
-
-    source: DataFormat | None = None
-    split: str | None = None
-    train_on_input: bool | None = None
-    new_system_prompt: str | None = None
-    column_map: dict[str, str] | None = None
 
 
 @dataclass

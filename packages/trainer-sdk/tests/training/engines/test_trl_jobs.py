@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 STEPS = 20
-CRASH = Path(__file__).with_name("crash_after_commit.py")
+FAULTS = Path(__file__).with_name("faulty_rank.py")
 
 
 @pytest.fixture
@@ -137,8 +138,8 @@ def test_trl_fine_tunes_and_the_model_loads_and_generates(
         assert len(changed) == len(base.state_dict())
 
 
-def _crashing_runtime(name: str, crash_at: int | None) -> dict[str, Any]:
-    """trl-cpu on two nodes, restarting its JobSet once, its ranks run by the crash wrapper."""
+def _faulty_runtime(name: str, fault: str | None) -> dict[str, Any]:
+    """trl-cpu on two nodes, restarting its JobSet once, its ranks run by the fault wrapper."""
     from trainer_runtime import builtin_runtimes
 
     doc: dict[str, Any] = builtin_runtimes()["trl-cpu"].to_dict()
@@ -147,41 +148,56 @@ def _crashing_runtime(name: str, crash_at: int | None) -> dict[str, Any]:
     node = doc["spec"]["template"]["spec"]["replicatedJobs"][2]["template"]["spec"]["template"]
     container = node["spec"]["containers"][0]
     engine = container["command"].index("trainer_sdk.training.engines")
-    wrapper = [str(CRASH), *([f"--crash-at={crash_at}"] if crash_at else [])]
+    wrapper = [str(FAULTS), *([fault] if fault else [])]
     container["command"] = ["torchrun", *wrapper, *container["command"][engine + 1 :]]
     return doc
 
 
-def test_a_rank_killed_mid_run_resumes_to_the_same_final_loss(
+def _wait_for(path: Path, seconds: float = 600) -> None:
+    """Until ``path`` exists (bounded)."""
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear within {seconds} s"
+        time.sleep(0.1)
+
+
+def test_an_interrupted_fine_tune_resumes_to_the_same_final_loss(
     client: TrainerClient, tiny_model: Path, chat_file: Path
 ) -> None:
-    """Rank 0 kills itself (SIGKILL) right after committing checkpoint 10 of 20, on the first
-    attempt only; the JobSet restarts and both ranks resume from that checkpoint."""
+    """Right after committing checkpoint 10 of 20 (first attempt only), rank 0 either kills
+    itself with SIGKILL (the JobSet restarts) or waits while the job is suspended and resumed;
+    both runs resume from that checkpoint and end at the uninterrupted run's loss."""
     config = TRLConfig(num_nodes=2, max_steps=STEPS, batch_size=4, learning_rate=2e-3, save_steps=5)
     initializer = Initializer(
         model=HuggingFaceModelInitializer(str(tiny_model)),
         dataset=HuggingFaceDatasetInitializer(str(chat_file)),
     )
+    checkpoints = volumes.claim_path("default", "ckpt", client.backend.root)
     final = {}
-    for name, crash_at in (("steady", None), ("killed", 10)):
-        runtime_name = f"trl-{name}"
-        client.apply_runtime(_crashing_runtime(runtime_name, crash_at))
-        job_name = client.train(
-            runtime=runtime_name,
+    for case, fault in (
+        ("steady", None),
+        ("killed", "--kill-at=10"),
+        ("suspended", "--hold-at=10"),
+    ):
+        client.apply_runtime(_faulty_runtime(f"trl-{case}", fault))
+        name = client.train(
+            runtime=f"trl-{case}",
             initializer=initializer,
             trainer=BuiltinTrainer(config),
             options=[CheckpointVolume("ckpt")],
         )
-        job = client.wait_for_job_status(job_name, timeout=600, polling_interval=1)
+        if case == "suspended":
+            _wait_for(checkpoints / name / "checkpoint-10" / "COMMITTED")
+            client.suspend_job(name)
+            assert client.get_job(name).status == constants.TRAINJOB_SUSPENDED
+            client.resume_job(name)
+        job = client.wait_for_job_status(name, timeout=600, polling_interval=1)
         assert job.status == constants.TRAINJOB_COMPLETE
-        final[name] = _losses(client, job_name)[STEPS]
-        log = "\n".join(client.get_job_logs(job_name, step="node-0"))
-        checkpoints = volumes.claim_path("default", "ckpt", client.backend.root) / job_name
-        if crash_at:
-            assert job.message == "1 restart"
-            # The pods see the claim at the checkpoint volume's mount path.
-            assert f"resuming from /checkpoints/{job_name}/checkpoint-10" in log
-        else:
-            assert "resuming from" not in log
-        assert (checkpoints / "checkpoint-20" / "COMMITTED").is_file()
-    assert final["killed"] == final["steady"]
+        final[case] = _losses(client, name)[STEPS]
+        log = "\n".join(client.get_job_logs(name, step="node-0"))
+        # The pods see the claim at the checkpoint volume's mount path.
+        resumed = f"resuming from /checkpoints/{name}/checkpoint-10" in log
+        assert resumed == (fault is not None), log[-2000:]
+        assert (job.message == "1 restart") == (case == "killed")
+        assert (checkpoints / name / "checkpoint-20" / "COMMITTED").is_file()
+    assert final["killed"] == final["steady"] == final["suspended"]

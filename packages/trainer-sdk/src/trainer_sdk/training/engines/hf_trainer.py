@@ -81,7 +81,10 @@ class PlatformCallback(TrainerCallback):
     def on_train_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **_: Any
     ) -> None:
-        """Start the clock at the step training starts (or resumes) from."""
+        """Start the clock at the step training starts (or resumes) from (the main rank reports:
+        the job has one progress and one metric history)."""
+        if not state.is_world_process_zero:
+            return
         self.reporter = StepReporter(state.max_steps)
         self.reporter.start(state.global_step, 0.0)  # TRL counts tokens from each start
 

@@ -91,7 +91,6 @@ def main(args: Sequence[str]) -> int:
         paths.train_on_input,
         conversational=tokenizer.chat_template is not None,
     )
-    training.completion_only_loss = not paths.train_on_input
     model = AutoModelForCausalLM.from_pretrained(
         str(model_args.model_name_or_path), dtype=model_args.dtype or "auto"
     )
