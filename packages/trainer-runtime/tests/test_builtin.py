@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -33,26 +34,24 @@ RENAMES = {
 }
 
 
-def _renamed(value: Any) -> Any:
+def _strings_mapped(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` with ``change`` applied to every string in it."""
     if isinstance(value, dict):
-        return {key: _renamed(item) for key, item in value.items()}
+        return {key: _strings_mapped(item, change) for key, item in value.items()}
     if isinstance(value, list):
-        return [_renamed(item) for item in value]
-    if isinstance(value, str):
-        for old, new in RENAMES.items():
-            value = value.replace(old, new)
-    return value
+        return [_strings_mapped(item, change) for item in value]
+    return change(value) if isinstance(value, str) else value
 
 
-def _untagged(value: Any) -> Any:
-    """``value`` with this project's image references untagged (they carry the release's)."""
-    if isinstance(value, dict):
-        return {key: _untagged(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_untagged(item) for item in value]
-    if isinstance(value, str):
-        return re.sub(r"^(ghcr\.io/trainer-platform/[a-z0-9._-]+):[\w.-]+$", r"\1", value)
-    return value
+def _renamed(text: str) -> str:
+    for old, new in RENAMES.items():
+        text = text.replace(old, new)
+    return text
+
+
+def _untagged(text: str) -> str:
+    """This project's image references untagged (they carry the release's tag)."""
+    return re.sub(r"^(ghcr\.io/trainer-platform/[a-z0-9._-]+):[\w.-]+$", r"\1", text)
 
 
 def test_builtin_runtime_names() -> None:
@@ -83,4 +82,5 @@ def _upstream_runtimes() -> dict[str, dict[str, Any]]:
 def test_builtin_runtime_equals_upstream_with_project_images(name: str) -> None:
     upstream = _upstream_runtimes()
     assert name in upstream, f"upstream has no runtime {name}"
-    assert _untagged(builtin_runtimes()[name].to_dict()) == _renamed(upstream[name])
+    ours = _strings_mapped(builtin_runtimes()[name].to_dict(), _untagged)
+    assert ours == _strings_mapped(upstream[name], _renamed)

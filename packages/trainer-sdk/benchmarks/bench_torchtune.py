@@ -185,7 +185,10 @@ def main() -> int:
                 for side in order:
                     runs[side].append(sides[side]())
                     wall, speed = runs[side][-1]
-                    print(f"  {ranks} rank(s) {side:30s} {wall:6.1f} s {speed:8.0f} tokens/s")
+                    print(
+                        f"  {ranks} rank(s) {side:30s} {wall:6.1f} s {speed:8.0f} tokens/s",
+                        flush=True,
+                    )
             for side, results in runs.items():
                 wall = statistics.median(result[0] for result in results)
                 speed = statistics.median(result[1] for result in results)

@@ -237,7 +237,7 @@ class FineTune:
         if self.lr_scheduler is not None:
             state["lr_scheduler"] = self.lr_scheduler
         every = int(self.cfg.get("save_every_n_steps") or self.steps_per_epoch)
-        return checkpoint.Checkpointer(state, directory=directory, every=every)
+        return checkpoint.Checkpointer(state, directory=directory, every=every, keep_last=2)
 
     # -- training -----------------------------------------------------------------------------
 
