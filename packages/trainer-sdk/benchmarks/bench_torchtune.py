@@ -81,6 +81,24 @@ def write_data(path: Path) -> Path:
     return path
 
 
+def tiny_model_overrides(model: Path) -> list[str]:
+    """What torchtune's own recipes need to build and tokenize the tiny model: its dimensions
+    and special tokens (their configs name the 1B model's)."""
+    config = json.loads((model / "config.json").read_text())
+    return [
+        "model._component_=torchtune.models.llama3_2.lora_llama3_2",
+        f"model.vocab_size={config['vocab_size']}",
+        f"model.num_layers={config['num_hidden_layers']}",
+        f"model.num_heads={config['num_attention_heads']}",
+        f"model.num_kv_heads={config['num_key_value_heads']}",
+        f"model.embed_dim={config['hidden_size']}",
+        f"model.intermediate_dim={config['intermediate_size']}",
+        f"model.max_seq_len={config['max_position_embeddings']}",
+        f"model.scale_factor={int(config['rope_scaling']['factor'])}",
+        f"tokenizer.special_tokens_path={model / 'tokenizer.json'}",
+    ]
+
+
 def tune_run(
     python: str, recipe: str, ranks: int, model: Path, data: Path, steps: int, work: Path
 ) -> tuple[float, float]:
@@ -89,7 +107,9 @@ def tune_run(
     launcher = ["--nnodes", "1", "--nproc_per_node", str(ranks)] if ranks > 1 else []
     stock = recipe == "lora_finetune_single_device"
     config = "llama3_2/1B_lora_single_device" if stock else "llama3_2/1B_lora"
-    limits = [f"max_steps_per_epoch={steps}", "epochs=1"] if stock else [f"max_steps={steps}"]
+    limits = [f"max_steps={steps}"]
+    if stock:  # torchtune's recipe builds the model its config names: the tiny one by hand
+        limits = [f"max_steps_per_epoch={steps}", "epochs=1", *tiny_model_overrides(model)]
     command = [python, "-m", "torchtune._cli.tune", "run", *launcher, recipe, "--config", config]
     command += [f"checkpointer.checkpoint_dir={model}", f"output_dir={output}"]
     command += [f"tokenizer.path={model}/original/tokenizer.model", f"dataset.data_files={data}"]
