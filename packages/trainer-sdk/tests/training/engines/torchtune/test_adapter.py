@@ -3,10 +3,21 @@ against what the recipe reads, bad values refused naming the field."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
-from trainer_sdk import DataType, LoraConfig, TorchTuneConfig
+from trainer_sdk import (
+    BuiltinTrainer,
+    DataType,
+    LocalBackendConfig,
+    LoraConfig,
+    MissingPackageError,
+    TorchTuneConfig,
+    TrainerClient,
+)
 from trainer_sdk.errors import InvalidTrainJobError
 from trainer_sdk.training.engines.torchtune import ENGINE, RECIPE_KEYS
 
@@ -120,3 +131,24 @@ def test_bad_settings_are_refused_naming_the_field(
     fields: dict[str, Any], expected: list[str]
 ) -> None:
     assert _errors(**fields) == expected
+
+
+def test_upstreams_call_on_a_python_without_torchtune_is_refused_before_it_starts(
+    tmp_path: Path,
+) -> None:
+    """The job's Python (a fresh venv's) cannot import torchtune: train() names the install
+    command, and no job is made."""
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    client = TrainerClient(
+        LocalBackendConfig(
+            root=tmp_path / "jobs", python=str(venv / "bin" / "python"), accelerators_on_cpu=True
+        )
+    )
+    with pytest.raises(MissingPackageError) as raised:
+        client.train(
+            runtime=client.get_runtime("torchtune-llama3.2-1b"),
+            trainer=BuiltinTrainer(TorchTuneConfig(dtype=DataType.FP32, batch_size=2, epochs=1)),
+        )
+    assert str(raised.value).endswith('install it with: pip install "trainer-sdk[torchtune]"')
+    assert not (tmp_path / "jobs").exists() or list((tmp_path / "jobs").iterdir()) == []
