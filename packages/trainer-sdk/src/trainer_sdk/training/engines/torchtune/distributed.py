@@ -45,29 +45,30 @@ class Placement:
 
 def _device(requested: str) -> torch.device:
     device = torch.device(requested)
-    if device.type == "cuda" and not torch.cuda.is_available():
-        log.warning("device %s: no CUDA device is visible here; training on the CPU", requested)
-        return torch.device("cpu")
+    if device.type not in ("cpu", "cuda"):
+        raise ValueError(f"device: expected cpu or cuda, got {requested!r}")
     if device.type == "cpu":
         return device
-    return torch.device(device.type, int(os.environ.get("LOCAL_RANK", "0")))
+    if not torch.cuda.is_available():
+        log.warning("device %s: no CUDA device is visible here; training on the CPU", requested)
+        return torch.device("cpu")
+    return torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))
 
 
 def place(requested_device: str) -> Placement:
     """This process's placement; joins the process group when the launcher started several."""
     device = _device(requested_device)
-    if device.type != "cpu":
+    if device.type == "cuda":
         torch.cuda.set_device(device)
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     if world_size == 1:
         return Placement(device, 0, 1)
-    backend = "gloo" if device.type == "cpu" else f"{device.type}:nccl,cpu:gloo"
-    dist.init_process_group(backend)
+    dist.init_process_group("gloo" if device.type == "cpu" else "cuda:nccl,cpu:gloo")
     return Placement(device, dist.get_rank(), dist.get_world_size())
 
 
 def _is_layer(name: str, module: nn.Module, names: list[str] | None) -> bool:
-    return training.get_shard_conditions(name, module, names_to_match=names)  # type: ignore[no-any-return]
+    return bool(training.get_shard_conditions(name, module, names_to_match=names))
 
 
 def _call_if_defined(module: nn.Module, method: str) -> None:
@@ -95,33 +96,31 @@ def load_weights(
             model = build()
         prepare(model)
         result = model.load_state_dict(weights, strict=False)
-        if result.unexpected_keys:
-            raise ValueError(f"checkpoint: keys the model lacks: {result.unexpected_keys}")
-        return model, list(result.missing_keys)
-    with training.set_default_dtype(dtype), torch.device("meta"):
-        model = build()
-    prepare(model)
-    cpu_offload = bool(sharding.get("fsdp_cpu_offload", False))
-    training.shard_model(
-        model=model,
-        shard_conditions=[partial(_is_layer, names=sharding.get("custom_sharded_layers"))],
-        cpu_offload=cpu_offload,
-        reshard_after_forward=bool(sharding.get("fsdp_reshard_after_forward", True)),
-    )
-    with training.set_default_dtype(dtype), placement.device:
-        for module in model.modules():
-            if isinstance(module, (LoRALinear, DoRALinear)):
-                module.to_empty(device="cpu" if cpu_offload else placement.device)
-                module.initialize_parameters()
-            _call_if_defined(module, "rope_init")
-    result = training.load_from_full_model_state_dict(
-        model, dict(weights), placement.device, cpu_offload=cpu_offload
-    )
+    else:
+        with training.set_default_dtype(dtype), torch.device("meta"):
+            model = build()
+        prepare(model)
+        cpu_offload = bool(sharding.get("fsdp_cpu_offload", False))
+        training.shard_model(
+            model=model,
+            shard_conditions=[partial(_is_layer, names=sharding.get("custom_sharded_layers"))],
+            cpu_offload=cpu_offload,
+            reshard_after_forward=bool(sharding.get("fsdp_reshard_after_forward", True)),
+        )
+        with training.set_default_dtype(dtype), placement.device:
+            for module in model.modules():  # what the checkpoint does not hold
+                if isinstance(module, (LoRALinear, DoRALinear)):
+                    module.to_empty(device="cpu" if cpu_offload else placement.device)
+                    module.initialize_parameters()
+                _call_if_defined(module, "rope_init")
+        result = training.load_from_full_model_state_dict(
+            model, dict(weights), placement.device, cpu_offload=cpu_offload
+        )
+        training.validate_no_params_on_meta_device(model)
     if result.unexpected_keys:
         raise ValueError(f"checkpoint: keys the model lacks: {result.unexpected_keys}")
-    for module in model.modules():
+    for module in model.modules():  # DoRA's magnitudes start as the loaded weights' norms
         _call_if_defined(module, "initialize_dora_magnitude")
-    training.validate_no_params_on_meta_device(model)
     return model, list(result.missing_keys)
 
 

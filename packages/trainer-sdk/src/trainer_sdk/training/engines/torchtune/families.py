@@ -29,21 +29,22 @@ __all__ = [
     "build_model",
     "checkpoint_special_tokens",
     "family_of",
+    "lora_settings",
     "read_config",
     "weight_files",
 ]
 
-# The model config keys a LoRA builder takes besides the dimensions (torchtune's names).
-LORA_ARGUMENTS: Final = (
-    "lora_attn_modules",
-    "apply_lora_to_mlp",
-    "apply_lora_to_output",
-    "lora_rank",
-    "lora_alpha",
-    "lora_dropout",
-    "use_dora",
-    "quantize_base",
-)
+# What a LoRA builder takes besides the dimensions (torchtune's names), and its defaults.
+LORA_ARGUMENTS: Final[Mapping[str, object]] = {
+    "lora_attn_modules": [],
+    "apply_lora_to_mlp": False,
+    "apply_lora_to_output": False,
+    "lora_rank": 8,
+    "lora_alpha": 16.0,
+    "lora_dropout": 0.0,
+    "use_dora": False,
+    "quantize_base": False,
+}
 
 
 class CheckpointError(ValueError):
@@ -217,27 +218,30 @@ def weight_files(checkpoint_dir: str | Path) -> list[str]:
     return found
 
 
-def build_model(family: Family, config: Mapping[str, Any], lora: Mapping[str, Any]) -> nn.Module:
-    """The family's model with ``config.json``'s dimensions; a LoRA model when ``lora`` names
-    attention modules or the MLP or output to adapt (``LORA_ARGUMENTS``)."""
-    unknown = sorted(set(lora) - set(LORA_ARGUMENTS))
+def lora_settings(model: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A model config's LoRA arguments, every one of ``LORA_ARGUMENTS`` (None: it adapts
+    nothing, a full fine-tune); torchtune's ``qlora_*`` builders quantize the base unless the
+    config says otherwise."""
+    given = {key: value for key, value in model.items() if key != "_component_"}
+    unknown = sorted(set(given) - set(LORA_ARGUMENTS))
     if unknown:
-        raise CheckpointError(f"model: unknown keys {unknown}; expected some of {LORA_ARGUMENTS}")
+        raise CheckpointError(
+            f"model: unknown keys {unknown}; expected some of {list(LORA_ARGUMENTS)}"
+        )
+    if str(model["_component_"]).rsplit(".", 1)[-1].startswith("qlora_"):
+        given.setdefault("quantize_base", True)
+    settings = {**LORA_ARGUMENTS, **given}
+    adapted = settings["lora_attn_modules"] or settings["apply_lora_to_mlp"]
+    return settings if adapted or settings["apply_lora_to_output"] else None
+
+
+def build_model(
+    family: Family, config: Mapping[str, Any], lora: Mapping[str, Any] | None
+) -> nn.Module:
+    """The family's model with ``config.json``'s dimensions; with ``lora`` (``lora_settings``),
+    its LoRA model."""
     dimensions = family.arguments(config)
-    adapted = lora.get("lora_attn_modules") or lora.get("apply_lora_to_mlp")
-    if not adapted and not lora.get("apply_lora_to_output"):
-        return family.build(**dimensions)
-    return family.build_lora(
-        lora_attn_modules=list(lora.get("lora_attn_modules") or []),
-        apply_lora_to_mlp=bool(lora.get("apply_lora_to_mlp", False)),
-        apply_lora_to_output=bool(lora.get("apply_lora_to_output", False)),
-        lora_rank=int(lora.get("lora_rank", 8)),
-        lora_alpha=float(lora.get("lora_alpha", 16)),
-        lora_dropout=float(lora.get("lora_dropout", 0.0)),
-        use_dora=bool(lora.get("use_dora", False)),
-        quantize_base=bool(lora.get("quantize_base", False)),
-        **dimensions,
-    )
+    return family.build(**dimensions) if lora is None else family.build_lora(**lora, **dimensions)
 
 
 def checkpoint_special_tokens(family: Family, checkpoint_dir: str | Path) -> dict[str, int] | None:

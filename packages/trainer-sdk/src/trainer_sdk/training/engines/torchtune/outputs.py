@@ -32,14 +32,13 @@ _MODEL_ONLY: Final = ("config.json", "generation_config.json", "model.safetensor
 
 
 def _adapter_config(lora: Mapping[str, Any]) -> dict[str, Any]:
+    modules = get_lora_module_names(
+        list(lora["lora_attn_modules"]), lora["apply_lora_to_mlp"], lora["apply_lora_to_output"]
+    )
     return {
-        "r": int(lora.get("lora_rank", 8)),
-        "lora_alpha": float(lora.get("lora_alpha", 16)),
-        "target_modules": get_lora_module_names(
-            list(lora.get("lora_attn_modules") or ()),
-            bool(lora.get("apply_lora_to_mlp", False)),
-            bool(lora.get("apply_lora_to_output", False)),
-        ),
+        "r": lora["lora_rank"],
+        "lora_alpha": lora["lora_alpha"],
+        "target_modules": modules,
         "peft_type": "LORA",
     }
 
@@ -72,8 +71,9 @@ def write_model(
     if lora is None:
         checkpoint[training.MODEL_KEY] = dict(state)
     elif not adapters_only:
-        rank, alpha = int(lora.get("lora_rank", 8)), float(lora.get("lora_alpha", 16))
-        checkpoint[training.MODEL_KEY] = get_merged_lora_ckpt(dict(state), rank=rank, alpha=alpha)
+        checkpoint[training.MODEL_KEY] = get_merged_lora_ckpt(
+            dict(state), rank=lora["lora_rank"], alpha=lora["lora_alpha"]
+        )
     staging = output / STAGING
     shutil.rmtree(staging / "epoch_0", ignore_errors=True)
     checkpointer.save_checkpoint(

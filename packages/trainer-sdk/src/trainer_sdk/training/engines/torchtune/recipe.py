@@ -85,7 +85,7 @@ class FineTune:
         training.set_seed(seed=cfg.get("seed"), debug_mode=cfg.get("cudnn_deterministic_mode"))
         self.family = families.family_of(str(cfg.model._component_))
         checkpoint_dir = str(cfg.checkpointer.checkpoint_dir)
-        self.lora = self._lora_settings()
+        self.lora = families.lora_settings(OmegaConf.to_container(cfg.model, resolve=True))
         self.checkpointer = config.instantiate(
             cfg.checkpointer,
             checkpoint_files=families.weight_files(checkpoint_dir),
@@ -130,19 +130,6 @@ class FineTune:
 
     # -- setup --------------------------------------------------------------------------------
 
-    def _lora_settings(self) -> dict[str, Any] | None:
-        """The model config's LoRA arguments (None: a full fine-tune); torchtune's ``qlora_*``
-        builders quantize the base unless the config says otherwise."""
-        settings = {
-            str(key): OmegaConf.to_object(value) if isinstance(value, ListConfig) else value
-            for key, value in self.cfg.model.items()
-            if key != "_component_"
-        }
-        if str(self.cfg.model._component_).rsplit(".", 1)[-1].startswith("qlora_"):
-            settings.setdefault("quantize_base", True)
-        adapted = settings.get("lora_attn_modules") or settings.get("apply_lora_to_mlp")
-        return settings if adapted or settings.get("apply_lora_to_output") else None
-
     def _tokenizer(self, checkpoint_dir: str) -> Any:
         special = families.checkpoint_special_tokens(self.family, checkpoint_dir)
         if special is None or self.cfg.tokenizer.get("special_tokens_path"):
@@ -155,11 +142,10 @@ class FineTune:
             return config.instantiate(self.cfg.tokenizer, special_tokens_path=str(path))
 
     def _model(self, hf_config: Mapping[str, Any]) -> TransformerDecoder:
-        settings = dict(self.lora or {})
         weights = self.checkpointer.load_checkpoint()[training.MODEL_KEY]
 
         def build() -> nn.Module:
-            return families.build_model(self.family, hf_config, settings)
+            return families.build_model(self.family, hf_config, self.lora)
 
         def prepare(model: nn.Module) -> None:
             if self.lora is not None:
