@@ -8,9 +8,10 @@ follow the runtime's command::
         --dataset_path=/workspace/dataset --output_path=/workspace/output [runtime defaults]
 
 ``overrides`` may name any argument TRL's ``SFTConfig`` or ``ModelConfig`` (or this engine's
-``DatasetArguments``) takes: ``trl_arguments.json`` lists them with their kinds for the pinned TRL
-(a test regenerates it from the installed TRL), so a misspelled name or a wrong kind is refused at
-submit, naming the field. Pod side (``run``, imports TRL): see ``trainer_sdk.training.engines.sft``.
+``DatasetArguments``) takes: ``trl_arguments.json`` lists them with their kinds for the pinned
+TRL (``sft.argument_table()`` makes it; a test compares it with the installed TRL's), so a
+misspelled name or a wrong kind is refused at submit, naming the field. Pod side (``run``,
+imports TRL): ``trainer_sdk.training.engines.sft``.
 """
 
 from __future__ import annotations
