@@ -774,7 +774,8 @@ def test_the_repositorys_images_parse_and_the_runtimes_name_them_at_its_version(
 def test_the_torchtune_runtimes_name_the_torchtune_images_at_the_version() -> None:
     assert "torchtune-trainer" in release.read_images(ROOT)
     version = release.read_version(ROOT)
-    runtimes = sorted(ROOT.glob("packages/trainer-runtime/src/trainer_runtime/runtimes/torchtune-*"))
+    folder = ROOT / "packages/trainer-runtime/src/trainer_runtime/runtimes"
+    runtimes = sorted(folder.glob("torchtune-*"))
     assert len(runtimes) == 3
     for path in runtimes:
         text = path.read_text()
