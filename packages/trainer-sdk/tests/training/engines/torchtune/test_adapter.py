@@ -12,6 +12,8 @@ import pytest
 from trainer_sdk import (
     BuiltinTrainer,
     DataType,
+    HuggingFaceDatasetInitializer,
+    Initializer,
     LocalBackendConfig,
     LoraConfig,
     MissingPackageError,
@@ -152,3 +154,29 @@ def test_upstreams_call_on_a_python_without_torchtune_is_refused_before_it_start
         )
     assert str(raised.value).endswith('install it with: pip install "trainer-sdk[torchtune]"')
     assert not (tmp_path / "jobs").exists() or list((tmp_path / "jobs").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("uri", "expected"),
+    [
+        pytest.param(
+            "./data/alpaca.jsonl",
+            ["dataset.data_files=/workspace/dataset/alpaca.jsonl", "dataset.source=json"],
+            id="local-file-its-format-from-its-suffix",
+        ),
+        pytest.param(
+            "/data/table.csv",
+            ["dataset.data_files=/workspace/dataset/table.csv", "dataset.source=csv"],
+            id="absolute-path",
+        ),
+        pytest.param("./data", ["dataset.data_dir=/workspace/dataset/."], id="local-directory"),
+        pytest.param(
+            "hf://tatsu-lab/alpaca", ["dataset.data_dir=/workspace/dataset/."], id="upstreams-repo"
+        ),
+    ],
+)
+def test_the_data_set_the_initializer_writes_is_where_torchtune_reads(
+    uri: str, expected: list[str]
+) -> None:
+    initializer = Initializer(dataset=HuggingFaceDatasetInitializer(uri))
+    assert ENGINE.trainer(TorchTuneConfig(), initializer).args == expected

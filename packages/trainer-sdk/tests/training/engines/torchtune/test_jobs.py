@@ -16,7 +16,6 @@ import torch
 from trainer_sdk import (
     BuiltinTrainer,
     CheckpointVolume,
-    DataFormat,
     DataType,
     HuggingFaceDatasetInitializer,
     HuggingFaceModelInitializer,
@@ -67,8 +66,9 @@ def _config(nodes: int, lora: LoraConfig | None, **settings: Any) -> TorchTuneCo
         num_nodes=nodes,
         resources_per_node=ONE_GPU,
         peft_config=lora,
+        # The format comes from the file's suffix (.jsonl); the columns are named here.
         dataset_preprocess_config=TorchTuneInstructDataset(
-            source=DataFormat.JSON, column_map={"input": "question", "output": "answer"}
+            column_map={"input": "question", "output": "answer"}
         ),
         max_steps=STEPS,
         gradient_accumulation_steps=1,

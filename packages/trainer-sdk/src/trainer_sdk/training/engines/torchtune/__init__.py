@@ -102,9 +102,10 @@ _LORA_FIELDS: Final = (
 )
 
 
-def _dataset_arg(storage_uri: str) -> str:
+def _dataset_args(storage_uri: str) -> list[str]:
     """Where torchtune finds the data set the initializer wrote: a repository's sub-path or a
-    local file as ``dataset.data_files``, a whole repository or directory as ``data_dir``."""
+    local file as ``dataset.data_files``, a whole repository or directory as ``data_dir``; a
+    local file's format from its suffix (upstream's ``source`` field, given, comes later)."""
     path = storage.local_path(storage_uri)
     if path is not None:
         relative = path.name if path.suffix else "."
@@ -112,7 +113,10 @@ def _dataset_arg(storage_uri: str) -> str:
         parts = urlparse(storage.trainjob_uri(storage_uri)).path.strip("/").split("/")
         relative = "/".join(parts[1:]) if len(parts) > 1 else "."
     key = "dataset.data_files" if relative != "." and "." in relative else "dataset.data_dir"
-    return f"{key}={os.path.join(constants.DATASET_PATH, relative)}"
+    args = [f"{key}={os.path.join(constants.DATASET_PATH, relative)}"]
+    if path is not None and path.suffix in storage.DATA_SOURCES:
+        args.append(f"dataset.source={storage.DATA_SOURCES[path.suffix]}")
+    return args
 
 
 def _upstream_args(
@@ -129,7 +133,7 @@ def _upstream_args(
     if config.loss:
         args.append(f"loss={config.loss.value}")
     if initializer and isinstance(initializer.dataset, types.HuggingFaceDatasetInitializer):
-        args.append(_dataset_arg(initializer.dataset.storage_uri))
+        args += _dataset_args(initializer.dataset.storage_uri)
     if (peft := config.peft_config) is not None:
         args += [
             f"model.{name}={value}"
