@@ -3,11 +3,12 @@ runtimes' families through the platform (local backend with ``accelerators_on_cp
 Python torchtune's environment, real torchrun and gloo): full, LoRA and QLoRA, on one and two
 nodes; the loss falls over 20 steps, each step reports its metrics, the model written loads and
 generates with transformers; a rank killed mid-run resumes from its checkpoint to the same final
-loss as an uninterrupted run."""
+loss as an uninterrupted run, and so does a job suspended and resumed."""
 
 from __future__ import annotations
 
 import statistics
+import time
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 STEPS = 20
-CRASH_SUPPORT = Path(__file__).with_name("crash_after_commit")
+FAULT_SUPPORT = Path(__file__).with_name("fault_after_commit")
 ONE_GPU = {"nvidia.com/gpu": 1}  # one process per node; accelerators_on_cpu runs it on the CPU
 
 
@@ -177,10 +178,10 @@ def _check_run(client: TrainerClient, job: Any, base_dir: Path, lora: LoraConfig
         )
 
 
-def _crashing_runtime(crash_after: int) -> dict[str, Any]:
+def _faulty_runtime(fault: str) -> dict[str, Any]:
     """torchtune-llama3.2-1b as a TrainingRuntime (shadowing the built-in one, whose name says
-    the model) restarting its JobSet once, its trainer pods' Python killing rank 0 after it
-    commits checkpoint ``crash_after`` (on the first attempt)."""
+    the model) restarting its JobSet once, its trainer pods' Python with ``FAULT_AFTER_COMMIT``
+    (``kill:N``, ``hold:N``) on the first attempt."""
     from trainer_runtime import builtin_runtimes
 
     doc: dict[str, Any] = builtin_runtimes()["torchtune-llama3.2-1b"].to_dict()
@@ -190,41 +191,62 @@ def _crashing_runtime(crash_after: int) -> dict[str, Any]:
     (node,) = [
         job for job in doc["spec"]["template"]["spec"]["replicatedJobs"] if job["name"] == "node"
     ]
-    container = node["template"]["spec"]["template"]["spec"]["containers"][0]
+    pod = node["template"]["spec"]["template"]["spec"]
+    # Time for the ranks to finish their step and save it after SIGTERM, however loaded the
+    # machine (the local backend's default is 5 s before SIGKILL).
+    pod["terminationGracePeriodSeconds"] = 120
+    container = pod["containers"][0]
     container["env"] = [
-        {"name": "PYTHONPATH", "value": str(CRASH_SUPPORT)},
-        {"name": "CRASH_AFTER_COMMIT", "value": str(crash_after)},
+        {"name": "PYTHONPATH", "value": str(FAULT_SUPPORT)},
+        {"name": "FAULT_AFTER_COMMIT", "value": fault},
     ]
     return doc
 
 
-def test_lora_on_two_nodes_and_a_killed_rank_resumes_to_the_same_final_loss(
+def _wait_for(path: Path, seconds: float = 600) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} did not appear within {seconds} s"
+        time.sleep(0.1)  # polling a file another process writes; the deadline bounds it
+
+
+def test_lora_on_two_nodes_resumes_after_kill_and_suspend_to_the_same_final_loss(
     client: TrainerClient, tiny_models: Path, instruct_data: Path
 ) -> None:
-    """LoRA on two nodes, uninterrupted; then the same job whose rank 0 dies (SIGKILL) right
-    after committing checkpoint 10 of 20: the JobSet restarts, both ranks resume there."""
+    """LoRA on two nodes, uninterrupted; then rank 0 dies (SIGKILL) right after committing
+    checkpoint 10 of 20 (the JobSet restarts, both ranks resume there); then rank 0 waits after
+    that commit while the job is suspended (SIGTERM: every rank saves the step it is at and
+    exits) and resumed. All three end at the same loss."""
     lora = LoraConfig(lora_rank=8, lora_alpha=16)
     config = _config(2, lora, save_steps=5)
     initializer = _initializer(tiny_models / "llama3_2", instruct_data)
+    volume = volumes.claim_path("default", "ckpt", client.backend.root)
     final = {}
-    for name, crash_after in (("steady", None), ("killed", 10)):
-        if crash_after is not None:
-            client.apply_runtime(_crashing_runtime(crash_after))
-        job = _run(
-            client,
-            "torchtune-llama3.2-1b",
-            initializer,
+    for case, fault in (("steady", None), ("killed", "kill:10"), ("suspended", "hold:10")):
+        if fault is not None:
+            client.apply_runtime(_faulty_runtime(fault))
+        name = client.train(
+            runtime="torchtune-llama3.2-1b",
+            initializer=initializer,
             trainer=BuiltinTrainer(config),
             options=[CheckpointVolume("ckpt")],
         )
-        final[name] = _losses(client, job.name)[STEPS]
-        checkpoints = volumes.claim_path("default", "ckpt", client.backend.root) / job.name
-        log = "\n".join(client.get_job_logs(job.name, step="node-0"))
-        if crash_after is None:
+        if case == "suspended":
+            _wait_for(volume / name / "step-000000010" / "COMMITTED")
+            client.suspend_job(name)
+            assert client.get_job(name).status == constants.TRAINJOB_SUSPENDED
+            client.resume_job(name)
+        job = client.wait_for_job_status(name, timeout=900, polling_interval=1)
+        assert job.status == constants.TRAINJOB_COMPLETE
+        final[case] = _losses(client, name)[STEPS]
+        log = "\n".join(client.get_job_logs(name, step="node-0"))
+        if case == "steady":
             _check_run(client, job, tiny_models / "llama3_2", lora)
             assert "resumed from" not in log
-        else:
+        elif case == "killed":
             assert "1 restart" in (job.message or "")
             assert "resumed from the checkpoint of step 10 (" in log
-        assert (checkpoints / f"step-{STEPS:09d}" / "COMMITTED").is_file()
-    assert final["killed"] == final["steady"]
+        else:  # the SIGTERM's save: the step the ranks were at when it came
+            assert "resumed from the checkpoint of step 11 (" in log
+        assert (volume / name / f"step-{STEPS:09d}" / "COMMITTED").is_file()
+    assert final["killed"] == final["steady"] == final["suspended"]
