@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from transformers import AutoModelForCausalLM, AutoTokenizer, HfArgumentParser
+from transformers import AutoTokenizer, HfArgumentParser
 from transformers.hf_argparser import DataClassType, string_to_bool
 from trl.scripts.utils import TrlParser
 from trl.trainer.model_config import ModelConfig
@@ -91,13 +91,17 @@ def main(args: Sequence[str]) -> int:
         paths.train_on_input,
         conversational=tokenizer.chat_template is not None,
     )
-    model = AutoModelForCausalLM.from_pretrained(
-        str(model_args.model_name_or_path), dtype=model_args.dtype or "auto"
-    )
+    # TRL loads the model (AutoModelForCausalLM) from its directory, as its own script does.
+    given = training.model_init_kwargs
+    training.model_init_kwargs = {
+        "dtype": model_args.dtype or "auto",
+        "attn_implementation": model_args.attn_implementation,
+        **(json.loads(given) if isinstance(given, str) else given or {}),
+    }
     main_rank = int(os.environ.get("RANK", "0")) == 0
     resume = hf_trainer.resume_checkpoint(Path(str(training.output_dir)), main_rank)
     trainer = SFTTrainer(
-        model=model,
+        model=str(model_args.model_name_or_path),
         args=training,
         train_dataset=records,
         processing_class=tokenizer,
