@@ -6,7 +6,8 @@ model and the job's shape) and its args are torchtune config overrides (``key=va
 fields as upstream renders them, then ``EngineSettings`` under the recipe's keys, then
 ``overrides``, whose top-level keys must be ones the recipe reads (``RECIPE_KEYS``).
 Pod side: the runtime runs ``tune`` itself (``commands``), which runs ``recipe`` (torchtune's
-components; ``families``, ``distributed``, ``outputs``), written against ``TORCHTUNE_VERSION``.
+components; ``families``, ``distributed``, ``outputs``), written against ``TORCHTUNE_VERSION``;
+``tiny_model`` writes tiny models of the families, as their checkpoints are.
 """
 
 from __future__ import annotations
