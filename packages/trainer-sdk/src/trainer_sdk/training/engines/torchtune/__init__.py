@@ -6,7 +6,7 @@ model and the job's shape) and its args are torchtune config overrides (``key=va
 fields as upstream renders them, then ``EngineSettings`` under the recipe's keys, then
 ``overrides``, whose top-level keys must be ones the recipe reads (``RECIPE_KEYS``).
 Pod side: the runtime runs ``tune`` itself (``commands``), which runs ``recipe`` (torchtune's
-components; ``families``, ``distributed``, ``outputs``), written against ``TORCHTUNE_VERSION``;
+components; ``families``, ``placement``, ``outputs``), written against ``TORCHTUNE_VERSION``;
 ``tiny_model`` writes tiny models of the families, as their checkpoints are.
 """
 
@@ -189,7 +189,10 @@ class TorchTune:
     config_type = types.TorchTuneConfig
     module = "torchtune"
     install = 'pip install "trainer-sdk[torchtune]"'
-    commands: Mapping[str, str] = MappingProxyType({"tune": "torchtune._cli.tune"})
+    # Locally, ``tune run`` of the recipe starts one interpreter per node (see ``local_tune``).
+    commands: Mapping[str, str] = MappingProxyType(
+        {"tune": "trainer_sdk.training.engines.torchtune.local_tune"}
+    )
 
     def trainer(
         self, config: types.TorchTuneConfig, initializer: types.Initializer | None

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
@@ -28,11 +29,13 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+import torchtune
 from omegaconf import DictConfig, ListConfig, OmegaConf
 from torch import nn
 from torch.utils.data import ConcatDataset, DataLoader
 from torchdata.stateful_dataloader.sampler import StatefulDistributedSampler
 from torchtune import config, modules, training, utils
+from torchtune._recipe_registry import get_all_recipes
 from torchtune.config._utils import _get_component_from_path
 from torchtune.data import padded_collate_packed
 from torchtune.modules import TransformerDecoder
@@ -43,14 +46,35 @@ from trainer_sdk.training.engines.reporting import StepReporter
 from trainer_sdk.training.engines.torchtune import (
     RECIPE_KEYS,
     UNSUPPORTED_SETTINGS,
-    distributed,
     families,
     outputs,
+    placement,
 )
 
 __all__ = ["FineTune", "recipe_main"]
 
 log = logging.getLogger(__name__)
+
+
+def config_path(name: str) -> Path:
+    """The file of ``--config NAME``: NAME itself, or the torchtune config of that name (what
+    ``tune run`` passes on; the local backend's ``tune`` passes the name)."""
+    if Path(name).is_file():
+        return Path(name)
+    configs = Path(str(torchtune.__file__)).parent.parent / "recipes" / "configs"
+    for recipe in get_all_recipes():
+        for known in recipe.configs:
+            if known.name == name:
+                return configs / str(known.file_path)
+    raise ValueError(f"--config {name!r}: neither a file nor a torchtune config")
+
+
+def with_config_path(argv: list[str]) -> list[str]:
+    """``argv`` with its ``--config`` value a file's path."""
+    if "--config" not in argv or argv.index("--config") + 1 == len(argv):
+        return argv
+    index = argv.index("--config") + 1
+    return [*argv[:index], str(config_path(argv[index])), *argv[index + 1 :]]
 
 
 def check_config(cfg: DictConfig) -> None:
@@ -80,7 +104,7 @@ class FineTune:
     def __init__(self, cfg: DictConfig) -> None:
         check_config(cfg)
         self.cfg = cfg
-        self.placement = distributed.place(str(cfg.get("device", "cuda")))
+        self.placement = placement.place(str(cfg.get("device", "cuda")))
         self.dtype = training.get_dtype(cfg.get("dtype"), device=self.placement.device)
         training.set_seed(seed=cfg.get("seed"), debug_mode=cfg.get("cudnn_deterministic_mode"))
         self.family = families.family_of(str(cfg.model._component_))
@@ -157,7 +181,7 @@ class FineTune:
             if self.cfg.get("compile", False):
                 training.compile_model(model, verbose=self.placement.is_rank_zero)
 
-        model, missing = distributed.load_weights(
+        model, missing = placement.load_weights(
             build, weights, self.placement, self.dtype, prepare, self.cfg
         )
         adapters = set(get_adapter_params(model)) if self.lora is not None else set()
@@ -304,7 +328,7 @@ class FineTune:
 
     def save(self) -> None:
         """Write the fine-tuned model as Hugging Face directories (rank 0). Collective."""
-        state = distributed.full_state_dict(self.model, self.placement)
+        state = placement.full_state_dict(self.model, self.placement)
         if self.placement.is_rank_zero:
             written = outputs.write_model(
                 self.checkpointer,
@@ -341,4 +365,5 @@ def recipe_main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
+    sys.argv = with_config_path(sys.argv)
     recipe_main()
