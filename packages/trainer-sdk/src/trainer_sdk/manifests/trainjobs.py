@@ -18,6 +18,7 @@ from typing import Any, Final
 
 from trainer_sdk import constants, types
 from trainer_sdk.manifests import storage
+from trainer_sdk.manifests.requirements import requirement_problems
 from trainer_sdk.options import Option, apply_options
 from trainer_sdk.training import rank_entrypoint
 
@@ -122,7 +123,13 @@ def resources_from_dict(resources_per_node: dict[str, Any]) -> dict[str, dict[st
 
 
 def _install_script(packages: Sequence[str], index_urls: Sequence[str]) -> str:
-    """Shell that installs the packages, unless the local backend has put them on the path."""
+    """Shell that installs the packages, unless the local backend has put them on the path;
+    ValueError naming any entry that is not a PEP 508 requirement."""
+    problems = requirement_problems(packages)
+    if problems:
+        raise ValueError(
+            "\n".join(f"CustomTrainer.packages_to_install[{i}]: {p}" for i, p in problems)
+        )
     quoted = " ".join(shlex.quote(package) for package in packages)
     options = [f"--index-url {shlex.quote(index_urls[0])}"] if index_urls else []
     options += [f"--extra-index-url {shlex.quote(url)}" for url in index_urls[1:]]
@@ -130,7 +137,7 @@ def _install_script(packages: Sequence[str], index_urls: Sequence[str]) -> str:
         f"""
         if [ -z "${{{constants.PACKAGES_READY_ENV}:-}}" ]; then
           PIP_DISABLE_PIP_VERSION_CHECK=1 python -m pip install --quiet --no-warn-script-location \\
-            {" ".join(options)} --user {quoted} || exit 1
+            {" ".join(options)} --user -- {quoted} || exit 1
         fi
         """
     )

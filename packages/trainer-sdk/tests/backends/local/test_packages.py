@@ -107,6 +107,37 @@ def test_a_conflicting_version_is_refused_with_both_versions() -> None:
     assert "isolated_packages=True" in error.message
 
 
+@pytest.mark.parametrize(
+    "entry",
+    [
+        pytest.param("-r /etc/hostname", id="requirements-file-option"),
+        pytest.param("--index-url=http://127.0.0.1:9/", id="index-option"),
+        pytest.param("./local-dir", id="bare-path"),
+        pytest.param("numpy; os.system('x')", id="bad-marker"),
+    ],
+)
+@pytest.mark.parametrize("isolated", [False, True])
+def test_an_entry_that_is_not_a_pep_508_requirement_is_refused(entry: str, isolated: bool) -> None:
+    with pytest.raises(InvalidTrainJobError) as raised:
+        packages.plan_packages(["numpy", entry], sys.executable, isolated=isolated)
+    (error,) = raised.value.errors
+    assert error.field == "packages_to_install[1]"
+    assert "expected a PEP 508 requirement" in error.message and "pip options" in error.message
+
+
+def test_options_never_reach_pip_in_any_backends_command(client: TrainerClient) -> None:
+    from trainer_sdk.manifests.trainjobs import command_for_function
+
+    runtime = client.get_runtime("torch-distributed")
+    with pytest.raises(ValueError, match=r"packages_to_install\[1\]: expected a PEP 508"):
+        command_for_function(runtime, report_imports, None, (), ["torch", "-r /etc/hostname"])
+    with pytest.raises(ValueError, match=r"packages_to_install\[0\]: expected a PEP 508"):
+        client.train(trainer=CustomTrainer(report_imports, packages_to_install=["-r /etc/x"]))
+    assert client.list_jobs() == []
+    script = " ".join(command_for_function(runtime, report_imports, None, (), ["tiny-pkg>=1"]))
+    assert "--user -- 'tiny-pkg>=1'" in script
+
+
 def test_isolation_is_an_explicit_opt_in_for_conflicts_only() -> None:
     plan = packages.plan_packages(
         ["numpy", "cmaes==0.0.1", "tinypkg"], sys.executable, isolated=True

@@ -138,7 +138,8 @@ def environment_versions(python: str) -> dict[str, str]:
 
 def plan_packages(requirements: Sequence[str], python: str, isolated: bool = False) -> PackagePlan:
     """Split ``requirements`` into satisfied and missing; raise InvalidTrainJobError naming each
-    requirement the environment has at another version, unless ``isolated`` (then those and the
+    entry that is not a PEP 508 requirement (an option, a path: never handed to pip), and each
+    requirement the environment has at another version unless ``isolated`` (then those and the
     missing ones are installed apart)."""
     if not requirements:
         return PackagePlan()
@@ -146,13 +147,14 @@ def plan_packages(requirements: Sequence[str], python: str, isolated: bool = Fal
     satisfied: list[tuple[str, str]] = []
     missing: list[str] = []
     conflicting: list[str] = []
-    errors: list[FieldError] = []
+    conflicts: list[FieldError] = []
+    invalid: list[FieldError] = []
     protected: list[FieldError] = []
     for index, text in enumerate(requirements):
         try:
             requirement = Requirement(text)
-        except InvalidRequirement:
-            missing.append(text)  # a path or an option: pip reads it
+        except InvalidRequirement:  # an option or a path: never handed to pip
+            invalid.append(_not_a_requirement(index, text))
             continue
         if requirement.marker is not None and not requirement.marker.evaluate():
             satisfied.append((text, "not for this environment"))
@@ -166,9 +168,9 @@ def plan_packages(requirements: Sequence[str], python: str, isolated: bool = Fal
             protected.append(_conflict(index, text, requirement.name, version, python, True))
         else:
             conflicting.append(text)
-            errors.append(_conflict(index, text, requirement.name, version, python))
-    if protected or (errors and not isolated):
-        raise InvalidTrainJobError(protected + ([] if isolated else errors))
+            conflicts.append(_conflict(index, text, requirement.name, version, python))
+    if invalid or protected or (conflicts and not isolated):
+        raise InvalidTrainJobError(invalid + protected + ([] if isolated else conflicts))
     return PackagePlan(
         requirements=tuple(requirements),
         satisfied=tuple(satisfied),
@@ -199,6 +201,14 @@ def _conflict(
         "with LocalBackendConfig(isolated_packages=True) (the ranks then import the requested "
         "version instead of the environment's; torch stays the environment's)",
     )
+
+
+def _not_a_requirement(index: int, text: str) -> FieldError:
+    from trainer_api import FieldError
+
+    from trainer_sdk.manifests.requirements import requirement_problem
+
+    return FieldError(f"packages_to_install[{index}]", requirement_problem(text) or text)
 
 
 def _pins(versions: dict[str, str]) -> Iterable[str]:
@@ -263,7 +273,7 @@ def _run_pip(
         else:
             constraints.write_text("".join(f"{pin}\n" for pin in plan.pins))
             command = [*pip, "--prefix", str(staging), "--constraint", str(constraints)]
-            command += plan.missing
+            command += ["--", *plan.missing]
         output = _stream(command, logs, f"[trainer-sdk] pip install {' '.join(plan.missing)}")
     if output.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
@@ -307,7 +317,7 @@ def _resolve_apart(
     protected one (those are the environment's, which the ranks keep importing)."""
     report = scratch / "report.json"
     command = [*pip, "--dry-run", "--quiet", "--report", str(report)]
-    command += ["--constraint", str(constraints), *plan.missing]
+    command += ["--constraint", str(constraints), "--", *plan.missing]
     output = _stream(
         command,
         logs,
