@@ -294,6 +294,21 @@ def test_volumes_that_could_reach_outside_the_job_are_refused_before_use(
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+def test_a_mount_of_the_jobsets_claim_template_is_a_job_volume(tmp_path: Path) -> None:
+    """The built-in fine-tuning runtimes mount ``initializer``, a ``volumeClaimPolicies``
+    template, which their pods do not declare."""
+    (mount,) = volumes.pod_mounts(
+        {"volumeMounts": [{"name": "initializer", "mountPath": "/workspace"}]},
+        {},
+        "spec.containers[0]",
+        job_volumes=str(tmp_path / "volumes"),
+        root=tmp_path,
+        namespace="default",
+        claim_templates={"initializer"},
+    )
+    assert mount == volumes.Mount("/workspace", str(tmp_path / "volumes" / "initializer"), True)
+
+
 def test_sub_paths_are_made_inside_their_volume_and_never_through_a_link_out(
     tmp_path: Path,
 ) -> None:

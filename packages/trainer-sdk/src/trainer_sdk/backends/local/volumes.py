@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -144,10 +144,12 @@ def pod_mounts(
     job_volumes: str,
     root: Path,
     namespace: str,
+    claim_templates: Collection[str] = (),
 ) -> list[Mount]:
     """Each of ``container``'s volume mounts with its local place (pure: nothing is created);
-    InvalidVolumeError naming the field for a name, path or ``subPath`` Kubernetes would refuse
-    or that could reach outside the job's volumes."""
+    a mount of one of the JobSet's ``claim_templates`` (Kubernetes adds them to its pods) is a
+    job volume, of any other volume the pod does not declare an error. InvalidVolumeError naming the field for a name, path or ``subPath`` Kubernetes
+    would refuse or that could reach outside the job's volumes."""
     volumes = {
         _volume_name(volume.get("name"), f"volumes[{index}].name"): volume
         for index, volume in enumerate(pod_spec.get("volumes") or [])
@@ -156,9 +158,9 @@ def pod_mounts(
     for index, mount in enumerate(container.get("volumeMounts") or []):
         mount_where = f"{where}.volumeMounts[{index}]"
         name = _volume_name(mount.get("name"), f"{mount_where}.name")
-        if name not in volumes:
+        if name not in volumes and name not in claim_templates:
             raise InvalidVolumeError(f"{mount_where}.name: no volume named {name!r} in the pod")
-        volume = volumes[name]
+        volume = volumes.get(name, {})
         create = True
         if claim := volume.get("persistentVolumeClaim"):
             local = str(claim_path(namespace, str(claim.get("claimName", "")), root))

@@ -79,6 +79,9 @@ class PodAddresses:
     # Pods in private namespaces (``isolation``): host names resolve and mount paths exist, so
     # only the port after a pod host name is the job's.
     isolated: bool = False
+    # The JobSet's volume claim templates (``volumeClaimPolicies``), which its pods mount by
+    # name without declaring them: job volumes here.
+    claim_templates: frozenset[str] = frozenset()
 
     def rewrite(self, text: str) -> Text:
         """``text`` with port 29500 where it follows a pod host name (``host:29500``) the job's
@@ -335,6 +338,7 @@ def _local_mounts(
             job_volumes=addresses.volumes_root,
             root=addresses.root,
             namespace=namespace,
+            claim_templates=addresses.claim_templates,
         )
     except volumes.InvalidVolumeError as error:
         raise UnsupportedPodError(str(error)) from None
@@ -379,7 +383,18 @@ def expand_pods(
             reverse=True,
         )
     )
-    addresses = PodAddresses(hosts=hosts, volumes_root=volumes_root, root=root, isolated=isolated)
+    templates = frozenset(
+        str((template.get("metadata") or {}).get("name", ""))
+        for policy in jobset.get("spec", {}).get("volumeClaimPolicies") or []
+        for template in policy.get("templates") or []
+    )
+    addresses = PodAddresses(
+        hosts=hosts,
+        volumes_root=volumes_root,
+        root=root,
+        isolated=isolated,
+        claim_templates=templates,
+    )
     has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
     expanded = []
     for job in ordered_replicated_jobs(jobset):
