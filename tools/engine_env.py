@@ -66,14 +66,19 @@ def create(extra: str, path: Path) -> None:
     subprocess.run([str(python), "-m", "pip", "install", "-q", *requirements], check=True)
 
 
+def ensure(extra: str, path: Path, command: str) -> Path:
+    """The environment's python, made unless it is there, with ``command``, seeing this
+    workspace."""
+    if not is_current(path, command):
+        create(extra, path)
+    return path / "bin" / "python"
+
+
 def main(argv: list[str]) -> int:
-    """Make the environment unless it is there, with ``COMMAND``, seeing this workspace."""
     if len(argv) != 3:
         print("usage: engine_env.py ENGINE PATH COMMAND", file=sys.stderr)
         return 2
-    extra, path, command = argv[0], Path(argv[1]), argv[2]
-    if not is_current(path, command):
-        create(extra, path)
+    ensure(argv[0], Path(argv[1]), argv[2])
     return 0
 
 

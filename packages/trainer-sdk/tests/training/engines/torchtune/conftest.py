@@ -1,4 +1,4 @@
-"""torchtune's environment (``hatch run torchtune-env``), tiny models of each runtime's family
+"""torchtune's environment (``tools/engine_env.py``), tiny models of each runtime's family
 built in it, and a small instruct data set."""
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ PYTHON_ENV = "TRAINER_SDK_TORCHTUNE_PYTHON"
 
 @pytest.fixture(scope="session")
 def torchtune_python() -> str:
-    """The interpreter of torchtune's environment (``$TRAINER_SDK_TORCHTUNE_PYTHON`` or
-    ``.venv-torchtune`` at the repository root)."""
-    python = Path(os.environ.get(PYTHON_ENV, REPO_ROOT / ".venv-torchtune" / "bin" / "python"))
-    if not python.exists():
-        pytest.skip(
-            f"torchtune's environment is missing: hatch run torchtune-env (or set {PYTHON_ENV})"
-        )
-    return str(python)
+    """The interpreter of torchtune's environment: ``$TRAINER_SDK_TORCHTUNE_PYTHON``, else
+    ``.venv-torchtune`` at the repository root, made here when it is missing or stale (what
+    ``hatch run torchtune-env`` does: about a minute from PyPI)."""
+    if PYTHON_ENV in os.environ:
+        return os.environ[PYTHON_ENV]
+    import engine_env  # tools/, on pytest's path
+
+    return str(engine_env.ensure("torchtune", REPO_ROOT / ".venv-torchtune", "tune"))
 
 
 @pytest.fixture(scope="session")

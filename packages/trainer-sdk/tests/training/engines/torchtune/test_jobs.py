@@ -98,6 +98,13 @@ def _losses(client: TrainerClient, name: str) -> dict[int, float]:
     [
         pytest.param("torchtune-llama3.2-1b", "llama3_2", 1, None, id="full-1-node"),
         pytest.param(
+            "torchtune-llama3.2-1b",
+            "llama3_2",
+            1,
+            LoraConfig(lora_rank=8, lora_alpha=16, lora_dropout=0.0),
+            id="lora-1-node",
+        ),
+        pytest.param(
             "torchtune-qwen2.5-1.5b",
             "qwen2_5",
             1,
