@@ -148,8 +148,9 @@ def pod_mounts(
 ) -> list[Mount]:
     """Each of ``container``'s volume mounts with its local place (pure: nothing is created);
     a mount of one of the JobSet's ``claim_templates`` (Kubernetes adds them to its pods) is a
-    job volume, of any other volume the pod does not declare an error. InvalidVolumeError naming the field for a name, path or ``subPath`` Kubernetes
-    would refuse or that could reach outside the job's volumes."""
+    job volume, of any other volume the pod does not declare an error. InvalidVolumeError
+    naming the field for a name, path or ``subPath`` Kubernetes would refuse or that could
+    reach outside the job's volumes."""
     volumes = {
         _volume_name(volume.get("name"), f"volumes[{index}].name"): volume
         for index, volume in enumerate(pod_spec.get("volumes") or [])
