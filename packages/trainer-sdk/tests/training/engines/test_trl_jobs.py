@@ -1,8 +1,8 @@
 """TRL fine-tunes a tiny model through the platform (local backend, real torchrun and gloo):
-full and LoRA on one and two nodes (model and data from the Hub stand-in, from paths, from a
-claim), the loss falls over 20 steps, each step reports its metrics, and the model it writes
-loads and generates; a rank killed mid-run resumes from the engine's checkpoint to the same final
-loss as an uninterrupted run."""
+full and LoRA on one and two nodes, Llama and Qwen2 (model and data from the Hub stand-in, from
+paths, from a claim), the loss falls over 20 steps, each step reports its metrics, and the model
+it writes loads and generates; a rank killed mid-run resumes from the engine's checkpoint to the
+same final loss as an uninterrupted run."""
 
 from __future__ import annotations
 
@@ -63,39 +63,42 @@ def _generates(model: Any, tokenizer: Any) -> list[int]:
 
 
 @pytest.mark.parametrize(
-    ("nodes", "lora", "source"),
+    ("nodes", "lora", "source", "family"),
     [
-        pytest.param(1, False, "hub", id="full-1-node"),
-        pytest.param(1, True, "hub", id="lora-1-node"),
-        pytest.param(2, False, "path", id="full-2-nodes"),
-        pytest.param(2, True, "claim", id="lora-2-nodes"),
+        pytest.param(1, False, "hub", "llama", id="full-1-node"),
+        pytest.param(1, True, "hub", "qwen2", id="lora-1-node-qwen2"),
+        pytest.param(2, False, "path", "llama", id="full-2-nodes"),
+        pytest.param(2, True, "claim", "llama", id="lora-2-nodes"),
     ],
 )
 def test_trl_fine_tunes_and_the_model_loads_and_generates(
     client: TrainerClient,
     hub: str,
     tiny_model: Path,
+    tiny_qwen2: Path,
     chat_file: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     nodes: int,
     lora: bool,
     source: str,
+    family: str,
 ) -> None:
+    base_model = {"llama": tiny_model, "qwen2": tiny_qwen2}[family]
     if source == "hub":  # hf:// through HF_ENDPOINT (the Hub stand-in)
         initializer = Initializer(
-            model=HuggingFaceModelInitializer("hf://tiny/llama"),
+            model=HuggingFaceModelInitializer(f"hf://tiny/{family}"),
             dataset=HuggingFaceDatasetInitializer("hf://tiny/colors"),
         )
     elif source == "path":  # paths on this machine: a directory and ./file, never a repo name
         monkeypatch.chdir(chat_file.parent)
         initializer = Initializer(
-            model=HuggingFaceModelInitializer(str(tiny_model)),
+            model=HuggingFaceModelInitializer(str(base_model)),
             dataset=HuggingFaceDatasetInitializer(f"./{chat_file.name}"),
         )
     else:  # a claim (here the local volume of that name), as a model kept in a cluster
         claim = volumes.claim_path("default", "inputs", client.backend.root)
-        shutil.copytree(tiny_model, claim / "models" / "llama")
+        shutil.copytree(base_model, claim / "models" / "llama")
         shutil.copy(chat_file, claim / chat_file.name)
         initializer = Initializer(
             model=HuggingFaceModelInitializer("pvc://inputs/models/llama"),
@@ -129,7 +132,7 @@ def test_trl_fine_tunes_and_the_model_loads_and_generates(
     tokenizer = AutoTokenizer.from_pretrained(output / "model")
     model = AutoModelForCausalLM.from_pretrained(output / "model", dtype=torch.float32)
     assert len(_generates(model, tokenizer)) >= 1
-    base = AutoModelForCausalLM.from_pretrained(tiny_model, dtype=torch.float32)
+    base = AutoModelForCausalLM.from_pretrained(base_model, dtype=torch.float32)
     changed = [
         name
         for name, weight in model.state_dict().items()
