@@ -347,5 +347,7 @@ def test_the_fine_tuning_guides_call_against_a_cluster(
     assert client.get_job(name).output == f"pvc://initializer-{name}/output"
     (tmp_path / "data.jsonl").write_text("{}\n")
     local = Initializer(dataset=HuggingFaceDatasetInitializer(str(tmp_path / "data.jsonl")))
-    with pytest.raises(InvalidTrainJobError, match=r"spec\.initializer\.dataset\.storageUri: file://"):
+    with pytest.raises(
+        InvalidTrainJobError, match=r"spec\.initializer\.dataset\.storageUri: file://"
+    ):
         client.train(runtime="trl-gpu", initializer=local, trainer=trainer)
