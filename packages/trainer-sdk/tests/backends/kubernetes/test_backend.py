@@ -78,6 +78,18 @@ def client(server: Any, namespace: str, tmp_path: Path) -> TrainerClient:
     return TrainerClient(KubernetesBackendConfig(config_file=str(kubeconfig)))
 
 
+def add_training_runtime(server: Any, namespace: str, builtin: str) -> None:
+    """The built-in runtime ``builtin`` as a TrainingRuntime of ``namespace``."""
+    import trainer_runtime
+
+    runtime = trainer_runtime.builtin_runtimes()[builtin].to_dict()
+    runtime["kind"] = constants.TRAINING_RUNTIME_KIND
+    runtime["metadata"]["namespace"] = namespace
+    path = f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainingruntimes"
+    status, body = server.request("POST", path, runtime)
+    assert status == 201, body
+
+
 def add_pod(server: Any, namespace: str, job: str, index: int, phase: str) -> None:
     pod = {
         "apiVersion": "v1",
@@ -221,20 +233,14 @@ def test_admission_warnings_from_the_warning_header(
 def test_train_takes_a_runtime_name_and_honours_a_training_runtime(
     client: TrainerClient, server: Any, namespace: str
 ) -> None:
-    import trainer_runtime
-
     first = client.train(runtime="torch-distributed", trainer=CustomTrainer(func=train_function))
     assert client.get_job(first).runtime.kind is RuntimeKind.CLUSTER_TRAINING_RUNTIME
-    namespaced = trainer_runtime.builtin_runtimes()["torch-distributed"].to_dict()
-    namespaced["kind"] = constants.TRAINING_RUNTIME_KIND
-    namespaced["metadata"]["namespace"] = namespace
-    path = f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainingruntimes"
-    status, body = server.request("POST", path, namespaced)
-    assert status == 201, body
+    add_training_runtime(server, namespace, "torch-distributed")
     shadowing = client.get_runtime("torch-distributed")
     assert shadowing.kind is RuntimeKind.TRAINING_RUNTIME
     second = client.train(runtime=shadowing, trainer=CustomTrainer(func=train_function))
     status, stored = server.request("GET", f"{TRAINJOBS.format(namespace=namespace)}/{second}")
+    assert status == 200
     assert stored["spec"]["runtimeRef"]["kind"] == constants.TRAINING_RUNTIME_KIND
     assert client.get_job(second).runtime.kind is RuntimeKind.TRAINING_RUNTIME
     assert client.get_job(first).runtime.kind is RuntimeKind.CLUSTER_TRAINING_RUNTIME
@@ -318,14 +324,7 @@ def test_the_fine_tuning_guides_call_against_a_cluster(
     """The guide's TRL call on trl-gpu: the TrainJob carries the engine's arguments and the
     initializers' URIs, the SDK names the output's claim, and a path on this machine is refused
     naming its field."""
-    import trainer_runtime
-
-    runtime = trainer_runtime.builtin_runtimes()["trl-gpu"].to_dict()
-    runtime["kind"] = constants.TRAINING_RUNTIME_KIND
-    runtime["metadata"]["namespace"] = namespace
-    path = f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainingruntimes"
-    status, body = server.request("POST", path, runtime)
-    assert status == 201, body
+    add_training_runtime(server, namespace, "trl-gpu")
     trainer = BuiltinTrainer(TRLConfig(num_nodes=2, epochs=1, peft_config=LoraConfig(lora_rank=16)))
     name = client.train(
         runtime="trl-gpu",
