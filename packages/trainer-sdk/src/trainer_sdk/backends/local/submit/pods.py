@@ -26,7 +26,7 @@ from trainer_sdk import constants
 from trainer_sdk.backends.local import volumes
 from trainer_sdk.backends.local.plan import LOOPBACK, LateValue, LocalPod, Text, with_texts
 from trainer_sdk.checkpoint.status import ATTEMPT_ENV
-from trainer_sdk.status.runtimes import container_devices
+from trainer_sdk.status.runtimes import claim_templates, container_devices
 
 __all__ = [
     "DEFAULT_MASTER_PORT",
@@ -76,12 +76,10 @@ class PodAddresses:
     hosts: tuple[str, ...] = ()
     volumes_root: str = ""
     root: Path = Path()  # the backend's job root: where persistent volume claims live
+    claim_templates: tuple[str, ...] = ()  # the JobSet's volumeClaimPolicies: every pod's volumes
     # Pods in private namespaces (``isolation``): host names resolve and mount paths exist, so
     # only the port after a pod host name is the job's.
     isolated: bool = False
-    # The JobSet's volume claim templates (``volumeClaimPolicies``), which its pods mount by
-    # name without declaring them: job volumes here.
-    claim_templates: frozenset[str] = frozenset()
 
     def rewrite(self, text: str) -> Text:
         """``text`` with port 29500 where it follows a pod host name (``host:29500``) the job's
@@ -383,17 +381,12 @@ def expand_pods(
             reverse=True,
         )
     )
-    templates = frozenset(
-        str((template.get("metadata") or {}).get("name", ""))
-        for policy in jobset.get("spec", {}).get("volumeClaimPolicies") or []
-        for template in policy.get("templates") or []
-    )
     addresses = PodAddresses(
         hosts=hosts,
         volumes_root=volumes_root,
         root=root,
+        claim_templates=claim_templates(jobset.get("spec") or {}),
         isolated=isolated,
-        claim_templates=templates,
     )
     has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
     expanded = []
