@@ -50,8 +50,9 @@ def _renamed(text: str) -> str:
 
 
 def _untagged(text: str) -> str:
-    """This project's image references untagged (they carry the release's tag)."""
-    return re.sub(r"^(ghcr\.io/trainer-platform/[a-z0-9._-]+):[\w.-]+$", r"\1", text)
+    """This project's image references without the release's tag (a version number; a tag
+    such as ``latest`` that upstream's reference has too is kept)."""
+    return re.sub(r"^(ghcr\.io/trainer-platform/[a-z0-9._-]+):\d+\.\d+\.\d+[\w.-]*$", r"\1", text)
 
 
 def test_builtin_runtime_names() -> None:
