@@ -17,7 +17,7 @@ from trainer_sdk import types
 if TYPE_CHECKING:
     from trainer_api import FieldError
 
-__all__ = ["DEVICES", "field_error", "setting_errors"]
+__all__ = ["DEVICES", "field_error", "positive_number_problem", "setting_errors"]
 
 DEVICES: Final = ("cpu", "cuda")
 
@@ -39,7 +39,9 @@ def _whole(minimum: int) -> Callable[[Any], str | None]:
     return check
 
 
-def _positive_number(value: Any) -> str | None:
+def positive_number_problem(value: Any) -> str | None:
+    """Why ``value`` is not a positive finite number, or None (engines check their own numeric
+    settings with it)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return f"expected a positive number, got {value!r}"
     return None if value > 0 else f"expected a positive number, got {value!r}"
@@ -79,7 +81,7 @@ _RULES: Final[dict[str, Callable[[Any], str | None]]] = {
     "batch_size": _whole(1),
     "epochs": _whole(1),
     "num_nodes": _whole(1),
-    "learning_rate": _positive_number,
+    "learning_rate": positive_number_problem,
     "max_steps": _whole(1),
     "gradient_accumulation_steps": _whole(1),
     "max_seq_len": _whole(1),
@@ -90,7 +92,7 @@ _RULES: Final[dict[str, Callable[[Any], str | None]]] = {
 }
 _LORA_RULES: Final[dict[str, Callable[[Any], str | None]]] = {
     "lora_rank": _whole(1),
-    "lora_alpha": _positive_number,
+    "lora_alpha": positive_number_problem,
     "lora_dropout": _probability,
     "lora_attn_modules": _modules,
 }
