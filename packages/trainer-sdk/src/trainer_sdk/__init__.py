@@ -52,6 +52,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers
     from trainer_sdk.training.metrics import MetricPoint, log_metrics
     from trainer_sdk.training.progress import update_trainjob_status
     from trainer_sdk.types import (
+        DPO,
+        KTO,
         BuiltinTrainer,
         ChatDataset,
         CustomTrainer,
@@ -66,6 +68,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers
         Initializer,
         LoraConfig,
         Loss,
+        PreferenceDataset,
         Runtime,
         RuntimeKind,
         RuntimeTrainer,
@@ -131,13 +134,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DataCacheInitializer",
         "DataFormat",
         "DataType",
+        "DPO",
         "EngineSettings",
         "Event",
         "HuggingFaceDatasetInitializer",
         "HuggingFaceModelInitializer",
         "Initializer",
+        "KTO",
         "LoraConfig",
         "Loss",
+        "PreferenceDataset",
         "Runtime",
         "RuntimeKind",
         "RuntimeTrainer",
@@ -180,6 +186,8 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "DATASET_PATH",
+    "DPO",
+    "KTO",
     "MODEL_PATH",
     "ActiveDeadlineSeconds",
     "Annotations",
@@ -216,6 +224,7 @@ __all__ = [
     "Name",
     "PodSpecPatch",
     "PodTemplatePatch",
+    "PreferenceDataset",
     "ReplicatedJobPatch",
     "Runtime",
     "RuntimeKind",

@@ -14,6 +14,8 @@ from trainer_sdk import constants
 from trainer_sdk.manifests import storage
 
 __all__ = [
+    "DPO",
+    "KTO",
     "TORCH_TUNE",
     "BaseInitializer",
     "BuiltinTrainer",
@@ -31,6 +33,7 @@ __all__ = [
     "Initializer",
     "LoraConfig",
     "Loss",
+    "PreferenceDataset",
     "Runtime",
     "RuntimeKind",
     "RuntimeTrainer",
@@ -187,6 +190,41 @@ class TorchTuneConfig(EngineSettings, _TorchTuneFields):
 
 
 @dataclass
+class PreferenceDataset(_DatasetPreprocessing):
+    """Preprocessing of a preference data set: ``prompt``, ``chosen`` and ``rejected`` columns
+    (each text, or a list of messages), mapped with ``column_map`` (e.g. ``{"chosen":
+    "better"}``); a prompt and completions given as text are rendered with the model's chat
+    template as a user turn and assistant answers."""
+
+
+@dataclass
+class DPO:
+    """Direct preference optimisation (TRL's ``DPOTrainer``) on chosen/rejected pairs.
+
+    ``beta``: how far the policy may move from the reference (TRL's default 0.1).
+    ``loss_type``: TRL's DPO loss (``sigmoid``, ``ipo``, ``hinge``...; default ``sigmoid``).
+    ``reference_model``: True keeps the reference while training (full fine-tuning: a frozen
+    copy of the initial model; LoRA: the base model with the adapter switched off, no copy);
+    False computes the reference's log-probabilities once before training and holds no
+    reference model while training."""
+
+    beta: float | None = None
+    loss_type: str | None = None
+    reference_model: bool = True
+
+
+@dataclass
+class KTO:
+    """Kahneman-Tversky optimisation (TRL's ``KTOTrainer``): each pair's chosen completion is a
+    desirable example and its rejected one an undesirable one, weighted by
+    ``desirable_weight`` and ``undesirable_weight``; ``beta`` as in ``DPO``."""
+
+    beta: float | None = None
+    desirable_weight: float | None = None
+    undesirable_weight: float | None = None
+
+
+@dataclass
 class _TRLFields:
     """The fields of ``TRLConfig`` before ``EngineSettings``; upstream's names where
     ``TorchTuneConfig`` has the same setting."""
@@ -197,13 +235,17 @@ class _TRLFields:
     batch_size: int | None = None
     epochs: int | None = None
     peft_config: LoraConfig | None = None
-    dataset_preprocess_config: TorchTuneInstructDataset | ChatDataset | None = None
+    dataset_preprocess_config: TorchTuneInstructDataset | ChatDataset | PreferenceDataset | None = (
+        None
+    )
+    method: DPO | KTO | None = None
 
 
 @dataclass
 class TRLConfig(EngineSettings, _TRLFields):
-    """Parameters of the built-in TRL trainer (supervised fine-tuning of any Hugging Face causal
-    LM, full or LoRA): ``batch_size`` per device, ``peft_config`` turns LoRA on (its
+    """Parameters of the built-in TRL trainer (fine-tuning of any Hugging Face causal LM, full or
+    LoRA): ``method`` picks the training method (unset: supervised fine-tuning; ``DPO``,
+    ``KTO``), ``batch_size`` per device, ``peft_config`` turns LoRA on (its
     ``lora_attn_modules`` are the model's module names; torchtune's ``output_proj`` is read as
     ``o_proj``), ``dataset_preprocess_config`` says the data set's format (unset: found from its
     columns)."""

@@ -26,8 +26,19 @@ __all__ = ["COMMITTED", "PlatformCallback", "checkpoint_directory", "resume_chec
 COMMITTED: Final = "COMMITTED"
 CHECKPOINT_DIR_ENV: Final = "TRAINER_CHECKPOINT_DIR"
 _CHECKPOINT: Final = re.compile(r"^checkpoint-(\d+)$")
-# Per-step values the trainers log, as the platform names them.
-_REPORTED: Final = {"loss": "loss", "learning_rate": "learning_rate", "grad_norm": "grad_norm"}
+# Per-step values the trainers log, as the platform names them (preference trainers: the
+# implicit rewards of chosen and rejected completions, their margin, and the share of pairs
+# whose chosen completion the policy prefers).
+_REPORTED: Final = {
+    "loss": "loss",
+    "learning_rate": "learning_rate",
+    "grad_norm": "grad_norm",
+    "rewards/chosen": "reward_chosen",
+    "rewards/rejected": "reward_rejected",
+    "rewards/margins": "reward_margin",
+    "rewards/accuracies": "reward_accuracy",
+    "kl": "kl",
+}
 
 
 def checkpoint_directory(output_path: Path) -> Path:

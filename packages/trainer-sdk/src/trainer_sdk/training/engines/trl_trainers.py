@@ -1,14 +1,15 @@
-"""The TRL engine's pod side: supervised fine-tuning with TRL's ``SFTTrainer`` in every rank.
+"""The TRL engine's pod side: the trainer of the job's method (``SFTTrainer``, ``DPOTrainer``,
+``KTOTrainer``) in every rank.
 
     torchrun -m trainer_sdk.training.engines trl --model_name_or_path=M --dataset_path=D \\
-        --output_path=O [TRL arguments...]
+        --output_path=O [--method=dpo] [TRL arguments...]
 
-Arguments are TRL's own (``SFTConfig``, ``ModelConfig``) and the engine's ``DatasetArguments``,
-read with TRL's parser after the platform's defaults (one log line and one metric point per
-step, no external reporting, checkpoints by steps, two kept), so a job's arguments override
-them. The model is ``AutoModelForCausalLM`` with its tokenizer and chat template; LoRA is PEFT's
-(``--use_peft``). Ranks are torchrun's (gloo on CPU). Checkpoints, resume and reports are
-``hf_trainer``'s; the model is written by ``outputs``.
+Arguments are TRL's own (the method's config, ``ModelConfig``) and the engine's
+``DatasetArguments``, read with TRL's parser after the platform's defaults (one log line and one
+metric point per step, no external reporting, checkpoints by steps, two kept), so a job's
+arguments override them. The model is ``AutoModelForCausalLM`` with its tokenizer and chat
+template; LoRA is PEFT's (``--use_peft``). Ranks are torchrun's (gloo on CPU). Checkpoints,
+resume and reports are ``hf_trainer``'s; the model is written by ``outputs``.
 """
 
 from __future__ import annotations
@@ -19,9 +20,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from transformers import AutoTokenizer, HfArgumentParser
+from datasets import Dataset
+from transformers import AutoTokenizer, HfArgumentParser, TrainingArguments
 from transformers.hf_argparser import DataClassType, string_to_bool
 from trl.scripts.utils import TrlParser
+from trl.trainer.dpo_config import DPOConfig
+from trl.trainer.dpo_trainer import DPOTrainer
+from trl.trainer.kto_config import KTOConfig
+from trl.trainer.kto_trainer import KTOTrainer
 from trl.trainer.model_config import ModelConfig
 from trl.trainer.sft_config import SFTConfig
 from trl.trainer.sft_trainer import SFTTrainer
@@ -29,6 +35,7 @@ from trl.trainer.utils import get_peft_config
 
 from trainer_sdk.training.engines import datasets, hf_trainer, outputs
 from trainer_sdk.training.engines.trl import DatasetArguments
+from trainer_sdk.training.engines.trl_methods import METHODS
 
 __all__ = ["DEFAULT_ARGUMENTS", "argument_table", "main", "parse"]
 
@@ -39,18 +46,25 @@ DEFAULT_ARGUMENTS: Final = (
     "--save_total_limit=2",
     "--disable_tqdm=true",
 )
-_DATACLASSES: Final = tuple(map(DataClassType, (DatasetArguments, SFTConfig, ModelConfig)))
+# Each method's TRL config and trainer.
+_CONFIGS: Final[dict[str, type[TrainingArguments]]] = {
+    "sft": SFTConfig,
+    "dpo": DPOConfig,
+    "kto": KTOConfig,
+}
+_TRAINERS: Final[dict[str, Any]] = {"sft": SFTTrainer, "dpo": DPOTrainer, "kto": KTOTrainer}
 
 
-def _parser() -> TrlParser:
-    return TrlParser(_DATACLASSES, prog="python -m trainer_sdk.training.engines trl")
+def _parser(method: str) -> TrlParser:
+    dataclasses = (DatasetArguments, _CONFIGS[method], ModelConfig)
+    return TrlParser(
+        tuple(map(DataClassType, dataclasses)), prog="python -m trainer_sdk.training.engines trl"
+    )
 
 
-def argument_table() -> dict[str, Any]:
-    """What ``trl_arguments.json`` holds for the installed TRL: every argument the parser takes
-    -> ``bool``, ``int``, ``float``, ``str``, ``list`` or its accepted values."""
+def _kinds(parser: TrlParser) -> dict[str, Any]:
     kinds: dict[str, Any] = {}
-    for action in _parser()._actions:
+    for action in parser._actions:
         if not action.option_strings or action.dest == "help":
             continue
         if action.choices:
@@ -66,15 +80,43 @@ def argument_table() -> dict[str, Any]:
     return dict(sorted(kinds.items()))
 
 
-def parse(args: Sequence[str]) -> tuple[DatasetArguments, SFTConfig, ModelConfig]:
+def argument_table() -> dict[str, dict[str, Any]]:
+    """What ``trl_arguments.json`` holds for the installed TRL: for each method, every argument
+    its parser takes -> ``bool``, ``int``, ``float``, ``str``, ``list`` or its accepted values."""
+    return {method: _kinds(_parser(method)) for method in METHODS}
+
+
+def parse(args: Sequence[str]) -> tuple[DatasetArguments, TrainingArguments, ModelConfig]:
     """The three argument sets; ``output_dir`` (TRL's checkpoints) is the checkpoint directory."""
     known, _ = HfArgumentParser(DataClassType(DatasetArguments)).parse_known_args(list(args))
     checkpoints = hf_trainer.checkpoint_directory(Path(known.output_path))
     everything = [*DEFAULT_ARGUMENTS, *args, f"--output_dir={checkpoints}"]
-    paths, training, model = _parser().parse_args_into_dataclasses(everything)
+    paths, training, model = _parser(known.method).parse_args_into_dataclasses(everything)
     if not model.model_name_or_path:
         raise ValueError("--model_name_or_path: the runtime must name the model's directory")
     return paths, training, model
+
+
+def _records(paths: DatasetArguments, tokenizer: Any) -> Dataset:
+    """The data set in the form the method's trainer takes."""
+    records = datasets.load_records(
+        Path(paths.dataset_path), paths.dataset_source, paths.dataset_split
+    )
+    column_map = json.loads(paths.column_map) if paths.column_map else {}
+    conversational = tokenizer.chat_template is not None
+    if paths.method in ("dpo", "kto"):
+        pairs = datasets.to_preference_records(
+            records, column_map, paths.new_system_prompt, conversational
+        )
+        return datasets.to_unpaired_records(pairs) if paths.method == "kto" else pairs
+    return datasets.to_training_records(
+        records,
+        paths.dataset_format,
+        column_map,
+        paths.new_system_prompt,
+        paths.train_on_input,
+        conversational=conversational,
+    )
 
 
 def main(args: Sequence[str]) -> int:
@@ -83,24 +125,17 @@ def main(args: Sequence[str]) -> int:
     tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path)
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    records = datasets.to_training_records(
-        datasets.load_records(Path(paths.dataset_path), paths.dataset_source, paths.dataset_split),
-        paths.dataset_format,
-        json.loads(paths.column_map) if paths.column_map else {},
-        paths.new_system_prompt,
-        paths.train_on_input,
-        conversational=tokenizer.chat_template is not None,
-    )
+    records = _records(paths, tokenizer)
     # TRL loads the model (AutoModelForCausalLM) from its directory, as its own script does.
-    given = training.model_init_kwargs
-    training.model_init_kwargs = {
+    given = getattr(training, "model_init_kwargs", None)
+    training.model_init_kwargs = {  # type: ignore[attr-defined]
         "dtype": model_args.dtype or "auto",
         "attn_implementation": model_args.attn_implementation,
         **(json.loads(given) if isinstance(given, str) else given or {}),
     }
     main_rank = int(os.environ.get("RANK", "0")) == 0
     resume = hf_trainer.resume_checkpoint(Path(str(training.output_dir)), main_rank)
-    trainer = SFTTrainer(
+    trainer = _TRAINERS[paths.method](
         model=str(model_args.model_name_or_path),
         args=training,
         train_dataset=records,

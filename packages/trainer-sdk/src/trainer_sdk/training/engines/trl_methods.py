@@ -1,0 +1,78 @@
+"""The TRL engine's training methods, submit side (pure): ``TRLConfig.method`` -> the method's
+name and TRL arguments, and which data set preprocessing each method takes.
+
+A method is one of TRL's trainers with its config (``SFTTrainer``/``SFTConfig``,
+``DPOTrainer``/``DPOConfig``, ``KTOTrainer``/``KTOConfig``); the pod side
+(``trl_trainers``) runs the trainer that ``--method`` names.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+from trainer_sdk import types
+from trainer_sdk.training.engines.settings import field_error, positive_number_problem
+
+if TYPE_CHECKING:
+    from trainer_api import FieldError
+
+__all__ = ["CONFIG_NAMES", "DATASETS", "METHODS", "render"]
+
+METHODS: Final = ("sft", "dpo", "kto")
+CONFIG_NAMES: Final = {"sft": "SFTConfig", "dpo": "DPOConfig", "kto": "KTOConfig"}
+"""The TRL config whose arguments each method takes (with ``ModelConfig``)."""
+_PREFERENCES: Final = (types.PreferenceDataset,)
+DATASETS: Final[dict[str, tuple[type[Any], ...]]] = {
+    "sft": (types.TorchTuneInstructDataset, types.ChatDataset),
+    "dpo": _PREFERENCES,
+    "kto": _PREFERENCES,
+}
+"""The ``dataset_preprocess_config`` types each method takes."""
+
+
+def _numbers(method: Any, names: tuple[str, ...], where: str) -> list[FieldError]:
+    return [
+        field_error(f"{where}.{name}", problem)
+        for name in names
+        if getattr(method, name) is not None
+        and (problem := positive_number_problem(getattr(method, name))) is not None
+    ]
+
+
+def _dpo(method: types.DPO, where: str) -> tuple[dict[str, Any], list[FieldError]]:
+    errors = _numbers(method, ("beta",), where)
+    arguments: dict[str, Any] = {"beta": method.beta} if method.beta is not None else {}
+    if method.loss_type is not None:
+        if isinstance(method.loss_type, str) and method.loss_type:
+            arguments["loss_type"] = [method.loss_type]
+        else:
+            problem = f"expected the name of a TRL DPO loss, got {method.loss_type!r}"
+            errors.append(field_error(f"{where}.loss_type", problem))
+    if not isinstance(method.reference_model, bool):
+        problem = f"expected True or False, got {method.reference_model!r}"
+        errors.append(field_error(f"{where}.reference_model", problem))
+    elif not method.reference_model:
+        arguments["precompute_ref_log_probs"] = True
+    return arguments, errors
+
+
+def _kto(method: types.KTO, where: str) -> tuple[dict[str, Any], list[FieldError]]:
+    names = ("beta", "desirable_weight", "undesirable_weight")
+    arguments = {name: getattr(method, name) for name in names if getattr(method, name) is not None}
+    return arguments, _numbers(method, names, where)
+
+
+def render(method: object, where: str) -> tuple[str, dict[str, Any], list[FieldError]]:
+    """``method``'s name and TRL arguments (``--method`` among them), and one error per bad
+    setting at ``where.method.<field>``."""
+    path = f"{where}.method"
+    if method is None:
+        return "sft", {}, []
+    if isinstance(method, types.DPO):
+        arguments, errors = _dpo(method, path)
+        return "dpo", {"method": "dpo", **arguments}, errors
+    if isinstance(method, types.KTO):
+        arguments, errors = _kto(method, path)
+        return "kto", {"method": "kto", **arguments}, errors
+    problem = f"expected None (supervised fine-tuning), DPO or KTO, got {type(method).__name__}"
+    return "sft", {}, [field_error(path, problem)]
