@@ -17,7 +17,13 @@ from trainer_sdk import types
 if TYPE_CHECKING:
     from trainer_api import FieldError
 
-__all__ = ["DEVICES", "field_error", "positive_number_problem", "setting_errors"]
+__all__ = [
+    "DEVICES",
+    "field_error",
+    "positive_number_problem",
+    "setting_errors",
+    "whole_number_problem",
+]
 
 DEVICES: Final = ("cpu", "cuda")
 
@@ -30,13 +36,15 @@ def field_error(path: str, message: str) -> FieldError:
     return FieldError(path, message)
 
 
-def _whole(minimum: int) -> Callable[[Any], str | None]:
-    def check(value: Any) -> str | None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            return f"expected a whole number of at least {minimum}, got {value!r}"
-        return None
+def whole_number_problem(value: Any, minimum: int) -> str | None:
+    """Why ``value`` is not a whole number of at least ``minimum``, or None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        return f"expected a whole number of at least {minimum}, got {value!r}"
+    return None
 
-    return check
+
+def _whole(minimum: int) -> Callable[[Any], str | None]:
+    return lambda value: whole_number_problem(value, minimum)
 
 
 def positive_number_problem(value: Any) -> str | None:
