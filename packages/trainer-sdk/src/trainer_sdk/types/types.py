@@ -15,6 +15,7 @@ from trainer_sdk.manifests import storage
 
 __all__ = [
     "DPO",
+    "GRPO",
     "KTO",
     "TORCH_TUNE",
     "BaseInitializer",
@@ -28,12 +29,17 @@ __all__ = [
     "DataType",
     "EngineSettings",
     "Event",
+    "ExactMatchReward",
+    "FunctionReward",
     "HuggingFaceDatasetInitializer",
     "HuggingFaceModelInitializer",
     "Initializer",
+    "LengthReward",
     "LoraConfig",
     "Loss",
     "PreferenceDataset",
+    "PromptDataset",
+    "RegexReward",
     "Runtime",
     "RuntimeKind",
     "RuntimeTrainer",
@@ -225,6 +231,66 @@ class KTO:
 
 
 @dataclass
+class PromptDataset(_DatasetPreprocessing):
+    """Preprocessing of a prompt data set (GRPO): a ``prompt`` column (text, or a list of
+    messages) and any other columns the reward functions read (``answer``), mapped with
+    ``column_map``."""
+
+
+@dataclass
+class ExactMatchReward:
+    """Reward 1.0 for a completion equal to the record's ``column`` (spaces around either
+    ignored), else 0.0."""
+
+    column: str = "answer"
+    weight: float = 1.0
+
+
+@dataclass
+class RegexReward:
+    """Reward 1.0 for a completion that ``pattern`` (a Python regular expression) matches
+    whole (spaces around it ignored), else 0.0."""
+
+    pattern: str
+    weight: float = 1.0
+
+
+@dataclass
+class LengthReward:
+    """Reward 1.0 for a completion of ``target`` characters (spaces around it ignored), falling
+    linearly to 0.0 at no characters and at twice the target."""
+
+    target: int
+    weight: float = 1.0
+
+
+@dataclass
+class FunctionReward:
+    """A reward function of yours, sent like a ``CustomTrainer``'s function (its source; import
+    what it needs inside it): called with ``prompts``, ``completions`` (text) and every other
+    column of the data set as keyword arguments, a list each, it returns one number per
+    completion."""
+
+    func: Callable[..., list[float]]
+    weight: float = 1.0
+
+
+@dataclass
+class GRPO:
+    """Group relative policy optimisation (TRL's ``GRPOTrainer``): for each prompt the model
+    writes ``num_generations`` completions (at most ``max_new_tokens`` tokens, sampled at
+    ``temperature``), scored by ``rewards`` (their weighted sum), and learns from each one's
+    reward relative to its group's; ``beta`` weighs a KL penalty to the initial model (TRL's
+    default 0: none, and no reference model)."""
+
+    rewards: list[ExactMatchReward | RegexReward | LengthReward | FunctionReward]
+    num_generations: int | None = None
+    max_new_tokens: int | None = None
+    temperature: float | None = None
+    beta: float | None = None
+
+
+@dataclass
 class _TRLFields:
     """The fields of ``TRLConfig`` before ``EngineSettings``; upstream's names where
     ``TorchTuneConfig`` has the same setting."""
@@ -245,7 +311,7 @@ class _TRLFields:
 class TRLConfig(EngineSettings, _TRLFields):
     """Parameters of the built-in TRL trainer (fine-tuning of any Hugging Face causal LM, full or
     LoRA): ``method`` picks the training method (unset: supervised fine-tuning; ``DPO``,
-    ``KTO``), ``batch_size`` per device, ``peft_config`` turns LoRA on (its
+    ``KTO``, ``GRPO``), ``batch_size`` per device, ``peft_config`` turns LoRA on (its
     ``lora_attn_modules`` are the model's module names; torchtune's ``output_proj`` is read as
     ``o_proj``), ``dataset_preprocess_config`` says the data set's format (unset: found from its
     columns)."""

@@ -76,7 +76,7 @@ def test_dpo_and_kto_become_trls_arguments() -> None:
         pytest.param(
             TRLConfig(method="dpo"),  # type: ignore[arg-type]
             "TRLConfig.method",
-            "expected None (supervised fine-tuning), DPO or KTO, got str",
+            "expected None (supervised fine-tuning), DPO, KTO or GRPO, got str",
             id="method-type",
         ),
         pytest.param(

@@ -16,7 +16,8 @@ assistant turn, and that turn), so the loss is on the answer only, with any chat
 A tokenizer without a chat template gets the turns as plain text.
 
 Preference data sets (DPO, KTO: ``to_preference_records``) have ``prompt``, ``chosen`` and
-``rejected`` columns, each text or a list of messages.
+``rejected`` columns, each text or a list of messages; prompt data sets (GRPO:
+``to_prompt_records``) a ``prompt`` column and whatever their reward functions read.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "SOURCES",
     "load_records",
     "to_preference_records",
+    "to_prompt_records",
     "to_training_records",
     "to_unpaired_records",
 ]
@@ -240,3 +242,29 @@ def to_unpaired_records(pairs: Dataset) -> Dataset:
         }
 
     return pairs.map(unpair, batched=True, remove_columns=pairs.column_names)
+
+
+def to_prompt_records(
+    dataset: Dataset,
+    column_map: Mapping[str, str],
+    system_prompt: str | None,
+    conversational: bool,
+) -> Dataset:
+    """``dataset`` (a ``prompt`` column, after ``column_map``) in the form TRL's GRPO takes: the
+    prompt as messages for a tokenizer with a chat template, else as plain text; the other
+    columns (what reward functions read) kept under their mapped names."""
+    columns = _renamed(dataset.column_names, column_map)
+    if "prompt" not in columns:
+        raise ValueError(
+            f"dataset: a prompt data set needs a prompt column, not in {sorted(columns)} "
+            "(map it with column_map)"
+        )
+
+    def convert(record: dict[str, Any]) -> dict[str, Any]:
+        prompt = _turns(record[columns["prompt"]], "user")
+        if system_prompt:
+            prompt = [{"role": "system", "content": system_prompt}, *prompt]
+        others = {name: record[theirs] for name, theirs in columns.items() if name != "prompt"}
+        return {**others, "prompt": prompt if conversational else _as_text(prompt) + "assistant: "}
+
+    return dataset.map(convert, remove_columns=dataset.column_names)

@@ -1,5 +1,5 @@
 """The TRL engine: fine-tuning (full or LoRA) of any Hugging Face causal LM by one of TRL's
-methods (``TRLConfig.method``: supervised, DPO, KTO; ``trl_methods`` renders each).
+methods (``TRLConfig.method``: supervised, DPO, KTO, GRPO; ``trl_methods`` renders each).
 
 Submit side (pure): ``TRLConfig`` -> the TrainJob's args, TRL's own command-line arguments
 (``--learning_rate=2e-05``, ``--use_peft=true``, ``--lora_target_modules q_proj v_proj``), which
@@ -43,7 +43,15 @@ RUNTIME_ARGUMENTS: Final = frozenset(
 )
 """Set by the runtime's command (where the initializers put the model and data set, where the
 model goes); a job may not set them."""
-DATASET_FORMATS: Final = ("auto", "instruct", "chat", "prompt_completion", "text", "preference")
+DATASET_FORMATS: Final = (
+    "auto",
+    "instruct",
+    "chat",
+    "prompt_completion",
+    "text",
+    "preference",
+    "prompt",
+)
 # EngineSettings and upstream's fields -> TRL's argument names.
 _NAMES: Final = {
     "batch_size": "per_device_train_batch_size",
@@ -89,6 +97,10 @@ class DatasetArguments:
     )
     train_on_input: bool = field(
         default=False, metadata={"help": "Train on the prompt too, not only on the answer."}
+    )
+    reward_functions: str | None = field(
+        default=None,
+        metadata={"help": "GRPO: a JSON list of reward functions (``rewards.reward_spec``)."},
     )
     merge_adapter: bool = field(
         default=True, metadata={"help": "LoRA: also write the base model merged with the adapter."}
@@ -172,11 +184,17 @@ _DATASET_FORMAT: Final = {
     types.TorchTuneInstructDataset: "instruct",
     types.ChatDataset: "chat",
     types.PreferenceDataset: "preference",
+    types.PromptDataset: "prompt",
 }
 
 
 def _dataset_arguments(
-    dataset: types.TorchTuneInstructDataset | types.ChatDataset | types.PreferenceDataset,
+    dataset: (
+        types.TorchTuneInstructDataset
+        | types.ChatDataset
+        | types.PreferenceDataset
+        | types.PromptDataset
+    ),
 ) -> dict[str, Any]:
     arguments: dict[str, Any] = {"dataset_format": _DATASET_FORMAT[type(dataset)]}
     if dataset.source is not None:

@@ -2,30 +2,42 @@
 name and TRL arguments, and which data set preprocessing each method takes.
 
 A method is one of TRL's trainers with its config (``SFTTrainer``/``SFTConfig``,
-``DPOTrainer``/``DPOConfig``, ``KTOTrainer``/``KTOConfig``); the pod side
-(``trl_trainers``) runs the trainer that ``--method`` names.
+``DPOTrainer``/``DPOConfig``, ``KTOTrainer``/``KTOConfig``, ``GRPOTrainer``/``GRPOConfig``);
+the pod side (``trl_trainers``) runs the trainer that ``--method`` names.
 """
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any, Final
 
 from trainer_sdk import types
-from trainer_sdk.training.engines.settings import field_error, positive_number_problem
+from trainer_sdk.training.engines.rewards import reward_spec
+from trainer_sdk.training.engines.settings import (
+    field_error,
+    positive_number_problem,
+    whole_number_problem,
+)
 
 if TYPE_CHECKING:
     from trainer_api import FieldError
 
 __all__ = ["CONFIG_NAMES", "DATASETS", "METHODS", "render"]
 
-METHODS: Final = ("sft", "dpo", "kto")
-CONFIG_NAMES: Final = {"sft": "SFTConfig", "dpo": "DPOConfig", "kto": "KTOConfig"}
+METHODS: Final = ("sft", "dpo", "kto", "grpo")
+CONFIG_NAMES: Final = {
+    "sft": "SFTConfig",
+    "dpo": "DPOConfig",
+    "kto": "KTOConfig",
+    "grpo": "GRPOConfig",
+}
 """The TRL config whose arguments each method takes (with ``ModelConfig``)."""
 _PREFERENCES: Final = (types.PreferenceDataset,)
 DATASETS: Final[dict[str, tuple[type[Any], ...]]] = {
     "sft": (types.TorchTuneInstructDataset, types.ChatDataset),
     "dpo": _PREFERENCES,
     "kto": _PREFERENCES,
+    "grpo": (types.PromptDataset,),
 }
 """The ``dataset_preprocess_config`` types each method takes."""
 
@@ -62,6 +74,41 @@ def _kto(method: types.KTO, where: str) -> tuple[dict[str, Any], list[FieldError
     return arguments, _numbers(method, names, where)
 
 
+def _grpo(method: types.GRPO, where: str) -> tuple[dict[str, Any], list[FieldError]]:
+    errors = []
+    specs, weights = [], []
+    rewards = method.rewards
+    if not isinstance(rewards, list) or not rewards:
+        problem = f"expected a non-empty list of rewards, got {rewards!r}"
+        errors.append(field_error(f"{where}.rewards", problem))
+        rewards = []
+    for index, reward in enumerate(rewards):
+        spec, reward_errors = reward_spec(reward, f"{where}.rewards[{index}]")
+        specs.append(spec)
+        weights.append(getattr(reward, "weight", None))
+        errors += reward_errors
+    arguments: dict[str, Any] = {
+        "reward_functions": json.dumps(specs),
+        "reward_weights": weights,
+    }
+    for name, argument, minimum in (
+        ("num_generations", "num_generations", 2),
+        ("max_new_tokens", "max_completion_length", 1),
+    ):
+        if (value := getattr(method, name)) is not None:
+            arguments[argument] = value
+            if (wrong := whole_number_problem(value, minimum)) is not None:
+                errors.append(field_error(f"{where}.{name}", wrong))
+    if method.temperature is not None:
+        arguments["temperature"] = method.temperature
+        errors += _numbers(method, ("temperature",), where)
+    if method.beta is not None:
+        arguments["beta"] = method.beta
+        if method.beta != 0:
+            errors += _numbers(method, ("beta",), where)
+    return arguments, errors
+
+
 def render(method: object, where: str) -> tuple[str, dict[str, Any], list[FieldError]]:
     """``method``'s name and TRL arguments (``--method`` among them), and one error per bad
     setting at ``where.method.<field>``."""
@@ -74,5 +121,10 @@ def render(method: object, where: str) -> tuple[str, dict[str, Any], list[FieldE
     if isinstance(method, types.KTO):
         arguments, errors = _kto(method, path)
         return "kto", {"method": "kto", **arguments}, errors
-    problem = f"expected None (supervised fine-tuning), DPO or KTO, got {type(method).__name__}"
+    if isinstance(method, types.GRPO):
+        arguments, errors = _grpo(method, path)
+        return "grpo", {"method": "grpo", **arguments}, errors
+    problem = (
+        f"expected None (supervised fine-tuning), DPO, KTO or GRPO, got {type(method).__name__}"
+    )
     return "sft", {}, [field_error(path, problem)]

@@ -1,5 +1,5 @@
 """The TRL engine's pod side: the trainer of the job's method (``SFTTrainer``, ``DPOTrainer``,
-``KTOTrainer``) in every rank.
+``KTOTrainer``, ``GRPOTrainer`` with the job's reward functions) in every rank.
 
     torchrun -m trainer_sdk.training.engines trl --model_name_or_path=M --dataset_path=D \\
         --output_path=O [--method=dpo] [TRL arguments...]
@@ -26,6 +26,8 @@ from transformers.hf_argparser import DataClassType, string_to_bool
 from trl.scripts.utils import TrlParser
 from trl.trainer.dpo_config import DPOConfig
 from trl.trainer.dpo_trainer import DPOTrainer
+from trl.trainer.grpo_config import GRPOConfig
+from trl.trainer.grpo_trainer import GRPOTrainer
 from trl.trainer.kto_config import KTOConfig
 from trl.trainer.kto_trainer import KTOTrainer
 from trl.trainer.model_config import ModelConfig
@@ -33,7 +35,7 @@ from trl.trainer.sft_config import SFTConfig
 from trl.trainer.sft_trainer import SFTTrainer
 from trl.trainer.utils import get_peft_config
 
-from trainer_sdk.training.engines import datasets, hf_trainer, outputs
+from trainer_sdk.training.engines import datasets, hf_trainer, outputs, rewards
 from trainer_sdk.training.engines.trl import DatasetArguments
 from trainer_sdk.training.engines.trl_methods import METHODS
 
@@ -51,8 +53,14 @@ _CONFIGS: Final[dict[str, type[TrainingArguments]]] = {
     "sft": SFTConfig,
     "dpo": DPOConfig,
     "kto": KTOConfig,
+    "grpo": GRPOConfig,
 }
-_TRAINERS: Final[dict[str, Any]] = {"sft": SFTTrainer, "dpo": DPOTrainer, "kto": KTOTrainer}
+_TRAINERS: Final[dict[str, Any]] = {
+    "sft": SFTTrainer,
+    "dpo": DPOTrainer,
+    "kto": KTOTrainer,
+    "grpo": GRPOTrainer,
+}
 
 
 def _parser(method: str) -> TrlParser:
@@ -109,6 +117,10 @@ def _records(paths: DatasetArguments, tokenizer: Any) -> Dataset:
             records, column_map, paths.new_system_prompt, conversational
         )
         return datasets.to_unpaired_records(pairs) if paths.method == "kto" else pairs
+    if paths.method == "grpo":
+        return datasets.to_prompt_records(
+            records, column_map, paths.new_system_prompt, conversational
+        )
     return datasets.to_training_records(
         records,
         paths.dataset_format,
@@ -133,6 +145,13 @@ def main(args: Sequence[str]) -> int:
         "attn_implementation": model_args.attn_implementation,
         **(json.loads(given) if isinstance(given, str) else given or {}),
     }
+    method_arguments: dict[str, Any] = {}
+    if paths.method == "grpo":
+        if not paths.reward_functions:
+            raise ValueError("--reward_functions: GRPO needs at least one reward function")
+        method_arguments["reward_funcs"] = rewards.reward_functions(
+            paths.reward_functions, records.column_names
+        )
     main_rank = int(os.environ.get("RANK", "0")) == 0
     resume = hf_trainer.resume_checkpoint(Path(str(training.output_dir)), main_rank)
     trainer = _TRAINERS[paths.method](
@@ -142,6 +161,7 @@ def main(args: Sequence[str]) -> int:
         processing_class=tokenizer,
         peft_config=get_peft_config(model_args),
         callbacks=[hf_trainer.PlatformCallback()],
+        **method_arguments,
     )
     if resume is not None:
         print(f"resuming from {resume}", flush=True)
