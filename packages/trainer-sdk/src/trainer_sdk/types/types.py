@@ -27,6 +27,7 @@ __all__ = [
     "DataCacheInitializer",
     "DataFormat",
     "DataType",
+    "Distillation",
     "EngineSettings",
     "Event",
     "ExactMatchReward",
@@ -291,6 +292,22 @@ class GRPO:
 
 
 @dataclass
+class Distillation:
+    """Knowledge distillation (TRL's ``DistillationTrainer``, on-policy as in generalized
+    knowledge distillation): the student (the job's model) writes completions to the prompts
+    of a ``PromptDataset`` (at most ``max_new_tokens`` tokens, at ``temperature``) and learns
+    the teacher's next-token distribution on them, under a generalized Jensen-Shannon
+    divergence (``beta``: 0 forward KL, 1 reverse KL; TRL's default 0.5). ``teacher`` is a
+    model initializer, fetched by the trainer's main rank before training; it must share the
+    student's tokenizer."""
+
+    teacher: HuggingFaceModelInitializer | S3ModelInitializer
+    beta: float | None = None
+    temperature: float | None = None
+    max_new_tokens: int | None = None
+
+
+@dataclass
 class _TRLFields:
     """The fields of ``TRLConfig`` before ``EngineSettings``; upstream's names where
     ``TorchTuneConfig`` has the same setting."""
@@ -311,10 +328,11 @@ class _TRLFields:
 class TRLConfig(EngineSettings, _TRLFields):
     """Parameters of the built-in TRL trainer (fine-tuning of any Hugging Face causal LM, full or
     LoRA): ``method`` picks the training method (unset: supervised fine-tuning; ``DPO``,
-    ``KTO``, ``GRPO``), ``batch_size`` per device, ``peft_config`` turns LoRA on (its
-    ``lora_attn_modules`` are the model's module names; torchtune's ``output_proj`` is read as
-    ``o_proj``), ``dataset_preprocess_config`` says the data set's format (unset: found from its
-    columns)."""
+    ``KTO``, ``GRPO``, ``Distillation``), ``batch_size`` per device, ``peft_config`` turns LoRA
+    on (its ``lora_attn_modules`` are the model's module names; torchtune's ``output_proj`` is
+    read as ``o_proj``), ``dataset_preprocess_config`` says the data set's format (unset: found
+    from its columns; ``PreferenceDataset`` for DPO and KTO, ``PromptDataset`` for GRPO and
+    distillation)."""
 
 
 @dataclass

@@ -1,15 +1,20 @@
-"""TRLConfig.method -> TRL's arguments for DPO and KTO, and every bad method setting refused at
-submit naming its field."""
+"""TRLConfig.method -> TRL's arguments for DPO, KTO and distillation, and every bad method
+setting refused at submit naming its field (GRPO's: test_rewards)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from trainer_sdk import (
     DPO,
     KTO,
     ChatDataset,
+    Distillation,
+    HuggingFaceModelInitializer,
     InvalidTrainJobError,
     PreferenceDataset,
+    PromptDataset,
     TRLConfig,
 )
 from trainer_sdk.training.engines.trl import ENGINE
@@ -46,6 +51,25 @@ def test_dpo_and_kto_become_trls_arguments() -> None:
     assert "--method" not in " ".join(_args(TRLConfig()))  # supervised: the default
 
 
+def test_distillation_fetches_its_teacher_from_the_initializers_uri(tmp_path: Path) -> None:
+    teacher = Distillation(
+        teacher=HuggingFaceModelInitializer(str(tmp_path)),
+        beta=0.0,
+        temperature=0.9,
+        max_new_tokens=32,
+    )
+    assert _args(TRLConfig(method=teacher, dataset_preprocess_config=PromptDataset())) == [
+        "--method=distillation",
+        "--max_completion_length=32",
+        "--temperature=0.9",
+        f"--teacher_storage_uri={tmp_path.as_uri()}",
+        "--beta=0.0",
+        "--dataset_format=prompt",
+    ]
+    hub = Distillation(teacher=HuggingFaceModelInitializer("Qwen/Qwen2.5-1.5B-Instruct"))
+    assert "--teacher_storage_uri=hf://Qwen/Qwen2.5-1.5B-Instruct" in _args(TRLConfig(method=hub))
+
+
 @pytest.mark.parametrize(
     ("config", "field", "message"),
     [
@@ -74,9 +98,21 @@ def test_dpo_and_kto_become_trls_arguments() -> None:
             id="kto-weight",
         ),
         pytest.param(
+            TRLConfig(method=Distillation(teacher="/models/big")),  # type: ignore[arg-type]
+            "TRLConfig.method.teacher",
+            "expected a HuggingFaceModelInitializer or S3ModelInitializer, got str",
+            id="distillation-teacher",
+        ),
+        pytest.param(
+            TRLConfig(method=Distillation(teacher=HuggingFaceModelInitializer("org/m"), beta=1.5)),
+            "TRLConfig.method.beta",
+            "expected a number in [0, 1], got 1.5",
+            id="distillation-beta",
+        ),
+        pytest.param(
             TRLConfig(method="dpo"),  # type: ignore[arg-type]
             "TRLConfig.method",
-            "expected None (supervised fine-tuning), DPO, KTO or GRPO, got str",
+            "expected None (supervised fine-tuning), DPO, KTO, GRPO or Distillation, got str",
             id="method-type",
         ),
         pytest.param(

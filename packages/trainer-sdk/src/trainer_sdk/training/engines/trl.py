@@ -1,5 +1,6 @@
 """The TRL engine: fine-tuning (full or LoRA) of any Hugging Face causal LM by one of TRL's
-methods (``TRLConfig.method``: supervised, DPO, KTO, GRPO; ``trl_methods`` renders each).
+methods (``TRLConfig.method``: supervised, DPO, KTO, GRPO, distillation; ``trl_methods``
+renders each).
 
 Submit side (pure): ``TRLConfig`` -> the TrainJob's args, TRL's own command-line arguments
 (``--learning_rate=2e-05``, ``--use_peft=true``, ``--lora_target_modules q_proj v_proj``), which
@@ -101,6 +102,10 @@ class DatasetArguments:
     reward_functions: str | None = field(
         default=None,
         metadata={"help": "GRPO: a JSON list of reward functions (``rewards.reward_spec``)."},
+    )
+    teacher_storage_uri: str | None = field(
+        default=None,
+        metadata={"help": "Distillation: the teacher model's storage URI (hf://, s3://, file://)."},
     )
     merge_adapter: bool = field(
         default=True, metadata={"help": "LoRA: also write the base model merged with the adapter."}

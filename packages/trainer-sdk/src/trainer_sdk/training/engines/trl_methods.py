@@ -2,7 +2,8 @@
 name and TRL arguments, and which data set preprocessing each method takes.
 
 A method is one of TRL's trainers with its config (``SFTTrainer``/``SFTConfig``,
-``DPOTrainer``/``DPOConfig``, ``KTOTrainer``/``KTOConfig``, ``GRPOTrainer``/``GRPOConfig``);
+``DPOTrainer``/``DPOConfig``, ``KTOTrainer``/``KTOConfig``, ``GRPOTrainer``/``GRPOConfig``,
+``DistillationTrainer``/``DistillationConfig``);
 the pod side (``trl_trainers``) runs the trainer that ``--method`` names.
 """
 
@@ -12,6 +13,7 @@ import json
 from typing import TYPE_CHECKING, Any, Final
 
 from trainer_sdk import types
+from trainer_sdk.manifests import storage
 from trainer_sdk.training.engines.rewards import reward_spec
 from trainer_sdk.training.engines.settings import (
     field_error,
@@ -24,12 +26,13 @@ if TYPE_CHECKING:
 
 __all__ = ["CONFIG_NAMES", "DATASETS", "METHODS", "render"]
 
-METHODS: Final = ("sft", "dpo", "kto", "grpo")
+METHODS: Final = ("sft", "dpo", "kto", "grpo", "distillation")
 CONFIG_NAMES: Final = {
     "sft": "SFTConfig",
     "dpo": "DPOConfig",
     "kto": "KTOConfig",
     "grpo": "GRPOConfig",
+    "distillation": "DistillationConfig",
 }
 """The TRL config whose arguments each method takes (with ``ModelConfig``)."""
 _PREFERENCES: Final = (types.PreferenceDataset,)
@@ -38,6 +41,7 @@ DATASETS: Final[dict[str, tuple[type[Any], ...]]] = {
     "dpo": _PREFERENCES,
     "kto": _PREFERENCES,
     "grpo": (types.PromptDataset,),
+    "distillation": (types.PromptDataset,),
 }
 """The ``dataset_preprocess_config`` types each method takes."""
 
@@ -91,21 +95,52 @@ def _grpo(method: types.GRPO, where: str) -> tuple[dict[str, Any], list[FieldErr
         "reward_functions": json.dumps(specs),
         "reward_weights": weights,
     }
-    for name, argument, minimum in (
-        ("num_generations", "num_generations", 2),
-        ("max_new_tokens", "max_completion_length", 1),
-    ):
-        if (value := getattr(method, name)) is not None:
-            arguments[argument] = value
-            if (wrong := whole_number_problem(value, minimum)) is not None:
-                errors.append(field_error(f"{where}.{name}", wrong))
-    if method.temperature is not None:
-        arguments["temperature"] = method.temperature
-        errors += _numbers(method, ("temperature",), where)
+    if method.num_generations is not None:
+        arguments["num_generations"] = method.num_generations
+        if (wrong := whole_number_problem(method.num_generations, 2)) is not None:
+            errors.append(field_error(f"{where}.num_generations", wrong))
+    generation, generation_errors = _generation(method, where)
+    arguments |= generation
+    errors += generation_errors
     if method.beta is not None:
         arguments["beta"] = method.beta
         if method.beta != 0:
             errors += _numbers(method, ("beta",), where)
+    return arguments, errors
+
+
+def _generation(method: Any, where: str) -> tuple[dict[str, Any], list[FieldError]]:
+    """``max_new_tokens`` and ``temperature``, as GRPO and distillation take them."""
+    arguments: dict[str, Any] = {}
+    errors = []
+    if method.max_new_tokens is not None:
+        arguments["max_completion_length"] = method.max_new_tokens
+        if (wrong := whole_number_problem(method.max_new_tokens, 1)) is not None:
+            errors.append(field_error(f"{where}.max_new_tokens", wrong))
+    if method.temperature is not None:
+        arguments["temperature"] = method.temperature
+        errors += _numbers(method, ("temperature",), where)
+    return arguments, errors
+
+
+def _distillation(
+    method: types.Distillation, where: str
+) -> tuple[dict[str, Any], list[FieldError]]:
+    arguments, errors = _generation(method, where)
+    teacher = method.teacher
+    if isinstance(teacher, (types.HuggingFaceModelInitializer, types.S3ModelInitializer)):
+        arguments["teacher_storage_uri"] = storage.trainjob_uri(teacher.storage_uri)
+    else:
+        problem = (
+            "expected a HuggingFaceModelInitializer or S3ModelInitializer, got "
+            f"{type(teacher).__name__}"
+        )
+        errors.append(field_error(f"{where}.teacher", problem))
+    if method.beta is not None:
+        arguments["beta"] = method.beta
+        if not isinstance(method.beta, (int, float)) or not 0 <= method.beta <= 1:
+            problem = f"expected a number in [0, 1], got {method.beta!r}"
+            errors.append(field_error(f"{where}.beta", problem))
     return arguments, errors
 
 
@@ -124,7 +159,11 @@ def render(method: object, where: str) -> tuple[str, dict[str, Any], list[FieldE
     if isinstance(method, types.GRPO):
         arguments, errors = _grpo(method, path)
         return "grpo", {"method": "grpo", **arguments}, errors
+    if isinstance(method, types.Distillation):
+        arguments, errors = _distillation(method, path)
+        return "distillation", {"method": "distillation", **arguments}, errors
     problem = (
-        f"expected None (supervised fine-tuning), DPO, KTO or GRPO, got {type(method).__name__}"
+        "expected None (supervised fine-tuning), DPO, KTO, GRPO or Distillation, got "
+        f"{type(method).__name__}"
     )
     return "sft", {}, [field_error(path, problem)]

@@ -1,5 +1,7 @@
 """The TRL engine's pod side: the trainer of the job's method (``SFTTrainer``, ``DPOTrainer``,
-``KTOTrainer``, ``GRPOTrainer`` with the job's reward functions) in every rank.
+``KTOTrainer``, ``GRPOTrainer`` with the job's reward functions, ``DistillationTrainer`` with
+the job's teacher, fetched into ``teacher/`` beside the output by the main rank first) in every
+rank.
 
     torchrun -m trainer_sdk.training.engines trl --model_name_or_path=M --dataset_path=D \\
         --output_path=O [--method=dpo] [TRL arguments...]
@@ -20,10 +22,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from accelerate import PartialState  # type: ignore[import-untyped]
 from datasets import Dataset
 from transformers import AutoTokenizer, HfArgumentParser, TrainingArguments
 from transformers.hf_argparser import DataClassType, string_to_bool
 from trl.scripts.utils import TrlParser
+from trl.trainer.distillation_config import DistillationConfig
+from trl.trainer.distillation_trainer import DistillationTrainer
 from trl.trainer.dpo_config import DPOConfig
 from trl.trainer.dpo_trainer import DPOTrainer
 from trl.trainer.grpo_config import GRPOConfig
@@ -35,6 +40,7 @@ from trl.trainer.sft_config import SFTConfig
 from trl.trainer.sft_trainer import SFTTrainer
 from trl.trainer.utils import get_peft_config
 
+from trainer_sdk.initializers.fetch import fetch
 from trainer_sdk.training.engines import datasets, hf_trainer, outputs, rewards
 from trainer_sdk.training.engines.trl import DatasetArguments
 from trainer_sdk.training.engines.trl_methods import METHODS
@@ -54,12 +60,14 @@ _CONFIGS: Final[dict[str, type[TrainingArguments]]] = {
     "dpo": DPOConfig,
     "kto": KTOConfig,
     "grpo": GRPOConfig,
+    "distillation": DistillationConfig,
 }
 _TRAINERS: Final[dict[str, Any]] = {
     "sft": SFTTrainer,
     "dpo": DPOTrainer,
     "kto": KTOTrainer,
     "grpo": GRPOTrainer,
+    "distillation": DistillationTrainer,
 }
 
 
@@ -117,7 +125,7 @@ def _records(paths: DatasetArguments, tokenizer: Any) -> Dataset:
             records, column_map, paths.new_system_prompt, conversational
         )
         return datasets.to_unpaired_records(pairs) if paths.method == "kto" else pairs
-    if paths.method == "grpo":
+    if paths.method in ("grpo", "distillation"):
         return datasets.to_prompt_records(
             records, column_map, paths.new_system_prompt, conversational
         )
@@ -129,6 +137,24 @@ def _records(paths: DatasetArguments, tokenizer: Any) -> Dataset:
         paths.train_on_input,
         conversational=conversational,
     )
+
+
+def _teacher(paths: DatasetArguments) -> str:
+    """The teacher's directory (``teacher/`` beside the output): the main rank fetches it,
+    unless an earlier attempt did, while the others wait; then they find it there."""
+    if not paths.teacher_storage_uri:
+        raise ValueError("--teacher_storage_uri: distillation needs the teacher model")
+    target = Path(paths.output_path).with_name("teacher")
+    with PartialState().main_process_first():
+        if not target.is_dir():
+            uri = paths.teacher_storage_uri
+
+            def fetch_into(directory: Path) -> None:
+                fetch("model", uri, directory, os.environ)
+
+            outputs.write_atomically(target, fetch_into)
+            print(f"teacher model fetched from {uri} into {target}", flush=True)
+    return str(target)
 
 
 def main(args: Sequence[str]) -> int:
@@ -152,6 +178,8 @@ def main(args: Sequence[str]) -> int:
         method_arguments["reward_funcs"] = rewards.reward_functions(
             paths.reward_functions, records.column_names
         )
+    if paths.method == "distillation":
+        method_arguments["teacher_model"] = _teacher(paths)
     main_rank = int(os.environ.get("RANK", "0")) == 0
     resume = hf_trainer.resume_checkpoint(Path(str(training.output_dir)), main_rank)
     trainer = _TRAINERS[paths.method](
