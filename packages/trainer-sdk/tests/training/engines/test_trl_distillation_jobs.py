@@ -1,5 +1,5 @@
-"""Knowledge distillation through the platform (local backend, real TRL on tiny models): the
-teacher comes from a model initializer, the student writes completions to the prompts and
+"""Knowledge distillation through the platform (local backend, two nodes, real TRL on tiny
+models): the teacher comes from a model initializer, the student writes completions to the prompts and
 learns the teacher's next-token distribution; its KL divergence from the teacher on held-out
 text falls by at least half."""
 
@@ -87,8 +87,9 @@ def test_the_student_learns_the_teachers_distribution(
         method=Distillation(
             teacher=HuggingFaceModelInitializer(str(teacher)), max_new_tokens=8, temperature=1.0
         ),
+        num_nodes=2,  # the main rank fetches the teacher, the other waits for it
         max_steps=STEPS,
-        batch_size=8,
+        batch_size=4,
         learning_rate=3e-2,
         seed=7,
         dataset_preprocess_config=PromptDataset(),
