@@ -1,5 +1,5 @@
 """Preference tuning through the platform (local backend, real TRL on a tiny model): DPO full and
-LoRA, with and without a reference model, and KTO, from a JSONL file of chosen/rejected pairs.
+LoRA (on two nodes), with and without a reference model, and KTO, from a JSONL file of chosen/rejected pairs.
 The share of held-out pairs (prompts never seen in training) where the written model prefers
 the chosen answer rises from the base model's to at least 0.9; each step reports the
 preference metrics."""
@@ -108,12 +108,12 @@ def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
 
 
 @pytest.mark.parametrize(
-    ("method", "lora"),
+    ("method", "lora", "nodes"),
     [
-        pytest.param(DPO(beta=0.1), False, id="dpo-full-reference"),
-        pytest.param(DPO(beta=0.1, reference_model=False), False, id="dpo-full-precomputed"),
-        pytest.param(DPO(beta=0.1), True, id="dpo-lora-reference"),
-        pytest.param(KTO(beta=0.1), False, id="kto-full"),
+        pytest.param(DPO(beta=0.1), False, 1, id="dpo-full-reference"),
+        pytest.param(DPO(beta=0.1, reference_model=False), False, 1, id="dpo-full-precomputed"),
+        pytest.param(DPO(beta=0.1), True, 2, id="dpo-lora-reference-2-nodes"),
+        pytest.param(KTO(beta=0.1), False, 1, id="kto-full"),
     ],
 )
 def test_preference_tuning_makes_the_model_prefer_the_chosen_answers(
@@ -122,11 +122,13 @@ def test_preference_tuning_makes_the_model_prefer_the_chosen_answers(
     pairs_file: Path,
     method: DPO | KTO,
     lora: bool,
+    nodes: int,
 ) -> None:
     config = TRLConfig(
         method=method,
+        num_nodes=nodes,
         max_steps=STEPS,
-        batch_size=4,
+        batch_size=4 // nodes,
         learning_rate=5e-3 if lora else 1e-3,
         seed=7,
         peft_config=LoraConfig(lora_rank=8, lora_alpha=16) if lora else None,
