@@ -1,5 +1,6 @@
 """``python -m trainer_sdk.initializers dataset|model TARGET``: run one initializer from env
-(``STORAGE_URI``: ``hf://``, ``s3://`` or ``file://``)."""
+(``STORAGE_URI``: ``hf://``, ``s3://``, or a path: ``file:///...`` or ``/...``, where the runtime
+mounted a ``pvc://`` claim)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One initializer run: the files at a storage URI (``hf://``, ``s3://``, ``file://``) into a
+"""One initializer run: the files at a storage URI (``hf://``, ``s3://``, a path) into a
 directory, with the settings the upstream initializers read from their environment."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from trainer_sdk.initializers.huggingface import DEFAULT_ENDPOINT, download_huggingface
 from trainer_sdk.initializers.local import copy_local
 from trainer_sdk.initializers.s3 import download_s3
-from trainer_sdk.manifests.storage import FILE_SCHEME
+from trainer_sdk.manifests.storage import local_path
 
 __all__ = ["UnknownSchemeError", "fetch"]
 
@@ -32,7 +32,7 @@ def fetch(kind: str, uri: str, target: Path, environ: Mapping[str, str]) -> list
             environ.get("ACCESS_TOKEN"),
             ignore,
         )
-    if uri.startswith(FILE_SCHEME):
+    if local_path(uri) is not None:
         return copy_local(uri, target, ignore)
     if uri.startswith("s3://"):
         return download_s3(
@@ -44,4 +44,4 @@ def fetch(kind: str, uri: str, target: Path, environ: Mapping[str, str]) -> list
             environ.get("REGION"),
             ignore,
         )
-    raise UnknownSchemeError(f"STORAGE_URI: expected hf://, s3:// or file://, got {uri!r}")
+    raise UnknownSchemeError(f"STORAGE_URI: expected hf://, s3:// or a path, got {uri!r}")

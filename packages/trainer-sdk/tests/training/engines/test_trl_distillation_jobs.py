@@ -1,7 +1,7 @@
 """Knowledge distillation through the platform (local backend, two nodes, real TRL on tiny
-models): the teacher comes from a model initializer, the student writes completions to the prompts and
-learns the teacher's next-token distribution; its KL divergence from the teacher on held-out
-text falls by at least half."""
+models): the teacher comes from a model initializer, the student writes completions to the
+prompts and learns the teacher's next-token distribution; its KL divergence from the teacher on
+held-out text falls by at least half."""
 
 from __future__ import annotations
 

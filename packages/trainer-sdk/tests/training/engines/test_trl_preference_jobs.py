@@ -1,8 +1,9 @@
-"""Preference tuning through the platform (local backend, real TRL on a tiny model): DPO full and
-LoRA (on two nodes), with and without a reference model, and KTO, from a JSONL file of chosen/rejected pairs.
-The share of held-out pairs (prompts never seen in training) where the written model prefers
-the chosen answer rises from the base model's to at least 0.9; each step reports the
-preference metrics."""
+"""Preference tuning through the platform (local backend, real TRL on a tiny model): DPO full
+and LoRA (on two nodes), with and without a reference model, and KTO, from a JSONL file of
+chosen/rejected pairs. On held-out pairs (a question never seen in training) the written
+model's implicit reward (its log-ratio to the base model) favours the chosen answer on at least
+90 % of the pairs, and the share where it gives the chosen answer the higher probability rises;
+the reward margin rises and each step reports the preference metrics."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from trainer_sdk import constants
 from trainer_sdk.backends.local import volumes
 from trainer_sdk.backends.local.plan import LOOPBACK, LateValue, LocalPod, Text, with_texts
 from trainer_sdk.checkpoint.status import ATTEMPT_ENV
-from trainer_sdk.status.runtimes import container_devices
+from trainer_sdk.status.runtimes import claim_templates, container_devices
 
 __all__ = [
     "DEFAULT_MASTER_PORT",
@@ -381,16 +381,11 @@ def expand_pods(
             reverse=True,
         )
     )
-    claim_templates = tuple(
-        str((template.get("metadata") or {}).get("name", ""))
-        for policy in jobset.get("spec", {}).get("volumeClaimPolicies") or []
-        for template in policy.get("templates") or []
-    )
     addresses = PodAddresses(
         hosts=hosts,
         volumes_root=volumes_root,
         root=root,
-        claim_templates=claim_templates,
+        claim_templates=claim_templates(jobset.get("spec") or {}),
         isolated=isolated,
     )
     has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
