@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -43,10 +43,12 @@ from trl.trainer.utils import get_peft_config
 from trainer_sdk.initializers.fetch import fetch
 from trainer_sdk.training.engines import datasets, hf_trainer, outputs, rewards
 from trainer_sdk.training.engines.trl import DatasetArguments
-from trainer_sdk.training.engines.trl_methods import METHODS
+from trainer_sdk.training.engines.trl_methods import CONFIG_NAMES, METHODS
 
-__all__ = ["DEFAULT_ARGUMENTS", "argument_table", "main", "parse"]
+__all__ = ["DEFAULT_ARGUMENTS", "argument_table", "main", "parse", "search_arguments"]
 
+SEARCH_PREFIX: Final = "KUBEFLOW_TRAINER_OPT_"
+"""A trial's search parameter ``lora_r`` reaches it as ``KUBEFLOW_TRAINER_OPT_LORA_R``."""
 DEFAULT_ARGUMENTS: Final = (
     "--logging_steps=1",
     "--report_to=none",
@@ -102,11 +104,32 @@ def argument_table() -> dict[str, dict[str, Any]]:
     return {method: _kinds(_parser(method)) for method in METHODS}
 
 
+def search_arguments(method: str, environ: Mapping[str, str]) -> list[str]:
+    """An optimizer trial's parameters (``OptimizerClient``'s search space, named after TRL's
+    arguments: ``learning_rate``, ``lora_r``, ``beta``) as TRL arguments; ValueError names a
+    parameter the method does not take."""
+    kinds = _kinds(_parser(method))
+    arguments = []
+    for variable, value in sorted(environ.items()):
+        if not variable.startswith(SEARCH_PREFIX):
+            continue
+        name = variable.removeprefix(SEARCH_PREFIX).lower()
+        if name not in kinds:
+            raise ValueError(
+                f"search parameter {name!r}: not an argument of TRL's {CONFIG_NAMES[method]} or "
+                "ModelConfig or of this engine"
+            )
+        arguments.append(f"--{name}={value}")
+    return arguments
+
+
 def parse(args: Sequence[str]) -> tuple[DatasetArguments, TrainingArguments, ModelConfig]:
-    """The three argument sets; ``output_dir`` (TRL's checkpoints) is the checkpoint directory."""
+    """The three argument sets; ``output_dir`` (TRL's checkpoints) is the checkpoint directory;
+    an optimizer trial's parameters come last, over the job's own."""
     known, _ = HfArgumentParser(DataClassType(DatasetArguments)).parse_known_args(list(args))
     checkpoints = hf_trainer.checkpoint_directory(Path(known.output_path))
-    everything = [*DEFAULT_ARGUMENTS, *args, f"--output_dir={checkpoints}"]
+    trial = search_arguments(known.method, os.environ)
+    everything = [*DEFAULT_ARGUMENTS, *args, *trial, f"--output_dir={checkpoints}"]
     paths, training, model = _parser(known.method).parse_args_into_dataclasses(everything)
     if not model.model_name_or_path:
         raise ValueError("--model_name_or_path: the runtime must name the model's directory")
