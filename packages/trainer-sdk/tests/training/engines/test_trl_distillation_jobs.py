@@ -7,26 +7,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 import torch
 from trainer_sdk import (
-    BuiltinTrainer,
     Distillation,
-    HuggingFaceDatasetInitializer,
     HuggingFaceModelInitializer,
-    Initializer,
-    LocalBackendConfig,
     PromptDataset,
     TrainerClient,
     TRLConfig,
-    constants,
 )
 from trainer_sdk.training.engines.tiny_model import write_tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from .conftest import COLORS
+from .conftest import COLORS, run_to_completion
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 STEPS = 20
@@ -72,14 +66,6 @@ def kl_to_teacher(student: Path, teacher: Path) -> float:
     return float(per_position[mask].mean())
 
 
-@pytest.fixture
-def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
-    yield client
-    client.backend.close()
-
-
 def test_the_student_learns_the_teachers_distribution(
     client: TrainerClient, tiny_model: Path, teacher: Path, prompts_file: Path
 ) -> None:
@@ -94,13 +80,7 @@ def test_the_student_learns_the_teachers_distribution(
         seed=7,
         dataset_preprocess_config=PromptDataset(),
     )
-    initializer = Initializer(
-        model=HuggingFaceModelInitializer(str(tiny_model)),
-        dataset=HuggingFaceDatasetInitializer(str(prompts_file)),
-    )
-    name = client.train(runtime="trl-cpu", initializer=initializer, trainer=BuiltinTrainer(config))
-    job = client.wait_for_job_status(name, timeout=600, polling_interval=1)
-    assert job.status == constants.TRAINJOB_COMPLETE, "\n".join(client.get_job_logs(name))[-3000:]
+    name, job = run_to_completion(client, config, tiny_model, prompts_file)
     log = "\n".join(client.get_job_logs(name, step="node-0"))
     assert f"teacher model fetched from {teacher.as_uri()}" in log
 

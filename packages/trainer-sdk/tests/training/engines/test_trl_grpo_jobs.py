@@ -8,26 +8,19 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
-from typing import Any
 
 import pytest
 from trainer_sdk import (
     GRPO,
-    BuiltinTrainer,
     FunctionReward,
-    HuggingFaceDatasetInitializer,
-    HuggingFaceModelInitializer,
-    Initializer,
     LengthReward,
-    LocalBackendConfig,
     PromptDataset,
     RegexReward,
     TrainerClient,
     TRLConfig,
-    constants,
 )
 
-from .conftest import COLORS
+from .conftest import COLORS, run_to_completion
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 STEPS = 20
@@ -54,14 +47,6 @@ def prompts_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture
-def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
-    yield client
-    client.backend.close()
-
-
 def test_grpo_raises_the_mean_reward_of_python_and_built_in_rewards(
     client: TrainerClient, tiny_model: Path, prompts_file: Path
 ) -> None:
@@ -83,13 +68,7 @@ def test_grpo_raises_the_mean_reward_of_python_and_built_in_rewards(
         seed=7,
         dataset_preprocess_config=PromptDataset(column_map={"prompt": "question"}),
     )
-    initializer = Initializer(
-        model=HuggingFaceModelInitializer(str(tiny_model)),
-        dataset=HuggingFaceDatasetInitializer(str(prompts_file)),
-    )
-    name = client.train(runtime="trl-cpu", initializer=initializer, trainer=BuiltinTrainer(config))
-    job = client.wait_for_job_status(name, timeout=600, polling_interval=1)
-    assert job.status == constants.TRAINJOB_COMPLETE, "\n".join(client.get_job_logs(name))[-3000:]
+    name, _ = run_to_completion(client, config, tiny_model, prompts_file)
 
     points = [p for p in client.get_job_metrics(name) if "loss" in p.values]
     assert [p.step for p in points] == list(range(1, STEPS + 1))

@@ -17,20 +17,14 @@ import torch
 from trainer_sdk import (
     DPO,
     KTO,
-    BuiltinTrainer,
-    HuggingFaceDatasetInitializer,
-    HuggingFaceModelInitializer,
-    Initializer,
-    LocalBackendConfig,
     LoraConfig,
     PreferenceDataset,
     TrainerClient,
     TRLConfig,
-    constants,
 )
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from .conftest import COLORS
+from .conftest import COLORS, run_to_completion
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 STEPS = 20
@@ -100,14 +94,6 @@ def preference_accuracies(
     return implicit, sum(b > 0 for b in base) / len(pairs), sum(t > 0 for t in trained) / len(pairs)
 
 
-@pytest.fixture
-def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
-    yield client
-    client.backend.close()
-
-
 @pytest.mark.parametrize(
     ("method", "lora", "nodes"),
     [
@@ -137,13 +123,7 @@ def test_preference_tuning_makes_the_model_prefer_the_chosen_answers(
             column_map={"prompt": "question", "chosen": "better", "rejected": "worse"}
         ),
     )
-    initializer = Initializer(
-        model=HuggingFaceModelInitializer(str(tiny_model)),
-        dataset=HuggingFaceDatasetInitializer(str(pairs_file)),
-    )
-    name = client.train(runtime="trl-cpu", initializer=initializer, trainer=BuiltinTrainer(config))
-    job = client.wait_for_job_status(name, timeout=600, polling_interval=1)
-    assert job.status == constants.TRAINJOB_COMPLETE, "\n".join(client.get_job_logs(name))[-3000:]
+    name, job = run_to_completion(client, config, tiny_model, pairs_file)
 
     points = [p for p in client.get_job_metrics(name) if "loss" in p.values]
     assert [p.step for p in points] == list(range(1, STEPS + 1))

@@ -144,24 +144,25 @@ def _distillation(
     return arguments, errors
 
 
+_RENDERERS: Final[tuple[tuple[type[Any], str, Any], ...]] = (
+    (types.DPO, "dpo", _dpo),
+    (types.KTO, "kto", _kto),
+    (types.GRPO, "grpo", _grpo),
+    (types.Distillation, "distillation", _distillation),
+)
+"""Each method type, its name, and the function that turns it into TRL arguments."""
+
+
 def render(method: object, where: str) -> tuple[str, dict[str, Any], list[FieldError]]:
     """``method``'s name and TRL arguments (``--method`` among them), and one error per bad
     setting at ``where.method.<field>``."""
     path = f"{where}.method"
     if method is None:
         return "sft", {}, []
-    if isinstance(method, types.DPO):
-        arguments, errors = _dpo(method, path)
-        return "dpo", {"method": "dpo", **arguments}, errors
-    if isinstance(method, types.KTO):
-        arguments, errors = _kto(method, path)
-        return "kto", {"method": "kto", **arguments}, errors
-    if isinstance(method, types.GRPO):
-        arguments, errors = _grpo(method, path)
-        return "grpo", {"method": "grpo", **arguments}, errors
-    if isinstance(method, types.Distillation):
-        arguments, errors = _distillation(method, path)
-        return "distillation", {"method": "distillation", **arguments}, errors
+    for kind, name, arguments_of in _RENDERERS:
+        if isinstance(method, kind):
+            arguments, errors = arguments_of(method, path)
+            return name, {"method": name, **arguments}, errors
     problem = (
         "expected None (supervised fine-tuning), DPO, KTO, GRPO or Distillation, got "
         f"{type(method).__name__}"
