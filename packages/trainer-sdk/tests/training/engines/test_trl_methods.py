@@ -110,6 +110,12 @@ def test_distillation_fetches_its_teacher_from_the_initializers_uri(tmp_path: Pa
             id="distillation-beta",
         ),
         pytest.param(
+            TRLConfig(overrides={"method": "grpo"}),
+            "TRLConfig.overrides['method']",
+            "set by TRLConfig.method",
+            id="method-in-overrides",
+        ),
+        pytest.param(
             TRLConfig(method="dpo"),  # type: ignore[arg-type]
             "TRLConfig.method",
             "expected None (supervised fine-tuning), DPO, KTO, GRPO or Distillation, got str",

@@ -225,6 +225,8 @@ def _override_errors(
             errors.append(
                 field_error(path, "set by the runtime (the initializers' and the output's paths)")
             )
+        elif name in trl_methods.METHOD_ARGUMENTS:
+            errors.append(field_error(path, "set by TRLConfig.method"))
         elif name not in kinds:
             errors.append(
                 field_error(

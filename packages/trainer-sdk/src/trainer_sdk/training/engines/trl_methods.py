@@ -24,7 +24,7 @@ from trainer_sdk.training.engines.settings import (
 if TYPE_CHECKING:
     from trainer_api import FieldError
 
-__all__ = ["CONFIG_NAMES", "DATASETS", "METHODS", "render"]
+__all__ = ["CONFIG_NAMES", "DATASETS", "METHODS", "METHOD_ARGUMENTS", "render"]
 
 METHODS: Final = ("sft", "dpo", "kto", "grpo", "distillation")
 CONFIG_NAMES: Final = {
@@ -35,6 +35,8 @@ CONFIG_NAMES: Final = {
     "distillation": "DistillationConfig",
 }
 """The TRL config whose arguments each method takes (with ``ModelConfig``)."""
+METHOD_ARGUMENTS: Final = frozenset({"method", "reward_functions", "teacher_storage_uri"})
+"""The engine's arguments ``TRLConfig.method`` sets; ``overrides`` may not."""
 _PREFERENCES: Final = (types.PreferenceDataset,)
 DATASETS: Final[dict[str, tuple[type[Any], ...]]] = {
     "sft": (types.TorchTuneInstructDataset, types.ChatDataset),
