@@ -14,6 +14,9 @@ from trainer_sdk import constants
 from trainer_sdk.manifests import storage
 
 __all__ = [
+    "DPO",
+    "GRPO",
+    "KTO",
     "TORCH_TUNE",
     "BaseInitializer",
     "BuiltinTrainer",
@@ -24,13 +27,20 @@ __all__ = [
     "DataCacheInitializer",
     "DataFormat",
     "DataType",
+    "Distillation",
     "EngineSettings",
     "Event",
+    "ExactMatchReward",
+    "FunctionReward",
     "HuggingFaceDatasetInitializer",
     "HuggingFaceModelInitializer",
     "Initializer",
+    "LengthReward",
     "LoraConfig",
     "Loss",
+    "PreferenceDataset",
+    "PromptDataset",
+    "RegexReward",
     "Runtime",
     "RuntimeKind",
     "RuntimeTrainer",
@@ -187,6 +197,117 @@ class TorchTuneConfig(EngineSettings, _TorchTuneFields):
 
 
 @dataclass
+class PreferenceDataset(_DatasetPreprocessing):
+    """Preprocessing of a preference data set: ``prompt``, ``chosen`` and ``rejected`` columns
+    (each text, or a list of messages), mapped with ``column_map`` (e.g. ``{"chosen":
+    "better"}``); a prompt and completions given as text are rendered with the model's chat
+    template as a user turn and assistant answers."""
+
+
+@dataclass
+class DPO:
+    """Direct preference optimisation (TRL's ``DPOTrainer``) on chosen/rejected pairs.
+
+    ``beta``: how far the policy may move from the reference (TRL's default 0.1).
+    ``loss_type``: TRL's DPO loss (``sigmoid``, ``ipo``, ``hinge``...; default ``sigmoid``).
+    ``reference_model``: True keeps the reference while training (full fine-tuning: a frozen
+    copy of the initial model; LoRA: the base model with the adapter switched off, no copy);
+    False computes the reference's log-probabilities once before training and holds no
+    reference model while training."""
+
+    beta: float | None = None
+    loss_type: str | None = None
+    reference_model: bool = True
+
+
+@dataclass
+class KTO:
+    """Kahneman-Tversky optimisation (TRL's ``KTOTrainer``): each pair's chosen completion is a
+    desirable example and its rejected one an undesirable one, weighted by
+    ``desirable_weight`` and ``undesirable_weight``; ``beta`` as in ``DPO``."""
+
+    beta: float | None = None
+    desirable_weight: float | None = None
+    undesirable_weight: float | None = None
+
+
+@dataclass
+class PromptDataset(_DatasetPreprocessing):
+    """Preprocessing of a prompt data set (GRPO): a ``prompt`` column (text, or a list of
+    messages) and any other columns the reward functions read (``answer``), mapped with
+    ``column_map``."""
+
+
+@dataclass
+class ExactMatchReward:
+    """Reward 1.0 for a completion equal to the record's ``column`` (spaces around either
+    ignored), else 0.0."""
+
+    column: str = "answer"
+    weight: float = 1.0
+
+
+@dataclass
+class RegexReward:
+    """Reward 1.0 for a completion that ``pattern`` (a Python regular expression) matches
+    whole (spaces around it ignored), else 0.0."""
+
+    pattern: str
+    weight: float = 1.0
+
+
+@dataclass
+class LengthReward:
+    """Reward 1.0 for a completion of ``target`` characters (spaces around it ignored), falling
+    linearly to 0.0 at no characters and at twice the target."""
+
+    target: int
+    weight: float = 1.0
+
+
+@dataclass
+class FunctionReward:
+    """A reward function of yours, sent like a ``CustomTrainer``'s function (its source; import
+    what it needs inside it): called with ``prompts``, ``completions`` (text) and every other
+    column of the data set as keyword arguments, a list each, it returns one number per
+    completion."""
+
+    func: Callable[..., list[float]]
+    weight: float = 1.0
+
+
+@dataclass
+class GRPO:
+    """Group relative policy optimisation (TRL's ``GRPOTrainer``): for each prompt the model
+    writes ``num_generations`` completions (at most ``max_new_tokens`` tokens, sampled at
+    ``temperature``), scored by ``rewards`` (their weighted sum), and learns from each one's
+    reward relative to its group's; ``beta`` weighs a KL penalty to the initial model (TRL's
+    default 0: none, and no reference model)."""
+
+    rewards: list[ExactMatchReward | RegexReward | LengthReward | FunctionReward]
+    num_generations: int | None = None
+    max_new_tokens: int | None = None
+    temperature: float | None = None
+    beta: float | None = None
+
+
+@dataclass
+class Distillation:
+    """Knowledge distillation (TRL's ``DistillationTrainer``, on-policy as in generalized
+    knowledge distillation): the student (the job's model) writes completions to the prompts
+    of a ``PromptDataset`` (at most ``max_new_tokens`` tokens, at ``temperature``) and learns
+    the teacher's next-token distribution on them, under a generalized Jensen-Shannon
+    divergence (``beta``: 0 forward KL, 1 reverse KL; TRL's default 0.5). ``teacher`` is a
+    model initializer, fetched by the trainer's main rank before training; it must share the
+    student's tokenizer."""
+
+    teacher: HuggingFaceModelInitializer | S3ModelInitializer
+    beta: float | None = None
+    temperature: float | None = None
+    max_new_tokens: int | None = None
+
+
+@dataclass
 class _TRLFields:
     """The fields of ``TRLConfig`` before ``EngineSettings``; upstream's names where
     ``TorchTuneConfig`` has the same setting."""
@@ -197,16 +318,21 @@ class _TRLFields:
     batch_size: int | None = None
     epochs: int | None = None
     peft_config: LoraConfig | None = None
-    dataset_preprocess_config: TorchTuneInstructDataset | ChatDataset | None = None
+    dataset_preprocess_config: TorchTuneInstructDataset | ChatDataset | PreferenceDataset | None = (
+        None
+    )
+    method: DPO | KTO | None = None
 
 
 @dataclass
 class TRLConfig(EngineSettings, _TRLFields):
-    """Parameters of the built-in TRL trainer (supervised fine-tuning of any Hugging Face causal
-    LM, full or LoRA): ``batch_size`` per device, ``peft_config`` turns LoRA on (its
-    ``lora_attn_modules`` are the model's module names; torchtune's ``output_proj`` is read as
-    ``o_proj``), ``dataset_preprocess_config`` says the data set's format (unset: found from its
-    columns)."""
+    """Parameters of the built-in TRL trainer (fine-tuning of any Hugging Face causal LM, full or
+    LoRA): ``method`` picks the training method (unset: supervised fine-tuning; ``DPO``,
+    ``KTO``, ``GRPO``, ``Distillation``), ``batch_size`` per device, ``peft_config`` turns LoRA
+    on (its ``lora_attn_modules`` are the model's module names; torchtune's ``output_proj`` is
+    read as ``o_proj``), ``dataset_preprocess_config`` says the data set's format (unset: found
+    from its columns; ``PreferenceDataset`` for DPO and KTO, ``PromptDataset`` for GRPO and
+    distillation)."""
 
 
 @dataclass

@@ -1,13 +1,25 @@
-"""A tiny model and a chat data set built here (no hub), and the Hub stand-in serving both."""
+"""A tiny model and a chat data set built here (no hub), the Hub stand-in serving both, and a
+local client that runs TRL jobs on them."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from http.server import HTTPServer
 from pathlib import Path
 
 import pytest
+from trainer_sdk import (
+    BuiltinTrainer,
+    HuggingFaceDatasetInitializer,
+    HuggingFaceModelInitializer,
+    Initializer,
+    LocalBackendConfig,
+    TrainerClient,
+    TrainJob,
+    TRLConfig,
+    constants,
+)
 from trainer_sdk.training.engines.tiny_model import write_tiny_model
 
 from .hub_standin import HubStandIn
@@ -67,3 +79,28 @@ def hub(
     )
     monkeypatch.setenv("HF_ENDPOINT", url)
     return url
+
+
+@pytest.fixture
+def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrainerClient]:
+    """A local client in the test's directory, its jobs stopped when it closes."""
+    # One thread per rank: two ranks of a 2-core machine, as torchrun sets it for several ranks.
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
+    yield client
+    client.backend.close()
+
+
+def run_to_completion(
+    client: TrainerClient, config: TRLConfig, model: Path, dataset: Path
+) -> tuple[str, TrainJob]:
+    """``config`` on ``trl-cpu`` with the model and data set at these paths, to its end: its
+    name and the completed job (else its logs' end in the failure)."""
+    initializer = Initializer(
+        model=HuggingFaceModelInitializer(str(model)),
+        dataset=HuggingFaceDatasetInitializer(str(dataset)),
+    )
+    name = client.train(runtime="trl-cpu", initializer=initializer, trainer=BuiltinTrainer(config))
+    job = client.wait_for_job_status(name, timeout=600, polling_interval=1)
+    assert job.status == constants.TRAINJOB_COMPLETE, "\n".join(client.get_job_logs(name))[-3000:]
+    return name, job

@@ -134,8 +134,10 @@ def test_every_bad_setting_is_refused_naming_its_field() -> None:
 
 
 def test_the_argument_table_is_the_installed_trls() -> None:
-    """``trl_arguments.json`` lists what the pinned TRL's parser takes; regenerate it with
-    ``sft.argument_table()`` after changing the pin."""
-    from trainer_sdk.training.engines import sft
+    """``trl_arguments.json`` lists what the pinned TRL's parser takes for each method;
+    regenerate it with ``trl_trainers.argument_table()`` after changing the pin."""
+    from trainer_sdk.training.engines import trl_trainers
 
-    assert trl.argument_kinds() == sft.argument_table()
+    table = trl_trainers.argument_table()
+    assert {method: trl.argument_kinds(method) for method in table} == table
+    assert "beta" in table["dpo"] and "beta" not in table["sft"]

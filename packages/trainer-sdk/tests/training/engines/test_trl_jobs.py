@@ -22,7 +22,6 @@ from trainer_sdk import (
     HuggingFaceDatasetInitializer,
     HuggingFaceModelInitializer,
     Initializer,
-    LocalBackendConfig,
     LoraConfig,
     TrainerClient,
     TRLConfig,
@@ -35,15 +34,6 @@ from transformers import AutoModelForCausalLM, AutoTokenizer
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 STEPS = 20
 FAULTS = Path(__file__).with_name("faulty_rank.py")
-
-
-@pytest.fixture
-def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    # One thread per rank: two ranks of a 2-core machine, as torchrun sets it for several ranks.
-    monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", stop_on_exit=True))
-    yield client
-    client.backend.close()
 
 
 def _losses(client: TrainerClient, name: str) -> dict[int, float]:

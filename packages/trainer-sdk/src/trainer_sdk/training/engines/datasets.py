@@ -14,6 +14,10 @@ Instruct and chat records become prompt-completion pairs (the conversation befor
 assistant turn, and that turn), so the loss is on the answer only, with any chat template; with
 ``train_on_input`` a chat record stays whole and an instruct record is trained on its prompt too.
 A tokenizer without a chat template gets the turns as plain text.
+
+Preference data sets (DPO, KTO: ``to_preference_records``) have ``prompt``, ``chosen`` and
+``rejected`` columns, each text or a list of messages; prompt data sets (GRPO:
+``to_prompt_records``) a ``prompt`` column and whatever their reward functions read.
 """
 
 from __future__ import annotations
@@ -27,7 +31,15 @@ from datasets import Dataset, load_dataset
 
 from trainer_sdk.manifests.storage import DATA_SOURCES
 
-__all__ = ["FORMATS", "SOURCES", "load_records", "to_training_records"]
+__all__ = [
+    "FORMATS",
+    "SOURCES",
+    "load_records",
+    "to_preference_records",
+    "to_prompt_records",
+    "to_training_records",
+    "to_unpaired_records",
+]
 
 # datasets' builder for each file suffix; a data set's files must be of one kind.
 SOURCES: Final = DATA_SOURCES
@@ -101,6 +113,11 @@ def _instruct(record: Mapping[str, Any], columns: Mapping[str, str]) -> tuple[st
     return prompt, str(record[columns["output"]])
 
 
+def _as_text(messages: Sequence[Mapping[str, str]]) -> str:
+    """Turns as plain text, for a tokenizer without a chat template."""
+    return "".join(f"{m['role']}: {m['content']}\n" for m in messages)
+
+
 def _chat_record(
     messages: list[dict[str, str]], system: str | None, whole: bool, conversational: bool
 ) -> dict[str, Any]:
@@ -110,10 +127,9 @@ def _chat_record(
     if last is None:
         raise ValueError("dataset: a conversation has no assistant turn to learn")
     if not conversational:
-        text = "".join(f"{m['role']}: {m['content']}\n" for m in messages[: last + 1])
         if whole:
-            return {"text": text}
-        prompt = "".join(f"{m['role']}: {m['content']}\n" for m in messages[:last])
+            return {"text": _as_text(messages[: last + 1])}
+        prompt = _as_text(messages[:last])
         return {"prompt": prompt + "assistant: ", "completion": messages[last]["content"]}
     if whole:
         return {"messages": messages[: last + 1]}
@@ -159,5 +175,91 @@ def to_training_records(
                 "completion": record[columns["completion"]],
             }
         return {"text": record[columns["text"]]}
+
+    return dataset.map(convert, remove_columns=dataset.column_names)
+
+
+def _turns(value: Any, role: str) -> list[dict[str, str]]:
+    """A column's value as messages: a list of messages (a JSON string of one too), or text as
+    one turn of ``role``."""
+    if isinstance(value, str) and value.startswith("["):
+        value = json.loads(value)
+    if isinstance(value, str):
+        return [{"role": role, "content": value}]
+    return [_message(turn, "role", "content") for turn in value]
+
+
+def to_preference_records(
+    dataset: Dataset,
+    column_map: Mapping[str, str],
+    system_prompt: str | None,
+    conversational: bool,
+) -> Dataset:
+    """``dataset`` (``prompt``, ``chosen``, ``rejected`` columns, after ``column_map``) in the
+    form TRL's preference trainers (DPO, KTO) take: messages for a tokenizer with a chat
+    template, else the turns as plain text as ``to_training_records`` writes them."""
+    columns = _renamed(dataset.column_names, column_map)
+    missing = [name for name in ("prompt", "chosen", "rejected") if name not in columns]
+    if missing:
+        raise ValueError(
+            f"dataset: a preference data set needs the columns prompt, chosen and rejected; "
+            f"{missing} missing from {sorted(columns)} (map them with column_map)"
+        )
+
+    def convert(record: dict[str, Any]) -> dict[str, Any]:
+        prompt = _turns(record[columns["prompt"]], "user")
+        if system_prompt:
+            prompt = [{"role": "system", "content": system_prompt}, *prompt]
+        answers = {
+            name: _turns(record[columns[name]], "assistant") for name in ("chosen", "rejected")
+        }
+        if conversational:
+            return {"prompt": prompt, **answers}
+        return {
+            "prompt": _as_text(prompt) + "assistant: ",
+            **{name: turns[-1]["content"] for name, turns in answers.items()},
+        }
+
+    return dataset.map(convert, remove_columns=dataset.column_names)
+
+
+def to_unpaired_records(pairs: Dataset) -> Dataset:
+    """Preference records as KTO's unpaired ones, each pair's chosen completion (desirable) then
+    its rejected one: interleaved, since KTO may read its data in order (TRL's own unpairing
+    puts every desirable example of a batch of a thousand before every undesirable one)."""
+
+    def unpair(batch: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        rows = range(len(batch["prompt"]))
+        return {
+            "prompt": [batch["prompt"][i] for i in rows for _ in range(2)],
+            "completion": [batch[name][i] for i in rows for name in ("chosen", "rejected")],
+            "label": [label for _ in rows for label in (True, False)],
+        }
+
+    return pairs.map(unpair, batched=True, remove_columns=pairs.column_names)
+
+
+def to_prompt_records(
+    dataset: Dataset,
+    column_map: Mapping[str, str],
+    system_prompt: str | None,
+    conversational: bool,
+) -> Dataset:
+    """``dataset`` (a ``prompt`` column, after ``column_map``) in the form TRL's GRPO takes: the
+    prompt as messages for a tokenizer with a chat template, else as plain text; the other
+    columns (what reward functions read) kept under their mapped names."""
+    columns = _renamed(dataset.column_names, column_map)
+    if "prompt" not in columns:
+        raise ValueError(
+            f"dataset: a prompt data set needs a prompt column, not in {sorted(columns)} "
+            "(map it with column_map)"
+        )
+
+    def convert(record: dict[str, Any]) -> dict[str, Any]:
+        prompt = _turns(record[columns["prompt"]], "user")
+        if system_prompt:
+            prompt = [{"role": "system", "content": system_prompt}, *prompt]
+        others = {name: record[theirs] for name, theirs in columns.items() if name != "prompt"}
+        return {**others, "prompt": prompt if conversational else _as_text(prompt) + "assistant: "}
 
     return dataset.map(convert, remove_columns=dataset.column_names)

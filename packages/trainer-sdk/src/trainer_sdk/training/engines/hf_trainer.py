@@ -26,8 +26,22 @@ __all__ = ["COMMITTED", "PlatformCallback", "checkpoint_directory", "resume_chec
 COMMITTED: Final = "COMMITTED"
 CHECKPOINT_DIR_ENV: Final = "TRAINER_CHECKPOINT_DIR"
 _CHECKPOINT: Final = re.compile(r"^checkpoint-(\d+)$")
-# Per-step values the trainers log, as the platform names them.
-_REPORTED: Final = {"loss": "loss", "learning_rate": "learning_rate", "grad_norm": "grad_norm"}
+# Per-step values the trainers log, as the platform names them (preference trainers: the
+# implicit rewards of chosen and rejected completions, their margin, and the share of pairs
+# whose chosen completion the policy prefers; GRPO: the completions' mean reward and its spread).
+_REPORTED: Final = {
+    "loss": "loss",
+    "learning_rate": "learning_rate",
+    "grad_norm": "grad_norm",
+    "rewards/chosen": "reward_chosen",
+    "rewards/rejected": "reward_rejected",
+    "rewards/margins": "reward_margin",
+    "rewards/accuracies": "reward_accuracy",
+    "kl": "kl",
+    "reward": "reward",
+    "reward_std": "reward_std",
+}
+_REWARD_FUNCTION: Final = re.compile(r"^rewards/(\w+)/mean$")  # GRPO: each function's mean
 
 
 def checkpoint_directory(output_path: Path) -> Path:
@@ -101,6 +115,9 @@ class PlatformCallback(TrainerCallback):
         if self.reporter is None or "loss" not in logs:
             return
         values = {name: float(logs[key]) for key, name in _REPORTED.items() if key in logs}
+        for key, value in logs.items():
+            if match := _REWARD_FUNCTION.match(key):
+                values[f"reward_{match[1]}"] = float(value)
         tokens = logs.get("num_tokens")
         self.reporter.report(
             state.global_step, values, float(tokens) if tokens is not None else None

@@ -17,7 +17,13 @@ from trainer_sdk import types
 if TYPE_CHECKING:
     from trainer_api import FieldError
 
-__all__ = ["DEVICES", "field_error", "setting_errors"]
+__all__ = [
+    "DEVICES",
+    "field_error",
+    "positive_number_problem",
+    "setting_errors",
+    "whole_number_problem",
+]
 
 DEVICES: Final = ("cpu", "cuda")
 
@@ -30,16 +36,20 @@ def field_error(path: str, message: str) -> FieldError:
     return FieldError(path, message)
 
 
+def whole_number_problem(value: Any, minimum: int) -> str | None:
+    """Why ``value`` is not a whole number of at least ``minimum``, or None."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        return f"expected a whole number of at least {minimum}, got {value!r}"
+    return None
+
+
 def _whole(minimum: int) -> Callable[[Any], str | None]:
-    def check(value: Any) -> str | None:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            return f"expected a whole number of at least {minimum}, got {value!r}"
-        return None
-
-    return check
+    return lambda value: whole_number_problem(value, minimum)
 
 
-def _positive_number(value: Any) -> str | None:
+def positive_number_problem(value: Any) -> str | None:
+    """Why ``value`` is not a positive finite number, or None (engines check their own numeric
+    settings with it)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return f"expected a positive number, got {value!r}"
     return None if value > 0 else f"expected a positive number, got {value!r}"
@@ -79,7 +89,7 @@ _RULES: Final[dict[str, Callable[[Any], str | None]]] = {
     "batch_size": _whole(1),
     "epochs": _whole(1),
     "num_nodes": _whole(1),
-    "learning_rate": _positive_number,
+    "learning_rate": positive_number_problem,
     "max_steps": _whole(1),
     "gradient_accumulation_steps": _whole(1),
     "max_seq_len": _whole(1),
@@ -90,7 +100,7 @@ _RULES: Final[dict[str, Callable[[Any], str | None]]] = {
 }
 _LORA_RULES: Final[dict[str, Callable[[Any], str | None]]] = {
     "lora_rank": _whole(1),
-    "lora_alpha": _positive_number,
+    "lora_alpha": positive_number_problem,
     "lora_dropout": _probability,
     "lora_attn_modules": _modules,
 }

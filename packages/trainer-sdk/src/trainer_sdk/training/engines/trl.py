@@ -1,4 +1,6 @@
-"""The TRL engine: supervised fine-tuning (full or LoRA) of any Hugging Face causal LM.
+"""The TRL engine: fine-tuning (full or LoRA) of any Hugging Face causal LM by one of TRL's
+methods (``TRLConfig.method``: supervised, DPO, KTO, GRPO, distillation; ``trl_methods``
+renders each).
 
 Submit side (pure): ``TRLConfig`` -> the TrainJob's args, TRL's own command-line arguments
 (``--learning_rate=2e-05``, ``--use_peft=true``, ``--lora_target_modules q_proj v_proj``), which
@@ -7,11 +9,12 @@ follow the runtime's command::
     torchrun -m trainer_sdk.training.engines trl --model_name_or_path=/workspace/model \\
         --dataset_path=/workspace/dataset --output_path=/workspace/output [runtime defaults]
 
-``overrides`` may name any argument TRL's ``SFTConfig`` or ``ModelConfig`` (or this engine's
-``dataset_arguments.DatasetArguments``) takes: ``trl_arguments.json`` lists them with their
-kinds for the pinned TRL (``sft.argument_table()`` makes it; a test compares it with the
-installed TRL's), so a misspelled name or a wrong kind is refused at submit, naming the field.
-Pod side (``run``, imports TRL): ``trainer_sdk.training.engines.sft``.
+``overrides`` may name any argument the method's TRL config (``SFTConfig``, ``DPOConfig``...),
+``ModelConfig`` or this engine's ``dataset_arguments.DatasetArguments`` takes:
+``trl_arguments.json`` lists them with their kinds for the pinned TRL, per method
+(``trl_trainers.argument_table()`` makes it; a test compares it with the installed TRL's), so a
+misspelled name or a wrong kind is refused at submit, naming the field. Pod side (``run``,
+imports TRL): ``trainer_sdk.training.engines.trl_trainers``.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from trainer_sdk import types
 from trainer_sdk.errors import InvalidTrainJobError
+from trainer_sdk.training.engines import trl_methods
 from trainer_sdk.training.engines.base import EngineTrainer
 from trainer_sdk.training.engines.settings import field_error, setting_errors
 
@@ -55,11 +59,11 @@ _HF_MODULE: Final = {"output_proj": "o_proj"}
 _MLP_MODULES: Final = ("gate_proj", "up_proj", "down_proj")
 
 
-def argument_kinds() -> dict[str, Any]:
-    """The arguments the pod side accepts (``trl_arguments.json``): name -> ``bool``, ``int``,
-    ``float``, ``str``, ``list`` or the list of accepted values."""
+def argument_kinds(method: str = "sft") -> dict[str, Any]:
+    """The arguments the pod side accepts for ``method`` (``trl_arguments.json``): name ->
+    ``bool``, ``int``, ``float``, ``str``, ``list`` or the list of accepted values."""
     text = resources.files(__package__).joinpath(ARGUMENTS_FILE).read_text(encoding="utf-8")
-    kinds: dict[str, Any] = json.loads(text)
+    kinds: dict[str, Any] = json.loads(text)[method]
     return kinds
 
 
@@ -128,12 +132,23 @@ def _lora_arguments(peft: types.LoraConfig, where: str) -> tuple[dict[str, Any],
     return arguments, errors
 
 
+_DATASET_FORMAT: Final = {
+    types.TorchTuneInstructDataset: "instruct",
+    types.ChatDataset: "chat",
+    types.PreferenceDataset: "preference",
+    types.PromptDataset: "prompt",
+}
+
+
 def _dataset_arguments(
-    dataset: types.TorchTuneInstructDataset | types.ChatDataset,
+    dataset: (
+        types.TorchTuneInstructDataset
+        | types.ChatDataset
+        | types.PreferenceDataset
+        | types.PromptDataset
+    ),
 ) -> dict[str, Any]:
-    arguments: dict[str, Any] = {
-        "dataset_format": "chat" if isinstance(dataset, types.ChatDataset) else "instruct"
-    }
+    arguments: dict[str, Any] = {"dataset_format": _DATASET_FORMAT[type(dataset)]}
     if dataset.source is not None:
         arguments["dataset_source"] = dataset.source.value
     if dataset.split:
@@ -148,7 +163,7 @@ def _dataset_arguments(
 
 
 def _override_errors(
-    overrides: Mapping[str, Any], kinds: Mapping[str, Any], where: str
+    overrides: Mapping[str, Any], kinds: Mapping[str, Any], method: str, where: str
 ) -> list[FieldError]:
     errors = []
     for name, value in overrides.items():
@@ -157,10 +172,14 @@ def _override_errors(
             errors.append(
                 field_error(path, "set by the runtime (the initializers' and the output's paths)")
             )
+        elif name in trl_methods.METHOD_ARGUMENTS:
+            errors.append(field_error(path, "set by TRLConfig.method"))
         elif name not in kinds:
             errors.append(
                 field_error(
-                    path, "not an argument of TRL's SFTConfig or ModelConfig or of this engine"
+                    path,
+                    f"not an argument of TRL's {trl_methods.CONFIG_NAMES[method]} or ModelConfig "
+                    "or of this engine",
                 )
             )
         elif (problem := _value_problem(kinds[name], value)) is not None:
@@ -198,19 +217,22 @@ class TRL:
             lora, lora_errors = _lora_arguments(config.peft_config, where)
             arguments |= lora
             errors += lora_errors
+        method, method_arguments, method_errors = trl_methods.render(config.method, where)
+        arguments |= method_arguments
+        errors += method_errors
         dataset = config.dataset_preprocess_config
-        if isinstance(dataset, (types.TorchTuneInstructDataset, types.ChatDataset)):
-            arguments |= _dataset_arguments(dataset)
+        if type(dataset) in trl_methods.DATASETS[method]:
+            arguments |= _dataset_arguments(dataset)  # type: ignore[arg-type]
         elif dataset is not None:
+            accepted = " or ".join(kind.__name__ for kind in trl_methods.DATASETS[method])
             errors.append(
                 field_error(
                     f"{where}.dataset_preprocess_config",
-                    "expected a TorchTuneInstructDataset or a ChatDataset, got "
-                    f"{type(dataset).__name__}",
+                    f"the {method} method takes a {accepted}, got {type(dataset).__name__}",
                 )
             )
         if isinstance(config.overrides, dict):
-            errors += _override_errors(config.overrides, argument_kinds(), where)
+            errors += _override_errors(config.overrides, argument_kinds(method), method, where)
             arguments |= config.overrides
         if errors:
             raise InvalidTrainJobError(errors)
@@ -219,9 +241,9 @@ class TRL:
 
     def run(self, args: Sequence[str]) -> int:
         """Fine-tune in this rank (imports TRL)."""
-        from trainer_sdk.training.engines import sft
+        from trainer_sdk.training.engines import trl_trainers
 
-        return sft.main(args)
+        return trl_trainers.main(args)
 
 
 ENGINE: Final = TRL()

@@ -1,0 +1,79 @@
+"""An optimizer trial's parameters reach TRL as its own arguments, over the job's: unit (the
+pod's argument list) and through OptimizerClient (trials of a TRL fine-tune on the local
+backend, each training at its own learning rate and LoRA rank, the best by the logged loss)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from trainer_sdk import (
+    BuiltinTrainer,
+    HuggingFaceDatasetInitializer,
+    HuggingFaceModelInitializer,
+    Initializer,
+    LoraConfig,
+    TRLConfig,
+)
+from trainer_sdk.optimizer import (
+    GridSearch,
+    LocalBackendConfig,
+    Objective,
+    OptimizerClient,
+    Search,
+    TrainJobTemplate,
+    TrialConfig,
+)
+from trainer_sdk.training.engines import trl_trainers
+
+
+def test_trial_parameters_become_trl_arguments_after_the_jobs() -> None:
+    environ = {"KUBEFLOW_TRAINER_OPT_LORA_R": "4", "KUBEFLOW_TRAINER_OPT_BETA": "0.2", "PATH": "/"}
+    assert trl_trainers.search_arguments("dpo", environ) == ["--beta=0.2", "--lora_r=4"]
+    with pytest.raises(ValueError, match="search parameter 'beta': not an argument of TRL's SFT"):
+        trl_trainers.search_arguments("sft", environ)
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_optimizer_searches_a_fine_tunes_learning_rate_and_lora_rank(
+    tmp_path: Path, tiny_model: Path, chat_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    template = TrainJobTemplate(
+        runtime="trl-cpu",
+        trainer=BuiltinTrainer(
+            TRLConfig(max_steps=10, batch_size=4, seed=7, peft_config=LoraConfig(lora_rank=8))
+        ),
+        initializer=Initializer(
+            model=HuggingFaceModelInitializer(str(tiny_model)),
+            dataset=HuggingFaceDatasetInitializer(str(chat_file)),
+        ),
+    )
+    client = OptimizerClient(LocalBackendConfig(root=tmp_path))
+    name = client.optimize(
+        trial_template=template,
+        trial_config=TrialConfig(num_trials=3, parallel_trials=1),
+        search_space={
+            "learning_rate": Search.choice([1e-4, 1e-2]),
+            "lora_r": Search.choice([2, 8]),
+        },
+        objectives=[Objective(metric="loss", direction="minimize")],
+        algorithm=GridSearch(),
+    )
+    job = client.wait_for_job_status(name, timeout=600, polling_interval=1)
+    assert job.status == "Complete", [t.trainjob.status for t in job.trials]
+    assert len(job.trials) == 3
+    for trial in job.trials:
+        log = "\n".join(client.get_job_logs(name, trial_name=trial.name))
+        assert trial.trainjob.status == "Complete", log[-2000:]
+    best = client.get_best_results(name)
+    assert best is not None
+    losses = {
+        (float(t.parameters["learning_rate"]), int(t.parameters["lora_r"])): t.objective
+        for t in job.trials
+    }
+    print(f"{name}: final loss by (learning rate, LoRA rank): {losses}")
+    assert losses[(1e-4, 2)] != losses[(1e-4, 8)]  # the rank reached TRL
+    assert float(best.parameters["learning_rate"]) == 1e-2  # 1e-4 barely moves in 10 steps
+    assert best.parameters["lora_r"] == "2"
