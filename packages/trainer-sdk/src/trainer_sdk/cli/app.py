@@ -604,8 +604,13 @@ def ui(
     from trainer_sdk.client import TrainerClient
     from trainer_sdk.configs import KubernetesBackendConfig
     from trainer_sdk.optimizer import OptimizerClient
-    from trainer_sdk.ui import Access, UiServer, is_loopback, new_token
 
+    try:
+        from trainer_sdk.ui import Access, UiServer, is_loopback, new_token
+    except ModuleNotFoundError as error:
+        if error.name != "aiohttp":
+            raise
+        fail("trainer ui needs aiohttp: pip install 'trainer-sdk[ui]'")
     if token is None and not is_loopback(host):
         token = new_token()
     config = (
