@@ -54,6 +54,8 @@ BUILTIN_JOBS: dict[str, dict[str, Any]] = {
         "command": ["tune", "run"],
         "resourcesPerNode": {"limits": {"nvidia.com/gpu": "1"}},
     },
+    "trl-cpu": {"numNodes": 2, "args": ["--learning_rate=0.0002", "--use_peft=true"]},
+    "trl-gpu": {"args": ["--max_steps=100"]},
 }
 
 

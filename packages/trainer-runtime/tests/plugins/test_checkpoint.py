@@ -221,12 +221,15 @@ def jobset_action(jobset: dict[str, Any], reason: str, message: str) -> str:
         pytest.param(
             137, ("DisruptionTarget",), "RestartJobSetAndIgnoreMaxRestarts", id="evicted-killed"
         ),
-        pytest.param(1, (), "FailJobSet", id="user-error"),
+        pytest.param(1, (), "RestartJobSet", id="python-error-or-torchrun-rank-failure"),
+        pytest.param(127, (), "FailJobSet", id="command-not-found"),
+        pytest.param(126, (), "FailJobSet", id="command-not-executable"),
+        pytest.param(128, (), "FailJobSet", id="container-could-not-start"),
         pytest.param(137, (), "RestartJobSet", id="oom-killed"),
         pytest.param(139, (), "RestartJobSet", id="crashed"),
     ],
 )
-def test_preemption_restarts_for_free_and_a_user_error_fails_fast(
+def test_preemption_restarts_for_free_and_a_command_error_fails_fast(
     exit_code: int, conditions: tuple[str, ...], action: str
 ) -> None:
     jobset = jobset_of(annotated(CLAIM))

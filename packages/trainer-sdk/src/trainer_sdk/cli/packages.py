@@ -50,7 +50,8 @@ def list_sets(context: click.Context) -> None:
             + " ".join(entry.requirements)
         )
     total = sum(entry.size_bytes for entry in entries)
-    click.echo(f"{len(entries)} set(s), {size(total)}")
+    where = f" in {entries[0].path.parent}" if entries else ""  # the backend's cache
+    click.echo(f"{len(entries)} set(s), {size(total)}{where}")
 
 
 @packages_group.command()

@@ -122,9 +122,11 @@ def to_train_job(
     pods: Iterable[PodView],
     progress: Mapping[str, Any] | None = None,
     restarts: int = 0,
+    output: str | None = None,
 ) -> types.TrainJob:
     """The SDK's view of a TrainJob manifest (with its ``status``) and its pods; ``restarts``:
-    how often its JobSet restarted (said after the failure message, when there were any)."""
+    how often its JobSet restarted (said after the failure message, when there were any);
+    ``output``: where a BuiltinTrainer job's model is, as the backend finds it."""
     metadata = manifest.get("metadata") or {}
     status = manifest.get("status") or {}
     pod_list = sorted(
@@ -156,6 +158,7 @@ def to_train_job(
         message=_with_restarts(failure_message(status), restarts),
         checkpoint=checkpoint_status(trainer_status.metrics) if trainer_status else None,
         gems_kernels=_gems_kernels(manifest),
+        output=output,
     )
 
 

@@ -66,14 +66,14 @@ def test_suspend_right_after_submit_reads_suspended_and_resumes(
 
 
 def test_two_resumes_at_once_start_one_attempt(client: TrainerClient, tmp_path: Path) -> None:
-    """The second resume waited for the first one's supervisor to let go of the job's lock,
-    then started another attempt of the job the first had already completed."""
+    """The second resume waited for the first one's supervisor to let go of the job's lock:
+    while the resumed attempt ran it failed ('its supervisor has not ended'), after it had ended
+    it started another attempt of the job the first had already completed."""
     marker = tmp_path / "attempts"
     name = client.submit(recording_job("twice", marker))
     wait_until(lambda: marker.is_file() and marker.read_text().split() == ["0"], "attempt 0")
     client.suspend_job(name)
     assert client.get_job(name).status == constants.TRAINJOB_SUSPENDED
-    (tmp_path / "attempts.done").write_text("")
     start = threading.Barrier(2)
     errors: list[BaseException] = []
 
@@ -90,6 +90,7 @@ def test_two_resumes_at_once_start_one_attempt(client: TrainerClient, tmp_path: 
     for thread in threads:
         thread.join(timeout=WAIT_SECONDS)
     assert not errors, errors
+    (tmp_path / "attempts.done").write_text("")  # the resumed attempt runs until both returned
     job = client.wait_for_job_status(name, timeout=WAIT_SECONDS, polling_interval=0.2)
     assert job.status == constants.TRAINJOB_COMPLETE
     assert marker.read_text().split() == ["0", "1"]

@@ -185,8 +185,11 @@ def test_volume_mounts_become_shared_local_directories() -> None:
         depends_on="dataset-initializer",
     )
     for job in (initializer, node):
-        container = job["template"]["spec"]["template"]["spec"]["containers"][0]
-        container["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
+        pod_spec = job["template"]["spec"]["template"]["spec"]
+        pod_spec["volumes"] = [{"name": "initializer", "emptyDir": {}}]
+        pod_spec["containers"][0]["volumeMounts"] = [
+            {"name": "initializer", "mountPath": "/workspace"}
+        ]
     [(_, [init_pod]), (_, [node_pod])] = expand(jobset(initializer, node), "/tmp/job/volumes")
     assert init_pod.command == (
         "python",
@@ -234,8 +237,9 @@ def test_without_namespaces_a_host_or_path_in_a_pods_strings_is_refused_not_rewr
     """The fallback rewrote pod host names to loopback and mount paths to local directories in
     every command and env value (a regex over the user's strings)."""
     node = replicated_job("node", command, env=env)
-    container = node["template"]["spec"]["template"]["spec"]["containers"][0]
-    container["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
+    pod_spec = node["template"]["spec"]["template"]["spec"]
+    pod_spec["volumes"] = [{"name": "initializer", "emptyDir": {}}]
+    pod_spec["containers"][0]["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
     with pytest.raises(UnsupportedPodError, match=refused) as raised:
         expand_pods(jobset(node), "/tmp/job/volumes")
     assert "never rewritten" in str(raised.value)
@@ -363,7 +367,22 @@ def test_empty_dir_is_the_jobs_and_host_path_is_the_hosts_own(tmp_path: Path) ->
         mountPath="/run/x.sock",
     )
     [(_, [pod])] = expand(jobset(job), "/j/volumes", tmp_path)
-    assert pod.directories == ("/j/volumes/scratch", str(tmp_path / "host" / "x"))
+    # A subPath is made inside its volume as the pod starts (volumes.make_sub_paths).
+    assert pod.directories == ("/j/volumes/scratch", str(tmp_path / "host"))
+    assert [(m.path, m.source) for m in pod.mounts][1] == ("/data", str(tmp_path / "host" / "x"))
+
+
+def test_a_mount_of_a_claim_template_is_the_jobs_own_volume(tmp_path: Path) -> None:
+    """The fine-tuning runtimes mount their ``volumeClaimPolicies`` template by its name (the
+    JobSet makes the claim and the pod's volume): it was refused as a volume the pod lacks."""
+    job = replicated_job("node", ["true"])
+    mounts = [{"name": "initializer", "mountPath": "/workspace"}]
+    job["template"]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = mounts
+    policies = [{"templates": [{"metadata": {"name": "initializer"}, "spec": {}}]}]
+    [(_, [pod])] = expand(jobset(job, volumeClaimPolicies=policies), "/j/volumes", tmp_path)
+    assert pod.directories == ("/j/volumes/initializer",)
+    with pytest.raises(UnsupportedPodError, match="no volume named 'initializer' in the pod"):
+        expand(jobset(job), "/j/volumes", tmp_path)
 
 
 @pytest.mark.parametrize(

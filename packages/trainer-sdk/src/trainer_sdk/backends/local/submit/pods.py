@@ -94,6 +94,9 @@ class PodAddresses:
     hosts: tuple[str, ...] = ()
     volumes_root: str = ""
     root: Path = Path()  # the backend's job root: where persistent volume claims live
+    # The JobSet's ``volumeClaimPolicies`` templates: a claim each that the JobSet makes for the
+    # job, which its pods mount by the template's name (the job's own volume here).
+    claim_templates: frozenset[str] = frozenset()
     # Pods in private namespaces (``isolation``): host names resolve and mount paths exist, so
     # only the port after a pod host name is the job's.
     isolated: bool = False
@@ -311,7 +314,7 @@ def _pods_of(
                     "set a command"
                 )
             placed = _local_mounts(container, pod_spec, container_where, addresses, namespace)
-            mounts = {} if addresses.isolated else {mount.path: mount.local for mount in placed}
+            mounts = {} if addresses.isolated else {mount.path: mount.source for mount in placed}
             env = {
                 name: map_paths(value, mounts)
                 if translated or name in PATH_ENV or name.startswith(PATH_ENV_PREFIXES)
@@ -374,6 +377,7 @@ def _local_mounts(
             pod_spec,
             where,
             job_volumes=addresses.volumes_root,
+            claim_templates=addresses.claim_templates,
             root=addresses.root,
             namespace=namespace,
         )
@@ -436,7 +440,12 @@ def expand_pods(
             reverse=True,
         )
     )
-    addresses = PodAddresses(hosts=hosts, volumes_root=volumes_root, root=root, isolated=isolated)
+    templates = frozenset(
+        str((template.get("metadata") or {}).get("name", ""))
+        for policy in jobset.get("spec", {}).get("volumeClaimPolicies") or []
+        for template in policy.get("templates") or []
+    )
+    addresses = PodAddresses(hosts, volumes_root, root, templates, isolated)
     has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
     expanded = []
     for job in ordered_replicated_jobs(jobset):

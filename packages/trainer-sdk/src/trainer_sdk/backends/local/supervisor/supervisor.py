@@ -48,6 +48,7 @@ from trainer_sdk.backends.local.supervisor import caches, cgroups, job_env, mpi,
 from trainer_sdk.backends.local.supervisor.guardian import fork_supervisor
 from trainer_sdk.backends.local.supervisor.runner import JobSetRunner, PodState
 from trainer_sdk.private_files import read_json, write_json
+from trainer_sdk.training.engines import ENGINES
 
 if TYPE_CHECKING:
     from trainer_runtime import Admission
@@ -64,6 +65,12 @@ _SHIMS = {
     "mpi-launch": 'exec "{python}" -c "import sys; from mpi_runtime.launches import main; '
     'sys.exit(main())" "$@"',
     "mpi-worker": 'exec "{python}" -c "from mpi_runtime.workers import main; main()" "$@"',
+    # The fine-tuning engines' commands (``tune``): their module, run by the job's Python.
+    **{
+        command: f'exec "{{python}}" -m {module} "$@"'
+        for engine in ENGINES
+        for command, module in engine.commands.items()
+    },
 }
 
 
@@ -75,8 +82,8 @@ def free_port() -> int:
 
 
 def write_shims(directory: Path, python: str) -> None:
-    """``python``, ``python3``, ``torchrun``, ``data-cache``, ``mpi-launch`` and ``mpi-worker``
-    that run the client's interpreter."""
+    """``python``, ``python3``, ``torchrun``, ``data-cache``, ``mpi-launch``, ``mpi-worker`` and
+    the engines' commands (``tune``), which run the client's interpreter."""
     directory.mkdir(parents=True, exist_ok=True)
     for name, body in _SHIMS.items():
         path = directory / name
