@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -35,6 +36,7 @@ import bench_log_panel
 from trainer_sdk import LocalBackendConfig, TrainerClient
 
 PACKAGE = Path(__file__).resolve().parents[1]
+REPOSITORY = PACKAGE.parents[1]
 SOURCE = "packages/trainer-sdk/src"
 LONG_LOG = 100_000
 START_SECONDS = 120
@@ -47,7 +49,7 @@ def extract_source(revision: str, into: Path) -> Path:
         ["git", "archive", "--format=tar", revision, SOURCE],
         check=True,
         capture_output=True,
-        cwd=PACKAGE,
+        cwd=REPOSITORY,
     ).stdout
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")
@@ -75,11 +77,12 @@ def trainer_ui(source: Path, root: Path) -> Iterator[tuple[str, float]]:
     command = [sys.executable, "-c", TRAINER_UI, "--backend", "local", "--root", str(root)]
     started = time.perf_counter()
     process = subprocess.Popen(
-        [*command, "ui", "--port", "0"], env=environment, stdout=subprocess.PIPE, text=True
+        [*command, "ui", "--port", "0"], env=environment, stderr=subprocess.PIPE, text=True
     )
     try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
+        assert process.stderr is not None
+        line = process.stderr.readline()  # `trainer ui: open URL`, on stderr
+        threading.Thread(target=process.stderr.read, daemon=True).start()  # never a full pipe
         if "open " not in line:
             raise RuntimeError(f"trainer ui from {source} did not start: {line!r}")
         base = line.split("open ", 1)[1].strip().rstrip("/")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -38,14 +39,13 @@ from datetime import datetime, timezone
 from http import HTTPStatus
 from itertools import islice
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from aiohttp import web
 
 from trainer_sdk import constants
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.errors import JobNotFoundError, TrainerError
-from trainer_sdk.optimizer import OptimizerClient
 from trainer_sdk.status.jobs import finished_at
 from trainer_sdk.training.metrics import MetricPoint
 from trainer_sdk.types import TrainJob
@@ -54,7 +54,10 @@ from trainer_sdk.ui.access import COOKIE_NAME, Access
 from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits
 from trainer_sdk.ui.joblist import JobList
 from trainer_sdk.ui.observed import DEFAULT_RETENTION_DAYS, ObservedHistory
-from trainer_sdk.ui.optimization import OptimizationViews
+
+if TYPE_CHECKING:
+    from trainer_sdk.optimizer import OptimizerClient
+    from trainer_sdk.ui.optimization import OptimizationViews
 
 __all__ = ["STATIC_DIR", "UiServer"]
 
@@ -120,7 +123,7 @@ class UiServer:
         self._closed = threading.Event()
         self._failures: dict[tuple[str, datetime], dict[str, Any]] = {}
         self.job_list = JobList(client)
-        self.optimizations = OptimizationViews(optimizer)
+        self._optimizer = optimizer
         family = socket.AF_INET6 if ":" in access.host else socket.AF_INET
         try:
             listener = socket.create_server((access.host, port), family=family)
@@ -149,6 +152,14 @@ class UiServer:
         shown = f"[{host}]" if ":" in host else host
         query = f"/?token={self.access.token}" if self.access.token else "/"
         return f"http://{shown}:{port}{query}"
+
+    @functools.cached_property
+    def optimizations(self) -> OptimizationViews:
+        """The optimization pages, imported when first shown: Optuna's import (about 0.5 s)
+        is not part of ``trainer ui``'s start."""
+        from trainer_sdk.ui.optimization import OptimizationViews
+
+        return OptimizationViews(self._optimizer)
 
     def info(self) -> dict[str, Any]:
         backend = self.client.backend
