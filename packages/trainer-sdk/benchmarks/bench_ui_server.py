@@ -1,7 +1,7 @@
 """The UI server of this tree against the one of ``--against`` (a git revision), in one run.
 
 Each side is ``trainer ui`` started as a process whose ``trainer_sdk`` comes from that side's
-``packages/trainer-sdk/src`` (the revision's is extracted with ``git archive``), over the same
+``packages/trainer-sdk/src`` (the revision's is exported with ``git archive``), over the same
 local jobs: ``--jobs`` finished ones (one real job, its folder copied) and one that printed
 100,000 lines. Per side it prints the median of ``--starts`` starts (from spawning ``trainer ui``
 until ``/api/info`` answers), the median of ``--repeat`` requests for the job list's first page
@@ -22,38 +22,22 @@ import signal
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import threading
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from io import BytesIO
 from pathlib import Path
 
 import bench_log_panel
+from revisions import export
 from trainer_sdk import LocalBackendConfig, TrainerClient
 
 PACKAGE = Path(__file__).resolve().parents[1]
-REPOSITORY = PACKAGE.parents[1]
-SOURCE = "packages/trainer-sdk/src"
 LONG_LOG = 100_000
 START_SECONDS = 120
 TRAINER_UI = "from trainer_sdk.cli import main; main()"
-
-
-def extract_source(revision: str, into: Path) -> Path:
-    """``packages/trainer-sdk/src`` as it was at ``revision``, under ``into``."""
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", revision, SOURCE],
-        check=True,
-        capture_output=True,
-        cwd=REPOSITORY,
-    ).stdout
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into / SOURCE
 
 
 def clone_jobs(root: Path, seed: str, count: int) -> None:
@@ -160,7 +144,7 @@ def main() -> None:
         client.backend.close()  # type: ignore[attr-defined]  # the local backend's
         clone_jobs(root, "seed", arguments.jobs)
         sides = {
-            arguments.against: extract_source(arguments.against, scratch_path / "against"),
+            arguments.against: export(arguments.against, scratch_path / "against"),
             "this tree": PACKAGE / "src",
         }
         rows = {

@@ -256,9 +256,8 @@ class UiServer:
         manifests = self.client.backend.runtime_manifests()
         return [views.runtime_view(manifests[name]) for name in sorted(manifests)]
 
-    def stop(self, name: str) -> None:
-        if not self.allow_delete:
-            raise _ApiError(HTTPStatus.FORBIDDEN, "this UI is read-only (started without delete)")
+    def stop(self, name: str) -> dict[str, str]:
+        self._check_writable()
         backend = self.client.backend
         if not backend.can_stop:
             raise _ApiError(
@@ -266,11 +265,16 @@ class UiServer:
                 f"stop: a {backend.kind} job cannot be stopped and kept; delete it instead",
             )
         backend.stop_job(name)
+        return {"stopped": name}
 
-    def delete(self, name: str) -> None:
+    def delete(self, name: str) -> dict[str, str]:
+        self._check_writable()
+        self.client.delete_job(name)
+        return {"deleted": name}
+
+    def _check_writable(self) -> None:
         if not self.allow_delete:
             raise _ApiError(HTTPStatus.FORBIDDEN, "this UI is read-only (started without delete)")
-        self.client.delete_job(name)
 
     def serve_forever(self, poll_interval: float = 0.5) -> None:
         """Answer until ``shutdown()`` (``poll_interval``: socketserver's argument, unused here:
@@ -301,30 +305,25 @@ class UiServer:
     def _app(self) -> web.Application:
         app = web.Application(middlewares=[self._guard])
         app.on_response_prepare.append(_secure)
-        answer, name = self._answer, _name
+        answer, per_job = self._answer, self._per_job
         app.add_routes(
             [
                 web.get("/", _file(STATIC_DIR / "index.html")),
                 web.get("/favicon.ico", _file(STATIC_DIR / "favicon.svg")),
                 web.static("/static", STATIC_DIR),
                 web.get("/api/info", answer(lambda request: self.info())),
-                web.get("/api/jobs", self._job_list),
+                web.get("/api/jobs", self._blocking(self._job_list)),
                 web.get("/api/runtimes", answer(lambda request: self.runtimes())),
-                web.get("/api/optimizations", self._optimizations),
-                web.get("/api/optimizations/{parts:.+}", self._optimizations),
-                web.get("/api/jobs/{name}", answer(lambda request: self.job(name(request)))),
-                web.get(
-                    "/api/jobs/{name}/metrics", answer(lambda request: self.metrics(name(request)))
-                ),
-                web.get(
-                    "/api/jobs/{name}/resources",
-                    answer(lambda request: self.resources.series(name(request))),
-                ),
+                web.get("/api/optimizations", self._blocking(self._optimizations)),
+                web.get("/api/optimizations/{parts:.+}", self._blocking(self._optimizations)),
+                web.get("/api/jobs/{name}", per_job(self.job)),
+                web.get("/api/jobs/{name}/metrics", per_job(self.metrics)),
+                web.get("/api/jobs/{name}/resources", per_job(self.resources.series)),
                 web.get("/api/jobs/{name}/logs", self._log),
                 web.get("/api/jobs/{name}/logs/search", answer(self._search)),
                 web.get("/api/jobs/{name}/logs/stream", self._stream_log),
-                web.post("/api/jobs/{name}/stop", answer(self._stop)),
-                web.post("/api/jobs/{name}/delete", answer(self._delete)),
+                web.post("/api/jobs/{name}/stop", per_job(self.stop)),
+                web.post("/api/jobs/{name}/delete", per_job(self.delete)),
             ]
         )
         return app
@@ -365,18 +364,26 @@ class UiServer:
         """``function(*args)`` on an answering thread (the backend blocks)."""
         return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
 
-    def _answer(self, view: Callable[[web.Request], Any]) -> _Handler:
-        """A handler answering ``view(request)``, computed on an answering thread, as JSON."""
+    def _blocking(self, handler: Callable[[web.Request], web.StreamResponse]) -> _Handler:
+        """``handler`` run on an answering thread: the backend blocks, and JSON takes time."""
 
         async def handle(request: web.Request) -> web.StreamResponse:
-            return _json(HTTPStatus.OK, await self._call(view, request))
+            return await self._call(handler, request)
 
         return handle
 
-    async def _job_list(self, request: web.Request) -> web.Response:
+    def _answer(self, view: Callable[[web.Request], Any]) -> _Handler:
+        """A handler answering ``view(request)`` as JSON, on an answering thread."""
+        return self._blocking(lambda request: _json(HTTPStatus.OK, view(request)))
+
+    def _per_job(self, view: Callable[[str], Any]) -> _Handler:
+        """A handler answering ``view(NAME)`` for a route's ``{name}``, as ``_answer`` does."""
+        return self._answer(lambda request: view(_name(request)))
+
+    def _job_list(self, request: web.Request) -> web.Response:
         """The rows with a weak ETag over all but the clock (age, a running job's duration): a
         page polling with If-None-Match gets 304 while nothing else changed."""
-        rows, total = await self._call(self.jobs, _query(request))
+        rows, total = self.jobs(_query(request))
         steady = [{k: v for k, v in row.items() if k not in _CLOCK_FIELDS} for row in rows]
         digest = hashlib.sha256(json.dumps([steady, total]).encode()).hexdigest()[:32]
         headers = {"ETag": f'W/"{digest}"', "X-Total-Count": str(total)}
@@ -384,12 +391,9 @@ class UiServer:
             return web.Response(status=HTTPStatus.NOT_MODIFIED, headers=headers)
         return _json(HTTPStatus.OK, rows, headers)
 
-    async def _optimizations(self, request: web.Request) -> web.Response:
+    def _optimizations(self, request: web.Request) -> web.Response:
         parts = request.match_info.get("parts", "")
-        status, document = await self._call(
-            self.optimizations.answer, parts.split("/") if parts else [], self.clock()
-        )
-        return _json(status, document)
+        return _json(*self.optimizations.answer(parts.split("/") if parts else [], self.clock()))
 
     def _search(self, request: web.Request) -> dict[str, Any]:
         query = _query(request)
@@ -397,14 +401,6 @@ class UiServer:
             raise _ApiError(HTTPStatus.BAD_REQUEST, "q: the query needs ?q=TEXT")
         lines = self.client.get_job_logs(_name(request), _step(query))
         return views.log_matches(lines, query["q"])
-
-    def _stop(self, request: web.Request) -> dict[str, str]:
-        self.stop(_name(request))
-        return {"stopped": _name(request)}
-
-    def _delete(self, request: web.Request) -> dict[str, str]:
-        self.delete(_name(request))
-        return {"deleted": _name(request)}
 
     async def _log(self, request: web.Request) -> web.StreamResponse:
         """A step's log as text, written as it is read (chunked), never whole in memory."""
