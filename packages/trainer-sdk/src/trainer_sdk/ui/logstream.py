@@ -1,13 +1,13 @@
 """A followed log as batches: whatever lines have arrived since the last batch, at once.
 
 A reader thread pulls lines from the log's iterator (which blocks while the job is quiet) into a
-bounded buffer and wakes the event loop when the buffer stops being empty; the answer takes
-everything buffered in one go, so a finished log of 100,000 lines goes out as a few large events
-and a live one as one event per burst, not one per line. While nothing arrives, an empty batch
-comes every ``quiet_seconds`` (a keep-alive that also finds out when the client has gone). A
-panel that opens on the tail of a long log asks for ``skip``: the reader drops that many lines
-first, which costs a pass over them in the reader thread but nothing in the buffer, on the wire
-or in the browser.
+buffer of about one batch and wakes the event loop when the buffer stops being empty; the answer
+takes everything buffered in one go (up to about 64 KiB of text), so a finished log of 100,000
+lines goes out as a few dozen events and a live one as one event per burst, not one per line.
+While nothing arrives, an empty batch comes every ``quiet_seconds`` (a keep-alive that also
+finds out when the client has gone). A panel that opens on the tail of a long log asks for
+``skip``: the reader drops that many lines first, which costs a pass over them in the reader
+thread but nothing in the buffer, on the wire or in the browser.
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from typing import Final
 
 __all__ = ["batches"]
 
-_BUFFERED_LINES: Final = 500  # lines read ahead at most: the reader waits for the answer
-_BATCH_CHARACTERS: Final = 1 << 18  # a batch ends after about this much text
+# A batch ends after about this much text, and the reader reads no further ahead: the buffer
+# and each copy of a batch on its way out (JSON, event, chunk) hold about 64 KiB at a time.
+_BATCH_CHARACTERS: Final = 1 << 16
 
 
 async def batches(
@@ -32,8 +33,9 @@ async def batches(
     ``skip`` lines left out: empty while it is quiet."""
     loop = asyncio.get_running_loop()
     arrived = asyncio.Event()
-    room = threading.Condition()  # guards buffer, ended and stopped
+    room = threading.Condition()  # guards buffer, buffered, ended and stopped
     buffer: deque[str] = deque()
+    buffered = 0  # characters in buffer
     ended = stopped = False
 
     def wake() -> None:
@@ -41,15 +43,19 @@ async def batches(
         if not stopped:
             loop.call_soon_threadsafe(arrived.set)
 
+    def has_room() -> bool:
+        return stopped or buffered < _BATCH_CHARACTERS
+
     def read() -> None:
-        nonlocal ended
+        nonlocal buffered, ended
         try:
             for line in islice(lines, skip, None):
                 with room:
-                    room.wait_for(lambda: stopped or len(buffer) < _BUFFERED_LINES)
+                    room.wait_for(has_room)
                     if stopped:
                         return
                     buffer.append(line)
+                    buffered += len(line)
                     if len(buffer) == 1:
                         wake()
         finally:
@@ -71,6 +77,7 @@ async def batches(
                 while buffer and size < _BATCH_CHARACTERS:
                     batch.append(buffer.popleft())
                     size += len(batch[-1])
+                buffered -= size
                 if not buffer:
                     arrived.clear()  # the reader's next line finds it empty and wakes us
                 room.notify()
