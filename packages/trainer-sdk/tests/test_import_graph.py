@@ -105,6 +105,12 @@ def test_no_module_outside_the_local_backend_imports_it() -> None:
             f"{LOCAL}.backend",
             f"{LOCAL}.backend.LocalBackend",
         ],
+        # the torchtune engine's local ``tune``: in-pod code of local jobs, which starts a
+        # node's ranks through the local torchrun (to move under backends/local/pod/)
+        "trainer_sdk.training.engines.torchtune.local_tune": [
+            f"{LOCAL}.pod",
+            f"{LOCAL}.pod.torchrun_shim",
+        ],
     }
 
 

@@ -372,19 +372,6 @@ def test_empty_dir_is_the_jobs_and_host_path_is_the_hosts_own(tmp_path: Path) ->
     assert [(m.path, m.source) for m in pod.mounts][1] == ("/data", str(tmp_path / "host" / "x"))
 
 
-def test_a_mount_of_a_claim_template_is_the_jobs_own_volume(tmp_path: Path) -> None:
-    """The fine-tuning runtimes mount their ``volumeClaimPolicies`` template by its name (the
-    JobSet makes the claim and the pod's volume): it was refused as a volume the pod lacks."""
-    job = replicated_job("node", ["true"])
-    mounts = [{"name": "initializer", "mountPath": "/workspace"}]
-    job["template"]["spec"]["template"]["spec"]["containers"][0]["volumeMounts"] = mounts
-    policies = [{"templates": [{"metadata": {"name": "initializer"}, "spec": {}}]}]
-    [(_, [pod])] = expand(jobset(job, volumeClaimPolicies=policies), "/j/volumes", tmp_path)
-    assert pod.directories == ("/j/volumes/initializer",)
-    with pytest.raises(UnsupportedPodError, match="no volume named 'initializer' in the pod"):
-        expand(jobset(job), "/j/volumes", tmp_path)
-
-
 @pytest.mark.parametrize(
     ("volume", "sub_path", "message"),
     [

@@ -30,7 +30,7 @@ from trainer_sdk.backends.local import volumes
 from trainer_sdk.backends.local.plan import LOOPBACK, LateValue, LocalPod, Text, with_texts
 from trainer_sdk.checkpoint.status import ATTEMPT_ENV
 from trainer_sdk.status.jobs import step_name
-from trainer_sdk.status.runtimes import container_devices
+from trainer_sdk.status.runtimes import claim_templates, container_devices
 
 __all__ = [
     "DEFAULT_MASTER_PORT",
@@ -94,9 +94,7 @@ class PodAddresses:
     hosts: tuple[str, ...] = ()
     volumes_root: str = ""
     root: Path = Path()  # the backend's job root: where persistent volume claims live
-    # The JobSet's ``volumeClaimPolicies`` templates: a claim each that the JobSet makes for the
-    # job, which its pods mount by the template's name (the job's own volume here).
-    claim_templates: frozenset[str] = frozenset()
+    claim_templates: tuple[str, ...] = ()  # the JobSet's volumeClaimPolicies: every pod's volumes
     # Pods in private namespaces (``isolation``): host names resolve and mount paths exist, so
     # only the port after a pod host name is the job's.
     isolated: bool = False
@@ -377,9 +375,9 @@ def _local_mounts(
             pod_spec,
             where,
             job_volumes=addresses.volumes_root,
-            claim_templates=addresses.claim_templates,
             root=addresses.root,
             namespace=namespace,
+            claim_templates=addresses.claim_templates,
         )
     except volumes.InvalidVolumeError as error:
         raise UnsupportedPodError(str(error)) from None
@@ -440,12 +438,13 @@ def expand_pods(
             reverse=True,
         )
     )
-    templates = frozenset(
-        str((template.get("metadata") or {}).get("name", ""))
-        for policy in jobset.get("spec", {}).get("volumeClaimPolicies") or []
-        for template in policy.get("templates") or []
+    addresses = PodAddresses(
+        hosts=hosts,
+        volumes_root=volumes_root,
+        root=root,
+        claim_templates=claim_templates(jobset.get("spec") or {}),
+        isolated=isolated,
     )
-    addresses = PodAddresses(hosts, volumes_root, root, templates, isolated)
     has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
     expanded = []
     for job in ordered_replicated_jobs(jobset):
