@@ -12,35 +12,20 @@ least).
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import resource
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 from bench_job_list import JOB, clone_jobs
+from revisions import export
 from trainer_sdk import LocalBackendConfig, TrainerClient
 
 PACKAGE = Path(__file__).resolve().parents[1]
-SOURCES = "packages/trainer-sdk/src"
-
-
-def export(revision: str, into: Path) -> Path:
-    """The trainer-sdk sources of ``revision`` under ``into``."""
-    archive = subprocess.run(
-        ["git", "archive", "--format=tar", revision, SOURCES],
-        check=True,
-        capture_output=True,
-        cwd=PACKAGE.parents[1],
-    ).stdout
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
-    return into / SOURCES
 
 
 def _children_cpu() -> float:

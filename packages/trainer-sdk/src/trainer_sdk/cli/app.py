@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
     from trainer_sdk import types
     from trainer_sdk.client import TrainerClient
+    from trainer_sdk.configs import KubernetesBackendConfig, LocalBackendConfig
+    from trainer_sdk.optimizer import OptimizerClient
     from trainer_sdk.options import Option
     from trainer_sdk.status.packages import PackageStatus
     from trainer_sdk.training.metrics import MetricPoint
@@ -558,6 +560,14 @@ def runtimes(context: click.Context, output: str) -> None:
     emit(found, output, render)
 
 
+def _optimizer_client(config: KubernetesBackendConfig | LocalBackendConfig) -> OptimizerClient:
+    """The UI's optimizer, made when its pages are first shown: importing it (Optuna, about
+    0.5 s) is not part of ``trainer ui``'s start."""
+    from trainer_sdk.optimizer import OptimizerClient
+
+    return OptimizerClient(config)
+
+
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
 @click.option("--port", type=click.IntRange(min=0, max=65535), default=8265, show_default=True)
@@ -604,9 +614,13 @@ def ui(
     """Serve the web UI: jobs, live logs, metric charts, runtimes. Ctrl-C stops it."""
     from trainer_sdk.client import TrainerClient
     from trainer_sdk.configs import KubernetesBackendConfig
-    from trainer_sdk.optimizer import OptimizerClient
-    from trainer_sdk.ui import Access, UiServer, is_loopback, new_token
 
+    try:
+        from trainer_sdk.ui import Access, UiServer, is_loopback, new_token
+    except ModuleNotFoundError as error:
+        if error.name != "aiohttp":
+            raise
+        fail("trainer ui needs aiohttp: pip install 'trainer-sdk[ui]'")
     if token is None and not is_loopback(host):
         token = new_token()
     config = (
@@ -622,7 +636,7 @@ def ui(
             allow_delete=not read_only,
             history=history,
             retention_days=history_days,
-            optimizer=lambda: OptimizerClient(config),
+            optimizer=lambda: _optimizer_client(config),
         )
     except ValueError as error:
         fail(f"--{error}")

@@ -106,8 +106,8 @@ class Access:
     def refusal(
         self, method: str, headers: Mapping[str, str], query_token: str | None
     ) -> tuple[int, str] | None:
-        """None when the request may proceed, else the HTTP status and why not (``headers``
-        with lower-case names)."""
+        """None when the request may proceed, else the HTTP status and why not (``headers``:
+        lower-case names, or a case-insensitive mapping such as aiohttp's)."""
         if not self.host_allowed(headers.get("host")):
             return 403, f"Host {headers.get('host')!r} is not this server's address"
         if not self.token_given(headers, query_token):
@@ -115,7 +115,3 @@ class Access:
         if method not in ("GET", "HEAD") and headers.get(WRITE_HEADER.lower()) != "1":
             return 403, f"writes need the {WRITE_HEADER} header"
         return None
-
-    def cookie_header(self) -> str:
-        """The ``Set-Cookie`` value that remembers the token in this browser."""
-        return f"{COOKIE_NAME}={self.token}; HttpOnly; SameSite=Strict; Path=/"

@@ -1,4 +1,4 @@
-"""``trainer ui``'s HTTP server (standard library): the page, its assets, and a JSON API over
+"""``trainer ui``'s HTTP server (aiohttp): the page, its assets, and a JSON API over
 ``TrainerClient``.
 
 GET  /                                  the app (hash routes: #/, #/jobs/NAME, #/runtimes)
@@ -24,36 +24,40 @@ GET  /api/optimizations[/NAME]          optimization jobs and their trials (opti
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import logging
-import mimetypes
 import socket
 import threading
 import time
-import urllib.parse
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import islice
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from aiohttp import web
 
 from trainer_sdk import constants
 from trainer_sdk.client import TrainerClient
 from trainer_sdk.errors import JobNotFoundError, TrainerError
-from trainer_sdk.optimizer import OptimizerClient
 from trainer_sdk.status.jobs import finished_at
 from trainer_sdk.training.metrics import MetricPoint
 from trainer_sdk.types import TrainJob
 from trainer_sdk.ui import logstream, resources, strict_json, views
-from trainer_sdk.ui.access import Access
-from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits, Connections
+from trainer_sdk.ui.access import COOKIE_NAME, Access
+from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits
 from trainer_sdk.ui.joblist import JobList
 from trainer_sdk.ui.observed import DEFAULT_RETENTION_DAYS, ObservedHistory
-from trainer_sdk.ui.optimization import OptimizationViews
+
+if TYPE_CHECKING:
+    from trainer_sdk.optimizer import OptimizerClient
+    from trainer_sdk.ui.optimization import OptimizationViews
 
 __all__ = ["STATIC_DIR", "UiServer"]
 
@@ -61,14 +65,17 @@ STATIC_DIR: Final = Path(__file__).parent / "static"
 _CHUNK_BYTES: Final = 64 * 1024
 _CLOCK_FIELDS: Final = frozenset({"age", "duration"})
 _FAILURES_KEPT: Final = 256  # failed jobs whose cause the server keeps rather than re-reads
+_CLOSE_SECONDS: Final = 1.0  # answers still running when the server closes get this long
 SAMPLE_SECONDS: Final = 5.0  # how often a cluster's running jobs are sampled into the history
 RESOURCE_SECONDS: Final = 2.0  # how often the local running jobs' pods are sampled
 _SAMPLED: Final = frozenset({constants.TRAINJOB_CREATED, constants.TRAINJOB_RUNNING})
+_SECURITY_HEADERS: Final = {
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:",
+}
 _logger = logging.getLogger(__name__)
-_BUSY: Final = (
-    b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 36\r\n"
-    b"Connection: close\r\n\r\nthe UI is answering too many clients\n"
-)
+_T = TypeVar("_T")
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def _now() -> datetime:
@@ -83,12 +90,12 @@ class _ApiError(Exception):
         self.status = status
 
 
-class UiServer(ThreadingHTTPServer):
+class UiServer:
     """Serves the UI for ``client`` on ``access.host``:``port`` (0: any free port); a cluster's
     metric history is kept in ``history`` (SQLite; None: in memory) for ``retention_days``; the
-    optimization pages show ``optimizer``'s jobs (made on first use; None: there are none)."""
-
-    daemon_threads = True
+    optimization pages show ``optimizer``'s jobs (made on first use; None: there are none).
+    Driven like ``socketserver``: ``serve_forever()`` in one thread, ``shutdown()`` from another,
+    then ``server_close()``."""
 
     def __init__(
         self,
@@ -102,11 +109,12 @@ class UiServer(ThreadingHTTPServer):
         retention_days: float = DEFAULT_RETENTION_DAYS,
         optimizer: Callable[[], OptimizerClient] | None = None,
     ) -> None:
-        self.client, self.access, self.allow_delete, self.clock = (
+        self.client, self.access, self.allow_delete, self.clock, self.limits = (
             client,
             access,
             allow_delete,
             clock,
+            limits,
         )
         # a backend that keeps every point (locally, the job's own metric files) is the history
         keeps = client.backend.keeps_metric_history
@@ -115,15 +123,27 @@ class UiServer(ThreadingHTTPServer):
         self._closed = threading.Event()
         self._failures: dict[tuple[str, datetime], dict[str, Any]] = {}
         self.job_list = JobList(client)
-        self.optimizations = OptimizationViews(optimizer)
-        self.log_streams: set[threading.Event] = set()
-        self.connections = Connections(limits)
+        self._optimizer = optimizer
+        family = socket.AF_INET6 if ":" in access.host else socket.AF_INET
         try:
-            super().__init__((access.host, port), _Handler)
+            listener = socket.create_server((access.host, port), family=family)
         except OSError:
-            self.connections.close()
             self.observed.close()
             raise
+        self.server_address: tuple[Any, ...] = listener.getsockname()
+        self._pool = ThreadPoolExecutor(limits.max_connections, thread_name_prefix="ui")
+        self._loop = asyncio.new_event_loop()
+        self._stopping = asyncio.Event()
+        self._served = threading.Event()
+        self._runner = web.AppRunner(
+            self._app(),
+            handle_signals=False,
+            access_log=None,
+            keepalive_timeout=limits.header_seconds,
+            shutdown_timeout=_CLOSE_SECONDS,
+        )
+        self._loop.run_until_complete(self._runner.setup())
+        self._loop.run_until_complete(web.SockSite(self._runner, listener).start())
         threading.Thread(target=self._sample, name="ui-sampler", daemon=True).start()
 
     @property
@@ -132,6 +152,14 @@ class UiServer(ThreadingHTTPServer):
         shown = f"[{host}]" if ":" in host else host
         query = f"/?token={self.access.token}" if self.access.token else "/"
         return f"http://{shown}:{port}{query}"
+
+    @functools.cached_property
+    def optimizations(self) -> OptimizationViews:
+        """The optimization pages, imported when first shown: Optuna's import (about 0.5 s)
+        is not part of ``trainer ui``'s start."""
+        from trainer_sdk.ui.optimization import OptimizationViews
+
+        return OptimizationViews(self._optimizer)
 
     def info(self) -> dict[str, Any]:
         backend = self.client.backend
@@ -228,9 +256,8 @@ class UiServer(ThreadingHTTPServer):
         manifests = self.client.backend.runtime_manifests()
         return [views.runtime_view(manifests[name]) for name in sorted(manifests)]
 
-    def stop(self, name: str) -> None:
-        if not self.allow_delete:
-            raise _ApiError(HTTPStatus.FORBIDDEN, "this UI is read-only (started without delete)")
+    def stop(self, name: str) -> dict[str, str]:
+        self._check_writable()
         backend = self.client.backend
         if not backend.can_stop:
             raise _ApiError(
@@ -238,260 +265,229 @@ class UiServer(ThreadingHTTPServer):
                 f"stop: a {backend.kind} job cannot be stopped and kept; delete it instead",
             )
         backend.stop_job(name)
+        return {"stopped": name}
 
-    def delete(self, name: str) -> None:
+    def delete(self, name: str) -> dict[str, str]:
+        self._check_writable()
+        self.client.delete_job(name)
+        return {"deleted": name}
+
+    def _check_writable(self) -> None:
         if not self.allow_delete:
             raise _ApiError(HTTPStatus.FORBIDDEN, "this UI is read-only (started without delete)")
-        self.client.delete_job(name)
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        """A thread for ``request`` when the cap allows, else a 503 without one."""
-        if self.connections.admit(request):
-            super().process_request(request, client_address)
-            return
-        with contextlib.suppress(OSError):  # the client is gone already; nothing to tell it
-            request.sendall(_BUSY)
-        self.shutdown_request(request)
+    def serve_forever(self, poll_interval: float = 0.5) -> None:
+        """Answer until ``shutdown()`` (``poll_interval``: socketserver's argument, unused here:
+        ``shutdown()`` wakes the event loop at once)."""
+        try:
+            self._loop.run_until_complete(self._stopping.wait())
+        finally:
+            self._served.set()
 
-    def shutdown_request(self, request: Any) -> None:
-        self.connections.release(request)
-        super().shutdown_request(request)
+    def shutdown(self) -> None:
+        """From another thread: make ``serve_forever()`` return, and wait until it has."""
+        if not self._served.is_set():
+            self._loop.call_soon_threadsafe(self._stopping.set)
+        self._served.wait()
 
     def server_close(self) -> None:
+        """Stop listening and sampling; answers still running get _CLOSE_SECONDS, then end.
+        Closing again does nothing."""
+        if self._loop.is_closed():
+            return
         self._closed.set()
-        for stream in list(self.log_streams):
-            stream.set()
-        self.connections.close()
-        super().server_close()
+        self._loop.run_until_complete(self._runner.cleanup())
+        self._loop.close()
+        self._pool.shutdown(wait=False, cancel_futures=True)
         self.observed.close()
 
+    # -- the web application --------------------------------------------------------------------
+    def _app(self) -> web.Application:
+        app = web.Application(middlewares=[self._guard])
+        app.on_response_prepare.append(_secure)
+        answer, per_job = self._answer, self._per_job
+        app.add_routes(
+            [
+                web.get("/", _file(STATIC_DIR / "index.html")),
+                web.get("/favicon.ico", _file(STATIC_DIR / "favicon.svg")),
+                web.static("/static", STATIC_DIR),
+                web.get("/api/info", answer(lambda request: self.info())),
+                web.get("/api/jobs", self._blocking(self._job_list)),
+                web.get("/api/runtimes", answer(lambda request: self.runtimes())),
+                web.get("/api/optimizations", self._blocking(self._optimizations)),
+                web.get("/api/optimizations/{parts:.+}", self._blocking(self._optimizations)),
+                web.get("/api/jobs/{name}", per_job(self.job)),
+                web.get("/api/jobs/{name}/metrics", per_job(self.metrics)),
+                web.get("/api/jobs/{name}/resources", per_job(self.resources.series)),
+                web.get("/api/jobs/{name}/logs", self._log),
+                web.get("/api/jobs/{name}/logs/search", answer(self._search)),
+                web.get("/api/jobs/{name}/logs/stream", self._stream_log),
+                web.post("/api/jobs/{name}/stop", per_job(self.stop)),
+                web.post("/api/jobs/{name}/delete", per_job(self.delete)),
+            ]
+        )
+        return app
 
-class _Handler(BaseHTTPRequestHandler):
-    server: UiServer
-    protocol_version = "HTTP/1.1"
-
-    def setup(self) -> None:
-        """Every read and write on the socket is bounded too (a client that stops reading)."""
-        super().setup()
-        self.connection.settimeout(self.server.connections.limits.idle_seconds)
-        # headers and body go out as two writes: without this, Nagle's algorithm holds the body
-        # until the client's delayed ACK of the headers (40 ms a request on Linux)
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the terminal shows the URL, not every request."""
-
-    def handle_one_request(self) -> None:
-        try:
-            super().handle_one_request()
-        except (TimeoutError, ConnectionResetError, BrokenPipeError):
-            self.close_connection = True  # too slow, or gone: drop it
-        self.server.connections.waiting(self.connection)
-
-    def parse_request(self) -> bool:
-        """The request line and headers have arrived: no header deadline while answering."""
-        parsed = super().parse_request()
-        self.server.connections.busy(self.connection)
-        return parsed
-
-    # -- dispatch -------------------------------------------------------------------------------
-    def do_GET(self) -> None:
-        self._dispatch("GET")
-
-    def do_POST(self) -> None:
-        self._dispatch("POST")
-
-    def _dispatch(self, method: str) -> None:
-        url = urllib.parse.urlsplit(self.path)
-        query = {key: values[-1] for key, values in urllib.parse.parse_qs(url.query).items()}
-        headers = {key.lower(): str(value) for key, value in self.headers.items()}
-        refusal = self.server.access.refusal(method, headers, query.get("token"))
+    @web.middleware
+    async def _guard(self, request: web.Request, handler: _Handler) -> web.StreamResponse:
+        """The access rules before any answer; every refusal and error as JSON."""
+        query = _query(request)
+        refusal = self.access.refusal(request.method, request.headers, query.get("token"))
         if refusal is not None:
-            self._send_json(HTTPStatus(refusal[0]), {"error": refusal[1]})
-            return
-        if "token" in query and method == "GET":
-            self._remember_token(url.path)
-            return
-        parts = [urllib.parse.unquote(part) for part in url.path.strip("/").split("/")]
+            return _json(HTTPStatus(refusal[0]), {"error": refusal[1]})
+        if "token" in query and request.method == "GET":
+            return self._remember_token(request.path)
         try:
-            if method == "GET" and url.path == "/":
-                self._send_file(STATIC_DIR / "index.html")
-            elif method == "GET" and url.path == "/favicon.ico":
-                self._send_file(STATIC_DIR / "favicon.svg")
-            elif method == "GET" and parts[0] == "static":
-                self._send_static(parts[1:])
-            elif parts[0] == "api":
-                self._api(method, parts[1:], query)
-            else:
-                raise _ApiError(HTTPStatus.NOT_FOUND, f"no page {url.path!r}")
+            return await handler(request)
         except _ApiError as error:
-            self._send_json(error.status, {"error": str(error)})
+            return _json(error.status, {"error": str(error)})
+        except web.HTTPNotFound:
+            return _json(HTTPStatus.NOT_FOUND, {"error": f"no file or page {request.path!r}"})
+        except web.HTTPException as error:
+            message = f"{request.method} {request.path}: {error.reason}"
+            return _json(HTTPStatus(error.status), {"error": message})
         except JobNotFoundError as error:
-            self._send_json(HTTPStatus.NOT_FOUND, {"error": str(error)})
+            return _json(HTTPStatus.NOT_FOUND, {"error": str(error)})
         except (TrainerError, ValueError) as error:
-            self._send_json(HTTPStatus.BAD_REQUEST, {"error": str(error)})
+            return _json(HTTPStatus.BAD_REQUEST, {"error": str(error)})
 
-    def _api(self, method: str, parts: list[str], query: dict[str, str]) -> None:
-        server = self.server
-        match (method, parts):
-            case ("GET", ["info"]):
-                self._send_json(HTTPStatus.OK, server.info())
-            case ("GET", ["jobs"]):
-                self._send_job_list(*server.jobs(query))
-            case ("GET", ["runtimes"]):
-                self._send_json(HTTPStatus.OK, server.runtimes())
-            case ("GET", ["optimizations", *rest]):
-                self._send_json(*server.optimizations.answer(rest, server.clock()))
-            case ("GET", ["jobs", name]):
-                self._send_json(HTTPStatus.OK, server.job(name))
-            case ("GET", ["jobs", name, "metrics"]):
-                self._send_json(HTTPStatus.OK, server.metrics(name))
-            case ("GET", ["jobs", name, "resources"]):
-                self._send_json(HTTPStatus.OK, server.resources.series(name))
-            case ("GET", ["jobs", name, "logs"]):
-                self._send_log(name, self._step(query), query)
-            case ("GET", ["jobs", name, "logs", "search"]):
-                if not query.get("q"):
-                    raise _ApiError(HTTPStatus.BAD_REQUEST, "q: the query needs ?q=TEXT")
-                lines = server.client.get_job_logs(name, self._step(query))
-                self._send_json(HTTPStatus.OK, views.log_matches(lines, query["q"]))
-            case ("GET", ["jobs", name, "logs", "stream"]):
-                tail = _count(query, "tail", 0) if "tail" in query else None
-                self._stream_log(name, self._step(query), tail)
-            case ("POST", ["jobs", name, "stop"]):
-                server.stop(name)
-                self._send_json(HTTPStatus.OK, {"stopped": name})
-            case ("POST", ["jobs", name, "delete"]):
-                server.delete(name)
-                self._send_json(HTTPStatus.OK, {"deleted": name})
-            case _:
-                raise _ApiError(HTTPStatus.NOT_FOUND, f"no API {method} /api/{'/'.join(parts)}")
+    def _remember_token(self, path: str) -> web.Response:
+        """``?token=`` once: keep it in a cookie, and drop it from the address bar."""
+        response = web.Response(status=HTTPStatus.SEE_OTHER, headers={"Location": path})
+        assert self.access.token is not None  # refusal() let a token through: there is one
+        response.set_cookie(
+            COOKIE_NAME, self.access.token, httponly=True, samesite="Strict", path="/"
+        )
+        return response
 
-    @staticmethod
-    def _step(query: dict[str, str]) -> str:
-        if not query.get("step"):
-            raise _ApiError(HTTPStatus.BAD_REQUEST, "step: the query needs ?step=STEP")
-        return query["step"]
+    async def _call(self, function: Callable[..., _T], *args: Any) -> _T:
+        """``function(*args)`` on an answering thread (the backend blocks)."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, function, *args)
 
-    # -- answers --------------------------------------------------------------------------------
-    def _send(self, status: HTTPStatus, body: bytes, content_type: str, **headers: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Content-Security-Policy", "default-src 'self'; img-src 'self' data:")
-        for key, value in headers.items():
-            self.send_header(key.replace("_", "-"), value)
-        self.end_headers()
-        try:
-            self.wfile.write(body)
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the page went away before the answer
+    def _blocking(self, handler: Callable[[web.Request], web.StreamResponse]) -> _Handler:
+        """``handler`` run on an answering thread: the backend blocks, and JSON takes time."""
 
-    def _send_json(self, status: HTTPStatus, document: Any) -> None:
-        self._send(status, strict_json.dumps(document).encode(), "application/json")
+        async def handle(request: web.Request) -> web.StreamResponse:
+            return await self._call(handler, request)
 
-    def _send_job_list(self, rows: list[Mapping[str, Any]], total: int) -> None:
+        return handle
+
+    def _answer(self, view: Callable[[web.Request], Any]) -> _Handler:
+        """A handler answering ``view(request)`` as JSON, on an answering thread."""
+        return self._blocking(lambda request: _json(HTTPStatus.OK, view(request)))
+
+    def _per_job(self, view: Callable[[str], Any]) -> _Handler:
+        """A handler answering ``view(NAME)`` for a route's ``{name}``, as ``_answer`` does."""
+        return self._answer(lambda request: view(_name(request)))
+
+    def _job_list(self, request: web.Request) -> web.Response:
         """The rows with a weak ETag over all but the clock (age, a running job's duration): a
         page polling with If-None-Match gets 304 while nothing else changed."""
+        rows, total = self.jobs(_query(request))
         steady = [{k: v for k, v in row.items() if k not in _CLOCK_FIELDS} for row in rows]
         digest = hashlib.sha256(json.dumps([steady, total]).encode()).hexdigest()[:32]
-        tag = f'W/"{digest}"'
-        if self.headers.get("If-None-Match") == tag:
-            self.send_response(HTTPStatus.NOT_MODIFIED)
-            self.send_header("ETag", tag)
-            self.send_header("X-Total-Count", str(total))
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-            return
-        body = strict_json.dumps(rows).encode()
-        self._send(HTTPStatus.OK, body, "application/json", ETag=tag, X_Total_Count=str(total))
+        headers = {"ETag": f'W/"{digest}"', "X-Total-Count": str(total)}
+        if request.headers.get("If-None-Match") == headers["ETag"]:
+            return web.Response(status=HTTPStatus.NOT_MODIFIED, headers=headers)
+        return _json(HTTPStatus.OK, rows, headers)
 
-    def _send_file(self, path: Path) -> None:
-        content_type = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
-        self._send(HTTPStatus.OK, path.read_bytes(), f"{content_type}; charset=utf-8")
+    def _optimizations(self, request: web.Request) -> web.Response:
+        parts = request.match_info.get("parts", "")
+        return _json(*self.optimizations.answer(parts.split("/") if parts else [], self.clock()))
 
-    def _send_static(self, parts: list[str]) -> None:
-        path = STATIC_DIR.joinpath(*parts).resolve()
-        if STATIC_DIR.resolve() not in path.parents or not path.is_file():
-            raise _ApiError(HTTPStatus.NOT_FOUND, f"no file static/{'/'.join(parts)}")
-        self._send_file(path)
+    def _search(self, request: web.Request) -> dict[str, Any]:
+        query = _query(request)
+        if not query.get("q"):
+            raise _ApiError(HTTPStatus.BAD_REQUEST, "q: the query needs ?q=TEXT")
+        lines = self.client.get_job_logs(_name(request), _step(query))
+        return views.log_matches(lines, query["q"])
 
-    def _remember_token(self, path: str) -> None:
-        """``?token=`` once: keep it in a cookie, and drop it from the address bar."""
-        self.send_response(HTTPStatus.SEE_OTHER)
-        self.send_header("Set-Cookie", self.server.access.cookie_header())
-        self.send_header("Location", path or "/")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def _send_chunked(
-        self, status: HTTPStatus, chunks: Iterable[bytes], content_type: str, **headers: str
-    ) -> None:
-        """An answer of unknown length, written as it is read (chunked transfer encoding)."""
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Transfer-Encoding", "chunked")
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        for key, value in headers.items():
-            self.send_header(key.replace("_", "-"), value)
-        self.end_headers()
-        try:
-            for chunk in chunks:
-                if chunk:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
-            self.wfile.write(b"0\r\n\r\n")
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            self.close_connection = True  # the page went away before the end
-
-    def _send_log(self, name: str, step: str, query: dict[str, str]) -> None:
-        lines = self.server.client.get_job_logs(name, step)  # a bad step raises before the header
-        start = _count(query, "start", 0)
+    async def _log(self, request: web.Request) -> web.StreamResponse:
+        """A step's log as text, written as it is read (chunked), never whole in memory."""
+        name, query = _name(request), _query(request)
+        step = _step(query)
+        lines: Iterable[str] = await self._call(self.client.get_job_logs, name, step)
+        start = _count(query, "start", 0)  # a bad step or number is refused before the header
         count = _count(query, "count", 0) if "count" in query else None
         if start or count is not None:
             lines = islice(lines, start, None if count is None else start + count)
-        headers = {"Content_Disposition": f'attachment; filename="{name}-{step}.log"'}
-        self._send_chunked(
-            HTTPStatus.OK,
-            _batched(lines),
-            "text/plain; charset=utf-8",
-            **(headers if query.get("download") == "1" else {}),
-        )
+        response = web.StreamResponse(headers={"Content-Type": "text/plain; charset=utf-8"})
+        if query.get("download") == "1":
+            response.headers["Content-Disposition"] = f'attachment; filename="{name}-{step}.log"'
+        await response.prepare(request)
+        chunks = _batched(lines)
+        while chunk := await self._call(next, chunks, b""):
+            await self._write(response, chunk)
+        await response.write_eof()
+        return response
 
-    def _stream_log(self, name: str, step: str, tail: int | None) -> None:
+    async def _stream_log(self, request: web.Request) -> web.StreamResponse:
         """Server-sent events: each ``data`` is a JSON list of the lines that arrived since the
         last one (an empty list while the job is quiet), then ``end`` when the job has ended.
         With ``tail``, a first ``skipped`` event gives how many lines it leaves out (locally;
         elsewhere the whole log comes, and it says 0)."""
-        lines: Iterator[str] = self.server.client.get_job_logs(name, step, follow=True)
+        name, query = _name(request), _query(request)
+        step = _step(query)
+        tail = _count(query, "tail", 0) if "tail" in query else None
+        lines: Iterator[str] = await self._call(
+            lambda: self.client.get_job_logs(name, step, follow=True)
+        )
         skip = 0
         if tail is not None:
-            length = self.server.client.backend.log_length(name, step)
+            length = await self._call(self.client.backend.log_length, name, step)
             skip = max(0, length - tail) if length is not None else 0
-        self.send_response(HTTPStatus.OK)
-        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.close_connection = True
-        closed = threading.Event()
-        self.server.log_streams.add(closed)
-        try:
-            if tail is not None:
-                self.wfile.write(f"event: skipped\ndata: {skip}\n\n".encode())
-            for batch in logstream.batches(lines, closed, skip=skip):
-                self.wfile.write(f"data: {strict_json.dumps(batch)}\n\n".encode())
-                self.wfile.flush()
-            if not closed.is_set():
-                self.wfile.write(b"event: end\ndata: {}\n\n")
-                self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError, TimeoutError):
-            return  # the page went away, or stopped reading
-        finally:
-            closed.set()  # the reader thread stops too
-            self.server.log_streams.discard(closed)
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream; charset=utf-8"})
+        await response.prepare(request)
+        if tail is not None:
+            await self._write(response, f"event: skipped\ndata: {skip}\n\n".encode())
+        async with contextlib.aclosing(logstream.batches(lines, skip=skip)) as batches:
+            async for batch in batches:
+                await self._write(response, f"data: {strict_json.dumps(batch)}\n\n".encode())
+        await self._write(response, b"event: end\ndata: {}\n\n")
+        await response.write_eof()
+        return response
+
+    async def _write(self, response: web.StreamResponse, data: bytes) -> None:
+        """Send ``data``; a client that reads none of it for idle_seconds is dropped (aiohttp
+        closes the connection of an answer that raised)."""
+        await asyncio.wait_for(response.write(data), self.limits.idle_seconds)
+
+
+async def _secure(request: web.Request, response: web.StreamResponse) -> None:
+    """On every answer: no sniffing, only this origin's scripts; files are revalidated (their
+    ETag), everything else is never stored."""
+    response.headers.update(_SECURITY_HEADERS)
+    stored = isinstance(response, web.FileResponse)
+    response.headers.setdefault("Cache-Control", "no-cache" if stored else "no-store")
+
+
+def _file(path: Path) -> _Handler:
+    async def send(request: web.Request) -> web.FileResponse:
+        return web.FileResponse(path)
+
+    return send
+
+
+def _json(
+    status: HTTPStatus, document: Any, headers: Mapping[str, str] | None = None
+) -> web.Response:
+    body = strict_json.dumps(document).encode()
+    return web.Response(status=status, body=body, content_type="application/json", headers=headers)
+
+
+def _name(request: web.Request) -> str:
+    return request.match_info["name"]
+
+
+def _query(request: web.Request) -> dict[str, str]:
+    """The query's non-empty fields (the last value of each)."""
+    return {key: value for key, value in request.query.items() if value}
+
+
+def _step(query: Mapping[str, str]) -> str:
+    if not query.get("step"):
+        raise _ApiError(HTTPStatus.BAD_REQUEST, "step: the query needs ?step=STEP")
+    return query["step"]
 
 
 def _count(query: Mapping[str, str], field: str, default: int) -> int:

@@ -64,7 +64,8 @@ __all__ = ["LocalBackend"]
 
 _logger = logging.getLogger(__name__)
 FOLLOW_INTERVAL_SECONDS = 0.05
-_FOLLOW_READ_CHARS = 1 << 20  # what one read of a followed log holds at most
+_FOLLOW_READ_CHARS = 1 << 18  # what one read of a followed log holds at most (its lines, a
+# copy, the text read: about 1 MiB in all while a UI streams it)
 # How often waiting checks whether the job's state changed: a stat, cheap enough to be prompt.
 STATE_CHECK_SECONDS = 0.01
 STOP_TIMEOUT_SECONDS = 15.0
