@@ -40,6 +40,7 @@ __all__ = [
     "Loss",
     "PreferenceDataset",
     "PromptDataset",
+    "QAT",
     "RegexReward",
     "Runtime",
     "RuntimeKind",
@@ -308,6 +309,19 @@ class Distillation:
 
 
 @dataclass
+class QAT:
+    """Quantization-aware training with torchao around the job's supervised fine-tuning: the
+    model's linear layers train fake-quantized to ``scheme``, then are converted to it, and the
+    job writes the converted model (``training.engines.qat_model.load_quantized`` loads it).
+    ``scheme``: ``int8-dynamic-act-int4-weight`` (int8 activations quantized per token at run
+    time, int4 weights) or ``int4-weight-only``; ``group_size``: how many weights of a row share
+    one scale (it must divide each linear layer's input size)."""
+
+    scheme: str = "int8-dynamic-act-int4-weight"
+    group_size: int = 32
+
+
+@dataclass
 class _TRLFields:
     """The fields of ``TRLConfig`` before ``EngineSettings``; upstream's names where
     ``TorchTuneConfig`` has the same setting."""
@@ -322,6 +336,7 @@ class _TRLFields:
         None
     )
     method: DPO | KTO | None = None
+    quantization_aware: QAT | None = None
 
 
 @dataclass

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from trainer_sdk.training.engines import trl_methods
+from trainer_sdk.training.engines import qat, trl_methods
 
 __all__ = ["DATASET_FORMATS", "DatasetArguments"]
 
@@ -63,4 +63,11 @@ class DatasetArguments:
     )
     merge_adapter: bool = field(
         default=True, metadata={"help": "LoRA: also write the base model merged with the adapter."}
+    )
+    qat_scheme: str | None = field(
+        default=None,
+        metadata={"help": "Quantization-aware training to this torchao scheme.", "choices": qat.SCHEMES},
+    )
+    qat_group_size: int = field(
+        default=32, metadata={"help": "QAT: how many weights of a row share one scale."}
     )

@@ -55,9 +55,12 @@ CHAT_TEMPLATE: Final = (
 )
 
 
-def write_tiny_model(directory: Path, family: str = "llama", seed: int = 0) -> Path:
+def write_tiny_model(
+    directory: Path, family: str = "llama", seed: int = 0, tied: bool = False
+) -> Path:
     """A two-layer model of ``family`` (hidden size 32) and its byte-level BPE tokenizer, saved in
-    ``directory``; the same ``seed`` gives the same weights."""
+    ``directory``; the same ``seed`` gives the same weights; ``tied``: the output layer shares
+    the embedding's weights."""
     import torch
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import (
@@ -102,7 +105,7 @@ def write_tiny_model(directory: Path, family: str = "llama", seed: int = 0) -> P
         bos_token_id=fast.bos_token_id,
         eos_token_id=fast.eos_token_id,
         pad_token_id=fast.pad_token_id,
-        tie_word_embeddings=False,
+        tie_word_embeddings=tied,
         # Wide enough initial weights that the logits can move without training the output
         # layer (LoRA does not train it): at the usual 0.02 they stay near uniform.
         initializer_range=0.3,

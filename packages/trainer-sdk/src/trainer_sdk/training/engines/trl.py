@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from trainer_sdk import types
 from trainer_sdk.errors import InvalidTrainJobError
-from trainer_sdk.training.engines import trl_methods
+from trainer_sdk.training.engines import qat, trl_methods
 from trainer_sdk.training.engines.base import EngineTrainer
 from trainer_sdk.training.engines.settings import field_error, setting_errors
 
@@ -174,6 +174,8 @@ def _override_errors(
             )
         elif name in trl_methods.METHOD_ARGUMENTS:
             errors.append(field_error(path, "set by TRLConfig.method"))
+        elif name in qat.ARGUMENTS:
+            errors.append(field_error(path, "set by TRLConfig.quantization_aware"))
         elif name not in kinds:
             errors.append(
                 field_error(
@@ -220,6 +222,9 @@ class TRL:
         method, method_arguments, method_errors = trl_methods.render(config.method, where)
         arguments |= method_arguments
         errors += method_errors
+        qat_arguments, qat_errors = qat.render(config, where)
+        arguments |= qat_arguments
+        errors += qat_errors
         dataset = config.dataset_preprocess_config
         if type(dataset) in trl_methods.DATASETS[method]:
             arguments |= _dataset_arguments(dataset)  # type: ignore[arg-type]

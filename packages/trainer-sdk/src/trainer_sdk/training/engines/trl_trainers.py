@@ -38,10 +38,10 @@ from trl.trainer.kto_trainer import KTOTrainer
 from trl.trainer.model_config import ModelConfig
 from trl.trainer.sft_config import SFTConfig
 from trl.trainer.sft_trainer import SFTTrainer
-from trl.trainer.utils import get_peft_config
+from trl.trainer.utils import create_model_from_path, get_peft_config
 
 from trainer_sdk.initializers.fetch import fetch
-from trainer_sdk.training.engines import datasets, hf_trainer, outputs, rewards
+from trainer_sdk.training.engines import datasets, hf_trainer, outputs, qat_model, rewards
 from trainer_sdk.training.engines.dataset_arguments import DatasetArguments
 from trainer_sdk.training.engines.trl_methods import CONFIG_NAMES, METHODS
 
@@ -180,6 +180,21 @@ def _teacher(paths: DatasetArguments) -> str:
     return str(target)
 
 
+def _write(model: Any, tokenizer: Any, paths: DatasetArguments) -> list[Path]:
+    """The trained model's output directories (after QAT: the converted model)."""
+    output = Path(paths.output_path)
+    if not paths.qat_scheme:
+        return outputs.write_model(model, tokenizer, output, paths.merge_adapter)
+    scheme, group_size = paths.qat_scheme, paths.qat_group_size
+    converted = qat_model.convert(model, scheme, group_size)
+    return [
+        outputs.write_atomically(
+            output / outputs.MODEL,
+            lambda directory: qat_model.write(converted, tokenizer, directory, scheme, group_size),
+        )
+    ]
+
+
 def main(args: Sequence[str]) -> int:
     """Fine-tune, write the model; 0 when done."""
     paths, training, model_args = parse(args)
@@ -203,10 +218,18 @@ def main(args: Sequence[str]) -> int:
         )
     if paths.method == "distillation":
         method_arguments["teacher_model"] = _teacher(paths)
+    model: Any = str(model_args.model_name_or_path)
+    if paths.qat_scheme:  # TRL trains the prepared model object
+        model = qat_model.prepare(
+            create_model_from_path(model, **training.model_init_kwargs),  # type: ignore[attr-defined]
+            paths.qat_scheme,
+            paths.qat_group_size,
+        )
+        training.model_init_kwargs = None  # type: ignore[attr-defined]
     main_rank = int(os.environ.get("RANK", "0")) == 0
     resume = hf_trainer.resume_checkpoint(Path(str(training.output_dir)), main_rank)
     trainer = _TRAINERS[paths.method](
-        model=str(model_args.model_name_or_path),
+        model=model,
         args=training,
         train_dataset=records,
         processing_class=tokenizer,
@@ -219,9 +242,7 @@ def main(args: Sequence[str]) -> int:
     trainer.train(resume_from_checkpoint=str(resume) if resume is not None else None)
     if trainer.accelerator.is_main_process:
         trained = trainer.accelerator.unwrap_model(trainer.model)
-        for written in outputs.write_model(
-            trained, tokenizer, Path(paths.output_path), paths.merge_adapter
-        ):
+        for written in _write(trained, tokenizer, paths):
             print(f"fine-tuned model written to {written}", flush=True)
     trainer.accelerator.wait_for_everyone()
     return 0
