@@ -21,7 +21,7 @@ ARGUMENTS: Final = frozenset({"qat_scheme", "qat_group_size"})
 
 def render(config: types.TRLConfig, where: str) -> tuple[dict[str, Any], list[FieldError]]:
     """The QAT arguments of ``config`` (none without ``quantization_aware``), and one error per
-    bad setting at ``where.quantization_aware.<field>``."""
+    bad setting (at ``where.quantization_aware.<field>``, or at the field QAT rules out)."""
     qat = config.quantization_aware
     path = f"{where}.quantization_aware"
     if qat is None:
@@ -35,9 +35,9 @@ def render(config: types.TRLConfig, where: str) -> tuple[dict[str, Any], list[Fi
     if (wrong := whole_number_problem(qat.group_size, 1)) is not None:
         errors.append(field_error(f"{path}.group_size", wrong))
     if config.method is not None:
-        problem = "QAT trains by supervised fine-tuning: leave TRLConfig.method unset"
-        errors.append(field_error(path, problem))
+        problem = "quantization_aware trains by supervised fine-tuning: leave the method unset"
+        errors.append(field_error(f"{where}.method", problem))
     if config.peft_config is not None:
-        problem = "QAT trains every weight it quantizes: leave TRLConfig.peft_config unset"
-        errors.append(field_error(path, problem))
+        problem = "quantization_aware trains every weight it quantizes: leave LoRA off"
+        errors.append(field_error(f"{where}.peft_config", problem))
     return {"qat_scheme": qat.scheme, "qat_group_size": qat.group_size}, errors
