@@ -1,7 +1,7 @@
 """Quantization-aware training: TRLConfig.quantization_aware -> the engine's arguments, every
 bad setting refused at submit naming its field; in process, a tiny Llama (tied and untied word
-embeddings) prepared, trained, converted, written and loaded gives the converted model's logits
-bit for bit."""
+embeddings) prepared (its state dict the float model's, so checkpoints are), trained, converted,
+written and loaded gives the converted model's logits bit for bit."""
 
 from __future__ import annotations
 
@@ -64,8 +64,11 @@ def test_the_written_model_loads_quantized_with_the_same_logits(
 ) -> None:
     directory = write_tiny_model(tmp_path / "llama", tied=tied)
     tokenizer = AutoTokenizer.from_pretrained(directory)
-    model = qat_model.prepare(AutoModelForCausalLM.from_pretrained(directory), scheme, 32)
+    model = AutoModelForCausalLM.from_pretrained(directory)
+    names = set(model.state_dict())
+    model = qat_model.prepare(model, scheme, 32)
     assert (model.lm_head.weight is model.model.embed_tokens.weight) == tied
+    assert set(model.state_dict()) == names  # checkpoints and resume see the float model
     ids = tokenizer(["what is the color of the sky blue"] * 2, return_tensors="pt")["input_ids"]
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-2)
     for _ in range(3):
