@@ -73,7 +73,9 @@ def test_qat_model_loads_quantized_within_5_percent_of_plain_fine_tune(
     assert isinstance(model.model.layers[0].mlp.down_proj.weight, IntxUnpackedToInt8Tensor)
     assert isinstance(model.lm_head.weight, IntxUnpackedToInt8Tensor)
     before = AutoModelForCausalLM.from_pretrained(base, dtype=torch.float32)
-    trained = AutoModelForCausalLM.from_pretrained(Path(plain.output) / "model", dtype=torch.float32)
+    trained = AutoModelForCausalLM.from_pretrained(
+        Path(plain.output) / "model", dtype=torch.float32
+    )
     losses = {"base": heldout_loss(before, tokenizer)}
     losses["fine-tuned"] = heldout_loss(trained, tokenizer)
     scheme = QAT().scheme

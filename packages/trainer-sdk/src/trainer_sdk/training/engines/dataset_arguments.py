@@ -66,7 +66,10 @@ class DatasetArguments:
     )
     qat_scheme: str | None = field(
         default=None,
-        metadata={"help": "Quantization-aware training to this torchao scheme.", "choices": qat.SCHEMES},
+        metadata={
+            "help": "Quantization-aware training to this torchao scheme.",
+            "choices": qat.SCHEMES,
+        },
     )
     qat_group_size: int = field(
         default=32, metadata={"help": "QAT: how many weights of a row share one scale."}

@@ -34,16 +34,17 @@ __all__ = ["SCHEME_FILE", "WEIGHTS_FILE", "convert", "load_quantized", "prepare"
 
 SCHEME_FILE: Final = "qat.json"
 WEIGHTS_FILE: Final = "quantized.pt"
+_INT4: Final = torch.int4  # type: ignore[attr-defined]  # a dtype torch's stubs lack
 
 
 def _base_config(scheme: str, group_size: int) -> Any:
     """torchao's quantization config of ``scheme`` (``qat.SCHEMES``)."""
     if scheme == "int8-dynamic-act-int4-weight":
         return Int8DynamicActivationIntxWeightConfig(
-            weight_dtype=torch.int4, weight_granularity=PerGroup(group_size)
+            weight_dtype=_INT4, weight_granularity=PerGroup(group_size)
         )
     if scheme == "int4-weight-only":
-        return IntxWeightOnlyConfig(weight_dtype=torch.int4, granularity=PerGroup(group_size))
+        return IntxWeightOnlyConfig(weight_dtype=_INT4, granularity=PerGroup(group_size))
     raise ValueError(f"--qat_scheme: unknown scheme {scheme!r}")
 
 
@@ -79,7 +80,8 @@ def load_quantized(directory: str | Path) -> Any:
     """The converted model ``write`` wrote into ``directory``, in eval mode."""
     directory = Path(directory)
     scheme = json.loads((directory / SCHEME_FILE).read_text(encoding="utf-8"))
-    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(directory))
+    config = AutoConfig.from_pretrained(directory)
+    model = AutoModelForCausalLM.from_config(config)  # type: ignore[no-untyped-call]
     quantize_(model, _base_config(scheme["scheme"], scheme["group_size"]))
     state = torch.load(directory / WEIGHTS_FILE, weights_only=True)
     model.load_state_dict(state, assign=True)
