@@ -18,8 +18,10 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECTS = release.read_projects(ROOT)
 VERSION = release.read_version(ROOT)
 # What only the operator (and the SDK's Kubernetes backend, behind an extra) needs.
-OPERATOR_STACK = {"kopf", "aiohttp", "prometheus-client", "kubernetes"}
-OPERATOR_MODULES = ["kopf", "aiohttp", "prometheus_client", "kubernetes"]
+OPERATOR_STACK = {"aiohttp", "prometheus-client", "kubernetes"}
+OPERATOR_MODULES = ["aiohttp", "prometheus_client", "kubernetes"]
+# What only the search (trainer-search) needs.
+SEARCH_ENGINE = {"optuna", "cmaes", "scipy"}
 
 
 def requirement_names(name: str) -> set[str]:
@@ -36,7 +38,7 @@ def install_requirement_names(name: str) -> set[str]:
 
 
 def test_the_packages_are_there() -> None:
-    # The six libraries, and data-cache's dependency-free objects for the controller.
+    # The seven libraries, and data-cache's dependency-free objects for the controller.
     assert sorted(PROJECTS) == [
         "data-cache-manifests",
         "gems-kernels",
@@ -46,6 +48,7 @@ def test_the_packages_are_there() -> None:
         "trainer-data-cache",
         "trainer-runtime",
         "trainer-sdk",
+        "trainer-search",
     ]
 
 
@@ -86,6 +89,35 @@ def test_trainer_sdk_closure_leaves_the_operator_stack_out() -> None:
     assert "trainer-controller" not in closure
     pulled = set().union(*(install_requirement_names(name) for name in closure))
     assert pulled.isdisjoint(OPERATOR_STACK)
+
+
+def test_trainer_runtime_closure_leaves_the_search_engine_out() -> None:
+    # The pure runtime framework installs without Optuna: only trainer-search brings it.
+    closure = release.dependency_closure(PROJECTS, ["trainer-runtime"])
+    assert "trainer-search" not in closure
+    pulled = set().union(*(install_requirement_names(name) for name in closure))
+    assert pulled.isdisjoint(SEARCH_ENGINE)
+
+
+def test_trainer_search_depends_on_trainer_api_and_the_search_engine_only() -> None:
+    assert install_requirement_names("trainer-search") == {"trainer-api", *SEARCH_ENGINE}
+
+
+def test_parameter_importance_is_declared_by_the_sdk_not_the_controller() -> None:
+    # fANOVA needs scikit-learn: the extra that declares it, which the SDK (CLI and UI show
+    # importance) installs and the controller (which never computes importance) does not.
+    pyproject = tomllib.loads((PROJECTS["trainer-search"].directory / "pyproject.toml").read_text())
+    extra = pyproject["project"]["optional-dependencies"]["importance"]
+    assert {canonicalize_name(Requirement(line).name) for line in extra} == {"scikit-learn"}
+    wanted = {
+        str(requirement)
+        for name in ("trainer-sdk", "trainer-controller")
+        for requirement in PROJECTS[name].requirements
+        if canonicalize_name(requirement.name) == "trainer-search"
+    }
+    assert wanted == {f"trainer-search[importance]=={VERSION}", f"trainer-search=={VERSION}"}
+    sdk = tomllib.loads((PROJECTS["trainer-sdk"].directory / "pyproject.toml").read_text())
+    assert f"trainer-search[importance]=={VERSION}" in sdk["project"]["dependencies"]
 
 
 def test_data_cache_manifests_has_no_dependencies() -> None:
@@ -138,8 +170,21 @@ def import_with_blocked(module: str, blocked: list[str]) -> subprocess.Completed
         ),
         pytest.param(
             "trainer_runtime",
-            ["torch", "triton", "trainer_controller", "trainer_sdk", *OPERATOR_MODULES],
-            id="trainer-runtime-without-torch-or-the-operator-stack",
+            [
+                "torch",
+                "triton",
+                "trainer_controller",
+                "trainer_sdk",
+                "trainer_search",
+                *OPERATOR_MODULES,
+                *SEARCH_ENGINE,
+            ],
+            id="trainer-runtime-without-torch-the-operator-stack-or-the-search-engine",
+        ),
+        pytest.param(
+            "trainer_search",
+            ["torch", "triton", "trainer_runtime", "trainer_controller", "trainer_sdk"],
+            id="trainer-search-without-torch-or-the-runtime",
         ),
         pytest.param(
             "trainer_controller",

@@ -11,6 +11,7 @@ PACKAGES = (
     "trainer_controller",
     "trainer_runtime",
     "trainer_sdk",
+    "trainer_search",
     "gems_kernels",
     "trainer_data_cache",
     "data_cache_manifests",

@@ -729,3 +729,43 @@ def test_check_reports_a_taken_name_a_bad_command_and_a_failing_quickstart(
 def test_the_index_lookup_finds_a_taken_name_and_not_a_free_one() -> None:
     assert release.taken_on_index("data-cache")  # an unrelated project on the index
     assert not release.taken_on_index("trainer-data-cache")
+
+
+def test_parse_image_reads_requirements_and_smoke_and_names_what_is_missing() -> None:
+    image = release.parse_image(
+        {"requirements": ["trainer-sdk[trl]"], "smoke": "python -V"}, Path("/r/images/trl-trainer")
+    )
+    assert (image.name, image.requirements, image.smoke) == (
+        "trl-trainer",
+        ("trainer-sdk[trl]",),
+        "python -V",
+    )
+    with pytest.raises(release.ReleaseError, match="expected requirements"):
+        release.parse_image({"requirements": []}, Path("/r/images/x"))
+    with pytest.raises(release.ReleaseError, match="requirement 'not a requirement!'"):
+        release.parse_image({"requirements": ["not a requirement!"], "smoke": ""}, Path("/r/x"))
+
+
+def test_image_references_of_this_repository_carry_the_release_tag() -> None:
+    text = (
+        "image: ghcr.io/trainer-platform/trl-trainer:0.1.0\n"
+        "image: ghcr.io/trainer-platform/other:0.0.9\n"
+        "image: ghcr.io/trainer-platform/model-initializer\n"
+    )
+    names = {"trl-trainer", "model-initializer"}
+    assert release.rewrite_image_references(text, names, "0.2.0") == text.replace(
+        "trl-trainer:0.1.0", "trl-trainer:0.2.0"
+    )
+    assert release.image_reference_problems("r.yaml", text, names, "0.2.0") == [
+        "r.yaml: image ghcr.io/trainer-platform/trl-trainer:0.1.0 is not tagged 0.2.0"
+    ]
+
+
+def test_the_repositorys_images_parse_and_the_runtimes_name_them_at_its_version() -> None:
+    images = release.read_images(ROOT)
+    assert {"trl-trainer", "dataset-initializer", "model-initializer"} <= set(images)
+    version = release.read_version(ROOT)
+    for path in sorted(ROOT.glob(release.RUNTIME_FILES)):
+        assert release.image_reference_problems(path.name, path.read_text(), images, version) == []
+    trl = (ROOT / "packages/trainer-runtime/src/trainer_runtime/runtimes/trl-cpu.yaml").read_text()
+    assert f"ghcr.io/trainer-platform/trl-trainer:{version}" in trl

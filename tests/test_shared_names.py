@@ -15,6 +15,7 @@ MODULES = (
     "trainer_controller",
     "trainer_sdk",
     "trainer_sdk.constants",
+    "trainer_search",
     "mpi_runtime",
     "data_cache_manifests",
     "trainer_data_cache",

@@ -5,14 +5,23 @@ from __future__ import annotations
 import os
 import random
 import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
-from soak import KINDS, draw_kinds, our_processes, parse_args
+from soak import (
+    KINDS,
+    SUPERVISOR_MODULE,
+    draw_kinds,
+    our_processes,
+    parse_args,
+    victim,
+    wait_for,
+)
 
 
-@pytest.mark.parametrize("jobs", [4, 12, 200])
+@pytest.mark.parametrize("jobs", [7, 12, 200])
 def test_every_kind_is_drawn_and_the_count_is_exact(jobs: int) -> None:
     kinds = Counter(draw_kinds(jobs, random.Random(0)))
     assert sum(kinds.values()) == jobs
@@ -45,3 +54,25 @@ def test_bad_arguments_name_the_flag(
     with pytest.raises(SystemExit):
         parse_args(argv)
     assert message in capsys.readouterr().err
+
+
+def test_supervisors_are_found_whatever_the_length_of_the_interpreters_path(
+    tmp_path: Path,
+) -> None:
+    """A hatch environment under a long home directory gave an interpreter path of more than
+    120 characters, and the soak, which cut command lines there, found no supervisor."""
+    job_dir = tmp_path / "jobs" / "job-1"
+    job_dir.mkdir(parents=True)
+    python = tmp_path / ("env-" + "v" * 200) / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    command = [str(python), "-c", "import time; time.sleep(60)", SUPERVISOR_MODULE, str(job_dir)]
+    assert len(command[0]) > 120
+    with subprocess.Popen(command) as guardian, subprocess.Popen(command) as supervisor:
+        try:
+            (job_dir / "supervisor.pid").write_text(f"{guardian.pid} 0\n")
+            assert wait_for(lambda: victim(job_dir, "kill-guardian") == guardian.pid, 30)
+            assert victim(job_dir, "kill-supervisor") == supervisor.pid
+        finally:
+            guardian.kill()
+            supervisor.kill()

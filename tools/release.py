@@ -127,6 +127,18 @@ class Project:
     quickstart_env: Mapping[str, str] = field(default_factory=dict)  # tool.release.quickstart-env
 
 
+@dataclass(frozen=True)
+class Image:
+    """A container image built from the release (`packages/*/images/<name>/`): its Dockerfile
+    installs `requirements` with `dist/<name>-constraints.txt`; `smoke` is the bash the release
+    check runs in a fresh venv holding only those requirements."""
+
+    name: str
+    directory: Path
+    requirements: tuple[str, ...]
+    smoke: str
+
+
 # ---------------------------------------------------------------------------------------------
 # Pure core
 # ---------------------------------------------------------------------------------------------
@@ -180,6 +192,48 @@ def parse_project(pyproject: Mapping[str, Any], directory: Path) -> Project:
         version_source=source if dynamic else None,
         quickstart_env=dict(pyproject.get("tool", {}).get("release", {}).get("quickstart-env", {})),
     )
+
+
+def parse_image(document: Mapping[str, Any], directory: Path) -> Image:
+    """An image's `image.toml` (`requirements`, `smoke`); ReleaseError names what is missing."""
+    requirements, smoke = document.get("requirements"), document.get("smoke")
+    if not isinstance(requirements, list) or not requirements or not isinstance(smoke, str):
+        raise ReleaseError(
+            f"{directory}/image.toml: expected requirements (a list of requirement strings) "
+            "and smoke (bash)"
+        )
+    for line in requirements:
+        try:
+            Requirement(line)
+        except InvalidRequirement as error:
+            raise ReleaseError(f"{directory}/image.toml: requirement {line!r}: {error}") from None
+    return Image(directory.name, directory, tuple(requirements), smoke)
+
+
+# An image reference of this project: registry/name:tag.
+_IMAGE_REFERENCE: Final = re.compile(
+    r"ghcr\.io/trainer-platform/(?P<name>[a-z0-9._-]+):(?P<tag>[\w.-]+)"
+)
+
+
+def rewrite_image_references(text: str, names: Collection[str], version: str) -> str:
+    """`text` with every tagged reference to one of the images `names` tagged `version`."""
+
+    def replace(match: re.Match[str]) -> str:
+        return match[0] if match["name"] not in names else match[0][: -len(match["tag"])] + version
+
+    return _IMAGE_REFERENCE.sub(replace, text)
+
+
+def image_reference_problems(
+    label: str, text: str, names: Collection[str], version: str
+) -> list[str]:
+    """A tagged reference to an image this repository builds must carry the release's tag."""
+    return [
+        f"{label}: image {match[0]} is not tagged {version}"
+        for match in _IMAGE_REFERENCE.finditer(text)
+        if match["name"] in names and match["tag"] != version
+    ]
 
 
 def pin_problems(
@@ -483,19 +537,35 @@ def read_projects(root: Path) -> dict[str, Project]:
     return projects
 
 
+def read_images(root: Path) -> dict[str, Image]:
+    """Every image the repository builds (`packages/*/images/*/image.toml`), by name."""
+    images = {}
+    for path in sorted(root.glob("packages/*/images/*/image.toml")):
+        image = parse_image(tomllib.loads(path.read_text()), path.parent)
+        images[image.name] = image
+    return images
+
+
+RUNTIME_FILES: Final = "packages/trainer-runtime/src/trainer_runtime/runtimes/*.yaml"
+"""The built-in runtimes, which name the images at the release tag."""
+
+
 def read_version(root: Path) -> str:
     """The one version of every package, from root/VERSION."""
     return (root / "VERSION").read_text().strip()
 
 
 def bump(root: Path, new: str) -> None:
-    """Set VERSION to `new`, every exact sibling pin in packages/*/pyproject.toml and every image
-    tag (`newTag:`) in the packages' kustomizations to match."""
+    """Set VERSION to `new`, every exact sibling pin in packages/*/pyproject.toml, every image
+    tag (`newTag:`) in the packages' kustomizations and the tag of every image of this
+    repository that a built-in runtime names to match."""
     check_new_version(new, read_version(root))
     names = read_projects(root).keys()
+    images = read_images(root).keys()
     rewrites: list[tuple[str, Callable[[str], str]]] = [
         ("packages/*/pyproject.toml", lambda text: rewrite_pins(text, names, new)),
         ("packages/*/manifests/**/kustomization.yaml", lambda text: rewrite_image_tags(text, new)),
+        (RUNTIME_FILES, lambda text: rewrite_image_references(text, images, new)),
     ]
     for pattern, rewrite in rewrites:
         for path in sorted(root.glob(pattern)):
@@ -773,6 +843,40 @@ def _run_quickstart(project: Project, readme: str, venv: Path, scratch: Path) ->
     return []
 
 
+def install_image(image: Image, dist: Path, scratch: Path) -> tuple[list[str], str]:
+    """Install the image's requirement set into a fresh venv (siblings from `dist`, torch held at
+    TORCH_PIN) and run its smoke command there, in an empty directory outside the repository;
+    the problems and the constraints file's text."""
+    venv, report_file, constraints = (
+        scratch / "venv",
+        scratch / "report.json",
+        scratch / "constraints.txt",
+    )
+    constraints.write_text(TORCH_PIN + "\n")
+    run([sys.executable, "-m", "venv", "--without-pip", venv], what=f"a venv for {image.name}")
+    run(
+        [sys.executable, "-m", "pip", "--python", venv / "bin" / "python", "install", "--quiet",
+         "--no-compile", "--find-links", dist, "--constraint", constraints,
+         "--report", report_file, *image.requirements],
+        what=f"pip install {' '.join(image.requirements)} for the {image.name} image",
+    )  # fmt: skip
+    home = scratch / "home"
+    home.mkdir()
+    environ = {
+        "HOME": str(home),
+        "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HF_HUB_OFFLINE": "1",  # the smoke builds what it needs; nothing may be downloaded
+    }
+    try:
+        run(["bash", "-euo", "pipefail", "-c", image.smoke], cwd=home, env=environ,
+            timeout=QUICKSTART_TIMEOUT_SECONDS, what=f"the {image.name} image's smoke command",
+            tail_lines=200)  # fmt: skip
+        problems = []
+    except ReleaseError as error:
+        problems = [str(error)]
+    return problems, constraints_text(json.loads(report_file.read_text()))
+
+
 def release(
     root: Path, dist: Path, selected: Sequence[str], taken: Callable[[str], bool] = taken_on_index
 ) -> list[str]:
@@ -799,6 +903,9 @@ def release(
     problems += name_problems(chosen, answers.__getitem__)
     for name in chosen:
         problems += readme_problems(name, (projects[name].directory / "README.md").read_text())
+    images = read_images(root)
+    for path in sorted(root.glob(RUNTIME_FILES)):
+        problems += image_reference_problems(path.name, path.read_text(), images, version)
     dist.mkdir(parents=True, exist_ok=True)
     for stale in [*dist.glob("*.whl"), *dist.glob("*.tar.gz"), *dist.glob("*.yaml"),
                   *dist.glob(CONSTRAINTS_FILE.format(name="*"))]:  # fmt: skip
@@ -831,6 +938,18 @@ def release(
             problems += installed.problems
             footprints.append(installed.footprint)
             (dist / CONSTRAINTS_FILE.format(name=name)).write_text(installed.constraints)
+        for image in images.values():
+            needs = {canonicalize_name(Requirement(line).name) for line in image.requirements}
+            if not needs <= set(chosen):
+                continue
+            say(f"image {image.name}: install {' '.join(image.requirements)}, run its smoke")
+            scratch = Path(tempfile.mkdtemp(prefix=f"release-image-{image.name}-"))
+            try:
+                image_problems, constraints = install_image(image, dist, scratch)
+            finally:
+                cleaner.submit(shutil.rmtree, scratch, ignore_errors=True)
+            problems += image_problems
+            (dist / CONSTRAINTS_FILE.format(name=image.name)).write_text(constraints)
     say("done")
     print(footprint_table(footprints), flush=True)
     return problems

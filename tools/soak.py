@@ -1,19 +1,30 @@
-"""A bounded soak on loopback: many local jobs, a polled UI, streaming cache readers, kill -9.
+"""A bounded soak on loopback: many local jobs, a polled UI, streaming cache readers, kill -9,
+checkpoints on one shared claim, suspend/resume storms.
 
     python tools/soak.py [--jobs 200] [--threads 8] [--readers 16] [--seed 0] [--root DIR]
 
 JOBS local TrainJobs (a tiny function that prints numbered lines and logs one metric per line)
-are submitted from THREADS threads through ``TrainerClient``. Each job is one of four kinds,
-drawn with SEED: ``clean`` (ends by itself), ``fails`` (raises on purpose), ``kill-rank`` and
-``kill-supervisor`` (once all its lines are written, its rank or one of its two supervisor
-processes gets SIGKILL). Meanwhile ``trainer ui`` (its own process, with a token) is polled for
-``/api/jobs`` and job logs, and READERS threads read a ``data-cache serve`` (its own process)
-through ``CacheDataset``, whole epochs, checking every row once. At the end it checks, and
-prints in a table:
+are submitted from THREADS threads through ``TrainerClient``. Each job is one of seven kinds,
+drawn with SEED: ``clean`` (ends by itself), ``fails`` (raises on purpose), ``kill-rank``,
+``kill-supervisor`` and ``kill-guardian`` (SIGKILL to its rank, or to the supervisor proper or
+the guardian that ``supervisor.pid`` names: the rank once all its lines are written, a
+supervisor process either as soon as both exist, before the rank has started, or once the
+lines are written, drawn per job), ``checkpoint`` (a torch model checkpointed every 2 lines into
+one claim that every such job shares, a directory each) and ``suspend`` (checkpointed every
+line into the same claim; suspended and resumed ``--suspends`` times while it runs, every other
+time with ``--concurrent-resumes`` ``resume_job`` calls at once). ``--only KIND`` makes every
+job one kind. Meanwhile ``trainer ui`` (its own process, with a
+token) is polled for ``/api/jobs`` and job logs, and READERS threads read a ``data-cache serve``
+(its own process) through ``CacheDataset``, whole epochs, checking every row once. At the end it
+checks, and prints in a table:
 
-- every job is terminal and tells the truth: clean -> Complete; fails -> Failed naming the
-  exception; kill-rank -> Failed, exit code -9; kill-supervisor -> Failed, SupervisorLost;
-  and the UI's job list says the same;
+- every job is terminal and tells the truth: clean, checkpoint and suspend -> Complete; fails ->
+  Failed naming the exception; kill-rank -> Failed, exit code -9; kill-supervisor and
+  kill-guardian -> Failed, SupervisorLost; and the UI's job list says the same;
+- checkpoints: the job's directory in the shared claim holds its last step, at most ``keep_last``
+  complete checkpoints and nothing incomplete; a suspended job read Suspended after each
+  suspend, has one ``Suspended`` and one ``Resumed`` event per cycle, and resumed from its
+  checkpoints (``resumes.jsonl``);
 - no line of a job is lost: each of its numbered log lines and metric steps is there;
 - the UI answered every poll, each reader epoch had every row;
 - nothing is left running: after the UI and the cache stop, no process under /proc names the
@@ -29,6 +40,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
+import functools
 import json
 import os
 import queue
@@ -49,28 +61,64 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from trainer_sdk import (
+    CheckpointVolume,
     CustomTrainer,
     JobFailedError,
     LocalBackendConfig,
     TrainerClient,
+    checkpoint,
     constants,
 )
+from trainer_sdk.local_storage import list_claims
 
 __all__ = ["KINDS", "main", "soak_job"]
 
-KINDS = ("clean", "fails", "kill-rank", "kill-supervisor")
-WEIGHTS = (0.55, 0.15, 0.15, 0.15)
+KINDS = (
+    "clean",
+    "fails",
+    "kill-rank",
+    "kill-supervisor",
+    "kill-guardian",
+    "checkpoint",
+    "suspend",
+)
+WEIGHTS = (0.35, 0.10, 0.10, 0.10, 0.10, 0.15, 0.10)
+KILL_STAGES = ("starting", "running")  # when a supervisor process is killed
+CHECKPOINTED = ("checkpoint", "suspend")
+CLAIM = "soak-checkpoints"  # one persistentVolumeClaim for every checkpointing job
+KEEP_LAST = 2
 START_SECONDS = 180.0  # a child's imports (pyarrow, torch) on a loaded 2-core machine
 FAILURE_TEXT = "soak failure on purpose"
 ROWS = 50_000
 
 
 def soak_job(lines: int, kind: str) -> None:
-    """The jobs' function: ``lines`` numbered lines and metric steps, then its kind's ending."""
+    """The jobs' function: ``lines`` numbered lines and metric steps, then its kind's ending;
+    checkpointing kinds train a small model, saving every 2 lines (every line for ``suspend``,
+    which also paces its lines so that it can be suspended while it runs)."""
     import time
 
     import trainer_sdk
 
+    if kind in ("checkpoint", "suspend"):
+        import torch
+        from trainer_sdk import checkpoint
+
+        torch.manual_seed(0)
+        model = torch.nn.Linear(8, 8)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        every, pause = (1, 0.5) if kind == "suspend" else (2, 0.0)
+        state = {"model": model, "optimizer": optimizer}
+        with checkpoint.Checkpointer(state, every=every, keep_last=2) as ckpt:
+            for line in range(ckpt.restore(), lines):
+                optimizer.zero_grad()
+                model(torch.ones(2, 8)).sum().backward()
+                optimizer.step()
+                print(f"soak-line {line}", flush=True)
+                trainer_sdk.log_metrics({"line": float(line)}, step=line)
+                time.sleep(pause)
+                ckpt.step(line + 1)
+        return
     for line in range(lines):
         print(f"soak-line {line}", flush=True)
         trainer_sdk.log_metrics({"line": float(line)}, step=line)
@@ -91,6 +139,8 @@ class Outcome:
     status: str = ""
     message: str = ""
     killed: str = ""
+    stage: str = ""  # when a supervisor process was killed
+    suspends: int = 0
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
@@ -250,18 +300,29 @@ def our_processes(root: Path) -> dict[int, str]:
         except OSError:
             continue
         if state != "Z" and (mark in cmdline or mark in environ):
-            found[int(entry.name)] = cmdline.replace(b"\0", b" ").decode(errors="replace")[:120]
+            # The whole command line: an interpreter's path alone can be longer than any cut.
+            found[int(entry.name)] = cmdline.replace(b"\0", b" ").decode(errors="replace")
     return found
 
 
-def victim(job_dir: Path, kind: str, chooser: random.Random) -> int | None:
-    """The process to kill: the job's rank, or one of its two supervisor processes."""
+SUPERVISOR_MODULE = "trainer_sdk.backends.local.supervisor"
+
+
+def victim(job_dir: Path, kind: str) -> int | None:
+    """The process to kill: the job's rank, its guardian (the process ``supervisor.pid``
+    names) or the supervisor proper (the other process running the supervisor module)."""
     processes = our_processes(job_dir)
     if kind == "kill-rank":
         ranks = [pid for pid, command in processes.items() if "rank_entrypoint" in command]
         return ranks[0] if ranks else None
-    supervisors = sorted(pid for pid, command in processes.items() if "supervisor" in command)
-    return chooser.choice(supervisors) if len(supervisors) == 2 else None
+    supervisors = sorted(pid for pid, command in processes.items() if SUPERVISOR_MODULE in command)
+    try:
+        guardian = int((job_dir / "supervisor.pid").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    if len(supervisors) != 2 or guardian not in supervisors:
+        return None
+    return guardian if kind == "kill-guardian" else next(p for p in supervisors if p != guardian)
 
 
 def wait_for(predicate: Callable[[], object], seconds: float) -> bool:
@@ -273,30 +334,26 @@ def wait_for(predicate: Callable[[], object], seconds: float) -> bool:
     return True
 
 
-def run_job(client: TrainerClient, outcome: Outcome, lines: int, deadline: int, seed: int) -> None:
-    """Submit one job, kill what its kind says to kill, wait until it ends."""
-    started = time.monotonic()
+def lines_written(client: TrainerClient, name: str) -> set[int]:
+    """The numbered lines job ``name`` has logged so far."""
+    logged = re.findall(r"soak-line (\d+)", "\n".join(client.get_job_logs(name)))
+    return {int(line) for line in logged}
+
+
+def run_job(client: TrainerClient, outcome: Outcome, args: argparse.Namespace, seed: int) -> None:
+    """Submit one job, do to it what its kind says (kill, suspend and resume), wait until it
+    ends."""
+    started, lines, deadline = time.monotonic(), args.lines, args.deadline
+    options = [CheckpointVolume(CLAIM)] if outcome.kind in CHECKPOINTED else []
     outcome.name = client.train(
-        trainer=CustomTrainer(func=soak_job, func_args={"lines": lines, "kind": outcome.kind})
+        trainer=CustomTrainer(func=soak_job, func_args={"lines": lines, "kind": outcome.kind}),
+        options=options,
     )
     if outcome.kind.startswith("kill"):
-        job_dir = client.backend.root / outcome.name  # type: ignore[attr-defined]
-
-        def written() -> bool:
-            logs = "\n".join(client.get_job_logs(outcome.name))
-            steps = {point.step for point in client.get_job_metrics(outcome.name)}
-            return "soak-waiting" in logs and len(steps) == lines
-
-        pid = None
-        if wait_for(written, deadline):
-            wait_for(lambda: victim(job_dir, outcome.kind, random.Random(seed)), 30)
-            pid = victim(job_dir, outcome.kind, random.Random(seed))
-        if pid is None:
-            outcome.problems.append(f"{outcome.kind}: no process to kill within the deadline")
-            client.delete_job(outcome.name)
-        else:
-            os.kill(pid, signal.SIGKILL)
-            outcome.killed = str(pid)
+        kill(client, outcome, lines, deadline, random.Random(seed))
+    elif outcome.kind == "suspend":
+        deadline *= 1 + args.suspends  # each cycle starts the job's processes again
+        storm(client, outcome, args.suspends, args.concurrent_resumes, deadline)
     failure = ""
     try:
         client.wait_for_job_status(outcome.name, timeout=deadline, polling_interval=1)
@@ -309,28 +366,138 @@ def run_job(client: TrainerClient, outcome: Outcome, lines: int, deadline: int, 
     outcome.seconds = time.monotonic() - started
 
 
-def check_job(client: TrainerClient, outcome: Outcome, lines: int) -> None:
-    """The truthful-state and no-lost-line checks of one finished job."""
-    expected_status, reason = {
-        "clean": (constants.TRAINJOB_COMPLETE, ""),
-        "fails": (constants.TRAINJOB_FAILED, FAILURE_TEXT),
-        "kill-rank": (constants.TRAINJOB_FAILED, "exited with code -9"),
-        "kill-supervisor": (constants.TRAINJOB_FAILED, "SupervisorLost"),
-    }[outcome.kind]
+def kill(
+    client: TrainerClient, outcome: Outcome, lines: int, deadline: float, chooser: random.Random
+) -> None:
+    """SIGKILL to the process the kind names: a rank once its lines are written; a supervisor
+    process at the stage drawn (as soon as both exist, or once the lines are written)."""
+    job_dir = client.backend.root / outcome.name  # type: ignore[attr-defined]
+    outcome.stage = "running" if outcome.kind == "kill-rank" else chooser.choice(KILL_STAGES)
+
+    def written() -> bool:
+        logs = "\n".join(client.get_job_logs(outcome.name))
+        steps = {point.step for point in client.get_job_metrics(outcome.name)}
+        return "soak-waiting" in logs and len(steps) == lines
+
+    pid = None
+    if outcome.stage == "starting" or wait_for(written, deadline):
+        wait_for(lambda: victim(job_dir, outcome.kind), deadline)  # a slow start under load
+        pid = victim(job_dir, outcome.kind)
+    if pid is None:
+        outcome.problems.append(f"{outcome.kind}: no process to kill within the deadline")
+        client.delete_job(outcome.name)
+        return
+    os.kill(pid, signal.SIGKILL)
+    outcome.killed = str(pid)
+
+
+def storm(
+    client: TrainerClient, outcome: Outcome, cycles: int, at_once: int, deadline: float
+) -> None:
+    """Suspend the running job and resume it, ``cycles`` times; every other resume is
+    ``at_once`` ``resume_job`` calls at once."""
+    name = outcome.name
+    for cycle in range(cycles):
+        if not wait_for(functools.partial(progressed, client, name, cycle + 2), deadline):
+            outcome.problems.append(f"suspend: no progress before cycle {cycle}")
+            return
+        if client.get_job(name).status != constants.TRAINJOB_RUNNING:
+            return  # ended already: the checks say whether it was right
+        client.suspend_job(name)
+        if not wait_for(lambda: client.get_job(name).status == constants.TRAINJOB_SUSPENDED, 120):
+            outcome.problems.append(
+                f"suspend: cycle {cycle} reads {client.get_job(name).status}, not Suspended"
+            )
+            return
+        errors = resume_at_once(client, name, at_once if cycle % 2 else 1)
+        outcome.problems += [f"suspend: resume_job in cycle {cycle}: {e}" for e in errors]
+        outcome.suspends += 1
+
+
+def progressed(client: TrainerClient, name: str, lines: int) -> bool:
+    """Whether job ``name`` has logged ``lines`` numbered lines."""
+    return len(lines_written(client, name)) >= lines
+
+
+def resume_at_once(client: TrainerClient, name: str, calls: int) -> list[str]:
+    """``calls`` ``resume_job(name)`` from as many threads at once; their errors."""
+    errors: list[str] = []
+    ready = threading.Barrier(calls)
+
+    def resume() -> None:
+        try:
+            ready.wait(timeout=60)
+            client.resume_job(name)
+        except Exception as error:  # each is a finding, reported by the caller
+            errors.append(f"{type(error).__name__}: {error}")
+
+    threads = [threading.Thread(target=resume) for _ in range(calls)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=180)
+    return errors
+
+
+EXPECTED = {
+    "clean": (constants.TRAINJOB_COMPLETE, ""),
+    "fails": (constants.TRAINJOB_FAILED, FAILURE_TEXT),
+    "kill-rank": (constants.TRAINJOB_FAILED, "exited with code -9"),
+    "kill-supervisor": (constants.TRAINJOB_FAILED, "SupervisorLost"),
+    "kill-guardian": (constants.TRAINJOB_FAILED, "SupervisorLost"),
+    "checkpoint": (constants.TRAINJOB_COMPLETE, ""),
+    "suspend": (constants.TRAINJOB_COMPLETE, ""),
+}
+
+
+def check_job(client: TrainerClient, outcome: Outcome, lines: int, root: Path) -> None:
+    """The truthful-state, checkpoint and no-lost-line checks of one finished job."""
+    expected_status, reason = EXPECTED[outcome.kind]
     if outcome.status != expected_status or reason not in outcome.message:
         outcome.problems.append(
             f"{outcome.kind}: {outcome.status} ({outcome.message[:160]!r}); expected "
             f"{expected_status} naming {reason!r}"
         )
-    if not outcome.name or outcome.problems:
-        return
-    logged = set(re.findall(r"soak-line (\d+)", "\n".join(client.get_job_logs(outcome.name))))
-    missing = sorted(set(range(lines)) - {int(line) for line in logged})
+    if not outcome.name or outcome.problems or outcome.stage == "starting":
+        return  # a job killed as it started was never going to write its lines
+    if outcome.kind in CHECKPOINTED:
+        outcome.problems += check_checkpoints(client, outcome, lines, root)
+    missing = sorted(set(range(lines)) - lines_written(client, outcome.name))
     if missing:
         outcome.problems.append(f"log lines lost: {missing[:10]}")
-    steps = {point.step for point in client.get_job_metrics(outcome.name)}
+    points = client.get_job_metrics(outcome.name)
+    steps = {point.step for point in points if "line" in point.values}
     if steps != set(range(lines)):
         outcome.problems.append(f"metric steps lost: {sorted(set(range(lines)) - steps)[:10]}")
+
+
+def check_checkpoints(client: TrainerClient, outcome: Outcome, lines: int, root: Path) -> list[str]:
+    """The job's own directory in the shared claim: its last step, at most KEEP_LAST complete
+    checkpoints, nothing incomplete; a suspended job's events and restores."""
+    [claim] = [c.path for c in list_claims(root) if (c.namespace, c.name) == ("default", CLAIM)]
+    directory = claim / outcome.name
+    complete = [found.step for found in checkpoint.checkpoints(directory)]
+    problems = []
+    if not complete or complete[-1] != lines or len(complete) > KEEP_LAST:
+        problems.append(f"checkpoints: {complete} in {directory}, expected ..., {lines}")
+    others = sorted(
+        p.name
+        for p in directory.glob("step-*")
+        if p.name not in {f"step-{s:09d}" for s in complete}
+    )
+    if others:
+        problems.append(f"checkpoints: incomplete directories left: {others}")
+    if outcome.kind == "suspend":
+        reasons = Counter(event.reason for event in client.get_job_events(outcome.name))
+        if (reasons["Suspended"], reasons["Resumed"]) != (outcome.suspends, outcome.suspends):
+            problems.append(
+                f"suspend: {outcome.suspends} cycles, events Suspended {reasons['Suspended']}, "
+                f"Resumed {reasons['Resumed']}"
+            )
+        resumes = checkpoint.read_resumes(directory)
+        if len(resumes) != outcome.suspends:
+            problems.append(f"suspend: {outcome.suspends} cycles, {len(resumes)} restores")
+    return problems
 
 
 def check_ui_list(url: str, token: str, outcomes: Sequence[Outcome]) -> list[str]:
@@ -360,7 +527,8 @@ def print_table(rows: Sequence[tuple[str, str]]) -> None:
 
 
 def draw_kinds(jobs: int, chooser: random.Random) -> list[str]:
-    """``jobs`` kinds in WEIGHTS' proportions (each kind at least once from four jobs), shuffled."""
+    """``jobs`` kinds in WEIGHTS' proportions (each kind at least once from seven jobs),
+    shuffled."""
     counts = [max(1, round(weight * jobs)) if jobs >= len(KINDS) else 0 for weight in WEIGHTS]
     counts[0] = jobs - sum(counts[1:]) if jobs >= len(KINDS) else jobs
     kinds = [kind for kind, count in zip(KINDS, counts, strict=True) for _ in range(count)]
@@ -374,15 +542,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--readers", type=int, default=16)
     parser.add_argument("--lines", type=int, default=20, help="Numbered lines per job.")
+    parser.add_argument("--suspends", type=int, default=3, help="Cycles per suspend job.")
+    parser.add_argument(
+        "--concurrent-resumes", type=int, default=2, help="resume_job calls at once (odd cycles)."
+    )
+    parser.add_argument("--only", choices=KINDS, default=None, help="Every job of this kind.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--deadline", type=int, default=300, help="Seconds per job.")
     parser.add_argument("--ui-rss-mb", type=float, default=400.0)
     parser.add_argument("--cache-rss-mb", type=float, default=1024.0)
     parser.add_argument("--root", type=Path, default=None, help="Default: a new temporary dir.")
     args = parser.parse_args(argv)
-    for name in ("jobs", "threads", "lines"):
+    for name in ("jobs", "threads", "lines", "suspends", "concurrent_resumes"):
         if getattr(args, name) < 1:
-            parser.error(f"--{name}: expected at least 1")
+            parser.error(f"--{name.replace('_', '-')}: expected at least 1")
     if args.readers < 0:
         parser.error("--readers: expected 0 or more")
     return args
@@ -412,7 +585,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def soak(args: argparse.Namespace, root: Path) -> int:
     chooser = random.Random(args.seed)
-    outcomes = [Outcome(index, kind) for index, kind in enumerate(draw_kinds(args.jobs, chooser))]
+    drawn = [args.only] * args.jobs if args.only else draw_kinds(args.jobs, chooser)
+    outcomes = [Outcome(index, kind) for index, kind in enumerate(drawn)]
     token = f"soak-{chooser.getrandbits(64):016x}"
     figures, stop = Figures(), threading.Event()
     cache, ui = start_cache(root), start_ui(root, token)
@@ -429,14 +603,15 @@ def soak(args: argparse.Namespace, root: Path) -> int:
 
     def one(outcome: Outcome) -> None:
         try:
-            run_job(client, outcome, args.lines, args.deadline, args.seed + outcome.index)
+            run_job(client, outcome, args, args.seed + outcome.index)
         except Exception as error:  # a job the client could not run is a finding
             outcome.problems.append(f"{type(error).__name__}: {error}")
         if outcome.name:
             names.append(outcome.name)
-        check_job(client, outcome, args.lines)
+        check_job(client, outcome, args.lines, root / "jobs")
+        stage = f" ({outcome.stage})" if outcome.stage and outcome.kind != "kill-rank" else ""
         print(
-            f"job {outcome.index} {outcome.name} {outcome.kind} -> {outcome.status} "
+            f"job {outcome.index} {outcome.name} {outcome.kind}{stage} -> {outcome.status} "
             f"in {outcome.seconds:.0f} s{' (problems)' if outcome.problems else ''}",
             file=sys.stderr,
             flush=True,
@@ -465,12 +640,20 @@ def soak(args: argparse.Namespace, root: Path) -> int:
         problems.append(f"peak RSS over the bound: ui {ui_rss:.0f} MB, cache {cache_rss:.0f} MB")
     kinds = Counter(o.kind for o in outcomes)
     statuses = Counter(f"{o.kind}->{o.status}" for o in outcomes)
+    stages = Counter(f"{o.kind} {o.stage}" for o in outcomes if o.killed and o.kind != "kill-rank")
     seconds = [o.seconds for o in outcomes]
     print_table(
         [
             ("jobs", f"{args.jobs} from {args.threads} threads in {elapsed:.0f} s"),
             ("kinds", ", ".join(f"{kind} {kinds[kind]}" for kind in KINDS)),
             ("outcomes", ", ".join(f"{key} {n}" for key, n in sorted(statuses.items()))),
+            (
+                "kills",
+                f"{sum(1 for o in outcomes if o.killed)} ("
+                + ", ".join(f"{key} {n}" for key, n in sorted(stages.items()))
+                + ")",
+            ),
+            ("suspends", f"{sum(o.suspends for o in outcomes)} suspend/resume cycles"),
             ("job seconds p50/max", f"{percentile(seconds, 0.5):.1f} / {max(seconds):.1f}"),
             ("lines checked", f"{args.jobs * args.lines} log lines + as many metric steps"),
             ("ui polls", f"{figures.ui_requests}"),

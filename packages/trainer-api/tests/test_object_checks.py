@@ -123,3 +123,83 @@ def test_embedded_templates_are_checked_too() -> None:
         "spec.template.spec.replicatedJobs[0].template.spec.template.spec.containers[0].env[0].name"
         in found
     )
+
+
+def volume_errors(volume: Doc, mount: Doc) -> list[str]:
+    doc = copy.deepcopy(TRAIN_JOB)
+    pod = {"volumes": [volume], "containers": [{"name": "node", "volumeMounts": [mount]}]}
+    job = {"name": "node", "template": {"spec": {"template": {"spec": pod}}}}
+    doc["spec"]["runtimePatches"] = [
+        {
+            "manager": "example.com/tool",
+            "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [job]}}},
+        }
+    ]
+    job = apply_defaults(parse(doc))
+    return [str(error) for error in validate(job)]
+
+
+OVERRIDE = (
+    "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec"
+    ".template.spec"
+)
+
+
+@pytest.mark.parametrize(
+    ("volume", "mount", "expected"),
+    [
+        pytest.param(
+            {"name": "../../../escaped", "emptyDir": {}},
+            {"name": "../../../escaped", "mountPath": "/data"},
+            f"{OVERRIDE}.volumes[0].name: a volume name must be a DNS-1123 label",
+            id="volume-name-path",
+        ),
+        pytest.param(
+            {"name": "Data", "emptyDir": {}},
+            {"name": "Data", "mountPath": "/data"},
+            f"{OVERRIDE}.volumes[0].name: a volume name must be",
+            id="volume-name-case",
+        ),
+        pytest.param(
+            {"name": "host", "hostPath": {"path": "/data/../etc"}},
+            {"name": "host", "mountPath": "/data"},
+            f"{OVERRIDE}.volumes[0].hostPath.path: must not contain '..'",
+            id="host-path-backsteps",
+        ),
+        pytest.param(
+            {"name": "data", "emptyDir": {}},
+            {"name": "data", "mountPath": ""},
+            f"{OVERRIDE}.containers[0].volumeMounts[0].mountPath: may not be empty",
+            id="mount-path-empty",
+        ),
+        pytest.param(
+            {"name": "data", "emptyDir": {}},
+            {"name": "data", "mountPath": "/data", "subPath": "../other"},
+            f"{OVERRIDE}.containers[0].volumeMounts[0].subPath: must be a relative path",
+            id="sub-path-backsteps",
+        ),
+        pytest.param(
+            {"name": "data", "emptyDir": {}},
+            {"name": "data", "mountPath": "/data", "subPath": "/etc"},
+            f"{OVERRIDE}.containers[0].volumeMounts[0].subPath: must be a relative path",
+            id="sub-path-absolute",
+        ),
+        pytest.param(
+            {"name": "data", "emptyDir": {}},
+            {"name": "data", "mountPath": "/data", "subPathExpr": "$(POD)/../x"},
+            f"{OVERRIDE}.containers[0].volumeMounts[0].subPathExpr: must be a relative path",
+            id="sub-path-expr-backsteps",
+        ),
+    ],
+)
+def test_volumes_are_refused_where_kubernetes_refuses_them(
+    volume: Doc, mount: Doc, expected: str
+) -> None:
+    assert any(error.startswith(expected) for error in volume_errors(volume, mount)), volume_errors(
+        volume, mount
+    )
+
+
+def test_a_volume_kubernetes_accepts_passes() -> None:
+    volume = {"name": "data-1", "persistentVolumeClaim": {"claimName": "ckpt"}}
+    assert volume_errors(volume, {"name": "data-1", "mountPath": "/data", "subPath": "a/b"}) == []

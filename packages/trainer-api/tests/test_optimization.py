@@ -180,3 +180,25 @@ def test_grid_without_annotation_and_parameter_env_names() -> None:
     assert search_algorithm(job) == "grid"
     assert early_stopping(job) is None
     assert parameter_env_name("learning-rate") == "KUBEFLOW_TRAINER_OPT_LEARNING_RATE"
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        pytest.param("lr", "LR", id="case"),
+        pytest.param("l-r", "l_r", id="punctuation"),
+        pytest.param("learning.rate", "LEARNING-RATE", id="both"),
+    ],
+)
+def test_parameters_that_reach_a_trial_as_one_env_variable_are_refused_naming_both(
+    first: str, second: str
+) -> None:
+    space = {"uniform": {"min": "0.1", "max": "1"}}
+    document = manifest(
+        parameters=[{"name": first, "searchSpace": space}, {"name": second, "searchSpace": space}]
+    )
+    env = parameter_env_name(first)
+    assert errors_of(document) == [
+        f"spec.parameters[1].name: {second!r} and {first!r} (spec.parameters[0]) both reach "
+        f"the trial as {env}: rename one"
+    ]

@@ -1,4 +1,4 @@
-"""load_yaml: the API server's YAML limits (aliasing, depth, duplicate keys, encoding)."""
+"""load_yaml: the API server's YAML limits (aliasing, depth, duplicate keys); dump_yaml."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import time
 
 import pytest
 import trainer_api
+import yaml
 from trainer_api import ValidationError, load_yaml, parse, parse_all
 from trainer_api._yaml import MAX_DEPTH, LimitError, check_value
 
@@ -141,3 +142,20 @@ def test_non_utf8_bytes_are_one_clear_error() -> None:
 def test_utf8_bytes_parse_like_text() -> None:
     text = HEADER + "spec: {runtimeRef: {name: torch}}\n"
     assert parse(text.encode()).to_dict() == parse(text).to_dict()
+
+
+def test_stream_round_trips_and_uses_literal_blocks() -> None:
+    manifests = [
+        {"kind": "ConfigMap", "data": {"hostfile": "a slots=1\nb slots=1\n"}},
+        {"kind": "JobSet", "spec": {}},
+    ]
+    text = trainer_api.dump_yaml_stream(manifests)
+    assert "hostfile: |\n    a slots=1\n    b slots=1\n" in text
+    assert text.count("---\n") == 2
+    assert list(yaml.safe_load_all(text)) == manifests
+
+
+def test_dump_writes_shared_values_in_full_and_sorts_keys_when_asked() -> None:
+    shared = {"b": 1, "a": 2}
+    text = trainer_api.dump_yaml({"z": shared, "y": shared}, sort_keys=True)
+    assert text == "y:\n  a: 2\n  b: 1\nz:\n  a: 2\n  b: 1\n"

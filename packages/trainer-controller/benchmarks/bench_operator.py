@@ -1,19 +1,29 @@
 """Create N TrainJobs against the API stand-in; time until every JobSet exists; API calls per job.
 
     python packages/trainer-controller/benchmarks/bench_operator.py --jobs 1000 --workers 1 8
+    python packages/trainer-controller/benchmarks/bench_operator.py --jobs 300 --workers 8 \
+        --cache on --baseline main
 
 One operator process (``trainer-controller run``, no webhooks) per row, each against a fresh
 stand-in served from this process: every ``--workers`` value with the informer cache, then the
-first one without it (``--cache on off`` picks). The baseline row is the first. The target for
-writes is "owned objects + 1 status write" per TrainJob; reads are the reconciles' GETs.
+first one without it (``--cache on off`` picks). ``--baseline REF`` also runs each row with the
+workspace's code as it is at the git revision REF (every ``packages/*/src`` taken with ``git
+archive`` and put first on the path; third-party packages are the environment's, so a baseline
+from before the operator dropped kopf needs ``pip install kopf``), each baseline row just before
+its own, so that before and after come from one run on one machine. The first row is the
+reference for the speed-up. The target for writes is "owned objects + 1 status write" per
+TrainJob; reads are the reconciles' GETs.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
+import os
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections import Counter
@@ -49,7 +59,22 @@ def _wait(check: Any, timeout: float, what: str) -> None:
         time.sleep(0.05)
 
 
-def run_once(jobs: int, workers: int, runtime: str, cache: bool) -> dict[str, Any]:
+def extract_sources(revision: str, directory: Path) -> str:
+    """A PYTHONPATH of every package's source as it is at git ``revision``, under ``directory``."""
+    root = Path(__file__).resolve().parents[3]
+    archive = subprocess.run(
+        ["git", "-C", str(root), "archive", "--format=tar", revision, "packages"],
+        check=True,
+        capture_output=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(directory, filter="data")
+    return os.pathsep.join(map(str, sorted(directory.glob("packages/*/src"))))
+
+
+def run_once(
+    jobs: int, workers: int, runtime: str, cache: bool, source: str | None = None
+) -> dict[str, Any]:
     with ApiServer() as server, tempfile.TemporaryDirectory() as directory:
         for rtype in TRAINER_TYPES:
             server.call(server.store.register, rtype)
@@ -76,6 +101,7 @@ def run_once(jobs: int, workers: int, runtime: str, cache: bool) -> dict[str, An
             ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": source} if source else None,
         )
         lease = "/apis/coordination.k8s.io/v1/namespaces/kubeflow-system/leases/trainer-controller"
         _wait(
@@ -124,6 +150,7 @@ def run_once(jobs: int, workers: int, runtime: str, cache: bool) -> dict[str, An
             if plural in OWNED_PLURALS or (plural == "trainjobs" and verb != "create")
         )
         return {
+            "code": "baseline" if source else "this",
             "workers": workers,
             "cache": "on" if cache else "off",
             "reads_per_job": reads / jobs,
@@ -141,26 +168,35 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--runtime", default="torch-distributed")
     parser.add_argument("--cache", nargs="+", choices=["on", "off"], default=["on", "off"])
+    parser.add_argument("--baseline", metavar="REF", help="also run the operator of git REF")
     arguments = parser.parse_args()
     settings = [(workers, True) for workers in arguments.workers] if "on" in arguments.cache else []
     if "off" in arguments.cache:
         settings.append((arguments.workers[0], False))
-    rows = [
-        run_once(arguments.jobs, workers, arguments.runtime, cache) for workers, cache in settings
-    ]
+    with tempfile.TemporaryDirectory() as directory:
+        sources = (
+            [extract_sources(arguments.baseline, Path(directory))] if arguments.baseline else []
+        )
+        rows = [  # each baseline row just before its own, so both see the same machine load
+            run_once(arguments.jobs, workers, arguments.runtime, cache, source)
+            for workers, cache in settings
+            for source in (*sources, None)
+        ]
     base = rows[0]["all_jobsets_s"]
     print(
         f"{arguments.jobs} TrainJobs, runtime {arguments.runtime}, one replica on the API stand-in"
+        + (f"; baseline: the operator at {arguments.baseline}" if arguments.baseline else "")
     )
     print(
-        f"{'workers':>7} | {'cache':>5} | {'create s':>8} | {'all JobSets s':>13} | "
+        f"{'code':>8} | {'workers':>7} | {'cache':>5} | {'create s':>8} | {'all JobSets s':>13} | "
         f"{'JobSets/s':>9} | {'speed-up':>8} | {'reads/job':>9} | {'writes/job':>10} | "
         f"{'target (owned+1)':>16}"
     )
     for row in rows:
         print(
-            f"{row['workers']:>7} | {row['cache']:>5} | {row['create_s']:>8.1f} | "
-            f"{row['all_jobsets_s']:>13.1f} | {row['jobsets_per_s']:>9.1f} | "
+            f"{row['code']:>8} | {row['workers']:>7} | {row['cache']:>5} | "
+            f"{row['create_s']:>8.1f} | {row['all_jobsets_s']:>13.1f} | "
+            f"{row['jobsets_per_s']:>9.1f} | "
             f"{base / row['all_jobsets_s']:>7.2f}x | {row['reads_per_job']:>9.2f} | "
             f"{row['writes_per_job']:>10.2f} | {row['owned_per_job'] + 1:>16.2f}"
         )

@@ -1,4 +1,4 @@
-"""How long ``build`` takes as a job grows from 1 to 10,000 nodes.
+"""How long admitting and building a job takes as it grows from 1 to 10,000 nodes.
 
 Two runtimes: torch-distributed (the JobSet does not grow with the node count) and
 deepspeed-distributed with a Coscheduling PodGroup (the MPI hostfile has one line per node).
@@ -35,7 +35,18 @@ from pathlib import Path
 from typing import Any
 
 from mpi_runtime import SSHKeyPair
-from trainer_runtime import Observed, Settings, build, builtin_runtimes
+from trainer_api import TrainJob
+from trainer_runtime import (
+    Observed,
+    Plan,
+    Settings,
+    admit,
+    build,
+    builtin_runtimes,
+    parse_runtime,
+    parse_trainjob,
+)
+from trainer_runtime.inputs import Runtime
 
 NODES = (1, 100, 1_000, 10_000)
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -45,28 +56,35 @@ MAX_RATIO = 1.5
 ROUNDS = 3
 
 
-def _job(runtime: str, nodes: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "trainer.kubeflow.org/v1alpha1",
-        "kind": "TrainJob",
-        "metadata": {"name": "bench", "namespace": "default", "uid": "u"},
-        "spec": {
-            "runtimeRef": {"name": runtime},
-            "trainer": {
-                "numNodes": nodes,
-                "command": ["python3", "train.py"],
-                "env": [{"name": "EPOCHS", "value": "3"}],
-                "resourcesPerNode": {"requests": {"cpu": "4", "memory": "16Gi"}},
+def _admit_and_build(job: TrainJob, runtime: Runtime) -> Plan:
+    """What a driver does with a job it has parsed: admit it once, then build."""
+    return build(admit(job, runtime), Observed(), NOW, settings=SETTINGS)
+
+
+def _job(runtime: str, nodes: int) -> TrainJob:
+    return parse_trainjob(
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": {"name": "bench", "namespace": "default", "uid": "u"},
+            "spec": {
+                "runtimeRef": {"name": runtime},
+                "trainer": {
+                    "numNodes": nodes,
+                    "command": ["python3", "train.py"],
+                    "env": [{"name": "EPOCHS", "value": "3"}],
+                    "resourcesPerNode": {"requests": {"cpu": "4", "memory": "16Gi"}},
+                },
             },
-        },
-    }
+        }
+    )
 
 
-def _runtime(name: str, gang: bool) -> dict[str, Any]:
+def _runtime(name: str, gang: bool) -> Runtime:
     runtime = builtin_runtimes()[name].to_dict()
     if gang:
         runtime["spec"]["podGroupPolicy"] = {"coscheduling": {"scheduleTimeoutSeconds": 60}}
-    return runtime
+    return parse_runtime(runtime)
 
 
 def _best_ms(call: Callable[[], Any], min_seconds: float = 0.2, min_runs: int = 5) -> float:
@@ -87,13 +105,9 @@ def measure() -> list[tuple[int, float, float, float, float]]:
     rows = []
     for nodes in NODES:
         torch_job, mpi_job = _job("torch-distributed", nodes), _job("deepspeed-distributed", nodes)
-        objects = build(mpi_job, mpi, Observed(), NOW, settings=SETTINGS).apply
-        torch_ms = _best_ms(
-            functools.partial(build, torch_job, torch, Observed(), NOW, settings=SETTINGS)
-        )
-        mpi_ms = _best_ms(
-            functools.partial(build, mpi_job, mpi, Observed(), NOW, settings=SETTINGS)
-        )
+        objects = _admit_and_build(mpi_job, mpi).apply
+        torch_ms = _best_ms(functools.partial(_admit_and_build, torch_job, torch))
+        mpi_ms = _best_ms(functools.partial(_admit_and_build, mpi_job, mpi))
         dump_ms = _best_ms(functools.partial(json.dumps, objects))
         rows.append((nodes, torch_ms, mpi_ms, dump_ms, mpi_ms * 1000 / nodes))
     return rows

@@ -10,7 +10,25 @@ from typing import Any
 
 import yaml
 from mpi_runtime import SSHKeyPair
-from trainer_runtime import CurveKeyPair, Settings, builtin_runtimes
+from trainer_api import ApiObject, TrainJob
+from trainer_runtime import (
+    PLUGINS,
+    Admission,
+    CurveKeyPair,
+    InvalidTrainJobError,
+    Observed,
+    Plan,
+    Settings,
+    admit,
+    build,
+    builtin_runtimes,
+    framework,
+    parse_runtime,
+    parse_trainjob,
+    render,
+)
+from trainer_runtime.info import RuntimeInfo, runtime_info
+from trainer_runtime.inputs import Runtime
 
 NOW = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
 FIXED_KEYPAIR = SSHKeyPair(
@@ -148,18 +166,92 @@ def jobset_schema_errors(jobset: dict[str, Any]) -> list[str]:
     ]
 
 
+def as_job(job: dict[str, Any] | ApiObject) -> TrainJob:
+    """A TrainJob manifest parsed at the test's edge, as a driver parses it (a model as given)."""
+    return job if isinstance(job, TrainJob) else parse_trainjob(job)
+
+
+def as_runtime(runtime: dict[str, Any] | ApiObject | None) -> Runtime | None:
+    """A runtime manifest parsed at the test's edge (a model as given, None as None)."""
+    if runtime is None or not isinstance(runtime, dict):
+        return runtime  # type: ignore[return-value]
+    return parse_runtime(runtime)
+
+
+def info_of(job: dict[str, Any] | ApiObject, runtime: dict[str, Any] | ApiObject) -> RuntimeInfo:
+    """``runtime_info`` of ``job`` and ``runtime`` (manifest dicts or models)."""
+    typed_runtime = as_runtime(runtime)
+    assert typed_runtime is not None
+    return runtime_info(as_job(job), typed_runtime)
+
+
+def admitted(
+    job: dict[str, Any] | ApiObject,
+    runtime: dict[str, Any] | ApiObject | None,
+    *,
+    old: dict[str, Any] | None = None,
+    observed: Observed | None = None,
+    plugins: Any = PLUGINS,
+) -> Admission:
+    """``job`` against ``runtime`` (manifest dicts or models), parsed and admitted."""
+    return admit(
+        as_job(job),
+        as_runtime(runtime),
+        old=as_job(old) if old is not None else None,
+        observed=observed,
+        plugins=plugins,
+    )
+
+
+def unchecked(job: dict[str, Any], runtime: dict[str, Any]) -> Admission:
+    """An admission of ``job`` that skipped the rules (a job stored while the webhook was off):
+    what ``build`` does with what admission would have refused."""
+    typed_runtime = as_runtime(runtime)
+    return Admission(as_job(job), typed_runtime, info=info_of(job, runtime))
+
+
+def render_of(
+    job: dict[str, Any] | ApiObject,
+    runtime: dict[str, Any] | ApiObject,
+    observed: Observed | None = None,
+    settings: Settings | None = None,
+    plugins: Any = PLUGINS,
+    *,
+    snapshot: bool = True,
+) -> list[dict[str, Any]]:
+    """``render`` of ``job`` admitted against ``runtime``."""
+    admission = admitted(job, runtime, observed=observed, plugins=plugins)
+    return render(admission, observed, settings, plugins, snapshot=snapshot)
+
+
+def build_of(
+    job: dict[str, Any] | ApiObject,
+    runtime: dict[str, Any] | ApiObject | None,
+    observed: Observed,
+    now: datetime,
+    *,
+    settings: Settings | None = None,
+    plugins: Any = PLUGINS,
+) -> Plan:
+    """``build`` of ``job`` (with its status) admitted against ``runtime``."""
+    admission = admitted(job, runtime, observed=observed, plugins=plugins)
+    return build(admission, observed, now, settings=settings, plugins=plugins)
+
+
 def rendered_jobset(job: dict[str, Any], runtime: dict[str, Any]) -> dict[str, Any]:
     """The JobSet ``render`` builds for ``job`` (fixed SSH key)."""
-    from trainer_runtime import render
-
-    return by_kind(render(job, runtime, settings=FIXED_SETTINGS), "JobSet")[0]
+    return by_kind(render_of(job, runtime, settings=FIXED_SETTINGS), "JobSet")[0]
 
 
 def field_errors(job: dict[str, Any], runtime: dict[str, Any]) -> list[str]:
-    """The plugins' validation messages, as 'field: message' strings."""
-    from trainer_runtime import validate
-
-    return [str(error) for error in validate(job, runtime)]
+    """The plugins' validation messages (or the manifests' parse errors), as 'field: message'
+    strings."""
+    try:
+        typed_job = as_job(job)
+        info = info_of(typed_job, runtime)
+    except InvalidTrainJobError as error:
+        return [str(item) for item in error.errors]
+    return [str(error) for error in framework.field_errors(info, typed_job, PLUGINS)]
 
 
 # The env source of a rank taken from the Job completion index.

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from runtime_cases import make_job, runtime_doc
+from runtime_cases import admitted, make_job, render_of, runtime_doc
 from trainer_api import FieldError
-from trainer_runtime import InvalidTrainJobError, Observed, framework, render
-from trainer_runtime.info import RuntimeInfo, runtime_info
+from trainer_runtime import InvalidTrainJobError, Observed
+from trainer_runtime.info import RuntimeInfo
 
 
 class Recorder:
@@ -51,7 +51,7 @@ class Refuses:
 def test_phases_run_in_order_and_plugins_in_tuple_order() -> None:
     calls: list[str] = []
     plugins = (Recorder("one", calls), Recorder("two", calls))
-    objects = render(make_job(), runtime_doc("torch-distributed"), plugins=plugins)
+    objects = render_of(make_job(), runtime_doc("torch-distributed"), plugins=plugins)
     assert calls == [
         "one.validate",
         "two.validate",
@@ -71,7 +71,7 @@ def test_phases_run_in_order_and_plugins_in_tuple_order() -> None:
 
 def test_validation_errors_of_all_plugins_are_gathered() -> None:
     plugins = (Refuses(), Refuses())
-    info = runtime_info(make_job(), runtime_doc("torch-distributed"))
+    admission = admitted(make_job(), runtime_doc("torch-distributed"), plugins=plugins)
     with pytest.raises(InvalidTrainJobError) as raised:
-        framework.run_validate(info, make_job(), plugins)
+        admission.raise_errors()
     assert [str(error) for error in raised.value.errors] == ["spec.a: bad", "spec.b: worse"] * 2

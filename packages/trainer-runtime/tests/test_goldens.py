@@ -17,9 +17,15 @@ from typing import Any
 import pytest
 import trainer_api
 import yaml
-from runtime_cases import FIXED_SETTINGS, by_kind, jobset_schema_errors, make_job, upstream_dir
-from trainer_runtime import BuildError, admit, builtin_runtimes, render
-from trainer_runtime.yaml_stream import dump_stream
+from runtime_cases import (
+    FIXED_SETTINGS,
+    by_kind,
+    jobset_schema_errors,
+    make_job,
+    render_of,
+    upstream_dir,
+)
+from trainer_runtime import BuildError, builtin_runtimes
 
 GOLDENS = Path(__file__).parent / "goldens"
 UPDATE = os.environ.get("UPDATE_GOLDENS") == "1"
@@ -48,12 +54,14 @@ BUILTIN_JOBS: dict[str, dict[str, Any]] = {
         "command": ["tune", "run"],
         "resourcesPerNode": {"limits": {"nvidia.com/gpu": "1"}},
     },
+    "trl-cpu": {"numNodes": 2, "args": ["--learning_rate=0.0002", "--use_peft=true"]},
+    "trl-gpu": {"args": ["--max_steps=100"]},
 }
 
 
 def _render(job: Any, runtime: Any) -> str:
     try:
-        return dump_stream(render(*admit(job, runtime), settings=FIXED_SETTINGS))
+        return trainer_api.dump_yaml_stream(render_of(job, runtime, settings=FIXED_SETTINGS))
     except BuildError as error:
         return f"error: {error}\n"
 

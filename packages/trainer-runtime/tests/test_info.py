@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 import pytest
-from runtime_cases import make_job, make_runtime, replicated_job, runtime_doc
+from runtime_cases import (
+    as_job,
+    as_runtime,
+    info_of,
+    make_job,
+    make_runtime,
+    replicated_job,
+    runtime_doc,
+)
 from trainer_runtime.errors import BuildError
-from trainer_runtime.info import runtime_info
 
 
 def _patch(manager: str, template: dict) -> dict:
@@ -18,7 +25,7 @@ def test_patches_apply_in_list_order_and_merge_metadata() -> None:
         _patch("a", {"metadata": {"labels": {"team": "a", "keep": "1"}}}),
         _patch("b", {"metadata": {"labels": {"team": "b"}, "annotations": {"x": "y"}}}),
     ]
-    info = runtime_info(job, runtime_doc("torch-distributed"))
+    info = info_of(job, runtime_doc("torch-distributed"))
     assert info.metadata == {"labels": {"team": "b", "keep": "1"}, "annotations": {"x": "y"}}
 
 
@@ -55,7 +62,7 @@ def test_patch_merges_pod_spec_of_named_replicated_job_only() -> None:
             },
         )
     ]
-    info = runtime_info(job, runtime)
+    info = info_of(job, runtime)
     assert [ps.name for ps in info.pod_sets] == ["init", "node"]
     node = info.pod_set("node")
     assert node is not None
@@ -74,7 +81,7 @@ def test_trainer_settings_reach_node_container_and_resources_merge() -> None:
         args=["a"],
         resourcesPerNode={"requests": {"cpu": "2"}, "limits": {"memory": "8Gi"}},
     )
-    info = runtime_info(job, runtime)
+    info = info_of(job, runtime)
     container = info.trainer_container()
     assert container is not None
     assert container["image"] == "my/image:1"
@@ -95,7 +102,7 @@ def test_initializers_get_storage_uri_env_and_secret() -> None:
         },
         "model": {"storageUri": "s3://m"},
     }
-    info = runtime_info(job, runtime_doc("torchtune-llama3.2-1b"))
+    info = info_of(job, runtime_doc("torchtune-llama3.2-1b"))
     dataset = info.pod_set("dataset-initializer").container("dataset-initializer")  # type: ignore[union-attr]
     assert dataset["env"] == [
         {"name": "STORAGE_URI", "value": "hf://a/b"},
@@ -107,7 +114,7 @@ def test_initializers_get_storage_uri_env_and_secret() -> None:
 
 
 def test_endpoints_follow_jobset_pod_names() -> None:
-    info = runtime_info(make_job(), runtime_doc("torch-distributed"))
+    info = info_of(make_job(), runtime_doc("torch-distributed"))
     node = info.pod_set("node")
     assert node is not None
     node.count = 3
@@ -120,12 +127,12 @@ def test_endpoints_follow_jobset_pod_names() -> None:
 
 def test_runtime_without_replicated_jobs_is_a_build_error() -> None:
     with pytest.raises(BuildError, match="replicatedJobs"):
-        runtime_info(make_job(runtime="custom"), make_runtime({"torch": {}}, []))
+        info_of(make_job(runtime="custom"), make_runtime({"torch": {}}, []))
 
 
 def test_runtime_info_does_not_change_its_inputs() -> None:
-    job, runtime = make_job(numNodes=2), runtime_doc("torch-distributed")
+    job, runtime = as_job(make_job(numNodes=2)), as_runtime(runtime_doc("torch-distributed"))
     before = (repr(job), repr(runtime))
-    info = runtime_info(job, runtime)
+    info = info_of(job, runtime)
     info.trainer_container()["env"] = [{"name": "X", "value": "1"}]  # type: ignore[index]
     assert (repr(job), repr(runtime)) == before

@@ -9,16 +9,9 @@ from typing import Any
 
 import pytest
 import yaml
-from runtime_cases import FIXED_SETTINGS, NOW, by_kind, make_job, runtime_doc
-from trainer_runtime import (
-    BuildError,
-    InvalidTrainJobError,
-    ObjectRef,
-    Observed,
-    Plan,
-    build,
-    render,
-)
+from runtime_cases import FIXED_SETTINGS, NOW, build_of, by_kind, make_job, render_of, runtime_doc
+from trainer_api import Condition, TrainJobStatus
+from trainer_runtime import PLUGINS, BuildError, InvalidTrainJobError, ObjectRef, Observed, Plan
 from trainer_runtime.conditions import format_time
 
 TORCH = "torch-distributed"
@@ -30,7 +23,7 @@ def _build(
     runtime_value = (
         runtime_doc(job["spec"]["runtimeRef"]["name"]) if runtime == "default" else runtime
     )
-    return build(job, runtime_value, observed or Observed(), now, settings=FIXED_SETTINGS)
+    return build_of(job, runtime_value, observed or Observed(), now, settings=FIXED_SETTINGS)
 
 
 def _status(plan: Plan) -> dict[str, Any]:
@@ -58,7 +51,7 @@ def _jobset(
 
 
 def _snapshot(job: dict[str, Any], runtime: dict[str, Any]) -> dict[str, Any]:
-    return by_kind(render(job, runtime, settings=FIXED_SETTINGS), "ConfigMap")[0]
+    return by_kind(render_of(job, runtime, settings=FIXED_SETTINGS), "ConfigMap")[0]
 
 
 def _condition(kind: str, status: str, reason: str, at: Any = NOW) -> dict[str, Any]:
@@ -294,13 +287,11 @@ def test_validation_error_becomes_a_condition_with_field_paths() -> None:
     assert plan.apply == ()
     (condition,) = _status(plan)["conditions"]
     assert condition["reason"] == "JobsBuildFailed"
-    assert (
-        condition["message"]
-        == "spec.trainer.env[0].name: PET_NNODES is reserved for the torch runtime"
-    )
+    reserved = "PET_NNODES is reserved: the torch runtime sets env names starting with PET_"
+    assert condition["message"] == f"spec.trainer.env[0].name: {reserved}"
     assert isinstance(plan.error, InvalidTrainJobError)
     assert [(error.field, error.message) for error in plan.error.errors] == [
-        ("spec.trainer.env[0].name", "PET_NNODES is reserved for the torch runtime")
+        ("spec.trainer.env[0].name", reserved)
     ]
 
 
@@ -333,7 +324,7 @@ def test_build_accepts_typed_models() -> None:
 
     job = trainer_api.parse(make_job(numNodes=2))
     runtime = trainer_api.parse(runtime_doc(TORCH))
-    plan = build(job, runtime, Observed(), NOW, settings=FIXED_SETTINGS)
+    plan = build_of(job, runtime, Observed(), NOW, settings=FIXED_SETTINGS)
     assert plan.apply == _build(make_job(numNodes=2)).apply
 
 
@@ -350,11 +341,12 @@ def test_typed_status_round_trip_writes_nothing_the_second_time() -> None:
         {"name": "node", "active": 2, "ready": 2, "succeeded": 0, "failed": 0, "suspended": 0}
     ]
     jobset = trainer_api.parse(jobset_doc)
-    first = build(job, runtime, Observed(jobset=jobset), NOW, settings=FIXED_SETTINGS)
+    first = build_of(job, runtime, Observed(jobset=jobset), NOW, settings=FIXED_SETTINGS)
     job.status = first.status
     later = NOW + timedelta(minutes=3)
     assert (
-        build(job, runtime, Observed(jobset=jobset), later, settings=FIXED_SETTINGS).status is None
+        build_of(job, runtime, Observed(jobset=jobset), later, settings=FIXED_SETTINGS).status
+        is None
     )
 
 
@@ -366,3 +358,28 @@ def test_build_does_not_change_its_inputs() -> None:
     plan = _build(job, observed, runtime)
     plan.apply[-1]["spec"]["replicatedJobs"][0]["name"] = "changed"
     assert repr((job, runtime, observed)) == before
+
+
+class _Preempted:
+    """A driver's own status plugin: it observed a preemption the JobSet does not show."""
+
+    name = "Preempted"
+
+    def derive_status(self, job: Any, observed: Observed, now: Any) -> TrainJobStatus:
+        condition = Condition(
+            type="Suspended",
+            status="True",
+            reason="Preempted",
+            message="the node went away",
+            last_transition_time=NOW,
+        )
+        return TrainJobStatus(conditions=[condition])
+
+
+def test_a_drivers_status_plugin_adds_its_typed_conditions_after_the_jobsets() -> None:
+    observed = Observed(jobset=_jobset())
+    plan = build_of(make_job(), runtime_doc(TORCH), observed, NOW, plugins=(*PLUGINS, _Preempted()))
+    assert _conditions(plan)["Suspended"] == ("True", "Preempted")
+    assert _status(plan)["jobsStatus"] == [
+        {"name": "node", "active": 2, "ready": 2, "succeeded": 0, "failed": 0, "suspended": 0}
+    ]

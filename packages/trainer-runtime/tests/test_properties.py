@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from runtime_cases import (
     FIXED_SETTINGS,
     NOW,
+    build_of,
     by_kind,
     jobset_schema_errors,
     make_job,
@@ -19,7 +20,7 @@ from runtime_cases import (
     runtime_doc,
     upstream_dir,
 )
-from trainer_runtime import Observed, build
+from trainer_runtime import Observed
 
 RUNTIMES = [
     "torch-distributed",
@@ -34,6 +35,7 @@ FLUX_RUNTIME = make_runtime({"numNodes": 1, "flux": {}}, [replicated_job("node",
 NAMES = st.from_regex(r"[a-z][a-z0-9]{0,8}", fullmatch=True)
 ENV_NAMES = st.from_regex(r"USER_[A-Z0-9_]{1,8}", fullmatch=True)
 QUANTITIES = st.sampled_from(["1", "2", "500m", "3500m", "16"])
+TEXTS = st.characters(blacklist_characters="\x00")  # the API refuses NUL in env values
 
 
 @st.composite
@@ -46,7 +48,9 @@ def train_jobs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
         trainer["command"] = ["python3", "-c", draw(st.text(min_size=1, max_size=20))]
     env = draw(st.lists(ENV_NAMES, max_size=4, unique=True))
     if env:
-        trainer["env"] = [{"name": name, "value": draw(st.text(max_size=10))} for name in env]
+        trainer["env"] = [
+            {"name": name, "value": draw(st.text(TEXTS, max_size=10))} for name in env
+        ]
     if draw(st.booleans()):
         trainer["resourcesPerNode"] = {
             "limits": {"cpu": draw(QUANTITIES)},
@@ -62,7 +66,7 @@ def train_jobs(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     if draw(st.booleans()):
         job["spec"]["runtimePatches"] = [
             {
-                "manager": "test",
+                "manager": "example.com/test",
                 "trainingRuntimeSpec": {
                     "template": {"metadata": {"labels": {"team": draw(NAMES)}}}
                 },
@@ -83,10 +87,10 @@ PROPERTY_SETTINGS = settings(max_examples=40, deadline=None, derandomize=True)
 @given(train_jobs())
 def test_build_is_deterministic(case: tuple[dict[str, Any], dict[str, Any]]) -> None:
     job, runtime = case
-    first = build(
+    first = build_of(
         copy.deepcopy(job), copy.deepcopy(runtime), Observed(), NOW, settings=FIXED_SETTINGS
     )
-    second = build(job, runtime, Observed(), NOW, settings=FIXED_SETTINGS)
+    second = build_of(job, runtime, Observed(), NOW, settings=FIXED_SETTINGS)
     assert first == second
 
 
@@ -96,12 +100,12 @@ def test_building_from_its_own_output_changes_nothing(
     case: tuple[dict[str, Any], dict[str, Any]],
 ) -> None:
     job, runtime = case
-    first = build(job, runtime, Observed(), NOW, settings=FIXED_SETTINGS)
+    first = build_of(job, runtime, Observed(), NOW, settings=FIXED_SETTINGS)
     assert first.status is not None
     (jobset,) = by_kind(list(first.apply), "JobSet")
     others = [obj for obj in first.apply if obj["kind"] != "JobSet"]
     job["status"] = first.status.to_dict()
-    again = build(
+    again = build_of(
         job, runtime, Observed(jobset=jobset, objects=others), NOW, settings=FIXED_SETTINGS
     )
     assert again.status is None
@@ -126,6 +130,6 @@ def test_every_jobset_is_valid_against_the_crd_schema(
     case: tuple[dict[str, Any], dict[str, Any]],
 ) -> None:
     job, runtime = case
-    plan = build(job, runtime, Observed(), NOW, settings=FIXED_SETTINGS)
+    plan = build_of(job, runtime, Observed(), NOW, settings=FIXED_SETTINGS)
     (jobset,) = by_kind(list(plan.apply), "JobSet")
     assert jobset_schema_errors(jobset) == []

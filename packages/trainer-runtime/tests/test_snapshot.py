@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 import yaml
-from runtime_cases import make_job, runtime_doc
+from runtime_cases import as_job, make_job, runtime_doc
 from trainer_runtime.errors import BuildError
 from trainer_runtime.snapshot import from_snapshot, to_snapshot
 
@@ -55,7 +55,7 @@ def _config_map(data: dict[str, str]) -> dict[str, Any]:
 
 def test_snapshot_is_upstreams_format_owned_and_round_trips() -> None:
     runtime = runtime_doc("deepspeed-distributed")
-    snapshot = to_snapshot(make_job(), runtime)
+    snapshot = to_snapshot(as_job(make_job()), runtime)
     assert snapshot["metadata"]["name"] == "alpha-runtime-snapshot"
     assert snapshot["metadata"]["ownerReferences"][0]["name"] == "alpha"
     assert snapshot["immutable"] is True

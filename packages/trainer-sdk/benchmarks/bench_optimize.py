@@ -8,6 +8,11 @@ overhead of the local backend against a plain in-process Optuna study running th
 function, side by side.
 
     python packages/trainer-sdk/benchmarks/bench_optimize.py [--trials 20] [--parallel 2]
+        [--against REV]
+
+``--against REV`` first runs REV's own copy of this benchmark (``git archive`` of REV, its
+packages put first on ``PYTHONPATH``, so its trials run its code too), then this tree's, and
+prints both side by side: the comparison with an issue's base in one run.
 
 ``--core`` runs no processes: the search core alone, each trial's curve computed in-process and
 handed to the stopping rule one step at a time (``--parallel`` trials interleaved), for several
@@ -20,13 +25,16 @@ import argparse
 import contextlib
 import dataclasses
 import io
+import os
+import subprocess
+import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
 
 import optuna
 from trainer_api import EarlyStopping
-from trainer_runtime.search import Range, Study, TrialRecord, check_pruning, suggest
 from trainer_sdk import CustomTrainer
 from trainer_sdk.optimizer import (
     LocalBackendConfig,
@@ -38,6 +46,7 @@ from trainer_sdk.optimizer import (
     TrainJobTemplate,
     TrialConfig,
 )
+from trainer_search import Range, Study, TrialRecord, check_pruning, suggest
 
 STEPS = 30
 ROWS = 500_000
@@ -194,6 +203,59 @@ def core_table(trials: int, parallel: int) -> None:
         print(f"{label:<40} {best:>12.6f} {steps:>6d} {1 - steps / (trials * STEPS):>6.0%}")
 
 
+LABELS = ("random", "TPE + ASHA", "TPE", "local backend", "in-process Optuna", "overhead")
+
+
+def parse_tables(output: str) -> dict[str, list[str]]:
+    """The benchmark's printed rows by label: the values after the label, as printed."""
+    rows = {}
+    for line in output.splitlines():
+        label = next((label for label in LABELS if line.startswith(label + " ")), None)
+        if label is not None:
+            rows[label] = line[len(label) :].split()
+    return rows
+
+
+def run_baseline(rev: str, arguments: list[str]) -> str:
+    """What REV's copy of this benchmark prints, its own packages imported first."""
+    root = Path(__file__).resolve().parents[3]
+    with tempfile.TemporaryDirectory() as directory:
+        archive = subprocess.run(
+            ["git", "archive", "--format=tar", rev, "packages"],
+            cwd=root,
+            capture_output=True,
+            check=True,
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(directory, filter="data")
+        base = Path(directory) / "packages"
+        path = os.pathsep.join(str(src) for src in sorted(base.glob("*/src")))
+        env = {**os.environ, "PYTHONPATH": path}
+        script = base / "trainer-sdk" / "benchmarks" / "bench_optimize.py"
+        return subprocess.run(
+            [sys.executable, str(script), *arguments],
+            env=env,
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+
+
+def side_by_side(rev: str, base: str, ours: str) -> None:
+    """Both runs' rows, REV's value first in each column."""
+    before, after = parse_tables(base), parse_tables(ours)
+    print(f"issue base {rev} | this tree, the same run")
+    print(f"{'search':<12} {'best loss':>25} {'wall s':>15} {'steps run':>13} {'saved':>13}")
+    for label in ("random", "TPE", "TPE + ASHA"):
+        pairs = [f"{b} | {a}" for b, a in zip(before[label], after[label], strict=True)]
+        print(f"{label:<12} {pairs[0]:>25} {pairs[1]:>15} {pairs[2]:>13} {pairs[3]:>13}")
+    print()
+    print("per-trial seconds (a trivial function, one at a time)")
+    for label in ("local backend", "in-process Optuna", "overhead"):
+        print(f"{label:<18} {before[label][0]:>8} | {after[label][0]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=20)
@@ -206,7 +268,22 @@ def main() -> None:
         help="rows of the least-squares problem: its size sets a training step's length",
     )
     parser.add_argument("--core", action="store_true", help="the search core alone, no processes")
+    parser.add_argument("--against", metavar="REV", help="also run REV's copy, side by side")
     arguments = parser.parse_args()
+    if arguments.against:
+        forwarded = [
+            f"--trials={arguments.trials}",
+            f"--parallel={arguments.parallel}",
+            f"--overhead-trials={arguments.overhead_trials}",
+            f"--rows={arguments.rows}",
+        ]
+        base = run_baseline(arguments.against, forwarded)
+        ours = subprocess.run(
+            [sys.executable, __file__, *forwarded], capture_output=True, text=True, check=True
+        ).stdout
+        print(base, ours, sep="\n")
+        side_by_side(arguments.against, base, ours)
+        return
     if arguments.core:
         core_table(arguments.trials, arguments.parallel)
         return

@@ -55,11 +55,19 @@ def upstream_runtime_manifest() -> dict[str, Any]:
 
 
 def make_runtime(
-    command: tuple[str, ...] = constants.TORCH_COMMAND, name: str = "torch-distributed"
+    command: tuple[str, ...] = constants.TORCH_COMMAND,
+    name: str = "torch-distributed",
+    framework: str = "torch",
 ) -> types.Runtime:
-    """A runtime whose trainer uses ``command`` as entrypoint."""
+    """A runtime whose trainer uses ``command`` as entrypoint (a BuiltinTrainer runtime when
+    ``framework`` names an engine)."""
+    builtin = framework in ("torchtune", "trl")
     trainer = types.RuntimeTrainer(
-        trainer_type=types.TrainerType.CUSTOM_TRAINER, framework="torch", image="pytorch/pytorch"
+        trainer_type=(
+            types.TrainerType.BUILTIN_TRAINER if builtin else types.TrainerType.CUSTOM_TRAINER
+        ),
+        framework=framework,
+        image="pytorch/pytorch",
     )
     trainer.set_command(command)
     return types.Runtime(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -75,6 +77,32 @@ def test_optimize_a_function_then_list_get_and_delete(tmp_path: Path) -> None:
     for trial in job["trials"]:
         factor = 2 if trial["parameters"]["opt"] == "sgd" else 1
         assert trial["objective"] == pytest.approx(float(trial["parameters"]["lr"]) * factor)
+    # The trials as a table to take elsewhere: CSV (a header, a row per trial) and JSON.
+    code, out, _ = invoke(tmp_path, "optimizationjob", "export", name)
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and list(rows[0]) == [
+        "trial",
+        "state",
+        "loss",
+        "pruned_at_step",
+        "best",
+        "lr",
+        "opt",
+    ]
+    by_name = {t["name"]: t for t in job["trials"]}
+    for row in rows:
+        trial = by_name[row["trial"]]
+        assert (row["state"], float(row["loss"])) == ("Complete", trial["objective"])
+        assert (row["lr"], row["opt"]) == (trial["parameters"]["lr"], trial["parameters"]["opt"])
+    assert sum(row["best"] == "True" for row in rows) == 1
+    exported = tmp_path / "trials.json"
+    code, _, err = invoke(
+        tmp_path, "optimizationjob", "export", name, "--format", "json", "-f", str(exported)
+    )
+    assert code == 0 and f"2 trials of {name} written to {exported}" in err
+    assert [r["trial"] for r in json.loads(exported.read_text())] == [r["trial"] for r in rows]
+    code, _, err = invoke(tmp_path, "optimizationjob", "resume", name)
+    assert code == 0, err  # an ended job: nothing to drive, its table again
     code, _, err = invoke(tmp_path, "delete", "optimizationjob", name)
     assert code == 0 and f"optimizationjob/{name} deleted" in err
     code, _, err = invoke(tmp_path, "get", "optimizationjob", name)

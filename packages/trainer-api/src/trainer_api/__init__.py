@@ -111,6 +111,7 @@ from trainer_api._optimization import (
     PARAMETER_ENV_PREFIX,
     PARAMETERS_ANNOTATION,
     SUSPEND_ANNOTATION,
+    WARM_START_ANNOTATION,
     CategoricalSpace,
     GridAlgorithm,
     LogUniformSpace,
@@ -295,6 +296,7 @@ from trainer_api._wellknown import (
     TRAINING_RUNTIME_KIND,
     VERSION,
 )
+from trainer_api._yaml import dump_yaml, dump_yaml_stream
 
 __version__ = _metadata.version("trainer-api")
 
@@ -328,6 +330,7 @@ __all__ = [
     "TRAINING_RUNTIME_KIND",
     "TRAIN_JOB_KIND",
     "VERSION",
+    "WARM_START_ANNOTATION",
     "AWSElasticBlockStoreVolumeSource",
     "Affinity",
     "ApiError",
@@ -537,6 +540,8 @@ __all__ = [
     "XGBoostMLPolicySource",
     "__version__",
     "apply_defaults",
+    "dump_yaml",
+    "dump_yaml_stream",
     "early_stopping",
     "format_path",
     "is_dns1123_label",

@@ -5,7 +5,9 @@ label keys and annotation keys are qualified names, label values are at most 63 
 of ``[A-Za-z0-9_.-]`` starting and ending alphanumeric. Environment variables (core
 validation, with ``RelaxedEnvironmentVariableValidation`` as Kubernetes 1.32+ has it by
 default): a name is one or more printable ASCII characters other than ``=``; a value may not
-hold NUL, which no process environment can carry.
+hold NUL, which no process environment can carry. Volumes (core validation of the pods a
+template becomes): a volume's name is a DNS-1123 label, a ``hostPath`` has no ``..``; a volume
+mount has a ``mountPath``, and its ``subPath``/``subPathExpr`` is relative without ``..``.
 """
 
 from __future__ import annotations
@@ -15,9 +17,11 @@ from collections.abc import Iterator, Mapping
 from typing import Final, TypeGuard
 
 from trainer_api._base import ApiModel
+from trainer_api._containers import VolumeMount
 from trainer_api._env import EnvVar
 from trainer_api._errors import FieldError, format_path
 from trainer_api._meta import ObjectMeta
+from trainer_api._volumes import Volume
 
 __all__ = ["is_dns1123_label", "is_dns1123_subdomain", "object_errors"]
 
@@ -42,6 +46,10 @@ def _walk(value: object, path: Path) -> Iterator[FieldError]:
         yield from _meta_errors(value, path)
     elif isinstance(value, EnvVar):
         yield from _env_errors(value, path)
+    elif isinstance(value, Volume):
+        yield from _volume_errors(value, path)
+    elif isinstance(value, VolumeMount):
+        yield from _volume_mount_errors(value, path)
     if isinstance(value, ApiModel):
         for name, info in type(value).model_fields.items():
             child = getattr(value, name)
@@ -93,6 +101,36 @@ def _env_errors(env: EnvVar, path: Path) -> Iterator[FieldError]:
         )
     if env.value is not None and "\x00" in env.value:
         yield FieldError(format_path((*path, "value")), "may not contain NUL characters")
+
+
+def _volume_errors(volume: Volume, path: Path) -> Iterator[FieldError]:
+    if not is_dns1123_label(volume.name):
+        yield FieldError(
+            format_path((*path, "name")),
+            "a volume name must be a DNS-1123 label: at most 63 lowercase letters, digits and "
+            f"'-', starting and ending alphanumeric (got {volume.name!r})",
+        )
+    if volume.host_path is not None and _has_backsteps(volume.host_path.path):
+        yield FieldError(
+            format_path((*path, "hostPath", "path")),
+            f"must not contain '..' (got {volume.host_path.path!r})",
+        )
+
+
+def _volume_mount_errors(mount: VolumeMount, path: Path) -> Iterator[FieldError]:
+    if not mount.mount_path:
+        yield FieldError(format_path((*path, "mountPath")), "may not be empty")
+    for name, value in (("subPath", mount.sub_path), ("subPathExpr", mount.sub_path_expr)):
+        if value and (value.startswith("/") or _has_backsteps(value)):
+            yield FieldError(
+                format_path((*path, name)),
+                f"must be a relative path without '..' (got {value!r})",
+            )
+
+
+def _has_backsteps(path: str) -> bool:
+    """Whether ``path`` has a ``..`` element (it could leave the directory it names a place in)."""
+    return ".." in path.split("/")
 
 
 def is_dns1123_label(value: object) -> TypeGuard[str]:

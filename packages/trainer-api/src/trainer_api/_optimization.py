@@ -26,6 +26,7 @@ __all__ = [
     "PARAMETERS_ANNOTATION",
     "PARAMETER_ENV_PREFIX",
     "SUSPEND_ANNOTATION",
+    "WARM_START_ANNOTATION",
     "CategoricalSpace",
     "GridAlgorithm",
     "LogUniformSpace",
@@ -56,6 +57,9 @@ MAX_FAILED_TRIALS_ANNOTATION: Final = f"optimization.{GROUP}/max-failed-trials"
 SUSPEND_ANNOTATION: Final = f"optimization.{GROUP}/suspend"
 """``"true"``: no new trials start and running ones are suspended; removing it resumes (the spec
 is immutable, so suspension lives in metadata)."""
+WARM_START_ANNOTATION: Final = f"optimization.{GROUP}/warm-start"
+"""The name of an earlier OptimizationJob in the same namespace: its finished trials that lie in
+this job's space seed the search (they count for the sampler, not towards ``numTrials``)."""
 PARAMETERS_ANNOTATION: Final = f"optimization.{GROUP}/parameters"
 """On a trial TrainJob: its parameter assignment as a JSON object (KEP-3562)."""
 OPTIMIZATION_JOB_LABEL: Final = f"{GROUP}/optimization-job"

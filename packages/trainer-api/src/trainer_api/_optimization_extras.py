@@ -21,6 +21,7 @@ from trainer_api._optimization import (
     EXTRA_ALGORITHMS,
     MAX_FAILED_TRIALS_ANNOTATION,
     OptimizationJob,
+    parameter_env_name,
 )
 
 __all__ = [
@@ -106,3 +107,19 @@ def optimization_job_errors(job: OptimizationJob) -> Iterator[FieldError]:
             read(job)
         except ValueError as error:
             yield FieldError(f"{where}[{key}]", str(error))
+    yield from _env_name_collisions(job)
+
+
+def _env_name_collisions(job: OptimizationJob) -> Iterator[FieldError]:
+    """Parameters whose names differ (``lr``/``LR``, ``l-r``/``l_r``) but reach a trial as one
+    ``KUBEFLOW_TRAINER_OPT_<NAME>`` variable: one would silently take the other's value."""
+    first: dict[str, tuple[int, str]] = {}
+    for index, parameter in enumerate(job.spec.parameters):
+        env = parameter_env_name(parameter.name)
+        earlier = first.setdefault(env, (index, parameter.name))
+        if earlier[1] != parameter.name:  # the same name twice is the list-map rule's
+            yield FieldError(
+                f"spec.parameters[{index}].name",
+                f"{parameter.name!r} and {earlier[1]!r} (spec.parameters[{earlier[0]}]) both "
+                f"reach the trial as {env}: rename one",
+            )

@@ -1,4 +1,5 @@
-"""YAML loading as the Kubernetes API server reads it, hardened against hostile documents.
+"""YAML as the Kubernetes API server reads it, hardened against hostile documents, and the one
+way manifests are written as YAML.
 
 Timestamps stay strings. Before any Python object is built, a document is refused when it
 nests deeper than ``MAX_DEPTH``, when an anchor contains an alias to itself, or when alias
@@ -8,16 +9,29 @@ make up at most 99% of it up to 400,000 nodes, scaling down to 10% at 4,000,000.
 keys in a mapping are refused, as strict Kubernetes decoding does (merge keys ``<<`` may
 still be overridden). ``check_value`` applies the depth and expansion limits to values already
 decoded (dicts and lists that share objects expand like aliases when walked).
+
+``dump_yaml`` and ``dump_yaml_stream`` write what every package writes (CRDs, rendered
+manifests, runtime snapshots): block style, lines up to 100 columns, multi-line strings as
+literal ``|`` blocks, repeated values written out in full instead of as anchors, and keys in
+their given order unless sorted.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-__all__ = ["MAX_DEPTH", "LimitError", "check_value", "load_documents"]
+__all__ = [
+    "MAX_DEPTH",
+    "LimitError",
+    "check_value",
+    "dump_yaml",
+    "dump_yaml_stream",
+    "load_documents",
+]
 
 MAX_DEPTH: Final = 100
 """Deepest nesting of mappings and lists accepted (the deepest API field is about 25 levels)."""
@@ -163,3 +177,32 @@ def check_value(value: object) -> None:
             stack.extend((child, depth + 1, False) for child in children)
     if id(value) in sizes:
         _check_expansion(sizes[id(value)], len(sizes), "")
+
+
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """Safe dumper writing multi-line strings as literal blocks and never an alias."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(document: Mapping[str, Any], sort_keys: bool = False) -> str:
+    """One YAML document."""
+    return str(
+        yaml.dump(
+            dict(document), Dumper=_Dumper, sort_keys=sort_keys, width=100, allow_unicode=True
+        )
+    )
+
+
+def dump_yaml_stream(documents: Iterable[Mapping[str, Any]]) -> str:
+    """A YAML stream: each document after a ``---`` line, keys in their given order."""
+    return "".join(f"---\n{dump_yaml(document)}" for document in documents)

@@ -1,5 +1,5 @@
-"""The Kubernetes operator for TrainJobs: kopf handlers, admission webhooks, the progress server,
-manifests and image.
+"""The Kubernetes operator for TrainJobs: a level-triggered controller, admission webhooks, the
+progress server, manifests and image.
 
 The operator is a thin driver over ``trainer_runtime.build``: it watches, builds, applies the
 Plan and writes status. ``trainer-controller run`` starts it; ``trainer-controller render`` prints

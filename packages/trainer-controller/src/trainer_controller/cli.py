@@ -14,11 +14,10 @@ from typing import Any, NoReturn, TypeAlias
 import click
 import trainer_api
 from trainer_api import ClusterTrainingRuntime, TrainingRuntime, TrainJob
-from trainer_runtime.admission import deprecation_warnings
+from trainer_runtime.admission import admit, deprecation_warnings
 from trainer_runtime.builtin import builtin_runtimes
 from trainer_runtime.errors import BuildError
-from trainer_runtime.rendering import admit, render
-from trainer_runtime.yaml_stream import dump_stream
+from trainer_runtime.rendering import render
 
 from trainer_controller.operator import run
 
@@ -92,7 +91,7 @@ def render_command(filenames: tuple[Path, ...]) -> None:
                 ],
             )
         manifests += _render_job(job, runtime)
-    click.echo(dump_stream(manifests), nl=False)
+    click.echo(trainer_api.dump_yaml_stream(manifests), nl=False)
 
 
 def _render_job(job: TrainJob, runtime: Runtime) -> list[dict[str, Any]]:
@@ -100,7 +99,7 @@ def _render_job(job: TrainJob, runtime: Runtime) -> list[dict[str, Any]]:
     for warning in deprecation_warnings(runtime):
         click.echo(f"Warning: TrainJob {job.metadata.name!r}: {warning}", err=True)
     try:
-        return render(*admit(job, runtime))
+        return render(admit(job, runtime))
     except BuildError as error:
         _fail(f"TrainJob {job.metadata.name!r} cannot be built", str(error).splitlines())
 

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trainer_api
 from kube_standin import TokenIdentity
+from trainer_controller.operator import admission
 from trainer_controller.operator.webhooks import WEBHOOK_PATHS
 from trainer_runtime.plugins.trainer_status import token_audience
 
@@ -145,6 +147,35 @@ def test_certificate_stored_in_secret_and_ca_bundle_patched(cluster, secured) ->
     assert (
         standby.operator.certificate == replica.operator.certificate
     )  # one certificate for every replica
+
+
+@pytest.mark.parametrize("update", [False, True], ids=["create", "update"])
+def test_a_trainjob_review_admits_and_defaults_the_job_once(  # type: ignore[no-untyped-def]
+    secured, monkeypatch: pytest.MonkeyPatch, update: bool
+) -> None:
+    replica, context = secured
+    admitted: list[str] = []
+    defaulted: list[str] = []
+    real_admit, real_defaults = admission.admit, trainer_api.apply_defaults
+
+    def admit(job: Any, *args: Any, **kwargs: Any) -> Any:
+        admitted.append(job.metadata.name)
+        return real_admit(job, *args, **kwargs)
+
+    def apply_defaults(obj: Any) -> Any:
+        if isinstance(obj, trainer_api.TrainJob) and obj.metadata.name == "job":
+            defaulted.append("job")
+        return real_defaults(obj)
+
+    monkeypatch.setattr(admission, "admit", admit)
+    monkeypatch.setattr(trainer_api, "apply_defaults", apply_defaults)
+    base = f"https://127.0.0.1:{replica.operator.listeners['webhooks'].port}"
+    old = trainjob("old") if update else None
+    _, answer = call(
+        base + WEBHOOK_PATHS["validate-trainjob"], review(trainjob("job"), old), context=context
+    )
+    assert answer["response"]["allowed"] is True
+    assert (admitted, defaulted) == (["job"], ["job"])
 
 
 def test_webhooks_answer_admission_reviews_over_tls(secured) -> None:  # type: ignore[no-untyped-def]

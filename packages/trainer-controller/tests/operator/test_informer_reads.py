@@ -10,7 +10,7 @@ import pytest
 from trainer_controller.operator import load_credentials
 from trainer_controller.operator.apiclient import KubeClient
 from trainer_controller.operator.events import EventRecorder
-from trainer_controller.operator.informer import CachedReader, ObjectCache
+from trainer_controller.operator.informer import ObjectCache
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.reconcile import Reconciler
 
@@ -42,8 +42,8 @@ def test_second_pass_over_a_settled_trainjob(cluster, cached: bool) -> None:  # 
 
     async def two_passes() -> tuple[int, float, int]:
         async with KubeClient(load_credentials(str(cluster.kubeconfig))) as client:
-            reader = CachedReader(client, ObjectCache(), metrics) if cached else None
-            reconciler = Reconciler(client, EventRecorder(client), metrics, reader=reader)
+            cache = ObjectCache() if cached else None
+            reconciler = Reconciler(client, EventRecorder(client), metrics, cache=cache)
             await reconciler.reconcile("default", "job")
             reads, writes = totals(cluster.server.reads), totals(cluster.server.store.writes)
             cached_reads = hits()

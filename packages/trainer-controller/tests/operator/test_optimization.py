@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime, timezone
 from typing import Any
 
@@ -12,12 +13,8 @@ from trainer_api import (
     PARAMETERS_ANNOTATION,
 )
 from trainer_controller.operator.admission import validation_errors
-from trainer_controller.operator.optimization import (
-    PRUNED_ANNOTATION,
-    STEPS_ANNOTATION,
-    TRIAL_ANNOTATION,
-    plan_optimization,
-)
+from trainer_controller.operator.optimization import plan_optimization
+from trainer_search import PRUNED_ANNOTATION, STEPS_ANNOTATION, TRIAL_ANNOTATION
 
 NOW = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -129,3 +126,22 @@ def test_the_webhook_refuses_a_spec_change() -> None:
     errors = [str(e) for e in validation_errors(new, old)]
     assert errors == ["spec: OptimizationJobSpec is immutable and cannot be updated after creation"]
     assert validation_errors(old, old) == []
+
+
+def test_a_diverged_trial_is_recorded_as_such_and_never_wins() -> None:
+    trials = [
+        trial(0, math.nan, "Complete"),
+        trial(1, 0.7, "Complete"),
+        trial(2, 0.9, "Complete"),
+        trial(3, 0.8, "Complete"),
+    ]
+    plan = plan_optimization(job(), trials, NOW)
+    assert plan.status is not None and plan.status["result"]["trainJobName"] == "tune-1"
+    (patch,) = [p for p in plan.patches if p.name == "tune-0"]
+    steps = json.loads(patch.patch["metadata"]["annotations"][STEPS_ANNOTATION])
+    assert steps == {"seen": "t1", "steps": {"1": "nan"}, "checked": None}
+    # The same report read again (same time stamp) is not a new step.
+    recorded = {**trials[0]["metadata"]["annotations"], STEPS_ANNOTATION: json.dumps(steps)}
+    again = {**trials[0], "metadata": {**trials[0]["metadata"], "annotations": recorded}}
+    plan = plan_optimization(job(), [again, *trials[1:]], NOW)
+    assert "tune-0" not in [p.name for p in plan.patches]

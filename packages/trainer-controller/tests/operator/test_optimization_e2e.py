@@ -85,32 +85,64 @@ def finish(cluster, trial: dict[str, Any], value: float) -> None:  # type: ignor
     )
 
 
+def finish_next(cluster, name: str, finished: dict[str, float]) -> None:  # type: ignore[no-untyped-def]
+    """Wait for a trial not yet finished (at most two run), finish it, note its objective."""
+    pending = cluster.wait_for(
+        lambda: [t for t in trials(cluster, name) if t["metadata"]["name"] not in finished] or None,
+        what="a trial to run",
+    )
+    assert len(pending) <= 2, [t["metadata"]["name"] for t in pending]
+    trial = pending[0]
+    parameters = json.loads(trial["metadata"]["annotations"][PARAMETERS_ANNOTATION])
+    finish(cluster, trial, loss(parameters))
+    finished[trial["metadata"]["name"]] = loss(parameters)
+
+
+def complete(cluster, name: str) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """The OptimizationJob once it is Complete."""
+    found: dict[str, Any] = cluster.wait_for(
+        lambda: (
+            job
+            if conditions(job := cluster.get(f"{OPTIMIZATIONJOBS}/{name}")).get("Complete")
+            == "True"
+            else None
+        ),
+        what=f"{name} Complete",
+    )
+    return found
+
+
+def test_a_restarted_controller_neither_loses_nor_repeats_trials(cluster) -> None:  # type: ignore[no-untyped-def]
+    first = cluster.replica()
+    cluster.create(OPTIMIZATIONJOBS, optimization_job("resume"))
+    finished: dict[str, float] = {}
+    finish_next(cluster, "resume", finished)
+    finish_next(cluster, "resume", finished)
+    first.stop()
+    # While no controller runs, the trials' TrainJobs stay as they were: the next controller
+    # reads what it needs from them (trial numbers, parameters, reports) and creates no twin.
+    before = sorted(t["metadata"]["name"] for t in trials(cluster, "resume"))
+    cluster.replica("replica-b")
+    while len(finished) < 6:
+        finish_next(cluster, "resume", finished)
+    done = complete(cluster, "resume")
+    assert set(before) <= set(finished)
+    names = [t["metadata"]["name"] for t in trials(cluster, "resume")]
+    assert sorted(names) == sorted(finished) == [f"resume-{n}" for n in range(6)]
+    assigned = {
+        t["metadata"]["annotations"][PARAMETERS_ANNOTATION] for t in trials(cluster, "resume")
+    }
+    assert len(assigned) == 6
+    assert done["status"]["result"]["trainJobName"] == min(finished, key=finished.__getitem__)
+
+
 def test_six_trials_two_at_a_time_run_to_a_result(cluster) -> None:  # type: ignore[no-untyped-def]
     cluster.replica()
     job = cluster.create(OPTIMIZATIONJOBS, optimization_job("tune"))
     finished: dict[str, float] = {}
     while len(finished) < 6:
-        pending = cluster.wait_for(
-            lambda: (
-                [t for t in trials(cluster, "tune") if t["metadata"]["name"] not in finished]
-                or None
-            ),
-            what="a trial to run",
-        )
-        assert len(pending) <= 2, [t["metadata"]["name"] for t in pending]
-        trial = pending[0]
-        parameters = json.loads(trial["metadata"]["annotations"][PARAMETERS_ANNOTATION])
-        finish(cluster, trial, loss(parameters))
-        finished[trial["metadata"]["name"]] = loss(parameters)
-    done = cluster.wait_for(
-        lambda: (
-            found
-            if conditions(found := cluster.get(f"{OPTIMIZATIONJOBS}/tune")).get("Complete")
-            == "True"
-            else None
-        ),
-        what="the OptimizationJob Complete",
-    )
+        finish_next(cluster, "tune", finished)
+    done = complete(cluster, "tune")
     all_trials = trials(cluster, "tune")
     assert len(all_trials) == 6
     best = min(finished, key=lambda name: finished[name])

@@ -1,11 +1,12 @@
-"""Mapping owned-object events back to their TrainJob."""
+"""Mapping owned-object events back to their TrainJob; a TrainJob to its runtime, whose path
+only ever holds a name that stays in the runtimes collection."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from trainer_controller.operator.watching import owner_keys, runtime_key
+from trainer_controller.operator.watching import owner_keys, runtime_path
 
 
 def owned(*references: dict[str, Any]) -> dict[str, Any]:
@@ -37,21 +38,33 @@ def test_owner_keys(body: dict[str, Any], keys: list[tuple[str, str]]) -> None:
     assert list(owner_keys(body)) == keys
 
 
+RUNTIMES = "/apis/trainer.kubeflow.org/v1alpha1"
+
+
+def job(ref: Any) -> dict[str, Any]:
+    return {"spec": {"runtimeRef": ref}}
+
+
 @pytest.mark.parametrize(
-    ("ref", "key"),
+    ("obj", "namespace", "path"),
     [
         pytest.param(
-            {"name": "torch"}, ("ClusterTrainingRuntime", "torch", None), id="default-kind"
+            job({"name": "torch"}), "ns", f"{RUNTIMES}/clustertrainingruntimes/torch", id="cluster"
         ),
         pytest.param(
-            {"name": "mine", "kind": "TrainingRuntime"},
-            ("TrainingRuntime", "mine", "ns"),
+            job({"name": "t", "kind": "TrainingRuntime"}),
+            "ns",
+            f"{RUNTIMES}/namespaces/ns/trainingruntimes/t",
             id="namespaced",
         ),
+        pytest.param(job({"name": "../../../api/v1/secrets/x"}), "ns", None, id="path-in-name"),
+        pytest.param(job({"name": "a?watch=1"}), "ns", None, id="query-in-name"),
+        pytest.param(job({"name": "t", "kind": "TrainingRuntime"}), "../x", None, id="bad-ns"),
+        pytest.param(job({"name": "t", "kind": "Secret"}), "ns", None, id="other-kind"),
+        pytest.param(job("torch"), "ns", None, id="ref-string"),
+        pytest.param({"spec": "x"}, "ns", None, id="spec-string"),
+        pytest.param(job({"name": 5}), "ns", None, id="name-number"),
     ],
 )
-def test_runtime_key(ref: dict[str, str], key: tuple[str, str, str | None]) -> None:
-    assert (
-        runtime_key({"metadata": {"namespace": "ns", "name": "j"}, "spec": {"runtimeRef": ref}})
-        == key
-    )
+def test_runtime_path(obj: dict[str, Any], namespace: object, path: str | None) -> None:
+    assert runtime_path(obj, namespace) == path

@@ -63,3 +63,17 @@ def test_back_off_doubles_per_failure_until_forgotten_and_is_capped() -> None:
         return [*delays, queue.retry("a")]
 
     assert run(scenario()) == [1.0, 2.0, 4.0, 5.0, 5.0, 1.0]
+
+
+def test_a_worker_cancelled_as_a_key_arrives_stops() -> None:
+    async def scenario() -> tuple[bool, int]:
+        queue: WorkQueue[str] = WorkQueue()
+        queue.add_after("later", 60.0)  # so the worker waits with a timeout
+        worker = asyncio.ensure_future(queue.get())
+        await asyncio.sleep(0)  # the worker now waits for a key
+        queue.add("a")  # wakes it, and in the same turn of the loop it is told to stop
+        worker.cancel()
+        await asyncio.wait((worker,))
+        return worker.cancelled(), len(queue)
+
+    assert run(scenario()) == (True, 1)

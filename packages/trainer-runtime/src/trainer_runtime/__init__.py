@@ -1,11 +1,11 @@
 """The runtime framework that turns a TrainJob into a JobSet: pure, typed, with no I/O.
 
-``build(job, runtime, observed, now) -> Plan`` is the core both drivers call (the operator in
-``trainer-controller`` and the SDK's local backend); ``render`` gives the objects for one job;
-``admit`` and ``validate`` give the runtime-aware field errors (for the admission webhook and the
-local backend alike), ``deprecation_warnings`` and ``runtime_patch_errors`` the checks that need
-runtime labels or the live JobSet; ``builtin_runtimes`` are the ClusterTrainingRuntimes shipped
-here.
+``admit(job, runtime) -> Admission`` checks a TrainJob against its runtime once (defaults, every
+field error, the runtime info, warnings: for the admission webhook and the local backend alike);
+``build(admission, observed, now) -> Plan`` is the core both drivers call (the operator in
+``trainer-controller`` and the SDK's local backend); ``render`` gives the objects for one
+admitted job; ``parse_trainjob`` and ``parse_runtime`` are the drivers' edge from manifest dicts;
+``builtin_runtimes`` are the ClusterTrainingRuntimes shipped here.
 """
 
 from __future__ import annotations
@@ -14,18 +14,26 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers
-    from trainer_runtime.admission import deprecation_warnings, runtime_patch_errors
+    from trainer_runtime.admission import (
+        Admission,
+        admit,
+        deprecation_warnings,
+        runtime_patch_errors,
+    )
     from trainer_runtime.builtin import builtin_runtimes
     from trainer_runtime.curve import CurveKeyPair
     from trainer_runtime.errors import BuildError, InvalidTrainJobError, RuntimeFrameworkError
     from trainer_runtime.info import PodSet, RuntimeInfo
+    from trainer_runtime.inputs import parse_runtime, parse_trainjob
     from trainer_runtime.lifecycle import build, is_finished
     from trainer_runtime.plan import ObjectRef, Observed, Plan
     from trainer_runtime.registry import PLUGINS
-    from trainer_runtime.rendering import admission_errors, admit, render, validate
+    from trainer_runtime.rendering import render
     from trainer_runtime.settings import Settings, StatusServer
 
 _MODULE_OF: dict[str, str] = {
+    "Admission": "trainer_runtime.admission",
+    "admit": "trainer_runtime.admission",
     "deprecation_warnings": "trainer_runtime.admission",
     "runtime_patch_errors": "trainer_runtime.admission",
     "builtin_runtimes": "trainer_runtime.builtin",
@@ -35,16 +43,15 @@ _MODULE_OF: dict[str, str] = {
     "RuntimeFrameworkError": "trainer_runtime.errors",
     "PodSet": "trainer_runtime.info",
     "RuntimeInfo": "trainer_runtime.info",
+    "parse_runtime": "trainer_runtime.inputs",
+    "parse_trainjob": "trainer_runtime.inputs",
     "build": "trainer_runtime.lifecycle",
     "is_finished": "trainer_runtime.lifecycle",
     "ObjectRef": "trainer_runtime.plan",
     "Observed": "trainer_runtime.plan",
     "Plan": "trainer_runtime.plan",
     "PLUGINS": "trainer_runtime.registry",
-    "admission_errors": "trainer_runtime.rendering",
-    "admit": "trainer_runtime.rendering",
     "render": "trainer_runtime.rendering",
-    "validate": "trainer_runtime.rendering",
     "Settings": "trainer_runtime.settings",
     "StatusServer": "trainer_runtime.settings",
 }
@@ -73,6 +80,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "PLUGINS",
+    "Admission",
     "BuildError",
     "CurveKeyPair",
     "InvalidTrainJobError",
@@ -85,13 +93,13 @@ __all__ = [
     "Settings",
     "StatusServer",
     "__version__",
-    "admission_errors",
     "admit",
     "build",
     "builtin_runtimes",
     "deprecation_warnings",
     "is_finished",
+    "parse_runtime",
+    "parse_trainjob",
     "render",
     "runtime_patch_errors",
-    "validate",
 ]

@@ -1,9 +1,10 @@
 """Extension points of the runtime framework and the loops that run them.
 
 Each extension point is a small Protocol; a plugin implements only the ones it needs and returns
-early when the runtime's policy is not its own. ``build`` runs the phases in this order:
+early when the runtime's policy is not its own. The phases run in this order (``admit`` runs the
+first, ``build`` the others):
 
-1. ``validate``                  every plugin's field errors are gathered, then raised together
+1. ``validate``                  every plugin's field errors are gathered (by ``admit``, once)
 2. ``enforce_ml_policy``         node counts, framework env, ports, MPI volumes
 3. ``enforce_pod_group_policy``  pod-group labels and annotations for the scheduler
 4. ``enforce_pod_spec``          last changes to pod templates (progress-reporting env, volumes)
@@ -15,8 +16,9 @@ nothing depends on dict or import order.
 
 Plugins see the TrainJob as the trainer_api model (``spec.trainer.num_proc_per_node``), so a
 misspelled field is a type error; ``RuntimeInfo`` holds the typed policies and the JobSet being
-rendered. ``derive_status`` updates the status being derived as a wire-form dict (the lifecycle's
-condition helpers work on it), which ``build`` returns as a ``TrainJobStatus``.
+rendered. ``derive_status`` returns what a plugin observed as a typed ``TrainJobStatus`` (the
+conditions it sets and, when it knows them, the jobs' counts), as upstream's
+``TrainJobStatusPlugin`` does; ``build`` merges them in plugin order.
 """
 
 from __future__ import annotations
@@ -25,9 +27,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from trainer_api import FieldError, TrainJob
+from trainer_api import FieldError, TrainJob, TrainJobStatus
 
-from trainer_runtime.errors import InvalidTrainJobError
 from trainer_runtime.info import RuntimeInfo
 
 if TYPE_CHECKING:
@@ -47,7 +48,6 @@ __all__ = [
     "run_build",
     "run_enforce",
     "run_status",
-    "run_validate",
 ]
 
 
@@ -97,9 +97,10 @@ class Builds(Protocol):
 @runtime_checkable
 class DerivesStatus(Protocol):
     def derive_status(
-        self, job: TrainJob, observed: Observed, status: dict[str, Any], now: datetime
-    ) -> None:
-        """Update the TrainJob status dict from the observed objects."""
+        self, job: TrainJob, observed: Observed, now: datetime
+    ) -> TrainJobStatus | None:
+        """What the observed objects say of the TrainJob's status: the conditions to set (each
+        with when it happened) and, when known, ``jobsStatus``; None when they say nothing."""
 
 
 def plugins_for(point: Any, plugins: Sequence[object]) -> list[Any]:
@@ -119,13 +120,6 @@ def field_errors(info: RuntimeInfo, job: TrainJob, plugins: Sequence[object]) ->
         if isinstance(plugin, Validates)
         for error in plugin.validate(info, job)
     ]
-
-
-def run_validate(info: RuntimeInfo, job: TrainJob, plugins: Sequence[object]) -> None:
-    """Raise InvalidTrainJobError with every plugin's field errors, if there are any."""
-    errors = field_errors(info, job, plugins)
-    if errors:
-        raise InvalidTrainJobError(errors)
 
 
 def run_enforce(info: RuntimeInfo, job: TrainJob, plugins: Sequence[object]) -> None:
@@ -157,13 +151,12 @@ def run_build(
 
 
 def run_status(
-    job: TrainJob,
-    observed: Observed,
-    status: dict[str, Any],
-    now: datetime,
-    plugins: Sequence[object],
-) -> None:
-    """Let each status plugin update ``status`` from the observed objects."""
-    for plugin in plugins:
-        if isinstance(plugin, DerivesStatus):
-            plugin.derive_status(job, observed, status, now)
+    job: TrainJob, observed: Observed, now: datetime, plugins: Sequence[object]
+) -> list[TrainJobStatus]:
+    """What each status plugin derives from the observed objects, in plugin order."""
+    return [
+        derived
+        for plugin in plugins
+        if isinstance(plugin, DerivesStatus)
+        and (derived := plugin.derive_status(job, observed, now)) is not None
+    ]

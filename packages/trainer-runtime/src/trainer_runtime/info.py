@@ -1,10 +1,9 @@
 """The runtime-info model: what one TrainJob's runtime looks like before the plugins run.
 
-`runtime_info` takes the TrainJob and its runtime (trainer_api models, or manifest dicts that it
-parses), applies the TrainJob's runtimePatches to the runtime's JobSet template as strategic
-merges in list order, puts the TrainJob's trainer and initializer settings into their containers,
-and describes the result as pod sets (one per replicated job). Plugins then mutate the info; the
-JobSet plugin renders it.
+`runtime_info` takes the TrainJob and its runtime (trainer_api models), applies the TrainJob's
+runtimePatches to the runtime's JobSet template as strategic merges in list order, puts the
+TrainJob's trainer and initializer settings into their containers, and describes the result as
+pod sets (one per replicated job). Plugins then mutate the info; the JobSet plugin renders it.
 
 The policies are typed (``MLPolicy``, ``PodGroupPolicy``, copies a plugin may change). The JobSet
 being rendered (``RuntimeInfo.spec``) stays a manifest dict: it is the result of strategic merges
@@ -28,17 +27,12 @@ from trainer_api import (
     PodGroupPolicy,
     Quantity,
     Trainer,
+    TrainJob,
 )
 
 from trainer_runtime import constants, podspecs, resources
 from trainer_runtime.errors import BuildError
-from trainer_runtime.inputs import (
-    RuntimeInput,
-    TrainJobInput,
-    as_runtime,
-    as_trainjob,
-    with_doc,
-)
+from trainer_runtime.inputs import Runtime
 from trainer_runtime.settings import Settings
 from trainer_runtime.strategic_merge import strategic_merge
 from trainer_runtime.views import ContainerDoc, PodSpecDoc, ResourcesDoc, VolumeDoc, env_docs
@@ -170,40 +164,33 @@ class RuntimeInfo:
 
 
 def runtime_info(
-    job: TrainJobInput,
-    runtime: RuntimeInput,
+    job: TrainJob,
+    runtime: Runtime,
     settings: Settings | None = None,
-    *,
-    runtime_doc: Mapping[str, Any] | None = None,
 ) -> RuntimeInfo:
     """Describe ``runtime`` patched and filled in for ``job`` (neither is changed).
 
-    ``runtime_doc``: the runtime's manifest dict when the caller has it already (saves a
-    conversion). The trainer pod set starts with the runtime's ``mlPolicy.numNodes``; the
-    ML-policy plugins apply the TrainJob's ``numNodes`` and env, so that their own env follows
-    the user's.
+    The trainer pod set starts with the runtime's ``mlPolicy.numNodes``; the ML-policy plugins
+    apply the TrainJob's ``numNodes`` and env, so that their own env follows the user's.
     """
-    trainjob, typed_runtime = as_trainjob(job), as_runtime(runtime)
-    if runtime_doc is None:
-        runtime_doc = with_doc(typed_runtime, runtime)
-    runtime_spec: dict[str, Any] = copy.deepcopy(dict(runtime_doc.get("spec") or {}))
-    for patch in trainjob.spec.runtime_patches or ():
+    runtime_spec: dict[str, Any] = runtime.to_dict().get("spec") or {}  # a fresh dict
+    for patch in job.spec.runtime_patches or ():
         if patch.training_runtime_spec is not None:
             runtime_spec = strategic_merge(runtime_spec, patch.training_runtime_spec.to_dict())
     template = runtime_spec.get("template") or {}
     spec = copy.deepcopy(template.get("spec") or {})
     if not spec.get("replicatedJobs"):
         raise BuildError(
-            f"{typed_runtime.kind} {typed_runtime.metadata.name!r}: "
+            f"{runtime.kind} {runtime.metadata.name!r}: "
             "spec.template.spec.replicatedJobs must list at least one replicated job"
         )
-    ml_policy = typed_runtime.spec.ml_policy
-    pod_group_policy = typed_runtime.spec.pod_group_policy
+    ml_policy = runtime.spec.ml_policy
+    pod_group_policy = runtime.spec.pod_group_policy
     info = RuntimeInfo(
-        job_name=trainjob.metadata.name or "",
-        namespace=trainjob.metadata.namespace,
-        runtime_kind=typed_runtime.kind,
-        runtime_name=typed_runtime.metadata.name or "",
+        job_name=job.metadata.name or "",
+        namespace=job.metadata.namespace,
+        runtime_kind=runtime.kind,
+        runtime_name=runtime.metadata.name or "",
         ml_policy=ml_policy.model_copy(deep=True) if ml_policy is not None else MLPolicy(),
         pod_group_policy=(
             pod_group_policy.model_copy(deep=True) if pod_group_policy is not None else None
@@ -232,11 +219,11 @@ def runtime_info(
                 job=replicated_job,
             )
         )
-    if trainjob.spec.trainer is not None:
-        _apply_trainer(info, trainjob.spec.trainer)
-    if trainjob.spec.initializer is not None:
-        _apply_initializer(info, trainer_api.DATASET_INITIALIZER, trainjob.spec.initializer.dataset)
-        _apply_initializer(info, trainer_api.MODEL_INITIALIZER, trainjob.spec.initializer.model)
+    if job.spec.trainer is not None:
+        _apply_trainer(info, job.spec.trainer)
+    if job.spec.initializer is not None:
+        _apply_initializer(info, trainer_api.DATASET_INITIALIZER, job.spec.initializer.dataset)
+        _apply_initializer(info, trainer_api.MODEL_INITIALIZER, job.spec.initializer.model)
     return info
 
 

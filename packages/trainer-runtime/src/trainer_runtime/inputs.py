@@ -1,8 +1,9 @@
-"""The inputs of ``build`` as typed models: a TrainJob and its (Cluster)TrainingRuntime.
+"""The drivers' edge: manifest dicts parsed once into the trainer_api models the core takes.
 
-Drivers pass either the trainer_api models or their manifest dicts; the entry points parse a
-dict once (leniently: fields the models do not define are kept, as for objects read back from a
-cluster) and the plugins only ever see the models. Parse errors are field errors.
+Everything past the edge (``admit``, ``build``, ``render``, the plugins) takes models only. A
+driver that holds manifest dicts (objects read back from a cluster, a local job's files) parses
+them here, leniently (fields the models do not define are kept, as for objects read back from a
+cluster); a dict that does not parse is an InvalidTrainJobError with its field errors.
 """
 
 from __future__ import annotations
@@ -14,46 +15,29 @@ import trainer_api
 from trainer_api import ClusterTrainingRuntime, FieldError, TrainingRuntime, TrainJob
 
 from trainer_runtime.errors import InvalidTrainJobError
-from trainer_runtime.manifests import to_doc
 
-__all__ = ["Runtime", "RuntimeInput", "TrainJobInput", "as_runtime", "as_trainjob", "with_doc"]
+__all__ = ["Runtime", "parse_runtime", "parse_trainjob"]
 
 Runtime: TypeAlias = TrainingRuntime | ClusterTrainingRuntime
 """A runtime a TrainJob can refer to."""
 
-TrainJobInput: TypeAlias = TrainJob | Mapping[str, Any]
-"""What the entry points accept as a TrainJob: the model or its manifest dict."""
 
-RuntimeInput: TypeAlias = Runtime | Mapping[str, Any]
-"""What the entry points accept as a runtime: the model or its manifest dict."""
-
-
-def as_trainjob(job: TrainJobInput) -> TrainJob:
-    """``job`` as a TrainJob model; InvalidTrainJobError when a manifest dict does not parse."""
-    if isinstance(job, TrainJob):
-        return job
-    parsed = _parse(job)
+def parse_trainjob(doc: Mapping[str, Any]) -> TrainJob:
+    """``doc`` as a TrainJob model; InvalidTrainJobError when it does not parse."""
+    parsed = _parse(doc)
     if not isinstance(parsed, TrainJob):
         raise InvalidTrainJobError([FieldError("kind", f"expected TrainJob, got {parsed.kind}")])
     return parsed
 
 
-def as_runtime(runtime: RuntimeInput) -> Runtime:
-    """``runtime`` as a (Cluster)TrainingRuntime model; InvalidTrainJobError (with the runtime's
-    field paths) when a manifest dict does not parse."""
-    if isinstance(runtime, (TrainingRuntime, ClusterTrainingRuntime)):
-        return runtime
-    parsed = _parse(runtime)
+def parse_runtime(doc: Mapping[str, Any]) -> Runtime:
+    """``doc`` as a (Cluster)TrainingRuntime model; InvalidTrainJobError (with the runtime's
+    field paths) when it does not parse."""
+    parsed = _parse(doc)
     if not isinstance(parsed, (TrainingRuntime, ClusterTrainingRuntime)):
         message = f"expected TrainingRuntime or ClusterTrainingRuntime, got {parsed.kind}"
         raise InvalidTrainJobError([FieldError("kind", message)])
     return parsed
-
-
-def with_doc(model: TrainJob | Runtime, given: object) -> dict[str, Any]:
-    """The manifest dict of ``model``: a copy of ``given`` when that was the dict it came from
-    (no second conversion), else the model's ``to_dict()``."""
-    return to_doc(given) if isinstance(given, Mapping) else model.to_dict()
 
 
 def _parse(doc: Mapping[str, Any]) -> trainer_api.ApiObject:

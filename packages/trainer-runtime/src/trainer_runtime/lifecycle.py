@@ -6,16 +6,20 @@ Decisions, in order:
 2. The job is already Complete or Failed: nothing is built again (also when its JobSet is gone).
 3. ``runtimeRef`` is not a trainer.kubeflow.org (Cluster)TrainingRuntime: ``Failed`` with reason
    ``TrainingRuntimeNotSupported``.
-4. Status from the observed JobSet (``Complete``/``Failed``, ``jobsStatus``) and from
-   ``spec.suspend`` (``Suspended``: reason ``Suspended`` or, once resumed, ``Resumed``).
-   A job that has just finished stops here.
+4. Status from ``spec.suspend`` (``Suspended``: reason ``Suspended`` or, once resumed,
+   ``Resumed``), then from what the status plugins observed (the JobSet's ``Complete``/``Failed``
+   and ``jobsStatus``; a driver's own facts). A job that has just finished stops here.
 5. ``activeDeadlineSeconds``: the clock runs from creation or the last resume and stops while the
    job is suspended. Past the deadline the job is ``Failed/DeadlineExceeded`` and its JobSet is
    deleted; before it, ``requeue_after`` is the time left.
 6. Objects are built only when the JobSet is absent or suspended, or to suspend a running one: a
-   running JobSet is never rewritten. The runtime comes from the job's snapshot ConfigMap once
-   that exists, else from the ``runtime`` argument. The snapshot and the MPI Secret are applied
-   only while absent. A build error becomes ``Created=False/JobsBuildFailed`` with its message.
+   running JobSet is never rewritten. They are built from the admission (``admit``: its runtime
+   is the job's snapshot once that exists); the snapshot and the MPI Secret are applied only
+   while absent. An admission with errors, or a job that cannot be built, becomes
+   ``Created=False/JobsBuildFailed`` with the message.
+
+The status plugins' derived statuses are merged in plugin order: each condition set as
+Kubernetes sets one (``conditions.set_condition``), ``jobsStatus`` replaced.
 """
 
 from __future__ import annotations
@@ -29,14 +33,14 @@ import trainer_api
 from trainer_api import TrainJob, TrainJobStatus
 
 from trainer_runtime import conditions, constants, framework
+from trainer_runtime.admission import Admission
 from trainer_runtime.conditions import find_condition, is_true, parse_time, set_condition
 from trainer_runtime.errors import BuildError
-from trainer_runtime.inputs import RuntimeInput, TrainJobInput, as_trainjob
 from trainer_runtime.plan import ObjectRef, Observed, Plan
 from trainer_runtime.registry import PLUGINS
 from trainer_runtime.rendering import render
 from trainer_runtime.settings import Settings
-from trainer_runtime.snapshot import from_snapshot, snapshot_name
+from trainer_runtime.snapshot import snapshot_name
 
 __all__ = ["build", "is_finished"]
 
@@ -50,24 +54,21 @@ def is_finished(status: TrainJobStatus | Mapping[str, Any] | None) -> bool:
 
 
 def build(
-    job: TrainJobInput,
-    runtime: RuntimeInput | None,
+    admission: Admission,
     observed: Observed,
     now: datetime,
     *,
     settings: Settings | None = None,
     plugins: Sequence[object] = PLUGINS,
 ) -> Plan:
-    """What must exist for ``job`` and what its status is. No I/O, no clock, no randomness
-    except ``settings.ssh_keypair``.
+    """What must exist for the admitted job and what its status is. No I/O, no clock, no
+    randomness except ``settings.ssh_keypair``; nothing parsed, defaulted or validated again.
 
-    ``job``: a trainer_api TrainJob (or its manifest dict, parsed here once; one that does not
-    parse raises InvalidTrainJobError). ``runtime``: the TrainingRuntime or
-    ClusterTrainingRuntime its runtimeRef names (model or manifest dict), or None to use the
-    job's runtime snapshot. ``observed``: the owned objects as they are. ``now``: the driver's
-    clock.
+    ``admission``: the job (with its status as it is now) admitted against its runtime
+    (``admit``). ``observed``: the owned objects as they are. ``now``: the driver's clock.
+    ``plugins``: the plugins of every phase, in order (a driver may add its own status plugin).
     """
-    trainjob = as_trainjob(job)
+    trainjob = admission.job
     spec = trainjob.spec
     if spec.managed_by not in (None, "", trainer_api.DEFAULT_MANAGED_BY):
         return Plan()
@@ -91,9 +92,10 @@ def build(
         )
         return Plan(status=_changed(old_status, status))
 
-    framework.run_status(trainjob, observed, status, now, plugins)
     suspended = bool(spec.suspend)
     _set_suspension(found, suspended, now)
+    for derived in framework.run_status(trainjob, observed, now, plugins):
+        _merge(status, derived, now)  # what was observed is more specific than the spec
     if is_finished(status):
         return Plan(status=_changed(old_status, status))
 
@@ -116,7 +118,8 @@ def build(
     build_error: BuildError | None = None
     if jobset is None or jobset_suspended or suspended:
         try:
-            apply = _objects(trainjob, runtime, observed, settings, plugins)
+            snapshot = observed.find("ConfigMap", snapshot_name(trainjob.metadata.name or ""))
+            apply = tuple(render(admission, observed, settings, plugins, snapshot=snapshot is None))
         except BuildError as error:
             build_error = error
             set_condition(
@@ -149,23 +152,19 @@ def _set_suspension(found: list[dict[str, Any]], suspended: bool, now: datetime)
     set_condition(found, conditions.SUSPENDED, suspended, reason, message, now)
 
 
-def _objects(
-    job: TrainJob,
-    runtime: RuntimeInput | None,
-    observed: Observed,
-    settings: Settings | None,
-    plugins: Sequence[object],
-) -> tuple[dict[str, Any], ...]:
-    snapshot = observed.find("ConfigMap", snapshot_name(job.metadata.name or ""))
-    if snapshot is not None:
-        runtime = from_snapshot(snapshot)
-    elif runtime is None:
-        ref = job.spec.runtime_ref
-        raise BuildError(
-            f"{ref.kind or trainer_api.CLUSTER_TRAINING_RUNTIME_KIND} {ref.name!r} not found: "
-            "create it, or point spec.runtimeRef at an existing runtime"
+def _merge(status: dict[str, Any], derived: TrainJobStatus, now: datetime) -> None:
+    """Merge one status plugin's ``derived`` status into ``status`` (the wire form)."""
+    if derived.jobs_status is not None:
+        status["jobsStatus"] = [job.to_dict() for job in derived.jobs_status]
+    for condition in derived.conditions or ():
+        set_condition(
+            status.setdefault("conditions", []),
+            condition.type,
+            condition.status == "True",
+            condition.reason,
+            condition.message,
+            condition.last_transition_time or now,
         )
-    return tuple(render(job, runtime, observed, settings, plugins, snapshot=snapshot is None))
 
 
 def _clock_start(job: TrainJob, found: Sequence[Mapping[str, Any]], now: datetime) -> datetime:

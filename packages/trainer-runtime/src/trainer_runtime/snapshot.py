@@ -14,14 +14,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import yaml
+from trainer_api import TrainJob, dump_yaml
 
 from trainer_runtime import constants, manifests
 from trainer_runtime.errors import BuildError
-from trainer_runtime.inputs import TrainJobInput, as_trainjob
 
 __all__ = ["from_snapshot", "snapshot_name", "to_snapshot"]
-
-_DUMPER: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -39,9 +37,8 @@ def snapshot_name(job_name: str) -> str:
     return job_name + constants.RUNTIME_SNAPSHOT_SUFFIX
 
 
-def to_snapshot(job: TrainJobInput, runtime: Mapping[str, Any]) -> dict[str, Any]:
+def to_snapshot(job: TrainJob, runtime: Mapping[str, Any]) -> dict[str, Any]:
     """The snapshot ConfigMap of ``runtime`` (a manifest dict) for ``job``."""
-    job = as_trainjob(job)
     metadata = runtime.get("metadata") or {}
     kept = {
         key: metadata[key]
@@ -62,11 +59,7 @@ def to_snapshot(job: TrainJobInput, runtime: Mapping[str, Any]) -> dict[str, Any
             job, snapshot_name(job_name), {constants.LABEL_TRAINJOB_NAME: job_name}
         ),
         "immutable": True,
-        "data": {
-            constants.RUNTIME_SNAPSHOT_KEY: yaml.dump(
-                document, Dumper=_DUMPER, sort_keys=True, default_flow_style=False
-            )
-        },
+        "data": {constants.RUNTIME_SNAPSHOT_KEY: dump_yaml(document, sort_keys=True)},
     }
 
 

@@ -15,10 +15,10 @@ from runtime_cases import (
     jobset_validator,
     make_job,
     make_runtime,
+    render_of,
     replicated_job,
     runtime_doc,
 )
-from trainer_runtime import render
 from trainer_runtime.errors import InvalidTrainJobError
 from trainer_runtime.plugins import checkpoint
 
@@ -33,7 +33,7 @@ def annotated(annotations: dict[str, str], **trainer: Any) -> dict[str, Any]:
 
 def jobset_of(job: dict[str, Any], runtime: dict[str, Any] | None = None) -> dict[str, Any]:
     jobset: dict[str, Any] = by_kind(
-        render(job, runtime or runtime_doc("torch-distributed")), "JobSet"
+        render_of(job, runtime or runtime_doc("torch-distributed")), "JobSet"
     )[0]
     return jobset
 
@@ -104,6 +104,7 @@ def test_a_runtime_with_max_restarts_keeps_its_budget_and_gets_the_rules() -> No
     jobset = jobset_of(make_job(), runtime)
     assert jobset["spec"]["failurePolicy"] == {
         "maxRestarts": 3,
+        "restartStrategy": "Recreate",  # the API default, filled in when the job is admitted
         "rules": checkpoint.restart_rules(),
     }
     assert job_spec(jobset, "node")["podFailurePolicy"] == checkpoint.pod_failure_policy()
@@ -162,7 +163,7 @@ def test_bad_annotations_name_the_field(
 ) -> None:
     job = annotated(annotations, env=env) if env else annotated(annotations)
     with pytest.raises(InvalidTrainJobError) as caught:
-        render(job, runtime_doc("torch-distributed"))
+        render_of(job, runtime_doc("torch-distributed"))
     assert any(e.field == path and message in e.message for e in caught.value.errors), (
         caught.value.errors
     )
@@ -174,7 +175,7 @@ def test_a_volume_named_like_the_checkpoint_volume_is_an_error() -> None:
         [replicated_job("node", "trainer", volumes=[{"name": "checkpoints", "emptyDir": {}}])],
     )
     with pytest.raises(InvalidTrainJobError, match="already have a volume named 'checkpoints'"):
-        render(annotated(CLAIM, **{}) | {"spec": {"runtimeRef": {"name": "custom"}}}, runtime)
+        render_of(annotated(CLAIM, **{}) | {"spec": {"runtimeRef": {"name": "custom"}}}, runtime)
 
 
 # The paths through the policies as built: Kubernetes' Job controller takes the first
@@ -220,12 +221,15 @@ def jobset_action(jobset: dict[str, Any], reason: str, message: str) -> str:
         pytest.param(
             137, ("DisruptionTarget",), "RestartJobSetAndIgnoreMaxRestarts", id="evicted-killed"
         ),
-        pytest.param(1, (), "FailJobSet", id="user-error"),
+        pytest.param(1, (), "RestartJobSet", id="python-error-or-torchrun-rank-failure"),
+        pytest.param(127, (), "FailJobSet", id="command-not-found"),
+        pytest.param(126, (), "FailJobSet", id="command-not-executable"),
+        pytest.param(128, (), "FailJobSet", id="container-could-not-start"),
         pytest.param(137, (), "RestartJobSet", id="oom-killed"),
         pytest.param(139, (), "RestartJobSet", id="crashed"),
     ],
 )
-def test_preemption_restarts_for_free_and_a_user_error_fails_fast(
+def test_preemption_restarts_for_free_and_a_command_error_fails_fast(
     exit_code: int, conditions: tuple[str, ...], action: str
 ) -> None:
     jobset = jobset_of(annotated(CLAIM))

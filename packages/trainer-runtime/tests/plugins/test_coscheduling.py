@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from runtime_cases import FIXED_SETTINGS, by_kind, make_job, runtime_doc
-from trainer_runtime import render
+from runtime_cases import FIXED_SETTINGS, by_kind, make_job, render_of, runtime_doc
 
 
 def _runtime_with(policy: dict) -> dict:
@@ -18,7 +17,7 @@ def test_pod_group_counts_initializers_and_sums_requests() -> None:
         numNodes=100,
         resourcesPerNode={"requests": {"cpu": "2", "memory": "4Gi"}},
     )
-    objects = render(
+    objects = render_of(
         job,
         _runtime_with({"coscheduling": {"scheduleTimeoutSeconds": 120}}),
         settings=FIXED_SETTINGS,
@@ -34,7 +33,7 @@ def test_pod_group_counts_initializers_and_sums_requests() -> None:
 
 
 def test_pods_are_labelled_with_the_pod_group() -> None:
-    objects = render(
+    objects = render_of(
         make_job(runtime="torchtune-llama3.2-1b"),
         _runtime_with({"coscheduling": {}}),
         settings=FIXED_SETTINGS,

@@ -11,16 +11,18 @@ import yaml
 from runtime_cases import (
     FIXED_SETTINGS,
     NOW,
+    build_of,
     by_kind,
     container_of,
     env_of,
     field_errors,
     jobset_schema_errors,
     make_job,
+    render_of,
     runtime_doc,
     upstream_dir,
 )
-from trainer_runtime import BuildError, Observed, build, render
+from trainer_runtime import BuildError, Observed
 
 SOURCE = "s3://bucket/orders/metadata/00001.metadata.json"
 UNSET = "<unset>"
@@ -42,7 +44,7 @@ def cache_job(name: str = "alpha", uri: str = "cache://sales/orders", **env: Any
 
 def objects_of(job: dict, runtime: dict | None = None) -> list[dict]:
     runtime = runtime or runtime_doc("torch-distributed-with-cache")
-    return render(job, runtime, settings=FIXED_SETTINGS, snapshot=False)
+    return render_of(job, runtime, settings=FIXED_SETTINGS, snapshot=False)
 
 
 def pod_spec(workload: dict) -> dict:
@@ -95,12 +97,12 @@ def test_the_token_secret_is_random_immutable_and_made_only_while_absent() -> No
     tokens = iter(["read-1", "admin-1", "read-2", "admin-2"])
     settings = replace(FIXED_SETTINGS, cache_token=lambda: next(tokens))
     runtime = runtime_doc("torch-distributed-with-cache")
-    plan = build(cache_job(), runtime, Observed(), NOW, settings=settings)
+    plan = build_of(cache_job(), runtime, Observed(), NOW, settings=settings)
     (secret,) = [o for o in plan.apply if o["kind"] == "Secret"]
     assert secret["stringData"] == {"token": "read-1", "admin-token": "admin-1"}
     assert secret["immutable"] is True
     assert secret["metadata"]["ownerReferences"][0]["uid"] == "uid-alpha"
-    again = build(cache_job(), runtime, Observed(objects=(secret,)), NOW, settings=settings)
+    again = build_of(cache_job(), runtime, Observed(objects=(secret,)), NOW, settings=settings)
     assert [o for o in again.apply if o["kind"] == "Secret"] == []
     assert next(tokens) == "read-2"  # not called for a Secret that exists
 
@@ -262,7 +264,7 @@ def test_a_runtime_without_a_cache_image_cannot_run_a_cache_uri() -> None:
 
 
 def test_a_name_too_long_for_the_cache_fails_the_build_with_the_reason() -> None:
-    plan = build(
+    plan = build_of(
         cache_job(name="x" * 45),
         runtime_doc("torch-distributed-with-cache"),
         Observed(),

@@ -15,9 +15,10 @@ from runtime_cases import (
     field_errors,
     make_job,
     make_runtime,
+    render_of,
     replicated_job,
 )
-from trainer_runtime import Observed, Settings, render
+from trainer_runtime import Observed, Settings
 
 ENTRYPOINT = ["/bin/bash", "/etc/flux-config/entrypoint.sh"]
 
@@ -32,7 +33,7 @@ def _runtime(policy: dict[str, Any] | None = None, **node: Any) -> dict[str, Any
 def _objects(
     job: dict[str, Any], runtime: dict[str, Any], observed: Observed | None = None
 ) -> list[dict[str, Any]]:
-    return render(job, runtime, observed, FIXED_SETTINGS)
+    return render_of(job, runtime, observed, FIXED_SETTINGS)
 
 
 def _scripts(objects: list[dict[str, Any]]) -> dict[str, str]:
@@ -228,7 +229,7 @@ def test_objects_owned_by_the_job_and_the_secret_built_once() -> None:
 
     settings = Settings(ssh_keypair=lambda: FIXED_KEYPAIR, curve_keypair=keypair)
     job = make_job(runtime="custom", command=["lmp"])
-    objects = render(job, _runtime(), None, settings)
+    objects = render_of(job, _runtime(), None, settings)
     (secret,) = by_kind(objects, "Secret")
     assert secret["metadata"]["name"] == "alpha-flux-curve"
     assert secret["immutable"] is True
@@ -237,7 +238,7 @@ def test_objects_owned_by_the_job_and_the_secret_built_once() -> None:
     for obj in (secret, config_map):
         assert obj["metadata"]["ownerReferences"][0]["uid"] == "uid-alpha"
     assert calls == [1]
-    again = render(job, _runtime(), Observed(objects=[secret]), settings)
+    again = render_of(job, _runtime(), Observed(objects=[secret]), settings)
     assert by_kind(again, "Secret") == []
     assert by_kind(again, "ConfigMap")[-1] == config_map
     assert calls == [1]

@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from runtime_cases import FIXED_SETTINGS, by_kind, make_job, make_runtime, replicated_job
-from trainer_runtime import render
+from runtime_cases import FIXED_SETTINGS, by_kind, make_job, make_runtime, render_of, replicated_job
 
 FAKE_FLUX = """#!/bin/sh
 printf '%s\\037' "$@" >> "$FLUX_CALLS"
@@ -29,7 +28,7 @@ TIMEOUT_SECONDS = 30
 
 def _scripts(**trainer: Any) -> dict[str, str]:
     runtime = make_runtime({"flux": {}}, [replicated_job("node", "trainer")])
-    objects = render(make_job(runtime="custom", **trainer), runtime, None, FIXED_SETTINGS)
+    objects = render_of(make_job(runtime="custom", **trainer), runtime, None, FIXED_SETTINGS)
     data: dict[str, str] = by_kind(objects, "ConfigMap")[-1]["data"]
     return data
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from runtime_cases import NOW, make_job, rendered_jobset, runtime_doc
+from runtime_cases import NOW, as_job, make_job, rendered_jobset, runtime_doc
 from trainer_runtime import Observed
 from trainer_runtime.plugins.jobset import JobSet, jobs_status
 
@@ -87,9 +87,9 @@ def test_failed_jobset_fails_the_trainjob_with_its_reason_and_message() -> None:
             ]
         },
     }
-    status: dict = {}
-    JobSet().derive_status(make_job(), Observed(jobset=jobset), status, NOW)
-    assert status["conditions"] == [
+    derived = JobSet().derive_status(as_job(make_job()), Observed(jobset=jobset), NOW)
+    assert derived is not None
+    assert derived.to_dict()["conditions"] == [
         {
             "type": "Failed",
             "status": "True",

@@ -14,8 +14,10 @@ from runtime_cases import (
     field_errors,
     make_job,
     make_runtime,
+    render_of,
     replicated_job,
     runtime_doc,
+    unchecked,
 )
 from trainer_runtime import Observed, render
 
@@ -43,7 +45,7 @@ def _launcher_as_node_runtime(*jobs: dict[str, Any]) -> dict[str, Any]:
 def _objects(
     job: dict[str, Any], runtime: dict[str, Any], observed: Observed | None = None
 ) -> list[dict[str, Any]]:
-    return render(job, runtime, observed, FIXED_SETTINGS)
+    return render_of(job, runtime, observed, FIXED_SETTINGS)
 
 
 def _replicated(jobset: dict[str, Any]) -> dict[str, tuple[int, int]]:
@@ -126,7 +128,7 @@ def test_ssh_secret_is_not_rebuilt_once_it_exists() -> None:
     existing = Observed(
         objects=[{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "alpha-mpi-ssh-auth"}}]
     )
-    objects = render(
+    objects = render_of(
         make_job(runtime="custom"), _mpi_runtime(), existing, Settings(ssh_keypair=keygen)
     )
     assert by_kind(objects, "Secret") == []
@@ -334,5 +336,6 @@ def test_launcher_as_node_with_only_a_node_job_runs_that_node() -> None:
 def test_mpi_runtime_argument_errors_become_build_errors() -> None:
     from trainer_runtime import BuildError
 
+    admission = unchecked(make_job(runtime="custom", numNodes=2, numProcPerNode=0), _mpi_runtime())
     with pytest.raises(BuildError, match=r"^MPI launcher env: .*slots"):
-        _objects(make_job(runtime="custom", numNodes=2, numProcPerNode=0), _mpi_runtime())
+        render(admission, settings=FIXED_SETTINGS)

@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from runtime_cases import FIXED_KEYPAIR, by_kind, container_of, env_of, make_job, runtime_doc
-from trainer_runtime import Settings, StatusServer, render
+from runtime_cases import (
+    FIXED_KEYPAIR,
+    by_kind,
+    container_of,
+    env_of,
+    make_job,
+    render_of,
+    runtime_doc,
+)
+from trainer_runtime import Settings, StatusServer
 
 SERVER = StatusServer(
     url="https://trainer.example.svc:10443", ca_cert="-----BEGIN CERTIFICATE-----\nx\n"
@@ -11,7 +19,7 @@ SERVER = StatusServer(
 
 
 def test_no_status_server_means_nothing_added() -> None:
-    objects = render(
+    objects = render_of(
         make_job(),
         runtime_doc("torch-distributed"),
         settings=Settings(ssh_keypair=lambda: FIXED_KEYPAIR),
@@ -24,7 +32,7 @@ def test_no_status_server_means_nothing_added() -> None:
 
 
 def test_status_server_env_volume_and_config_map() -> None:
-    objects = render(
+    objects = render_of(
         make_job(), runtime_doc("torch-distributed"), settings=Settings(status_server=SERVER)
     )
     jobset = by_kind(objects, "JobSet")[0]

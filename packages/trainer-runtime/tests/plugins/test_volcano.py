@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from runtime_cases import FIXED_SETTINGS, by_kind, make_job, runtime_doc
-from trainer_runtime import render
+from runtime_cases import FIXED_SETTINGS, by_kind, make_job, render_of, runtime_doc
 
 
 def test_volcano_pod_group_and_annotation() -> None:
@@ -19,7 +18,7 @@ def test_volcano_pod_group_and_annotation() -> None:
         runtime="deepspeed-distributed", numNodes=4, resourcesPerNode={"limits": {"cpu": "1"}}
     )
     job["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "research"}
-    objects = render(job, runtime, settings=FIXED_SETTINGS)
+    objects = render_of(job, runtime, settings=FIXED_SETTINGS)
     (pod_group,) = by_kind(objects, "PodGroup")
     assert pod_group["apiVersion"] == "scheduling.volcano.sh/v1beta1"
     assert pod_group["spec"] == {

@@ -53,11 +53,13 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers
     from trainer_sdk.training.progress import update_trainjob_status
     from trainer_sdk.types import (
         BuiltinTrainer,
+        ChatDataset,
         CustomTrainer,
         CustomTrainerContainer,
         DataCacheInitializer,
         DataFormat,
         DataType,
+        EngineSettings,
         Event,
         HuggingFaceDatasetInitializer,
         HuggingFaceModelInitializer,
@@ -76,6 +78,7 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers
         TrainerType,
         TrainJob,
         TrainJobTemplate,
+        TRLConfig,
     )
 
     __version__: str
@@ -122,11 +125,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "trainer_sdk.training.progress": ("update_trainjob_status",),
     "trainer_sdk.types": (
         "BuiltinTrainer",
+        "ChatDataset",
         "CustomTrainer",
         "CustomTrainerContainer",
         "DataCacheInitializer",
         "DataFormat",
         "DataType",
+        "EngineSettings",
         "Event",
         "HuggingFaceDatasetInitializer",
         "HuggingFaceModelInitializer",
@@ -142,6 +147,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "TorchTuneConfig",
         "TorchTuneInstructDataset",
         "TrainerStatus",
+        "TRLConfig",
         "TrainerType",
         "TrainJob",
         "TrainJobTemplate",
@@ -178,6 +184,7 @@ __all__ = [
     "ActiveDeadlineSeconds",
     "Annotations",
     "BuiltinTrainer",
+    "ChatDataset",
     "CheckpointVolume",
     "ContainerBackendConfig",
     "ContainerPatch",
@@ -186,6 +193,7 @@ __all__ = [
     "DataCacheInitializer",
     "DataFormat",
     "DataType",
+    "EngineSettings",
     "Event",
     "HuggingFaceDatasetInitializer",
     "HuggingFaceModelInitializer",
@@ -217,6 +225,7 @@ __all__ = [
     "S3DatasetInitializer",
     "S3ModelInitializer",
     "Step",
+    "TRLConfig",
     "TorchTuneConfig",
     "TorchTuneInstructDataset",
     "TrainJob",

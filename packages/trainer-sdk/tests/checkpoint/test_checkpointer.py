@@ -166,5 +166,5 @@ def test_a_missing_rank_part_names_the_file(tmp_path: Path) -> None:
         ckpt.save(1)
     _layout.rank_file(_layout.step_dir(tmp_path, 1), 0).unlink()
     ckpt = checkpoint.Checkpointer({"model": nn.Linear(2, 2)}, directory=tmp_path)
-    with pytest.raises(FileNotFoundError, match=r"rank-00000\.pt: this rank's part"):
+    with pytest.raises(checkpoint.CheckpointError, match=r"rank-00000\.pt: this rank's part"):
         ckpt.restore()

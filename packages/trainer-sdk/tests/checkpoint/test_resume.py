@@ -149,3 +149,26 @@ def test_sigterm_saves_at_the_next_step_and_exits_preempted(tmp_path: Path) -> N
     assert found is not None and (found.step, found.world_size) == (5, 2)
     assert run(tmp_path, "out.pt", world, "--mode", "ddp", "--every", "100") == [0, 0]
     assert_same(torch.load(tmp_path / "out.pt"), reference)
+
+
+@pytest.mark.parametrize("damage", ["rank-1-part", "rank-1-tensors"])
+def test_a_checkpoint_damaged_on_one_rank_makes_every_rank_fall_back(
+    tmp_path: Path, damage: str
+) -> None:
+    """Step 8 is unreadable for rank 1 only (its own part, or its DCP file): both ranks agree to
+    restore step 4 instead and end as an uninterrupted run does."""
+    world = 2
+    reference = uninterrupted(tmp_path, world, "--mode", "ddp")
+    codes = run(tmp_path, "out.pt", world, "--mode", "ddp", "--every", "4", "--kill-at", "10")
+    assert codes[1] == -signal.SIGKILL
+    latest = checkpoint.latest(tmp_path / "ckpt")
+    assert latest is not None and latest.step == 8
+    damaged = (
+        latest.path / "ranks" / "rank-00001.pt"
+        if damage == "rank-1-part"
+        else latest.path / "tensors" / "__1_0.distcp"
+    )
+    damaged.write_bytes(damaged.read_bytes()[: len(damaged.read_bytes()) // 2])
+    assert run(tmp_path, "out.pt", world, "--mode", "ddp", "--every", "4") == [0, 0]
+    assert_same(torch.load(tmp_path / "out.pt"), reference)
+    assert [r.step for r in checkpoint.read_resumes(tmp_path / "ckpt")] == [4]

@@ -41,6 +41,7 @@ from trainer_sdk import (
     TrainerArgs,
     TrainerCommand,
     TrainingRuntimeSpecPatch,
+    TRLConfig,
     constants,
     types,
 )
@@ -165,7 +166,9 @@ def test_container_trainer_has_no_command(torch_runtime: types.Runtime) -> None:
 
 
 def test_builtin_trainer_passes_torchtune_overrides_as_args() -> None:
-    runtime = make_runtime(constants.TORCH_TUNE_COMMAND, name="torchtune-llama3.2-1b")
+    runtime = make_runtime(
+        constants.TORCH_TUNE_COMMAND, name="torchtune-llama3.2-1b", framework="torchtune"
+    )
     config = TorchTuneConfig(
         dtype=DataType.BF16,
         batch_size=2,
@@ -485,3 +488,47 @@ def test_options_edit_one_typed_trainjob_and_kubeflow_style_calls_still_work(
     Name("x")(partial, None, None)  # Kubeflow SDK 0.5's call, on a partial manifest
     ActiveDeadlineSeconds(5)(partial, None, object())
     assert partial == {"metadata": {"name": "x"}, "spec": {"activeDeadlineSeconds": 5}}
+
+
+@pytest.mark.parametrize(
+    ("trainer", "runtime", "message"),
+    [
+        pytest.param(
+            BuiltinTrainer(TRLConfig()),
+            make_runtime(),
+            "runtime 'torch-distributed' (framework 'torch') takes a CustomTrainer, not a "
+            "BuiltinTrainer",
+            id="builtin-on-a-custom-runtime",
+        ),
+        pytest.param(
+            CustomTrainer(func=train_with_args),
+            make_runtime(name="trl-cpu", framework="trl"),
+            "runtime 'trl-cpu' (framework 'trl') takes a BuiltinTrainer, not a CustomTrainer",
+            id="custom-on-a-builtin-runtime",
+        ),
+        pytest.param(
+            BuiltinTrainer(TRLConfig()),
+            make_runtime(constants.TORCH_TUNE_COMMAND, "torchtune-llama3.2-1b", "torchtune"),
+            "runs the 'torchtune' engine, which does not take a TRLConfig; use a runtime "
+            "labelled trainer.kubeflow.org/framework: trl",
+            id="another-engines-config",
+        ),
+    ],
+)
+def test_a_trainer_the_runtime_does_not_take_is_refused_naming_its_trainer_type(
+    trainer: Any, runtime: Any, message: str
+) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        build_trainjob_manifest("job", runtime, trainer)
+
+
+def test_a_trl_trainer_keeps_the_runtimes_command_and_sends_its_args_and_paths() -> None:
+    runtime = make_runtime(name="trl-cpu", framework="trl")
+    initializer = Initializer(
+        model=HuggingFaceModelInitializer("/models/tiny"),
+        dataset=HuggingFaceDatasetInitializer("hf://org/colors"),
+    )
+    trainer = BuiltinTrainer(TRLConfig(num_nodes=2, learning_rate=0.01))
+    spec = build_trainjob_manifest("job", runtime, trainer, initializer)["spec"]
+    assert spec["trainer"] == {"numNodes": 2, "args": ["--learning_rate=0.01"]}
+    assert spec["initializer"]["model"]["storageUri"] == "file:///models/tiny"

@@ -73,3 +73,17 @@ def test_bad_arguments_name_the_field() -> None:
     bad = Definition({"lr": 0.1}, [Objective()], RandomSearch(), TrialConfig(2), None)  # type: ignore[dict-item]
     with pytest.raises(ValueError, match=r"search_space\['lr'\]: expected Search.uniform\(\)"):
         optimization_job("bad", bad, TEMPLATE)
+
+
+def test_parameters_sharing_an_env_variable_are_refused_naming_both() -> None:
+    clash = Definition(
+        {"lr": Search.uniform(0.1, 0.5), "LR": Search.uniform(1.0, 2.5)},
+        [Objective()],
+        RandomSearch(),
+        TrialConfig(2),
+        None,
+    )
+    with pytest.raises(
+        ValueError, match=r"'LR' and 'lr' .* both reach the trial as KUBEFLOW_TRAINER_OPT_LR"
+    ):
+        optimization_job("clash", clash, TEMPLATE)

@@ -29,17 +29,22 @@ pytestmark = pytest.mark.e2e
 
 SEE_SECONDS = 120
 STEPS = 6
+GATES = str(Path(__file__).resolve().parents[1] / "optimizer")  # gates.py
 
 
-def train(lr: float, width: str) -> None:
+def train(lr: float, width: str, gates: str, root: str) -> None:
     """A loss that falls with the step, lowest near lr=0.01, printed the way Katib reads it;
-    each step takes a moment, as training does, so that a pruned trial is stopped part way."""
+    each step waits until the optimizer has recorded (and judged) the one before, so that a
+    pruned trial is stopped part way."""
     import math
-    import time
+    import sys
+
+    sys.path.insert(0, gates)
+    from gates import wait_until_recorded
 
     for step in range(1, 7):
         print(f"loss={(math.log10(lr) + 2) ** 2 + int(width) / 100 + 1 / step}", flush=True)
-        time.sleep(0.5)
+        wait_until_recorded(root, step)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +53,9 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Trainer
     root = tmp_path_factory.mktemp("optimization")
     config = LocalBackendConfig(root=root)
     optimizer = OptimizerClient(config)
+    trainer = CustomTrainer(func=train, func_args={"gates": GATES, "root": str(root)})
     name = optimizer.optimize(
-        TrainJobTemplate(runtime="torch-distributed", trainer=CustomTrainer(func=train)),
+        TrainJobTemplate(runtime="torch-distributed", trainer=trainer),
         trial_config=TrialConfig(num_trials=5, parallel_trials=2),
         search_space={"lr": Search.loguniform(1e-4, 1.0), "width": Search.choice([1, 50])},
         algorithm=RandomSearch(random_state=3),
@@ -154,6 +160,25 @@ def test_the_page_shows_trials_best_charts_and_importance(
     curves = browser.find_element(By.ID, "trial-curves")
     assert curves.get_attribute("data-curves") == "5"
     assert curves.find_elements(By.TAG_NAME, "canvas")
+    # Parallel coordinates: an axis per parameter and one for the objective, a line per trial
+    # that reported an objective, the best one drawn bold.
+    coordinates = browser.find_element(By.ID, "parallel-coordinates")
+    axes = coordinates.find_elements(By.CSS_SELECTOR, "g.axis")
+    assert [a.get_attribute("data-axis") for a in axes] == ["lr", "width", "loss"]
+    lines = coordinates.find_elements(By.TAG_NAME, "polyline")
+    reported = [t["name"] for t in job["trialList"] if t["objective"] is not None]
+    assert sorted(line.get_attribute("data-trial") for line in lines) == sorted(reported)
+    assert coordinates.get_attribute("data-lines") == str(len(reported))
+    (bold,) = coordinates.find_elements(By.CSS_SELECTOR, "polyline.best")
+    assert bold.get_attribute("data-trial") == job["bestTrial"]
+    # The lowest loss sits lowest on the objective axis (the last point of each line).
+    last_y = {
+        line.get_attribute("data-trial"): float(
+            line.get_attribute("points").split()[-1].split(",")[1]
+        )
+        for line in lines
+    }
+    assert last_y[job["bestTrial"]] == max(last_y.values())
     bars = browser.find_elements(By.CSS_SELECTOR, "#importance .importance")
     assert sorted(b.get_attribute("data-parameter") for b in bars) == ["lr", "width"]
     browser.save_screenshot(str(artifacts(tmp_path) / "optimization-page.png"))

@@ -1,4 +1,4 @@
-"""The Kubernetes operator: kopf watches feeding one level-triggered reconcile that calls ``build``,
+"""The Kubernetes operator: informers feeding one level-triggered reconcile that calls ``build``,
 admission webhooks, the progress endpoint, Lease-based leadership, probes and metrics.
 """
 

@@ -1,9 +1,10 @@
 """Admission decisions for AdmissionReview v1, as pure functions of the objects involved.
 
-Validation uses ``trainer_api.validate`` on the defaulted object (as the API server would after
-its own defaulting), with the old object on update; a TrainJob's rules, with its runtime and
-JobSet, are ``trainer_runtime.admission_errors``, the function the SDK's local backend calls
-too, so both refuse the same jobs with the same field errors. The mutating
+A TrainJob is admitted once, with its runtime and JobSet, by ``trainer_runtime.admit`` (the
+function the SDK's local backend calls too, so both refuse the same jobs with the same field
+errors), which gives its errors and warnings. Other kinds are checked with
+``trainer_api.validate`` on the defaulted object (as the API server would after its own
+defaulting), with the old object on update. The mutating
 decision stamps ``spec.runtimePatches[].time`` on patches that are changed, or new without one.
 """
 
@@ -16,7 +17,7 @@ from datetime import datetime, timezone
 from typing import Any, Final
 
 import trainer_api
-from trainer_runtime import admission_errors, deprecation_warnings
+from trainer_runtime import Observed, admit, deprecation_warnings
 
 __all__ = [
     "ADMISSION_API_VERSION",
@@ -24,11 +25,13 @@ __all__ = [
     "denied",
     "patched",
     "runtime_patch_times",
+    "trainjob_admission",
     "validation_errors",
     "validation_warnings",
 ]
 
 ADMISSION_API_VERSION: Final = "admission.k8s.io/v1"
+_RUNTIME_TYPES: Final = (trainer_api.TrainingRuntime, trainer_api.ClusterTrainingRuntime)
 
 
 def _response(uid: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -97,32 +100,49 @@ def patched(uid: str, operations: Sequence[Mapping[str, Any]]) -> dict[str, Any]
     )
 
 
+def trainjob_admission(
+    obj: Mapping[str, Any],
+    old: Mapping[str, Any] | None = None,
+    runtime: Mapping[str, Any] | None = None,
+    jobset: Mapping[str, Any] | None = None,
+) -> tuple[list[trainer_api.FieldError], list[str]]:
+    """Every field error of a TrainJob create (or update from ``old``) against ``runtime`` and
+    ``jobset`` (read when ``trainer_runtime.admission.needs_jobset``), and the warnings: one
+    ``trainer_runtime.admit``."""
+    try:
+        job = trainer_api.parse(dict(obj), strict=True)
+        old_job = trainer_api.parse(dict(old), strict=False) if old else None
+        typed_runtime = trainer_api.parse(dict(runtime), strict=False) if runtime else None
+    except trainer_api.ValidationError as error:
+        return list(error.errors), validation_warnings(runtime)
+    if not isinstance(job, trainer_api.TrainJob):
+        return [trainer_api.FieldError("kind", f"expected TrainJob, got {job.kind}")], []
+    admission = admit(
+        job,
+        typed_runtime if isinstance(typed_runtime, _RUNTIME_TYPES) else None,
+        old=old_job if isinstance(old_job, trainer_api.TrainJob) else None,
+        observed=Observed(jobset=jobset),
+    )
+    return list(admission.errors), list(admission.warnings)
+
+
 def validation_errors(
     obj: Mapping[str, Any],
     old: Mapping[str, Any] | None = None,
     runtime: Mapping[str, Any] | None = None,
     jobset: Mapping[str, Any] | None = None,
 ) -> list[trainer_api.FieldError]:
-    """Every field error of ``obj`` (a TrainJob or runtime manifest); empty when it is valid.
-
-    ``jobset``: the TrainJob's JobSet as it is, for an update that changes runtimePatches
-    (``trainer_runtime.admission.needs_jobset`` says when the caller should read it).
-    """
+    """Every field error of ``obj`` (a TrainJob, runtime or OptimizationJob manifest); empty
+    when it is valid. A TrainJob's are ``trainjob_admission``'s."""
+    if obj.get("kind") == trainer_api.TRAIN_JOB_KIND:
+        return trainjob_admission(obj, old, runtime, jobset)[0]
     try:
         typed = trainer_api.apply_defaults(trainer_api.parse(dict(obj), strict=True))
         typed_old = (
             trainer_api.apply_defaults(trainer_api.parse(dict(old), strict=False)) if old else None
         )
-        typed_runtime = trainer_api.parse(dict(runtime), strict=False) if runtime else None
-        if not isinstance(
-            typed_runtime, (trainer_api.TrainingRuntime, trainer_api.ClusterTrainingRuntime)
-        ):
-            typed_runtime = None
     except trainer_api.ValidationError as error:
         return list(error.errors)
-    if isinstance(typed, trainer_api.TrainJob):
-        old_job = typed_old if isinstance(typed_old, trainer_api.TrainJob) else None
-        return admission_errors(typed, typed_runtime, old=old_job, jobset=jobset)
     return trainer_api.validate(typed, old=typed_old)
 
 

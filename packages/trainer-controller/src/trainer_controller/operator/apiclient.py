@@ -1,4 +1,5 @@
-"""A small asyncio Kubernetes API client: the reads and writes the operator makes, rate-limited.
+"""A small asyncio Kubernetes API client: the reads, writes and watches the operator makes,
+rate-limited.
 
 Errors carry the HTTP status; ``ApiStatusError.transient`` says whether a retry may succeed
 (conflicts, throttling and server errors).
@@ -8,15 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Mapping
-from typing import Any, Final
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Final, TypeVar
 
 import aiohttp
 
 from trainer_controller.operator.credentials import Credentials
 from trainer_controller.operator.ratelimit import TokenBucket
 
-__all__ = ["FIELD_MANAGER", "ApiStatusError", "KubeClient", "plural_of", "resource_path"]
+__all__ = [
+    "FIELD_MANAGER",
+    "ApiStatusError",
+    "KubeClient",
+    "object_path",
+    "plural_of",
+    "resource_path",
+    "retry_on_conflict",
+]
+
+T = TypeVar("T")
 
 FIELD_MANAGER: Final = "trainer"
 _TRANSIENT: Final = frozenset({409, 429, 500, 502, 503, 504})
@@ -33,6 +44,19 @@ class ApiStatusError(Exception):
     @property
     def transient(self) -> bool:
         return self.code in _TRANSIENT
+
+
+async def retry_on_conflict(attempt: Callable[[], Awaitable[T]], attempts: int) -> T | None:
+    """``attempt()``, run again while it fails with 409 Conflict (a read-modify-write whose object
+    another writer changed reads it again, as client-go's ``RetryOnConflict``); None when all
+    ``attempts`` conflicted."""
+    for _ in range(attempts):
+        try:
+            return await attempt()
+        except ApiStatusError as error:
+            if error.code != 409:
+                raise
+    return None
 
 
 def plural_of(kind: str) -> str:
@@ -60,17 +84,11 @@ def resource_path(
     return "/".join(parts)
 
 
-class _Throttle:
-    """The client's rate limit: callers wait, in turn, until the bucket has a token for them."""
-
-    def __init__(self, rate: float, burst: int) -> None:
-        self._bucket = TokenBucket(rate, burst)
-        self._lock = asyncio.Lock()
-
-    async def take(self) -> None:
-        async with self._lock:
-            while delay := self._bucket.take():
-                await asyncio.sleep(delay)
+def object_path(obj: Mapping[str, Any], namespace: str | None = None) -> str:
+    """The URL path of a manifest's object (in ``namespace`` when the manifest names none)."""
+    metadata = obj["metadata"]
+    namespace = metadata.get("namespace") or namespace
+    return resource_path(obj["apiVersion"], obj["kind"], namespace, metadata["name"])
 
 
 class KubeClient:
@@ -78,7 +96,7 @@ class KubeClient:
 
     def __init__(self, credentials: Credentials, qps: float = 50.0, burst: int = 100) -> None:
         self.credentials = credentials
-        self._bucket = _Throttle(qps, burst)
+        self._bucket, self._turn = TokenBucket(qps, burst), asyncio.Lock()
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> KubeClient:
@@ -102,6 +120,12 @@ class KubeClient:
             )
         return self._session
 
+    async def _throttle(self) -> None:
+        """Wait, in turn, until the rate limit lets one more request go."""
+        async with self._turn:
+            while delay := self._bucket.take():
+                await asyncio.sleep(delay)
+
     async def request(
         self,
         method: str,
@@ -110,23 +134,48 @@ class KubeClient:
         content_type: str = "application/json",
         params: Mapping[str, str] | None = None,
     ) -> Any:
-        await self._bucket.take()
+        await self._throttle()
         data = None if body is None else json.dumps(body)
         async with self._open().request(
             method, path, data=data, params=params, headers={"Content-Type": content_type}
         ) as response:
             text = await response.text()
-            payload = json.loads(text) if text else None
             if response.status >= 400:
-                status = payload if isinstance(payload, Mapping) else {}
-                raise ApiStatusError(
-                    response.status,
-                    status.get("reason", ""),
-                    status.get("message", text),
-                    method,
-                    path,
-                )
-            return payload
+                raise _status_error(response.status, text, method, path)
+            return json.loads(text) if text else None
+
+    async def watch(
+        self, path: str, resource_version: str, timeout_seconds: int
+    ) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+        """The (type, object) events of a collection after ``resource_version``, until the server
+        ends the stream; an ``ERROR`` event is raised as the ApiStatusError it carries (410: the
+        version is too old, list again)."""
+        await self._throttle()
+        params = {
+            "watch": "true",
+            "resourceVersion": resource_version,
+            "allowWatchBookmarks": "true",
+            "timeoutSeconds": str(timeout_seconds),
+        }
+        # No total deadline: the stream is meant to stay open; a silent one ends by sock_read.
+        timeout = aiohttp.ClientTimeout(total=None, sock_read=timeout_seconds + 30)
+        async with self._open().get(path, params=params, timeout=timeout) as response:
+            if response.status >= 400:
+                raise _status_error(response.status, await response.text(), "GET", path)
+            pending = bytearray()  # objects can be larger than aiohttp's line limit
+            async for chunk in response.content.iter_any():
+                pending += chunk
+                *lines, rest = pending.split(b"\n")
+                pending = bytearray(rest)
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    event = json.loads(line)
+                    if event.get("type") == "ERROR":
+                        status = event["object"]
+                        code = int(status.get("code") or 500)
+                        raise _status_error(code, json.dumps(status), "WATCH", path)
+                    yield event["type"], event["object"]
 
     async def get(self, path: str) -> dict[str, Any] | None:
         """The object, or None when it does not exist."""
@@ -145,14 +194,7 @@ class KubeClient:
         self, manifest: Mapping[str, Any], subresource: str | None = None
     ) -> dict[str, Any]:
         """Server-side apply under field manager ``trainer``, taking ownership on conflicts."""
-        metadata = manifest["metadata"]
-        path = resource_path(
-            manifest["apiVersion"],
-            manifest["kind"],
-            metadata.get("namespace"),
-            metadata["name"],
-            subresource,
-        )
+        path = object_path(manifest) + (f"/{subresource}" if subresource else "")
         applied = await self.request(
             "PATCH",
             path,
@@ -178,6 +220,17 @@ class KubeClient:
         except ApiStatusError as error:
             if error.code != 404:
                 raise
+
+
+def _status_error(code: int, text: str, method: str, path: str) -> ApiStatusError:
+    """The error of an answer with ``code``, from the Status object in ``text`` when it is one."""
+    try:
+        status = json.loads(text)
+    except ValueError:
+        status = None
+    if not isinstance(status, Mapping):
+        status = {}
+    return ApiStatusError(code, status.get("reason", ""), status.get("message", text), method, path)
 
 
 def _as_object(payload: Any, method: str, path: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
+from trainer_controller.operator.apiclient import KubeClient, resource_path, retry_on_conflict
 
 __all__ = [
     "ServingCertificate",
@@ -191,7 +191,8 @@ async def ensure_secret(
     """
     now = now or datetime.now(timezone.utc)
     path = resource_path("v1", "Secret", namespace, secret)
-    for _ in range(3):
+
+    async def store() -> ServingCertificate:
         stored = await client.get(path)
         current = _from_secret(stored) if stored else None
         if (
@@ -208,23 +209,22 @@ async def ensure_secret(
             "metadata": {"name": secret, "namespace": namespace},
             "data": _to_data(fresh),
         }
-        try:
-            if stored is None:
-                await client.create(resource_path("v1", "Secret", namespace), body)
-            else:
-                body["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
-                await client.replace(path, body)
-        except ApiStatusError as error:
-            if error.code == 409:
-                continue  # another replica wrote it first: read theirs
-            raise
+        if stored is None:
+            await client.create(resource_path("v1", "Secret", namespace), body)
+        else:
+            body["metadata"]["resourceVersion"] = stored["metadata"]["resourceVersion"]
+            await client.replace(path, body)
         logger.info(
             "generated webhook serving certificate", extra={"secret": f"{namespace}/{secret}"}
         )
         return fresh
-    raise RuntimeError(
-        f"Secret {namespace}/{secret}: kept changing while the certificate was being stored"
-    )
+
+    certificate = await retry_on_conflict(store, 3)  # another replica wrote it first: read theirs
+    if certificate is None:
+        raise RuntimeError(
+            f"Secret {namespace}/{secret}: kept changing while the certificate was being stored"
+        )
+    return certificate
 
 
 async def patch_ca_bundles(

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import kopf
 from trainer_api.kubeconfig import (
     SERVICE_ACCOUNT_DIR,
     InCluster,
@@ -72,19 +71,6 @@ class Credentials:
             pair = f"{self.username}:{self.password or ''}".encode()
             return {"Authorization": f"Basic {base64.b64encode(pair).decode()}"}
         return {}
-
-    def to_connection_info(self) -> kopf.ConnectionInfo:
-        return kopf.ConnectionInfo(
-            server=self.server,
-            token=self.token,
-            username=self.username,
-            password=self.password,
-            ca_path=self.ca_path,
-            insecure=self.insecure,
-            certificate_path=self.certificate_path,
-            private_key_path=self.private_key_path,
-            default_namespace=self.default_namespace,
-        )
 
 
 def load_credentials(

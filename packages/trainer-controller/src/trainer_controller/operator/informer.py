@@ -1,33 +1,43 @@
-"""An informer cache: the objects the watches have delivered, read instead of the API server.
+"""Informers: each lists one collection and then watches it; their cache is read instead of the
+API server.
 
-kopf's watches already bring every TrainJob, runtime and owned object to the operator; keeping
-the newest copy of each lets a reconcile read from memory. Only presence is trusted: an object the
-cache lacks may simply not have been delivered yet (a fresh leader, a just-created object), so
-that read goes to the API server. This matters for objects whose absence triggers a creation,
-like the SSH Secret, whose keys must never be generated twice. Objects the reconcile writes are
-stored as the API server returned them, so the next pass sees its own writes; a watch event
-older than what is stored (by resourceVersion) does not replace it. An entry not refreshed by an
-event or a read for ``max_age`` seconds is read again (a resync), so a deletion the watches
-missed, for instance while reconnecting, is noticed within that bound.
+Only presence is trusted: an object the cache lacks may not have been delivered yet (a fresh
+leader), so the reconcile reads it from the API server before creating it (an SSH key must never
+be made twice). The reconcile stores its own writes; a watch event older than what is stored
+(by resourceVersion) does not replace it; an entry unrefreshed for ``max_age`` seconds is read
+again, which bounds how long a deletion missed while reconnecting goes unnoticed. The cache also
+answers which objects an owner has (by its uid), as controller-runtime's field indexers do.
 """
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import logging
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Final
 
-from trainer_controller.operator.apiclient import KubeClient, resource_path
-from trainer_controller.operator.metrics import OperatorMetrics
+import aiohttp
 
-__all__ = ["CachedReader", "ObjectCache"]
+from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, object_path
+from trainer_controller.operator.ratelimit import Backoff
+
+__all__ = ["Handler", "Informer", "ObjectCache"]
+
+logger = logging.getLogger(__name__)
+
+_RECONNECT: Final = Backoff(0.1, 30.0)
+_WATCH_SECONDS: Final = 300  # the API server ends a watch after this; it is then resumed
+
+Handler = Callable[[str | None, dict[str, Any]], None]  # (event type, None when listed; object)
 
 
-def _path_of(obj: Mapping[str, Any]) -> str:
-    metadata = obj.get("metadata") or {}
-    namespace, name = metadata.get("namespace"), metadata["name"]
-    return resource_path(obj["apiVersion"], obj["kind"], namespace, name)
+def _owner_uids(obj: Mapping[str, Any]) -> Iterator[str]:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("uid"):
+            yield str(ref["uid"])
 
 
 def _version(obj: Mapping[str, Any]) -> int | None:
@@ -41,24 +51,30 @@ class ObjectCache:
     def __init__(self, max_age: float = 300.0, clock: Callable[[], float] = time.monotonic) -> None:
         self._max_age, self._clock = max_age, clock
         self._objects: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._owned: defaultdict[str, set[str]] = defaultdict(set)  # owner uid -> paths
 
     def observe(self, event_type: str | None, body: Mapping[str, Any]) -> None:
         """Take a watch event (``None`` for objects listed when a watch starts)."""
         if event_type == "DELETED":
-            self.forget(_path_of(body))
+            self.forget(object_path(body))
         else:
             self.remember(body)
 
     def forget(self, path: str) -> None:
-        self._objects.pop(path, None)
+        _, stored = self._objects.pop(path, (0.0, None))
+        for uid in _owner_uids(stored or {}):
+            self._owned[uid].discard(path)
 
     def remember(self, obj: Mapping[str, Any]) -> None:
         """Store ``obj`` unless a newer version of it is already stored."""
-        path = _path_of(obj)
+        path = object_path(obj)
         _, stored = self._objects.get(path, (0.0, None))
         new, old = _version(obj), _version(stored) if stored is not None else None
         if stored is None or new is None or old is None or new >= old:
+            self.forget(path)
             self._objects[path] = (self._clock(), copy.deepcopy(dict(obj)))
+            for uid in _owner_uids(obj):
+                self._owned[uid].add(path)
 
     def get(self, path: str) -> dict[str, Any] | None:
         """A copy of the stored object (the caller may change it); None when not seen lately."""
@@ -67,32 +83,64 @@ class ObjectCache:
             return None
         return copy.deepcopy(stored)
 
+    def owned_by(self, uid: str) -> list[dict[str, Any]]:
+        """Copies of the objects seen lately whose ownerReferences name ``uid``, by path."""
+        found = (self.get(path) for path in sorted(self._owned.get(uid, ())))
+        return [obj for obj in found if obj is not None]
+
     def __len__(self) -> int:
         return len(self._objects)
 
 
-class CachedReader:
-    """Reads through an ``ObjectCache``, falling back to the API server for what it lacks."""
+class Informer:
+    """One collection's objects, listed and then watched, each handed to ``handle``.
 
-    def __init__(self, client: KubeClient, cache: ObjectCache, metrics: OperatorMetrics) -> None:
-        self._client, self._cache, self._metrics = client, cache, metrics
+    client-go's reflector loop: list (every object handed over with event type None), watch from
+    the list's resourceVersion, and when the server ends the stream watch again from the last
+    version seen; a version the server no longer keeps (410) lists again. A collection that is
+    not served when first listed (404: its CRD is not installed) is not watched. Every other
+    failure is retried after a back-off (0.1 s doubling to 30 s).
+    """
 
-    async def get(self, path: str) -> dict[str, Any] | None:
-        """The object, or None when the API server says it does not exist."""
-        cached = self._cache.get(path)
-        if cached is not None:
-            self._metrics.reads.labels("cache").inc()
-            return cached
-        self._metrics.reads.labels("api").inc()
-        found = await self._client.get(path)
-        if found is not None:
-            self._cache.remember(found)
-        return found
+    def __init__(self, client: KubeClient, path: str, handle: Handler) -> None:
+        self._client, self._path, self._handle = client, path, handle
 
-    def remember(self, obj: Mapping[str, Any]) -> None:
-        """An object as the API server returned it from a write."""
-        self._cache.remember(obj)
+    async def run(self) -> None:
+        """List and watch until cancelled; returns only when the collection is not served."""
+        version: str | None = None
+        served, failures = False, 0
+        while True:
+            try:
+                if version is None:
+                    version, served = await self._list(), True
+                async for event_type, obj in self._client.watch(
+                    self._path, version, _WATCH_SECONDS
+                ):
+                    version = obj["metadata"]["resourceVersion"]
+                    if event_type != "BOOKMARK":
+                        self._handle(event_type, obj)
+                failures = 0
+            except (ApiStatusError, aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
+                code = error.code if isinstance(error, ApiStatusError) else None
+                if code == 404 and not served:
+                    logger.info("not served, so not watched", extra={"path": self._path})
+                    return
+                if code == 410:
+                    version = None
+                    continue
+                failures += 1
+                delay = _RECONNECT.delay(failures)
+                error_text = f"{type(error).__name__}: {error}"
+                logger.warning(
+                    "watch failed; retrying",
+                    extra={"path": self._path, "retry_in_seconds": delay, "error": error_text},
+                )
+                await asyncio.sleep(delay)
 
-    def forget(self, path: str) -> None:
-        """An object this operator deleted."""
-        self._cache.forget(path)
+    async def _list(self) -> str:
+        """Hand every object over; the list's resourceVersion."""
+        listed = await self._client.request("GET", self._path)
+        kind = str(listed.get("kind", "")).removesuffix("List")
+        for item in listed["items"]:  # items of a list may leave out their kind
+            self._handle(None, {"apiVersion": listed.get("apiVersion"), "kind": kind, **item})
+        return str(listed["metadata"]["resourceVersion"])

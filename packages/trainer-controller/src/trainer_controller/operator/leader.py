@@ -50,13 +50,7 @@ class LeaderElector:
         self._duration, self._period, self._monotonic = lease_duration, renew_period, monotonic
         self._observed: tuple[Any, float] | None = None  # (holder spec, when we first saw it)
 
-    @property
-    def identity(self) -> str:
-        return self._identity
-
-    def _spec(
-        self, lease: dict[str, Any] | None, transitions: int, acquired: str | None
-    ) -> dict[str, Any]:
+    def _spec(self, transitions: int, acquired: str | None) -> dict[str, Any]:
         now = _micro_time(datetime.now(timezone.utc))
         return {
             "holderIdentity": self._identity,
@@ -77,7 +71,7 @@ class LeaderElector:
                         "apiVersion": "coordination.k8s.io/v1",
                         "kind": "Lease",
                         "metadata": {"name": self._name, "namespace": self._namespace},
-                        "spec": self._spec(None, 0, None),
+                        "spec": self._spec(0, None),
                     },
                 )
                 return True
@@ -93,9 +87,7 @@ class LeaderElector:
                 return False
             mine = holder == self._identity
             transitions = int(spec.get("leaseTransitions") or 0) + (0 if mine else 1)
-            lease["spec"] = self._spec(
-                lease, transitions, spec.get("acquireTime") if mine else None
-            )
+            lease["spec"] = self._spec(transitions, spec.get("acquireTime") if mine else None)
             await self._client.replace(self._path, lease)
             return True
         except ApiStatusError as error:

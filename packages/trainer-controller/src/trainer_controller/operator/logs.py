@@ -9,9 +9,6 @@ from datetime import datetime, timezone
 __all__ = ["JsonFormatter", "configure_logging"]
 
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
-# What kopf's per-object loggers attach to every record for its own formatters: the whole
-# operator settings (about 2 KB once serialised) and a flag for its event poster.
-_KOPF_INTERNAL = ("settings", "k8s_skip")
 
 
 class JsonFormatter(logging.Formatter):
@@ -27,15 +24,6 @@ class JsonFormatter(logging.Formatter):
             "msg": record.getMessage(),
         }
         extra = {key: value for key, value in vars(record).items() if key not in _STANDARD}
-        for key in _KOPF_INTERNAL:
-            extra.pop(key, None)
-        reference = extra.pop("k8s_ref", None)
-        if isinstance(reference, dict):  # kopf's per-object loggers: keep only which object
-            extra["object"] = "/".join(
-                str(reference[part])
-                for part in ("kind", "namespace", "name")
-                if reference.get(part)
-            )
         entry.update(extra)
         if record.exc_info:
             entry["error"] = self.formatException(record.exc_info)

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import trainer_api
-from trainer_api import OPTIMIZATION_JOB_LABEL
+from trainer_api import OPTIMIZATION_JOB_LABEL, WARM_START_ANNOTATION
 
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
 from trainer_controller.operator.optimization import plan_optimization
@@ -43,11 +43,10 @@ class OptimizationReconciler:
         manifest = await self._client.get(resource_path(api, "OptimizationJob", namespace, name))
         if manifest is None or (manifest.get("metadata") or {}).get("deletionTimestamp"):
             return None  # owner references delete the trials
-        listed = await self._client.list(
-            resource_path(api, "TrainJob", namespace), f"{OPTIMIZATION_JOB_LABEL}={name}"
-        )
-        trials = owned_trials(listed, manifest["metadata"]["uid"])
-        plan = plan_optimization(manifest, trials, self._clock())
+        trials = await self._trials(namespace, name, manifest["metadata"]["uid"])
+        earlier = (manifest["metadata"].get("annotations") or {}).get(WARM_START_ANNOTATION)
+        prior = await self._trials(namespace, earlier) if earlier else []
+        plan = plan_optimization(manifest, trials, self._clock(), prior)
         for trial in plan.create:
             try:
                 await self._client.create(resource_path(api, "TrainJob", namespace), trial)
@@ -60,6 +59,16 @@ class OptimizationReconciler:
             )
         await self._write_status(manifest, plan.status)
         return None
+
+    async def _trials(
+        self, namespace: str, name: str, uid: str | None = None
+    ) -> list[dict[str, Any]]:
+        """The trial TrainJobs of OptimizationJob ``name`` (those it owns, given its ``uid``)."""
+        api = trainer_api.TRAINER_API_VERSION
+        listed = await self._client.list(
+            resource_path(api, "TrainJob", namespace), f"{OPTIMIZATION_JOB_LABEL}={name}"
+        )
+        return listed if uid is None else owned_trials(listed, uid)
 
     async def _write_status(
         self, manifest: Mapping[str, Any], status: dict[str, Any] | None

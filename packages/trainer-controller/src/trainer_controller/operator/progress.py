@@ -28,7 +28,11 @@ import trainer_api
 from aiohttp import web
 from trainer_runtime.plugins.trainer_status import token_audience
 
-from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, resource_path
+from trainer_controller.operator.apiclient import (
+    KubeClient,
+    resource_path,
+    retry_on_conflict,
+)
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.offload import Busy, Offload
 from trainer_controller.operator.ratelimit import KeyedLimiter, TokenBucket
@@ -263,7 +267,8 @@ def progress_routes(
             return _answer(422, f"body: not JSON ({error})")
         if not isinstance(payload, Mapping) or set(payload) - {"trainerStatus"}:
             return _answer(422, "body: expected an object with the single field trainerStatus")
-        for _ in range(_WRITE_ATTEMPTS):
+
+        async def write() -> web.Response:
             job = await client.get(path)
             if job is None:
                 return _answer(
@@ -278,16 +283,15 @@ def progress_routes(
                     causes=[{"field": error.field, "message": error.message} for error in errors],
                 )
             job["status"] = {**(job.get("status") or {}), "trainerStatus": payload["trainerStatus"]}
-            try:
-                stored = await client.replace(f"{path}/status", job)
-            except ApiStatusError as error:
-                if error.code == 409:
-                    continue  # the reconcile wrote status meanwhile: read again
-                raise
+            stored = await client.replace(f"{path}/status", job)
             metrics.writes.labels("progress").inc()
             return web.json_response(
                 {"trainerStatus": (stored.get("status") or {}).get("trainerStatus")}
             )
-        return _answer(409, "status kept changing while it was being written; retry")
+
+        answer = await retry_on_conflict(write, _WRITE_ATTEMPTS)  # the reconcile writes status too
+        if answer is None:
+            return _answer(409, "status kept changing while it was being written; retry")
+        return answer
 
     return [web.post(PROGRESS_PATH, handle)]

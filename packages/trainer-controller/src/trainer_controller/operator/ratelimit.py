@@ -1,4 +1,5 @@
-"""Token buckets: a pure one with an injected clock, and a bounded set of them keyed by caller.
+"""How fast to go: token buckets (a pure one with an injected clock, and a bounded set of them
+keyed by caller) and the exponential back-off every retry of the operator waits by.
 
 ``TokenBucket.take`` never waits; it answers how long the caller would have to wait, so the API
 client can sleep and the progress endpoint can answer 429 with ``Retry-After`` from one rule.
@@ -9,8 +10,20 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 
-__all__ = ["KeyedLimiter", "TokenBucket"]
+__all__ = ["Backoff", "KeyedLimiter", "TokenBucket"]
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Seconds to wait before retry number ``failures``: ``base``, doubling, at most ``maximum``."""
+
+    base: float
+    maximum: float
+
+    def delay(self, failures: int) -> float:
+        return min(self.maximum, self.base * 2.0 ** (failures - 1))
 
 
 class TokenBucket:

@@ -1,8 +1,8 @@
 """The operator process: listeners on every replica; watches and reconciles only on the leader.
 
 Start-up order: health and metrics listeners; certificates (unless ``webhooks`` is off), then the
-webhook and progress listeners; readiness; then wait for the Lease and, once leader, run kopf's
-watches and the reconcile workers until told to stop or the Lease is lost (then the process
+webhook and progress listeners; readiness; then wait for the Lease and, once leader, run the
+informers and the reconcile workers until told to stop or the Lease is lost (then the process
 exits non-zero so its Deployment restarts it as a standby).
 """
 
@@ -17,15 +17,14 @@ import time
 from collections.abc import Awaitable
 from typing import Any
 
-import kopf
 from trainer_runtime import Settings, StatusServer
 
-from trainer_controller.operator import certificates, watching
+from trainer_controller.operator import certificates
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient
 from trainer_controller.operator.config import OperatorConfig
 from trainer_controller.operator.credentials import Credentials
 from trainer_controller.operator.events import EventRecorder
-from trainer_controller.operator.informer import CachedReader, ObjectCache
+from trainer_controller.operator.informer import ObjectCache
 from trainer_controller.operator.leader import LeaderElector
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.offload import Offload
@@ -33,6 +32,7 @@ from trainer_controller.operator.optimization_reconcile import OptimizationRecon
 from trainer_controller.operator.progress import ProgressLimits, progress_routes
 from trainer_controller.operator.reconcile import Reconciler
 from trainer_controller.operator.servers import Listener, health_routes, metrics_routes
+from trainer_controller.operator.watching import Watches
 from trainer_controller.operator.webhooks import webhook_routes
 from trainer_controller.operator.workqueue import WorkQueue
 
@@ -184,48 +184,26 @@ class Operator:
         )
 
     async def _reconcile_until(self, stop: asyncio.Event, client: KubeClient) -> None:
-        """kopf's watches feed the queue; ``concurrency`` workers reconcile from it."""
+        """Informers feed the queues; ``concurrency`` workers reconcile TrainJobs, one worker
+        OptimizationJobs (each pass is cheap next to the trials it starts)."""
         config = self.config
         queue: WorkQueue[Key] = WorkQueue(config.backoff_base_seconds, config.backoff_max_seconds)
+        optimizations: WorkQueue[Key] = WorkQueue(
+            config.backoff_base_seconds, config.backoff_max_seconds
+        )
         cache = ObjectCache(config.cache_resync_seconds) if config.informer_cache else None
         reconciler = Reconciler(
             client,
             EventRecorder(client),
             self.metrics,
             self._build_settings(),
-            reader=CachedReader(client, cache, self.metrics) if cache is not None else None,
+            cache=cache,
         )
-        optimizations: WorkQueue[Key] = WorkQueue(
-            config.backoff_base_seconds, config.backoff_max_seconds
-        )
-        kopf_stop = asyncio.Event()
-        watches = asyncio.ensure_future(
-            kopf.operator(
-                registry=watching.make_registry(queue, self.credentials, cache, optimizations),
-                settings=watching.make_settings(),
-                clusterwide=not config.namespaces,
-                namespaces=list(config.namespaces),
-                standalone=True,
-                stop_flag=kopf_stop,
-            )
-        )
-        workers = [
-            asyncio.ensure_future(self._work(queue, reconciler)) for _ in range(config.concurrency)
-        ]
-        # OptimizationJobs: one worker; each pass is cheap next to the trials it starts.
-        workers.append(
-            asyncio.ensure_future(self._work(optimizations, OptimizationReconciler(client)))
-        )
-        try:
-            await _first(stop.wait(), asyncio.shield(watches))
-        finally:
-            kopf_stop.set()
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(watches), timeout=10)
-            watches.cancel()
-            for worker in workers:
-                worker.cancel()
-            await asyncio.gather(watches, *workers, return_exceptions=True)
+        informers = Watches(queue, optimizations, cache).informers(client, config.namespaces)
+        workers = [self._work(queue, reconciler) for _ in range(config.concurrency)]
+        workers.append(self._work(optimizations, OptimizationReconciler(client)))
+        watches = asyncio.gather(*(informer.run() for informer in informers))
+        await _first(stop.wait(), watches, *workers)
 
     async def _work(
         self, queue: WorkQueue[Key], reconciler: Reconciler | OptimizationReconciler

@@ -20,6 +20,7 @@ from trainer_controller.operator.apiclient import KubeClient, resource_path
 from trainer_controller.operator.metrics import OperatorMetrics
 from trainer_controller.operator.offload import Busy, Offload
 from trainer_controller.operator.servers import BodyTooLarge, read_body
+from trainer_controller.operator.watching import runtime_path
 
 __all__ = ["WEBHOOK_PATHS", "webhook_routes"]
 
@@ -34,32 +35,8 @@ WEBHOOK_PATHS: Final = {
     "mutate-trainjob": "/mutate-trainer-kubeflow-org-v1alpha1-trainjob",
     "validate-optimizationjob": "/validate-trainer-kubeflow-org-v1alpha1-optimizationjob",
 }
-_KINDS: Final = {
-    "validate-trainjob": "TrainJob",
-    "validate-trainingruntime": "TrainingRuntime",
-    "validate-clustertrainingruntime": "ClusterTrainingRuntime",
-    "mutate-trainjob": "TrainJob",
-    "validate-optimizationjob": "OptimizationJob",
-}
 
 Decide = Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]]
-
-
-def _runtime_path(job: Mapping[str, Any], namespace: object) -> str | None:
-    """The API path of the runtime ``job`` references, or None when the reference is unusable
-    (its rules then report it): only DNS-1123 names ever reach a URL."""
-    spec = job.get("spec")
-    ref = spec.get("runtimeRef") if isinstance(spec, Mapping) else None
-    if not isinstance(ref, Mapping):
-        return None
-    kind, name = ref.get("kind") or "ClusterTrainingRuntime", ref.get("name")
-    if not trainer_api.is_dns1123_subdomain(name):
-        return None
-    if kind == "ClusterTrainingRuntime":
-        return resource_path(trainer_api.TRAINER_API_VERSION, kind, None, name)
-    if kind == "TrainingRuntime" and trainer_api.is_dns1123_label(namespace):
-        return resource_path(trainer_api.TRAINER_API_VERSION, kind, namespace, name)
-    return None
 
 
 def webhook_routes(
@@ -83,11 +60,11 @@ def webhook_routes(
         obj = request["object"]
         old = request.get("oldObject")
         namespace = request.get("namespace")
-        path = _runtime_path(obj, namespace)
+        path = runtime_path(obj, namespace)
         runtime = await client.get(path) if path is not None else None
         jobset = await jobset_of(obj, namespace) if needs_jobset(obj, old) else None
-        errors = await pool.run(admission.validation_errors, obj, old, runtime, jobset)
-        return _verdict(request, errors, admission.validation_warnings(runtime))
+        errors, warnings = await pool.run(admission.trainjob_admission, obj, old, runtime, jobset)
+        return _verdict(request, errors, warnings)
 
     async def validate_runtime(request: Mapping[str, Any]) -> dict[str, Any]:
         errors = await pool.run(
@@ -101,11 +78,11 @@ def webhook_routes(
         )
         return admission.patched(request["uid"], operations)
 
-    def route(name: str, decide: Decide) -> web.RouteDef:
+    def route(name: str, kind: str, decide: Decide) -> web.RouteDef:
         async def handle(http: web.Request) -> web.Response:
             try:
                 body = await read_body(http, reviews.MAX_REVIEW_BYTES)
-                request = await pool.run(reviews.parse_review, body, _KINDS[name])
+                request = await pool.run(reviews.parse_review, body, kind)
             except BodyTooLarge as error:
                 return web.json_response({"message": str(error)}, status=413)
             except Busy as error:
@@ -129,12 +106,12 @@ def webhook_routes(
         return web.post(WEBHOOK_PATHS[name], handle)
 
     return [
-        route("validate-trainjob", validate_trainjob),
-        route("validate-trainingruntime", validate_runtime),
-        route("validate-clustertrainingruntime", validate_runtime),
-        route("mutate-trainjob", mutate_trainjob),
+        route("validate-trainjob", "TrainJob", validate_trainjob),
+        route("validate-trainingruntime", "TrainingRuntime", validate_runtime),
+        route("validate-clustertrainingruntime", "ClusterTrainingRuntime", validate_runtime),
+        route("mutate-trainjob", "TrainJob", mutate_trainjob),
         # The schema's rules (an update: the immutable spec) and the extension annotations.
-        route("validate-optimizationjob", validate_runtime),
+        route("validate-optimizationjob", "OptimizationJob", validate_runtime),
     ]
 
 

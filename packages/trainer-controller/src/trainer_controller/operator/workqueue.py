@@ -8,12 +8,13 @@ retried with exponential back-off per key; ``requeue_after`` schedules a later p
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import heapq
 import itertools
 from collections import deque
 from collections.abc import Callable
 from typing import Generic, TypeVar
+
+from trainer_controller.operator.ratelimit import Backoff
 
 __all__ = ["WorkQueue"]
 
@@ -29,7 +30,7 @@ class WorkQueue(Generic[K]):
         max_delay: float = 300.0,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        self._base, self._max = base_delay, max_delay
+        self._backoff = Backoff(base_delay, max_delay)
         self._clock = clock or (lambda: asyncio.get_running_loop().time())
         self._ready: deque[K] = deque()
         self._queued: set[K] = set()
@@ -62,9 +63,8 @@ class WorkQueue(Generic[K]):
 
     def retry(self, key: K) -> float:
         """Queue ``key`` again after its next back-off delay (doubling per failure); the delay."""
-        failures = self._failures.get(key, 0)
-        self._failures[key] = failures + 1
-        delay = min(self._max, self._base * 2.0**failures)
+        failures = self._failures[key] = self._failures.get(key, 0) + 1
+        delay = self._backoff.delay(failures)
         self.add_after(key, delay)
         return delay
 
@@ -90,8 +90,12 @@ class WorkQueue(Generic[K]):
                 self._processing.add(key)
                 return key
             self._wake.clear()
-            with contextlib.suppress(asyncio.TimeoutError):  # timing out: a delayed key came due
-                await asyncio.wait_for(self._wake.wait(), timeout=wait)
+            # Not wait_for: it can swallow a cancellation that comes with the wake-up (3.11).
+            waiter = asyncio.ensure_future(self._wake.wait())
+            try:
+                await asyncio.wait((waiter,), timeout=wait)  # a timeout: a delayed key came due
+            finally:
+                waiter.cancel()
 
     def done(self, key: K) -> None:
         """Release ``key``; if it was added while processing, queue it again."""

@@ -17,11 +17,12 @@ Failure policies (``restart_policies``) are added to a checkpointing job, and to
 runtime asks for restarts (``failurePolicy``) without rules of its own: every Job whose pods do
 not say otherwise gets ``restartPolicy: Never`` and a ``podFailurePolicy`` whose first rule fails
 the Job when a pod was disrupted (``DisruptionTarget``: preemption, eviction, node drain) and
-whose second fails it when a container exits with code 1 (a user error); the JobSet's
-``failurePolicy.rules`` then restart the whole JobSet without counting the restart for the
-first (``RestartJobSetAndIgnoreMaxRestarts``, matched by the Job's failure message) and fail it
-at once for the second. Any other failure (an OOM kill, a crash signal) counts against
-``backoffLimit`` and restarts the JobSet within ``maxRestarts``, as before.
+whose second fails it when a container exits with a code of ``exit_codes.FAIL_EXIT_CODES`` (its
+command cannot run); the JobSet's ``failurePolicy.rules`` then restart the whole JobSet without
+counting the restart for the first (``RestartJobSetAndIgnoreMaxRestarts``, matched by the Job's
+failure message) and fail it at once for the second. Any other failure (a Python error, an OOM
+kill, a crash signal) counts against ``backoffLimit`` and restarts the JobSet within
+``maxRestarts``: the exit-code policy of ``exit_codes``, which the local executor applies too.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from typing import Any, Final
 
 from trainer_api import FieldError, TrainJob
 
-from trainer_runtime import podspecs
+from trainer_runtime import exit_codes, podspecs
 from trainer_runtime.info import RuntimeInfo
 from trainer_runtime.plugins._policies import reserved_env_errors
 
@@ -55,7 +56,6 @@ VOLUME_NAME: Final = "checkpoints"
 CHECKPOINT_DIR_ENV: Final = "TRAINER_CHECKPOINT_DIR"
 ATTEMPT_ENV: Final = "TRAINER_RESTART_ATTEMPT"
 RESTART_ATTEMPT_LABEL: Final = "jobset.sigs.k8s.io/restart-attempt"
-USER_ERROR_EXIT_CODE: Final = 1
 # The Job controller's message for a pod-condition rule: "Pod NS/NAME has condition
 # DisruptionTarget matching FailJob rule at index 0".
 DISRUPTION_MESSAGE_PATTERN: Final = "has condition DisruptionTarget"
@@ -63,8 +63,8 @@ _CLAIM_NAME: Final = re.compile(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?")
 
 
 def pod_failure_policy() -> dict[str, Any]:
-    """The Job ``podFailurePolicy``: disruption and user error each fail the Job at once (with
-    messages the JobSet rules tell apart)."""
+    """The Job ``podFailurePolicy``: a disruption and a command that cannot run each fail the
+    Job at once (with messages the JobSet rules tell apart)."""
     return {
         "rules": [
             {
@@ -73,7 +73,7 @@ def pod_failure_policy() -> dict[str, Any]:
             },
             {
                 "action": "FailJob",
-                "onExitCodes": {"operator": "In", "values": [USER_ERROR_EXIT_CODE]},
+                "onExitCodes": {"operator": "In", "values": list(exit_codes.FAIL_EXIT_CODES)},
             },
         ]
     }
@@ -89,7 +89,7 @@ def restart_rules() -> list[dict[str, Any]]:
             "onJobFailureMessagePatterns": [DISRUPTION_MESSAGE_PATTERN],
         },
         {
-            "name": "FailOnUserError",
+            "name": "FailOnCommandError",
             "action": "FailJobSet",
             "onJobFailureReasons": ["PodFailurePolicy"],
         },

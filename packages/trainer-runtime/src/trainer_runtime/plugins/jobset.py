@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import trainer_api
-from trainer_api import TrainJob
+from trainer_api import Condition, JobStatus, TrainJob, TrainJobStatus
 
 from trainer_runtime import conditions, manifests
 from trainer_runtime.info import RuntimeInfo
@@ -90,27 +90,32 @@ class JobSet:
         ]
 
     def derive_status(
-        self, job: TrainJob, observed: Observed, status: dict[str, Any], now: datetime
-    ) -> None:
+        self, job: TrainJob, observed: Observed, now: datetime
+    ) -> TrainJobStatus | None:
         """Complete or Failed from the JobSet's terminal condition; jobsStatus from its jobs
         (once the JobSet controller has reported any status)."""
         jobset = observed.jobset_doc()
         if jobset is None or not jobset.get("status"):
-            return
-        status["jobsStatus"] = jobs_status(jobset)
+            return None
         jobset_conditions = (jobset.get("status") or {}).get("conditions") or ()
-        for jobset_type, trainjob_type in (
-            ("Completed", conditions.COMPLETE),
-            ("Failed", conditions.FAILED),
-        ):
-            condition = conditions.find_condition(jobset_conditions, jobset_type)
-            if condition is not None and condition.get("status") == "True":
-                conditions.set_condition(
-                    status.setdefault("conditions", []),
-                    trainjob_type,
-                    True,
-                    str(condition.get("reason") or jobset_type),
-                    str(condition.get("message") or ""),
-                    conditions.parse_time(condition.get("lastTransitionTime")) or now,
-                )
-                return
+        terminal = [
+            Condition(
+                type=trainjob_type,
+                status="True",
+                reason=str(condition.get("reason") or jobset_type),
+                message=str(condition.get("message") or ""),
+                last_transition_time=(
+                    conditions.parse_time(condition.get("lastTransitionTime")) or now
+                ),
+            )
+            for jobset_type, trainjob_type in (
+                ("Completed", conditions.COMPLETE),
+                ("Failed", conditions.FAILED),
+            )
+            if (condition := conditions.find_condition(jobset_conditions, jobset_type)) is not None
+            and condition.get("status") == "True"
+        ]
+        return TrainJobStatus(
+            conditions=terminal[:1] or None,
+            jobs_status=[JobStatus.model_validate(item) for item in jobs_status(jobset)],
+        )

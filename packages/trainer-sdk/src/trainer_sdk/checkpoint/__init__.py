@@ -20,7 +20,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the same names, eagerly, for type checkers
-    from trainer_sdk.checkpoint._checkpointer import Checkpointer
+    from trainer_sdk.checkpoint._checkpointer import Checkpointer, CheckpointError
+    from trainer_sdk.checkpoint._data_position import DataPosition, ResumableSampler
     from trainer_sdk.checkpoint._layout import (
         CHECKPOINT_DIR_ENV,
         Checkpoint,
@@ -32,7 +33,8 @@ if TYPE_CHECKING:  # the same names, eagerly, for type checkers
     from trainer_sdk.checkpoint.status import ATTEMPT_ENV, PREEMPTED_EXIT_CODE
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "trainer_sdk.checkpoint._checkpointer": ("Checkpointer",),
+    "trainer_sdk.checkpoint._checkpointer": ("CheckpointError", "Checkpointer"),
+    "trainer_sdk.checkpoint._data_position": ("DataPosition", "ResumableSampler"),
     "trainer_sdk.checkpoint._layout": (
         "CHECKPOINT_DIR_ENV",
         "Checkpoint",
@@ -60,7 +62,10 @@ __all__ = [
     "CHECKPOINT_DIR_ENV",
     "PREEMPTED_EXIT_CODE",
     "Checkpoint",
+    "CheckpointError",
     "Checkpointer",
+    "DataPosition",
+    "ResumableSampler",
     "Resume",
     "checkpoints",
     "latest",

@@ -11,12 +11,13 @@ thread while training uses the default group.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
 import signal
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from pathlib import Path
 from types import FrameType
@@ -24,18 +25,43 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from torch.distributed.checkpoint.api import CheckpointException
 from torch.distributed.checkpoint.state_dict_loader import load as dcp_load
 from torch.distributed.checkpoint.state_dict_saver import AsyncSaveResponse
 from torch.distributed.checkpoint.state_dict_saver import async_save as dcp_async_save
 from torch.distributed.checkpoint.state_dict_saver import save as dcp_save
 
-from trainer_sdk.checkpoint import _layout, _staging, _state, status
+from trainer_sdk.checkpoint import _formats, _layout, _staging, _state, status
 from trainer_sdk.checkpoint.status import ATTEMPT_ENV, PREEMPTED_EXIT_CODE
 from trainer_sdk.training.metrics import log_metrics
 
-__all__ = ["ATTEMPT_ENV", "PREEMPTED_EXIT_CODE", "Checkpointer"]
+__all__ = ["ATTEMPT_ENV", "PREEMPTED_EXIT_CODE", "CheckpointError", "Checkpointer"]
 
 log = logging.getLogger(__name__)
+
+
+class CheckpointError(RuntimeError):
+    """A save that failed (what it wrote is removed), or a restore that found checkpoints but
+    could load none of them; the message names each and why."""
+
+
+def _describe(error: BaseException) -> str:
+    """One line per failure: DCP's ``CheckpointException`` carries one per rank."""
+    if isinstance(error, CheckpointException):
+        return "; ".join(
+            f"rank {rank}: {type(cause).__name__}: {cause}"
+            for rank, (cause, _) in sorted(error.failures.items())
+        )
+    return f"{type(error).__name__}: {error}"
+
+
+def _failure(work: Callable[[], object]) -> str | None:
+    """Run ``work``; None when it returned, else its error described (for a vote of ranks)."""
+    try:
+        work()
+    except Exception as error:
+        return _describe(error)
+    return None
 
 
 def _positive_or_none(name: str, value: object) -> int | None:
@@ -139,26 +165,63 @@ class Checkpointer:
     # Restore --------------------------------------------------------------------------------
 
     def restore(self) -> int:
-        """Load the latest complete checkpoint into the state; the step it was saved at (the
-        step to continue from), 0 when there is none. Collective."""
+        """Load the latest complete checkpoint that every rank can read into the state; the step
+        it was saved at (the step to continue from), 0 when there is none. A checkpoint that
+        cannot be loaded (damaged, foreign) is skipped with a warning for the one before it;
+        ``CheckpointError`` when none can. Collective."""
         self.wait()
-        found = self._broadcast(_layout.latest(self.directory) if self.rank == 0 else None)
-        if found is None:
-            return 0
+        newest_first = list(reversed(_layout.checkpoints(self.directory)))
+        candidates = self._broadcast(newest_first if self.rank == 0 else None)
+        failures = []
+        for found in candidates:
+            problem = self._load(found)
+            if problem is None:
+                self._resumed(found)
+                return int(found.step)
+            failures.append(f"step {found.step} ({found.path}): {problem}")
+            log.warning("the checkpoint of step %d cannot be restored: %s", found.step, problem)
+        if failures:
+            raise CheckpointError(
+                f"no checkpoint under {self.directory} can be restored:\n  " + "\n  ".join(failures)
+            )
+        return 0
+
+    def _load(self, found: _layout.Checkpoint) -> str | None:
+        """Load ``found`` into the state; None when every rank did, else why not (every rank
+        gets the same answer, so that all of them go on to the same checkpoint)."""
+        problem = _failure(lambda: self._load_engines(found))
+        if self._any_rank(problem is not None):
+            return problem or "it failed on another rank"
+        loaded = _state.tensor_state(self._parts)
+        if loaded:
+            try:  # collective: a failure on any rank is raised on every rank
+                dcp_load(
+                    loaded,
+                    storage_reader=_formats.SafeReader(found.path / _state.TENSORS_DIR),
+                    planner=_formats.SafePlanner(),
+                    process_group=self._control,
+                    no_dist=not self._distributed,
+                )
+            except (Exception, CheckpointException) as error:  # a BaseException
+                return _describe(error)
+        problem = _failure(lambda: self._load_rank(found, loaded))
+        if self._any_rank(problem is not None):
+            return problem or "it failed on another rank"
+        return None
+
+    def _load_engines(self, found: _layout.Checkpoint) -> None:
+        _formats.check_entries(found.path)
         for name, engine in self._parts.engines.items():
             engine.load_checkpoint(
                 str(found.path / _state.DEEPSPEED_DIR / name), _state.DEEPSPEED_TAG
             )
-        if self._parts.modules or self._parts.optimizers or self._parts.tensors:
-            loaded = _state.tensor_state(self._parts)
-            dcp_load(
-                loaded,
-                checkpoint_id=found.path / _state.TENSORS_DIR,
-                process_group=self._control,
-                no_dist=not self._distributed,
-            )
+
+    def _load_rank(self, found: _layout.Checkpoint, loaded: Mapping[str, Any]) -> None:
+        if loaded:
             _state.restore_tensor_parts(self._parts, loaded)
         _state.load_rank_part(_layout.rank_file(found.path, self.rank), self._parts)
+
+    def _resumed(self, found: _layout.Checkpoint) -> None:
         if self.rank == 0:
             _layout.record_resume(self.directory, found.step, self.attempt)
             log_metrics(
@@ -168,47 +231,35 @@ class Checkpointer:
         self.resumed_from = found
         self._last_saved_step = found.step
         log.info("resumed from the checkpoint of step %d (%s)", found.step, found.path)
-        return int(found.step)
 
     # Save -----------------------------------------------------------------------------------
 
     def save(self, step: int) -> None:
         """Save the state as step ``step`` (waiting for an earlier asynchronous save first; a
-        step already saved is not saved again). Collective."""
+        step already saved is not saved again). A save that fails on any rank (a full volume)
+        removes what it wrote and raises ``CheckpointError`` on every rank; the checkpoints
+        before it stay. Collective."""
         if isinstance(step, bool) or not isinstance(step, int) or step < 0:
             raise ValueError(f"step: expected an integer >= 0, got {step!r}")
         self.wait()
         if step == self._last_saved_step:
             return
+        part = _state.rank_part(self._parts)
         self._last_saved_step = step
         path = _layout.step_dir(self.directory, step)
-        if self.rank == 0:
-            if path.exists():  # an attempt that died while writing this step
-                shutil.rmtree(path)
-            path.mkdir(parents=True)
-        self._barrier()
-        _state.save_rank_part(_layout.rank_file(path, self.rank), self._parts)
-        for name, engine in self._parts.engines.items():
-            engine.save_checkpoint(str(path / _state.DEEPSPEED_DIR / name), _state.DEEPSPEED_TAG)
-        if self._parts.modules or self._parts.optimizers or self._parts.tensors:
-            tensors = _state.tensor_state(self._parts)
+        # Rank 0 frees what earlier saves left (incomplete directories), then every rank
+        # writes its own part; a failure anywhere is seen by every rank at the vote.
+        self._vote(path, step, lambda: self._prepare(path) if self.rank == 0 else None)
+        self._vote(path, step, lambda: self._save_rank(path, part))
+        tensors = _state.tensor_state(self._parts)
+        if not tensors:
+            self._barrier()
+            if self.rank == 0:
+                self._commit(path, step)
+            return
+        try:
             if self._staging is not None:
-                # The copy to CPU memory and the write both run in the background; the
-                # optimizers (and modules with buffers) wait for the copy before they change.
-                response = dcp_async_save(
-                    tensors,
-                    checkpoint_id=path / _state.TENSORS_DIR,
-                    process_group=self._background,
-                    async_stager=self._staging.stager,
-                    no_dist=not self._distributed,
-                )
-                staged = None
-                if isinstance(response, AsyncSaveResponse):
-                    staged, response = response.staging_completion, response.upload_completion
-                self._staging.started(staged)
-                if self._parts.tensors:  # plain mappings have no hook to wait at
-                    self._staging.wait()
-                self._pending = (response, path, step)
+                self._pending = (self._save_async(path, tensors), path, step)
                 return
             dcp_save(
                 tensors,
@@ -216,9 +267,66 @@ class Checkpointer:
                 process_group=self._control,
                 no_dist=not self._distributed,
             )
+        except (Exception, CheckpointException) as error:  # collective: raised on every rank
+            raise self._failed(path, step, error) from None
         self._barrier()
         if self.rank == 0:
             self._commit(path, step)
+
+    def _prepare(self, path: Path) -> None:
+        _layout.remove(path)  # an attempt that died while writing this step
+        _layout.prune(self.directory, None)  # incomplete saves of earlier attempts
+        path.mkdir(parents=True)
+
+    def _save_rank(self, path: Path, part: Mapping[str, Any]) -> None:
+        _state.save_rank_part(_layout.rank_file(path, self.rank), part)
+        for name, engine in self._parts.engines.items():
+            engine.save_checkpoint(str(path / _state.DEEPSPEED_DIR / name), _state.DEEPSPEED_TAG)
+
+    def _save_async(self, path: Path, tensors: dict[str, Any]) -> Future[Any]:
+        """Start the background copy and write; the future of the write."""
+        assert self._staging is not None
+        # The copy to CPU memory and the write both run in the background; the optimizers
+        # (and modules with buffers) wait for the copy before they change.
+        response = dcp_async_save(
+            tensors,
+            checkpoint_id=path / _state.TENSORS_DIR,
+            process_group=self._background,
+            async_stager=self._staging.stager,
+            no_dist=not self._distributed,
+        )
+        staged = None
+        if isinstance(response, AsyncSaveResponse):
+            staged, response = response.staging_completion, response.upload_completion
+        self._staging.started(staged)
+        if self._parts.tensors:  # plain mappings have no hook to wait at
+            self._staging.wait()
+        return response
+
+    def _vote(self, path: Path, step: int, work: Callable[[], object]) -> None:
+        """Run this rank's ``work``; if it failed on any rank, fail the save on every rank."""
+        problem = _failure(work)
+        if self._any_rank(problem is not None):
+            raise self._failed(path, step, problem or "it failed on another rank")
+
+    def _failed(self, path: Path, step: int, error: BaseException | str) -> CheckpointError:
+        """The error of a failed save of ``step``, once rank 0 has removed what it wrote."""
+        self._last_saved_step = None
+        cleanup = ""
+        if self.rank == 0:
+            try:
+                _layout.remove(path)
+            except OSError as removal:
+                cleanup = f"; {path} could not be removed either: {removal}"
+        problem = error if isinstance(error, str) else _describe(error)
+        before = _layout.latest(self.directory)
+        kept = f"the latest complete one is step {before.step}" if before else "none is complete"
+        with contextlib.suppress(OSError):  # torch.save reports a full disk in its own words
+            kept += f"; {shutil.disk_usage(self.directory).free} bytes free on its volume"
+        return CheckpointError(
+            f"the checkpoint of step {step} could not be saved to {path}: {problem}{cleanup} "
+            f"({kept})"
+        )
 
     def _commit(self, path: Path, step: int) -> None:
         checkpoint = _layout.commit(path, step, self.world_size, self.attempt)
@@ -245,9 +353,12 @@ class Checkpointer:
             return
         future, path, step = self._pending
         self._pending = None
-        if self._staging is not None:
-            self._staging.wait()
-        future.result()
+        try:
+            if self._staging is not None:
+                self._staging.wait()
+            future.result()
+        except (Exception, CheckpointException) as error:
+            raise self._failed(path, step, error) from None
         if self.rank == 0:
             self._commit(path, step)
 

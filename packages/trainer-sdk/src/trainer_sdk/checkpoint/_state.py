@@ -26,11 +26,14 @@ import torch
 from torch import nn
 from torch.distributed.checkpoint import state_dict as dcp_state_dict
 
+from trainer_sdk.checkpoint import _formats
+
 __all__ = [
     "DeepSpeedEngine",
     "Parts",
     "Stateful",
     "load_rank_part",
+    "rank_part",
     "restore_tensor_parts",
     "save_rank_part",
     "split",
@@ -142,8 +145,9 @@ def _rng_state() -> dict[str, Any]:
     if cuda_in_use:
         state["cuda"] = torch.cuda.get_rng_state_all()
     numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        state["numpy"] = numpy.random.get_state()
+    if numpy is not None:  # as plain values: (kind, keys, position, has_gauss, cached_gaussian)
+        kind, keys, *rest = numpy.random.get_state()
+        state["numpy"] = (kind, keys.tolist(), *rest)
     return state
 
 
@@ -154,18 +158,27 @@ def _set_rng_state(state: Mapping[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
     numpy = sys.modules.get("numpy")
     if "numpy" in state and numpy is not None:
-        numpy.random.set_state(state["numpy"])
+        kind, keys, *rest = state["numpy"]
+        numpy.random.set_state((kind, numpy.array(keys, dtype=numpy.uint32), *rest))
 
 
-def save_rank_part(path: Path, parts: Parts) -> None:
-    """Write this rank's RNG states and objects to ``path`` (whole or not at all)."""
+def rank_part(parts: Parts) -> dict[str, Any]:
+    """This rank's RNG states and objects' state dicts, as saved; TypeError naming the value if
+    they, or a tensor mapping, hold anything but tensors and plain values (a checkpoint is
+    read back without unpickling objects)."""
+    objects = {name: value.state_dict() for name, value in parts.objects.items()}
+    for name, value in objects.items():
+        _formats.check_plain(value, f"state[{name!r}].state_dict()")
+    for name, tensors in parts.tensors.items():
+        _formats.check_plain(tensors, f"state[{name!r}]")
+    return {"rng": _rng_state(), "objects": objects}
+
+
+def save_rank_part(path: Path, part: Mapping[str, Any]) -> None:
+    """Write this rank's ``rank_part`` to ``path`` (whole or not at all)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    part = {
-        "rng": _rng_state(),
-        "objects": {name: value.state_dict() for name, value in parts.objects.items()},
-    }
     temporary = path.with_name(f".{path.name}.tmp")
-    torch.save(part, temporary)
+    torch.save(dict(part), temporary)
     os.replace(temporary, path)
 
 
@@ -176,8 +189,9 @@ def load_rank_part(path: Path, parts: Parts) -> None:
             f"{path}: this rank's part of the checkpoint is missing; was it saved by fewer "
             "ranks than this job runs?"
         )
-    # The job's own file, holding arbitrary objects' state dicts (not only tensors).
-    part = torch.load(path, weights_only=False)
+    part = _formats.load_plain(path)
+    if not isinstance(part, dict) or not isinstance(part.get("objects"), dict):
+        raise ValueError(f"{path}: not a rank part of a checkpoint")
     missing = sorted(set(parts.objects) - set(part["objects"]))
     if missing:
         raise KeyError(f"{path}: holds no state for {', '.join(missing)}")

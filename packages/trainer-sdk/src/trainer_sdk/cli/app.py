@@ -107,8 +107,8 @@ def _jobs_table(
 
 
 def _job_table(job: types.TrainJob, packages: PackageStatus | None = None) -> Table:
-    """The job's steps (the package install first, when it has one); the caption: its message
-    and whether its ranks run on gems kernels."""
+    """The job's steps (the package install first, when it has one); the caption: its message,
+    its checkpoint, where a fine-tune's model is, and whether its ranks run on gems kernels."""
     from trainer_sdk.status.packages import INSTALL_STEP
 
     rows = [[INSTALL_STEP, str(packages), "", "", " ".join(packages.requested)]] if packages else []
@@ -117,7 +117,8 @@ def _job_table(job: types.TrainJob, packages: PackageStatus | None = None) -> Ta
         for step in job.steps
     ]
     gems = "gems kernels: on (TRAINER_GEMS=1)" if job.gems_kernels else "gems kernels: off"
-    caption = "\n".join(filter(None, [job.message, _checkpoint_line(job), gems]))
+    output = f"output: {job.output} (model/, adapter/ after LoRA)" if job.output else None
+    caption = "\n".join(filter(None, [job.message, _checkpoint_line(job), output, gems]))
     columns = [
         column("STEP", name=True),
         column("STATUS"),

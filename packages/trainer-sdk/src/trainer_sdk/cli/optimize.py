@@ -3,10 +3,12 @@ from the command line, over ``OptimizerClient``."""
 
 from __future__ import annotations
 
+import json
+import math
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -16,7 +18,7 @@ from trainer_sdk.cli.output import OUTPUTS, age, column, emit, fail, say, table
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from trainer_sdk.optimizer import OptimizationJob
+    from trainer_sdk.optimizer import OptimizationJob, OptimizerClient
     from trainer_sdk.optimizer.types.algorithm_types import BaseAlgorithm, BaseEarlyStopping
     from trainer_sdk.optimizer.types.search_types import (
         CategoricalSearchSpace,
@@ -25,11 +27,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "delete_command",
+    "export_command",
     "get_command",
     "list_command",
     "optimizationjob",
     "optimize",
     "parse_param",
+    "resume_command",
+    "trial_rows",
 ]
 
 _ALGORITHMS = ("random", "grid", "tpe", "cmaes", "qmc")
@@ -80,10 +85,8 @@ def _stopping(rule: str) -> BaseEarlyStopping | None:
 
 
 def _trials_table(job: OptimizationJob) -> Table:
-    from trainer_sdk.optimizer.backends.base import best_result
     from trainer_sdk.optimizer.insight import importance
 
-    best = best_result(job)
     shares = importance(job)
     caption = "* best" + (
         "; importance " + ", ".join(f"{name} {share:.2f}" for name, share in shares.items())
@@ -92,7 +95,7 @@ def _trials_table(job: OptimizationJob) -> Table:
     )
     rows = []
     for trial in job.trials:
-        mark = " *" if best is not None and trial.parameters == best.parameters else ""
+        mark = " *" if trial.name == job.best_trial_name else ""
         rows.append(
             [
                 trial.name + mark,
@@ -109,7 +112,8 @@ def _trials_table(job: OptimizationJob) -> Table:
         column("PRUNED AT"),
         column("PARAMETERS", name=True),
     ]
-    return table(columns, rows, title=f"{job.name}: {job.status}", caption=caption)
+    title = f"{job.name}: {job.status}" + (f" ({job.message})" if job.message else "")
+    return table(columns, rows, title=title, caption=caption)
 
 
 def _jobs_table(jobs: list[OptimizationJob]) -> Table:
@@ -135,6 +139,7 @@ def _jobs_table(jobs: list[OptimizationJob]) -> Table:
 @click.option("--seed", type=int, default=None)
 @click.option("--early-stopping", type=click.Choice(["none", "median", "asha"]), default="none")
 @click.option("--runtime", default=None, help="The trials' runtime (default torch-distributed).")
+@click.option("--warm-start", default=None, help="An earlier job whose trials seed the search.")
 @click.option("--detach", is_flag=True, help="Print the name and return.")
 @click.option("--timeout", type=click.IntRange(min=2), default=3600, show_default=True)
 @click.pass_context
@@ -151,6 +156,7 @@ def optimize(
     seed: int | None,
     early_stopping: str,
     runtime: str | None,
+    warm_start: str | None,
     detach: bool,
     timeout: int,
 ) -> None:
@@ -182,12 +188,17 @@ def optimize(
                 objectives=[optimizer.Objective(metric, direction)],  # type: ignore[arg-type]
                 algorithm=_algorithm(algorithm, seed),
                 early_stopping=_stopping(early_stopping),
+                warm_start=warm_start,
             )
     except ValueError as error:
         fail(str(error))
     click.echo(name)
-    if detach:
-        return
+    if not detach:
+        _wait(client, name, timeout)
+
+
+def _wait(client: OptimizerClient, name: str, timeout: int) -> NoReturn:
+    """Wait for job ``name`` to end, print its trials and exit 0 when it completed, else 1."""
     try:
         job = client.wait_for_job_status(name, {"Complete", "Failed"}, timeout, 1)
     except TimeoutError as error:
@@ -224,6 +235,81 @@ def get_command(context: click.Context, name: str, output: str) -> None:
     except RuntimeError as error:
         fail(str(error), 1)
     emit(job, output, lambda: _trials_table(job))
+
+
+@optimizationjob.command(name="resume")
+@click.argument("name")
+@click.option("--detach", is_flag=True, help="Return at once (the trials need this process).")
+@click.option("--timeout", type=click.IntRange(min=2), default=3600, show_default=True)
+@click.pass_context
+def resume_command(context: click.Context, name: str, detach: bool, timeout: int) -> None:
+    """Drive NAME on after the process driving it ended (killed, or the machine restarted):
+    its trials are kept and none runs twice. Waits like optimize, unless --detach."""
+    client = optimizer_client(context)
+    try:
+        client.resume_job(name)
+    except RuntimeError as error:
+        fail(str(error), 1)
+    except ValueError as error:
+        fail(str(error))
+    if not detach:
+        _wait(client, name, timeout)
+
+
+def trial_rows(job: OptimizationJob) -> list[dict[str, Any]]:
+    """A row per trial: name, state, objective, pruned-at step, best, then each parameter
+    (non-finite objectives written as ``nan``/``inf``)."""
+    rows = []
+    for trial in job.trials:
+        rows.append(
+            {
+                "trial": trial.name,
+                "state": "Pruned" if trial.pruned_at_step is not None else trial.trainjob.status,
+                job.objectives[0].metric: trial.objective,
+                "pruned_at_step": trial.pruned_at_step,
+                "best": trial.name == job.best_trial_name,
+                **{name: trial.parameters.get(name) for name in sorted(job.search_space)},
+            }
+        )
+    return rows
+
+
+@optimizationjob.command(name="export")
+@click.argument("name")
+@click.option("--format", "kind", type=click.Choice(["csv", "json"]), default="csv")
+@click.option("--file", "-f", "path", type=click.Path(dir_okay=False, path_type=Path))
+@click.pass_context
+def export_command(context: click.Context, name: str, kind: str, path: Path | None) -> None:
+    """NAME's trials as a table: CSV (default) or JSON, to stdout or --file."""
+    import csv
+    import io
+
+    try:
+        job = optimizer_client(context).get_job(name)
+    except RuntimeError as error:
+        fail(str(error), 1)
+    rows = trial_rows(job)
+    if kind == "json":
+        text = json.dumps(
+            [{k: _json_value(v) for k, v in row.items()} for row in rows], indent=2, allow_nan=False
+        )
+    else:
+        buffer = io.StringIO()
+        columns = list(rows[0]) if rows else ["trial"]
+        writer = csv.DictWriter(buffer, columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        text = buffer.getvalue().rstrip("\n")
+    if path is None:
+        click.echo(text)
+    else:
+        path.write_text(text + "\n")
+        say(f"{len(rows)} trials of {name} written to {path}")
+
+
+def _json_value(value: Any) -> Any:
+    """Strict JSON: a non-finite objective as its name (``"nan"``, ``"inf"``)."""
+    return repr(value) if isinstance(value, float) and not math.isfinite(value) else value
 
 
 @optimizationjob.command(name="delete")

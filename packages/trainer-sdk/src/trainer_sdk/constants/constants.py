@@ -36,6 +36,7 @@ __all__ = [
     "MPI_COMMAND",
     "NODE",
     "NPU_LABEL",
+    "OUTPUT_PATH",
     "PACKAGES_READY_ENV",
     "POD_FAILED",
     "POD_LABEL_SELECTOR",
@@ -114,6 +115,8 @@ INITIALIZER_DEFAULT_IGNORE_PATTERNS: Final = ["*.msgpack", "*.h5", "*.bin", "*.p
 WORKSPACE_PATH: Final = "/workspace"
 DATASET_PATH: Final = os.path.join(WORKSPACE_PATH, "dataset")
 MODEL_PATH: Final = os.path.join(WORKSPACE_PATH, "model")
+# Where a BuiltinTrainer's engine writes the fine-tuned model (model/, adapter/) in its pods.
+OUTPUT_PATH: Final = os.path.join(WORKSPACE_PATH, "output")
 
 LAUNCHER: Final = "launcher"
 NODE: Final = "node"

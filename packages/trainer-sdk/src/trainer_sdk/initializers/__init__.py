@@ -7,6 +7,7 @@ optional settings (``ACCESS_TOKEN``, ``IGNORE_PATTERNS``, ``ENDPOINT``, ``ACCESS
 """
 
 from trainer_sdk.initializers.huggingface import download_huggingface
+from trainer_sdk.initializers.local import copy_local
 from trainer_sdk.initializers.s3 import download_s3
 
-__all__ = ["download_huggingface", "download_s3"]
+__all__ = ["copy_local", "download_huggingface", "download_s3"]

@@ -1,4 +1,5 @@
-"""``python -m trainer_sdk.initializers dataset|model TARGET``: run one initializer from env."""
+"""``python -m trainer_sdk.initializers dataset|model TARGET``: run one initializer from env
+(``STORAGE_URI``: ``hf://``, ``s3://`` or ``file://``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import sys
 from pathlib import Path
 
 from trainer_sdk.initializers.huggingface import DEFAULT_ENDPOINT, download_huggingface
+from trainer_sdk.initializers.local import copy_local
 from trainer_sdk.initializers.s3 import download_s3
+from trainer_sdk.manifests.storage import FILE_SCHEME
 
 
 def main(argv: list[str]) -> int:
@@ -27,6 +30,8 @@ def main(argv: list[str]) -> int:
             os.environ.get("ACCESS_TOKEN"),
             ignore,
         )
+    elif uri.startswith(FILE_SCHEME):
+        files = copy_local(uri, target, ignore)
     elif uri.startswith("s3://"):
         files = download_s3(
             uri,
@@ -38,7 +43,7 @@ def main(argv: list[str]) -> int:
             ignore,
         )
     else:
-        print(f"STORAGE_URI: expected hf:// or s3://, got {uri!r}", file=sys.stderr)
+        print(f"STORAGE_URI: expected hf://, s3:// or file://, got {uri!r}", file=sys.stderr)
         return 2
     print(f"{kind} initializer: {len(files)} files from {uri} in {target}")
     return 0

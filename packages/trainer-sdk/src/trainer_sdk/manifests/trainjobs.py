@@ -15,9 +15,10 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import fields
 from typing import Any, Final
-from urllib.parse import urlparse
 
 from trainer_sdk import constants, types
+from trainer_sdk.manifests import storage
+from trainer_sdk.manifests.requirements import requirement_problems
 from trainer_sdk.options import Option, apply_options
 from trainer_sdk.training import rank_entrypoint
 
@@ -122,7 +123,13 @@ def resources_from_dict(resources_per_node: dict[str, Any]) -> dict[str, dict[st
 
 
 def _install_script(packages: Sequence[str], index_urls: Sequence[str]) -> str:
-    """Shell that installs the packages, unless the local backend has put them on the path."""
+    """Shell that installs the packages, unless the local backend has put them on the path;
+    ValueError naming any entry that is not a PEP 508 requirement."""
+    problems = requirement_problems(packages)
+    if problems:
+        raise ValueError(
+            "\n".join(f"CustomTrainer.packages_to_install[{i}]: {p}" for i, p in problems)
+        )
     quoted = " ".join(shlex.quote(package) for package in packages)
     options = [f"--index-url {shlex.quote(index_urls[0])}"] if index_urls else []
     options += [f"--extra-index-url {shlex.quote(url)}" for url in index_urls[1:]]
@@ -130,7 +137,7 @@ def _install_script(packages: Sequence[str], index_urls: Sequence[str]) -> str:
         f"""
         if [ -z "${{{constants.PACKAGES_READY_ENV}:-}}" ]; then
           PIP_DISABLE_PIP_VERSION_CHECK=1 python -m pip install --quiet --no-warn-script-location \\
-            {" ".join(options)} --user {quoted} || exit 1
+            {" ".join(options)} --user -- {quoted} || exit 1
         fi
         """
     )
@@ -292,73 +299,49 @@ def _custom_trainer(
     return spec
 
 
-def _torchtune_args(
-    config: types.TorchTuneConfig, initializer: types.Initializer | None
-) -> list[str]:
-    args: list[str] = []
-    if config.dtype:
-        if not isinstance(config.dtype, types.DataType):
-            raise ValueError(f"TorchTuneConfig.dtype: expected a DataType, got {config.dtype!r}")
-        args.append(f"dtype={config.dtype.value}")
-    if config.batch_size:
-        args.append(f"batch_size={config.batch_size}")
-    if config.epochs:
-        args.append(f"epochs={config.epochs}")
-    if config.loss:
-        args.append(f"loss={config.loss.value}")
-    if initializer and isinstance(initializer.dataset, types.HuggingFaceDatasetInitializer):
-        uri = _huggingface_uri(initializer.dataset.storage_uri)
-        parts = urlparse(uri).path.strip("/").split("/")
-        relative = "/".join(parts[1:]) if len(parts) > 1 else "."
-        key = "dataset.data_files" if relative != "." and "." in relative else "dataset.data_dir"
-        args.append(f"{key}={os.path.join(constants.DATASET_PATH, relative)}")
-    if (peft := config.peft_config) is not None:
-        if not isinstance(peft, types.LoraConfig):
-            raise ValueError(
-                f"TorchTuneConfig.peft_config: expected a LoraConfig, got {type(peft).__name__}"
-            )
-        for name in (
-            "apply_lora_to_mlp",
-            "apply_lora_to_output",
-            "lora_rank",
-            "lora_alpha",
-            "lora_dropout",
-            "quantize_base",
-            "use_dora",
-        ):
-            if (value := getattr(peft, name)) is not None:
-                args.append(f"model.{name}={value}")
-        if peft.lora_attn_modules:
-            args.append(f"model.lora_attn_modules=[{','.join(peft.lora_attn_modules)}]")
-    if (dataset := config.dataset_preprocess_config) is not None:
-        args.append(f"dataset={constants.TORCH_TUNE_INSTRUCT_DATASET}")
-        if dataset.source:
-            args.append(f"dataset.source={dataset.source.value}")
-        if dataset.split:
-            args.append(f"dataset.split={dataset.split}")
-        if dataset.train_on_input is not None:
-            args.append(f"dataset.train_on_input={dataset.train_on_input}")
-        if dataset.new_system_prompt:
-            args.append(f"dataset.new_system_prompt={dataset.new_system_prompt}")
-        if dataset.column_map:
-            args.append(f"dataset.column_map={dataset.column_map}")
-    return args
+def _check_trainer_type(runtime: types.Runtime, trainer: AnyTrainer) -> None:
+    """A trainer of the kind the runtime takes (its framework label decides: an engine's label
+    takes a BuiltinTrainer, any other a CustomTrainer or a container)."""
+    wanted = runtime.trainer.trainer_type
+    builtin = isinstance(trainer, types.BuiltinTrainer)
+    if builtin == (wanted is types.TrainerType.BUILTIN_TRAINER):
+        return
+    kinds = (
+        "BuiltinTrainer"
+        if wanted is types.TrainerType.BUILTIN_TRAINER
+        else ("CustomTrainer or CustomTrainerContainer")
+    )
+    raise ValueError(
+        f"trainer: runtime {runtime.name!r} (framework {runtime.trainer.framework!r}) takes a "
+        f"{wanted.value}, not a {type(trainer).__name__}; give it a {kinds}, or pick a runtime "
+        "that takes this trainer (get_runtime(name).trainer.trainer_type, `trainer runtimes`)"
+    )
 
 
 def _builtin_trainer(
     runtime: types.Runtime, trainer: types.BuiltinTrainer, initializer: types.Initializer | None
 ) -> dict[str, Any]:
-    if not isinstance(trainer.config, types.TorchTuneConfig):
+    """The engine named by the runtime's framework label renders ``trainer.config``."""
+    from trainer_sdk.training.engines import engine_for_config, engine_named
+
+    engine = engine_named(runtime.trainer.framework)
+    wanted = engine_for_config(trainer.config)
+    if engine is None or engine is not wanted:
         raise ValueError(
-            "BuiltinTrainer.config: expected a TorchTuneConfig, "
-            f"got {type(trainer.config).__name__}"
+            f"BuiltinTrainer.config: runtime {runtime.name!r} runs the "
+            f"{runtime.trainer.framework!r} engine, which does not take a "
+            f"{type(trainer.config).__name__}; use a runtime labelled "
+            f"trainer.kubeflow.org/framework: {wanted.name}"
         )
-    spec: dict[str, Any] = {"command": list(runtime.trainer.command)}
+    rendered = engine.trainer(trainer.config, initializer)
+    spec: dict[str, Any] = {}
+    if rendered.command is not None:
+        spec["command"] = rendered.command
     if trainer.config.num_nodes:
         spec["numNodes"] = trainer.config.num_nodes
     if trainer.config.resources_per_node:
         spec["resourcesPerNode"] = resources_from_dict(trainer.config.resources_per_node)
-    spec["args"] = _torchtune_args(trainer.config, initializer)
+    spec["args"] = rendered.args
     return spec
 
 
@@ -373,15 +356,10 @@ def _optional_env(initializer: types.BaseInitializer, required: set[str]) -> lis
     return env
 
 
-def _huggingface_uri(storage_uri: str) -> str:
-    """``<user>/<repo>`` as ``hf://<user>/<repo>``: the TrainJob API takes URIs only."""
-    return storage_uri if "://" in storage_uri else f"hf://{storage_uri}"
-
-
 def _storage_uri(initializer: types.BaseInitializer) -> str:
     hugging_face = (types.HuggingFaceDatasetInitializer, types.HuggingFaceModelInitializer)
     if isinstance(initializer, hugging_face):
-        return _huggingface_uri(initializer.storage_uri)
+        return storage.trainjob_uri(initializer.storage_uri)
     return initializer.storage_uri
 
 
@@ -417,6 +395,10 @@ def build_trainjob_manifest(
     namespace: str | None = None,
 ) -> dict[str, Any]:
     """The TrainJob custom resource, camelCase, exactly as it is sent to a cluster."""
+    if isinstance(
+        trainer, (types.BuiltinTrainer, types.CustomTrainer, types.CustomTrainerContainer)
+    ):
+        _check_trainer_type(runtime, trainer)
     if isinstance(trainer, types.BuiltinTrainer):
         trainer_spec = _builtin_trainer(runtime, trainer, initializer)
     elif isinstance(trainer, (types.CustomTrainer, types.CustomTrainerContainer)):

@@ -4,7 +4,7 @@ the ``trainer ui`` optimization page."""
 
 from __future__ import annotations
 
-from trainer_runtime.search import TrialRecord, parameter_importance, study_from_job
+from trainer_search import TrialRecord, parameter_importance, study_from_job
 
 from trainer_sdk.optimizer.backends.base import best_trial
 from trainer_sdk.optimizer.spec import Definition, optimization_job
@@ -21,6 +21,8 @@ def importance(job: OptimizationJob) -> dict[str, float]:
     records = [
         TrialRecord(number, trial.parameters, "complete", trial.objective)
         for number, trial in enumerate(job.trials)
-        if trial.objective is not None and trial.pruned_at_step is None
+        if trial.objective is not None
+        and trial.pruned_at_step is None
+        and trial.trainjob.status == "Complete"
     ]
     return parameter_importance(study, records)

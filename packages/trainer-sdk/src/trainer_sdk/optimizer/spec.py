@@ -1,26 +1,35 @@
 """Between the SDK's arguments and an OptimizationJob (upstream's schema): one definition for
-both backends, validated by trainer-api, read by the same search core."""
+both backends, validated by trainer-api, read by the same search core. ``requested_job`` is
+``optimize()``'s one front door: every argument check happens there, for both backends."""
 
 from __future__ import annotations
 
 import json
+import os
+import random
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from trainer_api import (
     ALGORITHM_ANNOTATION,
     EARLY_STOPPING_ANNOTATION,
     MAX_FAILED_TRIALS_ANNOTATION,
+    WARM_START_ANNOTATION,
     OptimizationJob,
     apply_defaults,
     early_stopping,
     max_failed_trials,
+    parameter_env_name,
     parse,
     search_algorithm,
     validate,
 )
+from trainer_search import study_from_job, value_types
 
+from trainer_sdk import types
+from trainer_sdk.manifests.trainjobs import build_trainjob_manifest, command_for_function
 from trainer_sdk.optimizer.constants import constants
 from trainer_sdk.optimizer.types.algorithm_types import (
     SEEDED_ALGORITHMS,
@@ -39,7 +48,10 @@ from trainer_sdk.optimizer.types.search_types import (
     Distribution,
 )
 
-__all__ = ["Definition", "definition_of", "optimization_job"]
+if TYPE_CHECKING:
+    from trainer_sdk.backends.base import RuntimeBackend
+
+__all__ = ["Definition", "definition_of", "new_name", "optimization_job", "requested_job"]
 
 SearchSpace = dict[str, ContinuousSearchSpace | CategoricalSearchSpace]
 
@@ -53,6 +65,34 @@ class Definition:
     algorithm: BaseAlgorithm
     trial_config: TrialConfig
     early_stopping: BaseEarlyStopping | None
+    warm_start: str | None = None
+
+    @classmethod
+    def requested(
+        cls,
+        search_space: SearchSpace,
+        trial_config: TrialConfig | None,
+        objectives: list[Objective] | None,
+        algorithm: BaseAlgorithm | None,
+        early_stopping: BaseEarlyStopping | None,
+        warm_start: str | None = None,
+    ) -> Definition:
+        """``optimize()``'s arguments with upstream's defaults (ValueError: no search space)."""
+        if not search_space:
+            raise ValueError("Search space must be set.")
+        return cls(
+            dict(search_space),
+            list(objectives or [Objective()]),
+            algorithm or RandomSearch(),
+            trial_config or TrialConfig(),
+            early_stopping,
+            warm_start,
+        )
+
+
+def new_name() -> str:
+    """A name like upstream's: a letter and 11 hex digits."""
+    return random.choice(string.ascii_lowercase) + os.urandom(6).hex()[:11]
 
 
 def _decimal(value: float | int) -> str:
@@ -100,6 +140,8 @@ def optimization_job(
     config = definition.trial_config
     if config.max_failed_trials is not None:
         annotations[MAX_FAILED_TRIALS_ANNOTATION] = str(config.max_failed_trials)
+    if definition.warm_start is not None:
+        annotations[WARM_START_ANNOTATION] = definition.warm_start
     objective = definition.objectives[0]
     metadata: dict[str, Any] = {"name": name}
     if namespace:
@@ -178,4 +220,42 @@ def definition_of(job: OptimizationJob) -> Definition:
         stopping = MedianStopping(rule.startup_trials, rule.warmup_steps)
     elif rule is not None:
         stopping = SuccessiveHalving(rule.min_resource, rule.reduction_factor)
-    return Definition(space, objectives, algorithm, config, stopping)
+    warm_start = (job.metadata.annotations or {}).get(WARM_START_ANNOTATION)
+    return Definition(space, objectives, algorithm, config, stopping, warm_start)
+
+
+def requested_job(
+    backend: RuntimeBackend,
+    name: str,
+    trial_template: types.TrainJobTemplate,
+    definition: Definition,
+    namespace: str | None = None,
+) -> OptimizationJob:
+    """The OptimizationJob ``optimize()`` asks ``backend`` to run: each trial is
+    ``trial_template``'s TrainJob; a ``CustomTrainer``'s function gets the trial's parameters as
+    typed keyword arguments, read from its ``KUBEFLOW_TRAINER_OPT_<NAME>`` env (KEP-3562), so a
+    trial runs the same on either backend. ValueError names every invalid argument."""
+    runtime = backend.resolve_runtime(trial_template.runtime)
+    trainer = trial_template.trainer
+    trainjob = build_trainjob_manifest(
+        name, runtime, trainer, trial_template.initializer, (), backend
+    )
+    job = optimization_job(name, definition, {"spec": trainjob["spec"]}, namespace)
+    if isinstance(trainer, types.CustomTrainer):
+        env_args = {
+            parameter: (parameter_env_name(parameter), kind)
+            for parameter, kind in value_types(study_from_job(job).space).items()
+        }
+        document = job.to_dict()
+        document["spec"]["trainJobTemplate"]["spec"]["trainer"]["command"] = command_for_function(
+            runtime,
+            trainer.func,
+            trainer.func_args,
+            trainer.pip_index_urls,
+            trainer.packages_to_install,
+            env_args,
+        )
+        parsed = parse(document)
+        assert isinstance(parsed, OptimizationJob)
+        job = parsed
+    return job

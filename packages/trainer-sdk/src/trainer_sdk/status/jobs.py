@@ -93,8 +93,10 @@ def to_train_job(
     runtime: types.Runtime,
     pods: Iterable[PodView],
     progress: Mapping[str, Any] | None = None,
+    output: str | None = None,
 ) -> types.TrainJob:
-    """The SDK's view of a TrainJob manifest (with its ``status``) and its pods."""
+    """The SDK's view of a TrainJob manifest (with its ``status``) and its pods (``output``:
+    where a BuiltinTrainer job's model is, as the backend finds it)."""
     metadata = manifest.get("metadata") or {}
     status = manifest.get("status") or {}
     pod_list = sorted(
@@ -126,6 +128,7 @@ def to_train_job(
         message=failure_message(status),
         checkpoint=checkpoint_status(trainer_status.metrics) if trainer_status else None,
         gems_kernels=_gems_kernels(manifest),
+        output=output,
     )
 
 

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from trainer_sdk import constants, types
+from trainer_sdk.training.engines import engine_named
 
 __all__ = ["container_devices", "runtime_from_manifest", "trainer_container"]
 
@@ -58,10 +59,11 @@ def runtime_from_manifest(runtime: Mapping[str, Any]) -> types.Runtime:
     framework = labels.get(constants.RUNTIME_FRAMEWORK_LABEL, constants.UNKNOWN)
     policy = runtime.get("spec", {}).get("mlPolicy") or {}
     container = trainer_container(runtime) or {}
+    engine = engine_named(framework)
     trainer = types.RuntimeTrainer(
         trainer_type=(
             types.TrainerType.BUILTIN_TRAINER
-            if framework == types.TORCH_TUNE
+            if engine is not None
             else types.TrainerType.CUSTOM_TRAINER
         ),
         framework=framework,
@@ -79,6 +81,8 @@ def runtime_from_manifest(runtime: Mapping[str, Any]) -> types.Runtime:
             trainer.device_count = str(int(trainer.device_count) * int(num_nodes))
     if framework == types.TORCH_TUNE:
         trainer.set_command(constants.TORCH_TUNE_COMMAND)
+    elif engine is not None:  # the runtime's own command runs the engine
+        trainer.set_command(tuple(container.get("command") or ()))
     elif "torch" in policy:
         trainer.set_command(constants.TORCH_COMMAND)
     elif mpi is not None:

@@ -11,17 +11,20 @@ from typing import Any
 from urllib.parse import urlparse
 
 from trainer_sdk import constants
+from trainer_sdk.manifests import storage
 
 __all__ = [
     "TORCH_TUNE",
     "BaseInitializer",
     "BuiltinTrainer",
+    "ChatDataset",
     "CheckpointStatus",
     "CustomTrainer",
     "CustomTrainerContainer",
     "DataCacheInitializer",
     "DataFormat",
     "DataType",
+    "EngineSettings",
     "Event",
     "HuggingFaceDatasetInitializer",
     "HuggingFaceModelInitializer",
@@ -34,6 +37,7 @@ __all__ = [
     "S3DatasetInitializer",
     "S3ModelInitializer",
     "Step",
+    "TRLConfig",
     "TorchTuneConfig",
     "TorchTuneInstructDataset",
     "TrainJob",
@@ -98,14 +102,20 @@ class DataFormat(Enum):
 
 
 @dataclass
-class TorchTuneInstructDataset:
-    """Preprocessing of a TorchTune instruct data set."""
+class _DatasetPreprocessing:
+    """How a data set's files are read and its records turned into training examples."""
 
     source: DataFormat | None = None
     split: str | None = None
     train_on_input: bool | None = None
     new_system_prompt: str | None = None
     column_map: dict[str, str] | None = None
+
+
+@dataclass
+class TorchTuneInstructDataset(_DatasetPreprocessing):
+    """Preprocessing of an instruct data set (upstream's name; the TRL engine takes it too):
+    ``input`` and ``output`` columns, mapped with ``column_map``."""
 
 
 @dataclass
@@ -125,8 +135,40 @@ class LoraConfig:
 
 
 @dataclass
-class TorchTuneConfig:
-    """Parameters of the built-in TorchTune fine-tuning trainer."""
+class ChatDataset(_DatasetPreprocessing):
+    """Preprocessing of a chat data set: a column of conversations, each a list of messages
+    (``{"role": ..., "content": ...}``), rendered with the model's chat template.
+
+    ``column_map`` maps ``messages`` (and, for ShareGPT-style records, ``role``/``content``) to
+    the data set's names, e.g. ``{"messages": "conversations", "role": "from",
+    "content": "value"}``; ``train_on_input`` trains on the user's turns too (default: only on
+    the assistant's)."""
+
+
+@dataclass
+class EngineSettings:
+    """The settings every fine-tuning engine's config has, under the same names, beyond
+    upstream's ``TorchTuneConfig`` fields (unset: the engine's or the runtime's default).
+
+    ``device``: ``"cpu"`` or ``"cuda"`` (unset: the node's accelerator if it has one).
+    ``save_steps``: steps between the engine's checkpoints. ``overrides``: any other setting the
+    engine accepts, by its own name (TRL: a ``SFTConfig``/``ModelConfig`` argument such as
+    ``{"warmup_ratio": 0.1}``; torchtune: a config key such as ``{"optimizer.weight_decay":
+    0.01}``), checked at submit where the engine's names are known."""
+
+    learning_rate: float | None = None
+    max_steps: int | None = None
+    gradient_accumulation_steps: int | None = None
+    max_seq_len: int | None = None
+    device: str | None = None
+    save_steps: int | None = None
+    seed: int | None = None
+    overrides: dict[str, Any] | None = None
+
+
+@dataclass
+class _TorchTuneFields:
+    """Upstream's ``TorchTuneConfig`` fields, in upstream's order."""
 
     dtype: DataType | None = None
     batch_size: int | None = None
@@ -139,10 +181,40 @@ class TorchTuneConfig:
 
 
 @dataclass
-class BuiltinTrainer:
-    """A trainer whose logic ships in the runtime; only its parameters are set."""
+class TorchTuneConfig(EngineSettings, _TorchTuneFields):
+    """Parameters of the built-in torchtune fine-tuning trainer: upstream's fields in upstream's
+    order (call-compatible with kubeflow 0.5), then ``EngineSettings``."""
 
-    config: TorchTuneConfig
+
+@dataclass
+class _TRLFields:
+    """The fields of ``TRLConfig`` before ``EngineSettings``; upstream's names where
+    ``TorchTuneConfig`` has the same setting."""
+
+    num_nodes: int | None = None
+    resources_per_node: dict[str, Any] | None = None
+    dtype: DataType | None = None
+    batch_size: int | None = None
+    epochs: int | None = None
+    peft_config: LoraConfig | None = None
+    dataset_preprocess_config: TorchTuneInstructDataset | ChatDataset | None = None
+
+
+@dataclass
+class TRLConfig(EngineSettings, _TRLFields):
+    """Parameters of the built-in TRL trainer (supervised fine-tuning of any Hugging Face causal
+    LM, full or LoRA): ``batch_size`` per device, ``peft_config`` turns LoRA on (its
+    ``lora_attn_modules`` are the model's module names; torchtune's ``output_proj`` is read as
+    ``o_proj``), ``dataset_preprocess_config`` says the data set's format (unset: found from its
+    columns)."""
+
+
+@dataclass
+class BuiltinTrainer:
+    """A trainer whose logic ships in the runtime; only its parameters are set. The runtime's
+    framework label names the engine that takes ``config`` (``torchtune``, ``trl``)."""
+
+    config: TorchTuneConfig | TRLConfig
 
 
 TORCH_TUNE = "torchtune"
@@ -247,6 +319,9 @@ class TrainJob:
     message: str | None = None
     checkpoint: CheckpointStatus | None = None
     gems_kernels: bool = False  # its ranks run under gems_kernels.enable() (TRAINER_GEMS=1)
+    # A BuiltinTrainer job's fine-tuned model (model/, and adapter/ after LoRA): a directory on
+    # this machine (local backend) or pvc://CLAIM/PATH (a cluster).
+    output: str | None = None
 
 
 @dataclass
@@ -274,7 +349,11 @@ def _require_scheme(storage_uri: str, scheme: str) -> None:
 
 def _require_huggingface_repo(storage_uri: str, what: str) -> None:
     """``hf://<repo>``, ``hf://<user>/<repo>[/path]`` or, as upstream accepts,
-    ``<user>/<repo>[/path]``: unscoped repositories (``hf://gpt2``) have no owner."""
+    ``<user>/<repo>[/path]``: unscoped repositories (``hf://gpt2``) have no owner. A path on this
+    machine (``./data.jsonl``, ``/models/m``, ``file:///...``) is also accepted: the local
+    backend's initializer copies it."""
+    if storage.local_path(storage_uri) is not None:
+        return
     parsed = urlparse(storage_uri)
     if parsed.scheme:
         repo = parsed.netloc if parsed.scheme == "hf" else ""
@@ -283,15 +362,17 @@ def _require_huggingface_repo(storage_uri: str, what: str) -> None:
         repo = path.strip("/") and owner
     if not repo:
         raise ValueError(
-            f"storage_uri: expected 'hf://<{what}>', 'hf://<user>/<{what}>' or "
-            f"'<user>/<{what}>', got {storage_uri}"
+            f"storage_uri: expected 'hf://<{what}>', 'hf://<user>/<{what}>', "
+            f"'<user>/<{what}>' or a path ('./{what}', '/{what}', 'file:///{what}'), "
+            f"got {storage_uri}"
         )
 
 
 @dataclass
 class HuggingFaceDatasetInitializer(BaseInitializer):
     """Download a data set from the HuggingFace Hub (``hf://<dataset>``,
-    ``hf://<user>/<dataset>`` or ``<user>/<dataset>``)."""
+    ``hf://<user>/<dataset>`` or ``<user>/<dataset>``), or copy one from a path on this machine
+    (``./data.jsonl``, ``file:///data/dir``; local backend)."""
 
     ignore_patterns: list[str] | None = None
     access_token: str | None = None
@@ -341,7 +422,8 @@ class DataCacheInitializer(BaseInitializer):
 @dataclass
 class HuggingFaceModelInitializer(BaseInitializer):
     """Download a model from the HuggingFace Hub (``hf://<model>``, ``hf://<user>/<model>`` or
-    ``<user>/<model>``)."""
+    ``<user>/<model>``), or copy a Hugging Face model directory from a path on this machine
+    (local backend)."""
 
     ignore_patterns: list[str] | None = field(
         default_factory=lambda: list(constants.INITIALIZER_DEFAULT_IGNORE_PATTERNS)

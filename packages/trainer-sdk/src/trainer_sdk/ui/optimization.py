@@ -3,8 +3,12 @@ optimization.js), over ``OptimizerClient`` on the UI's own backend.
 
 GET /api/optimizations        the optimization jobs, newest first
 GET /api/optimizations/NAME   one job: its trials (parameters, objective, state, pruned-at
-                              step), the best trial, each trial's objective by step and each
-                              parameter's share of the objective's variance
+                              step), the best trial, each parameter's space (the axes of the
+                              parallel-coordinates view), each trial's objective by step and
+                              each parameter's share of the objective's variance
+
+A diverged trial's NaN objective is sent as null with ``objectiveNonFinite: "NaN"`` beside it
+(the server's strict JSON); it is never the best.
 """
 
 from __future__ import annotations
@@ -19,6 +23,11 @@ from trainer_sdk.client import TrainerClient
 from trainer_sdk.optimizer import OptimizationJob, OptimizerClient
 from trainer_sdk.optimizer.insight import best_trial, importance
 from trainer_sdk.optimizer.types.optimization_types import Trial
+from trainer_sdk.optimizer.types.search_types import (
+    CategoricalSearchSpace,
+    ContinuousSearchSpace,
+    Distribution,
+)
 
 __all__ = ["OptimizationViews"]
 
@@ -28,6 +37,14 @@ PRUNED = "Pruned"
 
 def _age(created: datetime, now: datetime) -> float:
     return max((now - created).total_seconds(), 0.0)
+
+
+def _space(space: ContinuousSearchSpace | CategoricalSearchSpace) -> dict[str, Any]:
+    """An axis of the parallel-coordinates view: a log or linear range, or the choices."""
+    if isinstance(space, CategoricalSearchSpace):
+        return {"kind": "choice", "choices": [str(choice) for choice in space.choices]}
+    log = space.distribution is Distribution.LOG_UNIFORM
+    return {"kind": "log" if log else "linear", "min": space.min, "max": space.max}
 
 
 def _state(trial: Trial) -> str:
@@ -86,6 +103,7 @@ class OptimizationViews:
             "bestTrial": None if best is None else best.name,
             "created": job.creation_timestamp.isoformat(),
             "age": _age(job.creation_timestamp, now),
+            "message": job.message,
         }
 
     def detail(self, name: str, now: datetime) -> dict[str, Any]:
@@ -95,6 +113,9 @@ class OptimizationViews:
         return {
             **self._summary(job, now),
             "parameters": sorted(job.search_space),
+            "parameterSpaces": {
+                name: _space(space) for name, space in sorted(job.search_space.items())
+            },
             "trialList": [
                 {
                     "number": number,

@@ -47,7 +47,7 @@ from trainer_sdk.client import TrainerClient
 from trainer_sdk.errors import JobNotFoundError, TrainerError
 from trainer_sdk.training.metrics import MetricPoint
 from trainer_sdk.types import TrainJob
-from trainer_sdk.ui import logstream, manifests, resources, views
+from trainer_sdk.ui import logstream, manifests, resources, strict_json, views
 from trainer_sdk.ui.access import Access
 from trainer_sdk.ui.connections import DEFAULT_LIMITS, ConnectionLimits, Connections
 from trainer_sdk.ui.joblist import JobList
@@ -397,7 +397,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True  # the page went away before the answer
 
     def _send_json(self, status: HTTPStatus, document: Any) -> None:
-        self._send(status, json.dumps(document).encode(), "application/json")
+        self._send(status, strict_json.dumps(document).encode(), "application/json")
 
     def _send_job_list(self, rows: list[Mapping[str, Any]], total: int) -> None:
         """The rows with a weak ETag over all but the clock (age, a running job's duration): a
@@ -412,7 +412,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        body = json.dumps(rows).encode()
+        body = strict_json.dumps(rows).encode()
         self._send(HTTPStatus.OK, body, "application/json", ETag=tag, X_Total_Count=str(total))
 
     def _send_file(self, path: Path) -> None:
@@ -489,7 +489,7 @@ class _Handler(BaseHTTPRequestHandler):
             if tail is not None:
                 self.wfile.write(f"event: skipped\ndata: {skip}\n\n".encode())
             for batch in logstream.batches(lines, closed, skip=skip):
-                self.wfile.write(f"data: {json.dumps(batch)}\n\n".encode())
+                self.wfile.write(f"data: {strict_json.dumps(batch)}\n\n".encode())
                 self.wfile.flush()
             if not closed.is_set():
                 self.wfile.write(b"event: end\ndata: {}\n\n")

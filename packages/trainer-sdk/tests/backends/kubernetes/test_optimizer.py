@@ -1,9 +1,12 @@
 """The Kubernetes optimizer backend: the real ``kubernetes`` client against the API stand-in.
-The tests play the controller (they create the trials it would) to check what the SDK reads."""
+The tests play the controller (they create the trials it would, and write the status the one
+search lifecycle decides) to check what the SDK reads."""
 
 from __future__ import annotations
 
 import json
+import math
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ from trainer_sdk.optimizer import (
     TrainJobTemplate,
     TrialConfig,
 )
+from trainer_search import TRIAL_ANNOTATION, decide, observe_trainjob
 
 from .test_backend import TRAINJOBS, namespace, server  # noqa: F401 - the shared fixtures
 
@@ -49,7 +53,11 @@ def add_trial(
         "metadata": {
             "name": f"{job}-{number}",
             "labels": {OPTIMIZATION_JOB_LABEL: job},
-            "annotations": {PARAMETERS_ANNOTATION: json.dumps({"lr": lr}), **(annotations or {})},
+            "annotations": {
+                PARAMETERS_ANNOTATION: json.dumps({"lr": lr}),
+                TRIAL_ANNOTATION: str(number),
+                **(annotations or {}),
+            },
         },
         "spec": {"runtimeRef": {"name": "torch-distributed"}},
     }
@@ -78,6 +86,22 @@ def add_trial(
     assert code == 200, body
 
 
+def write_status(server: Any, namespace: str, job: str) -> None:  # noqa: F811
+    """The status the controller writes: what ``trainer_search.decide`` says of the trials."""
+    path = f"{OPTIMIZATIONJOBS.format(namespace=namespace)}/{job}"
+    manifest = server.request("GET", path)[1]
+    _, listed = server.request(
+        "GET",
+        f"{TRAINJOBS.format(namespace=namespace)}?labelSelector={OPTIMIZATION_JOB_LABEL}={job}",
+    )
+    trials = [observe_trainjob(item, "loss") for item in listed["items"]]
+    status = decide(manifest, trials, datetime.now(timezone.utc)).status
+    code, body = server.request(
+        "PATCH", f"{path}/status", {"status": status}, "application/merge-patch+json"
+    )
+    assert code == 200, body
+
+
 def test_optimize_creates_an_optimization_job_of_upstreams_schema(
     optimizer: OptimizerClient,
     server: Any,  # noqa: F811
@@ -101,10 +125,14 @@ def test_optimize_creates_an_optimization_job_of_upstreams_schema(
     assert (job.status, job.trials, job.algorithm) == ("Created", [], TPESearch(random_state=7))
     add_trial(server, namespace, name, 0, "0.01", "0.5")
     add_trial(server, namespace, name, 1, "0.02", "0.25")
+    add_trial(server, namespace, name, 2, "0.05", "nan")  # diverged
+    write_status(server, namespace, name)
     job = optimizer.get_job(name)
-    assert [(t.name, t.objective) for t in job.trials] == [(f"{name}-0", 0.5), (f"{name}-1", 0.25)]
+    objectives = [(t.name, t.objective) for t in job.trials]
+    assert objectives[:2] == [(f"{name}-0", 0.5), (f"{name}-1", 0.25)]
+    assert objectives[2][0] == f"{name}-2" and math.isnan(objectives[2][1] or 0.0)
     best = optimizer.get_best_results(name)
-    assert best is not None and best.parameters == {"lr": "0.02"}
+    assert best is not None and best.parameters == {"lr": "0.02"}  # never the NaN trial
     assert [j.name for j in optimizer.list_jobs()] == [name]
     optimizer.delete_job(name)
     assert server.request("GET", f"{OPTIMIZATIONJOBS.format(namespace=namespace)}/{name}")[0] == 404
@@ -152,7 +180,7 @@ def test_a_cluster_trial_gets_its_parameters_as_typed_keyword_arguments(
 ) -> None:
     """KEP-3562: the controller puts KUBEFLOW_TRAINER_OPT_<NAME> into the trial's env; the
     function trainer's call reads them back as keyword arguments, typed as locally."""
-    from trainer_runtime.search import trial_trainjob
+    from trainer_search import trial_trainjob
 
     name = optimizer.optimize(
         TrainJobTemplate(
@@ -179,7 +207,7 @@ def test_a_pruned_trial_and_its_curve_are_read_from_the_controllers_annotations(
     server: Any,  # noqa: F811
     namespace: str,  # noqa: F811
 ) -> None:
-    from trainer_runtime.search import PRUNED_ANNOTATION, STEPS_ANNOTATION
+    from trainer_search import PRUNED_ANNOTATION, STEPS_ANNOTATION
 
     name = optimizer.optimize(
         TrainJobTemplate(runtime="torch-distributed", trainer=CustomTrainer(func=train_fn)),
@@ -212,5 +240,6 @@ def test_a_pruned_trial_and_its_curve_are_read_from_the_controllers_annotations(
         f"{name}-0": {1: 0.6, 2: 0.5},
         f"{name}-1": {1: 0.9, 3: 0.7},
     }
+    write_status(server, namespace, name)
     best = optimizer.get_best_results(name)
     assert best is not None and best.parameters == {"lr": "0.01"}  # a pruned trial never is

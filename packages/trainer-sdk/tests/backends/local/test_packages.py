@@ -22,17 +22,21 @@ from trainer_sdk import CustomTrainer, InvalidTrainJobError, LocalBackendConfig,
 from trainer_sdk.backends.local import packages
 from trainer_sdk.backends.local.jobdir import JobDir, read_json
 from trainer_sdk.cli import cli
+from trainer_sdk.cli.output import size
 
 TORCH = metadata.version("torch")
 DEADLINE_SECONDS = 300
 
 
-def make_wheel(directory: Path, name: str = "tinypkg", version: str = "1.0") -> Path:
+def make_wheel(
+    directory: Path, name: str = "tinypkg", version: str = "1.0", requires: tuple[str, ...] = ()
+) -> Path:
     """A minimal pure-Python wheel, so that pip installs without network or build backend."""
     info = f"{name}-{version}.dist-info"
+    depends = "".join(f"Requires-Dist: {requirement}\n" for requirement in requires)
     files = {
         f"{name}/__init__.py": "VALUE = 42\n",
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{depends}",
         f"{info}/WHEEL": "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     record = f"{info}/RECORD"
@@ -96,21 +100,76 @@ def test_requirements_the_environment_satisfies_need_no_install(requirements: li
 
 def test_a_conflicting_version_is_refused_with_both_versions() -> None:
     with pytest.raises(InvalidTrainJobError) as raised:
-        packages.plan_packages(["numpy", "torch==2.4.0"], sys.executable)
+        packages.plan_packages(["numpy", "cmaes==0.0.1"], sys.executable)
     (error,) = raised.value.errors
     assert error.field == "packages_to_install[1]"
-    assert "'torch==2.4.0' conflicts with torch " + TORCH in error.message
+    assert "'cmaes==0.0.1' conflicts with cmaes " + metadata.version("cmaes") in error.message
     assert "isolated_packages=True" in error.message
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        pytest.param("-r /etc/hostname", id="requirements-file-option"),
+        pytest.param("--index-url=http://127.0.0.1:9/", id="index-option"),
+        pytest.param("./local-dir", id="bare-path"),
+        pytest.param("numpy; os.system('x')", id="bad-marker"),
+    ],
+)
+@pytest.mark.parametrize("isolated", [False, True])
+def test_an_entry_that_is_not_a_pep_508_requirement_is_refused(entry: str, isolated: bool) -> None:
+    with pytest.raises(InvalidTrainJobError) as raised:
+        packages.plan_packages(["numpy", entry], sys.executable, isolated=isolated)
+    (error,) = raised.value.errors
+    assert error.field == "packages_to_install[1]"
+    assert "expected a PEP 508 requirement" in error.message and "pip options" in error.message
+
+
+def test_options_never_reach_pip_in_any_backends_command(client: TrainerClient) -> None:
+    from trainer_sdk.manifests.trainjobs import command_for_function
+
+    runtime = client.get_runtime("torch-distributed")
+    with pytest.raises(ValueError, match=r"packages_to_install\[1\]: expected a PEP 508"):
+        command_for_function(runtime, report_imports, None, (), ["torch", "-r /etc/hostname"])
+    with pytest.raises(ValueError, match=r"packages_to_install\[0\]: expected a PEP 508"):
+        client.train(trainer=CustomTrainer(report_imports, packages_to_install=["-r /etc/x"]))
+    assert client.list_jobs() == []
+    script = " ".join(command_for_function(runtime, report_imports, None, (), ["tiny-pkg>=1"]))
+    assert "--user -- 'tiny-pkg>=1'" in script
 
 
 def test_isolation_is_an_explicit_opt_in_for_conflicts_only() -> None:
     plan = packages.plan_packages(
-        ["numpy", "torch==2.4.0", "tinypkg"], sys.executable, isolated=True
+        ["numpy", "cmaes==0.0.1", "tinypkg"], sys.executable, isolated=True
     )
-    assert plan.isolated and plan.missing == ("torch==2.4.0", "tinypkg")
+    assert plan.isolated and plan.missing == ("cmaes==0.0.1", "tinypkg")
     assert [requirement for requirement, _ in plan.satisfied] == ["numpy"]
     plain = packages.plan_packages(["torch", "tinypkg"], sys.executable, isolated=True)
     assert not plain.isolated and plain.missing == ("tinypkg",)
+
+
+def test_another_torch_is_refused_even_isolated() -> None:
+    with pytest.raises(InvalidTrainJobError) as raised:
+        packages.plan_packages(["tinypkg", "torch==2.4.0"], sys.executable, isolated=True)
+    (error,) = raised.value.errors
+    assert error.field == "packages_to_install[1]"
+    assert "torch is always the environment's" in error.message
+
+
+def test_an_isolated_set_never_holds_torch(tmp_path: Path, offline_wheels: Path) -> None:
+    """cmaes 0.0.1 (a conflict) needs torch and tinypkg: pip resolves it against the
+    environment, installs cmaes and tinypkg apart and leaves torch to the environment (only
+    those two wheels are offered, so an attempt to install torch would fail)."""
+    make_wheel(offline_wheels, "cmaes", "0.0.1", requires=("torch", "tinypkg"))
+    plan = packages.plan_packages(["cmaes==0.0.1"], sys.executable, isolated=True)
+    log, events = tmp_path / "node.log", Events()
+    (target,) = packages.install_missing(
+        tmp_path / "cache", sys.executable, plan, [], [log], events
+    )
+    installed = sorted(path.name for path in target.iterdir() if path.name.endswith("dist-info"))
+    assert installed == ["cmaes-0.0.1.dist-info", "tinypkg-1.0.dist-info"]
+    assert not list(target.glob("torch*"))
+    assert "torch stays the environment's" in log.read_text()
 
 
 def test_a_missing_package_is_installed_once_beside_the_environment(
@@ -163,7 +222,7 @@ def test_trainer_packages_lists_sizes_and_prunes(tmp_path: Path, offline_wheels:
     listed = runner.invoke(cli, ["--root", str(tmp_path), "packages", "list"])
     assert listed.exit_code == 0, listed.output
     assert entry.path.name in listed.output and "tinypkg" in listed.output
-    assert f"1 set(s), {entry.size_bytes / 1024:.1f} KiB" in listed.output
+    assert f"1 set(s), {size(entry.size_bytes)} in" in listed.output
     pruned = runner.invoke(cli, ["--root", str(tmp_path), "packages", "prune"])
     assert pruned.exit_code == 0, pruned.output
     assert pruned.output.startswith("removed 1 set(s)")

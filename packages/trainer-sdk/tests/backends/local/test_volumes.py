@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -241,3 +242,81 @@ def test_a_path_read_from_a_config_file_is_the_volume_not_the_hosts_mnt_data(
     assert (claim / Path(output).name).read_text() == "HELLO VOLUMES"
     assert not Path(output).exists()
     assert not Path("/etc/job-config").exists()
+
+
+@pytest.mark.parametrize(
+    ("volume", "mount", "message"),
+    [
+        pytest.param(
+            {"name": "../../../escaped", "emptyDir": {}},
+            {"name": "../../../escaped", "mountPath": "/data"},
+            "volumes[0].name: expected a volume name (a DNS label), got '../../../escaped'",
+            id="volume-name-path",
+        ),
+        pytest.param(
+            {"name": "data", "emptyDir": {}},
+            {"name": "data", "mountPath": "data"},
+            "volumeMounts[0].mountPath: expected an absolute path without '..', got 'data'",
+            id="relative-mount-path",
+        ),
+        pytest.param(
+            {"name": "data", "emptyDir": {}},
+            {"name": "data", "mountPath": "/data/../etc/x"},
+            "volumeMounts[0].mountPath: expected an absolute path without '..'",
+            id="mount-path-backsteps",
+        ),
+        pytest.param(
+            {"name": "data", "emptyDir": {}},
+            {"name": "other", "mountPath": "/data"},
+            "volumeMounts[0].name: no volume named 'other' in the pod",
+            id="mount-of-no-volume",
+        ),
+        pytest.param(
+            {"name": "data", "hostPath": {"path": "/srv/../etc"}},
+            {"name": "data", "mountPath": "/data"},
+            "hostPath.path: expected an absolute path without '..'",
+            id="host-path-backsteps",
+        ),
+    ],
+)
+def test_volumes_that_could_reach_outside_the_job_are_refused_before_use(
+    tmp_path: Path, volume: dict[str, Any], mount: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(volumes.InvalidVolumeError, match=re.escape(message)):
+        volumes.pod_mounts(
+            {"volumeMounts": [mount]},
+            {"volumes": [volume]},
+            "spec.containers[0]",
+            job_volumes=str(tmp_path / "job" / "volumes"),
+            root=tmp_path,
+            namespace="default",
+        )
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_sub_paths_are_made_inside_their_volume_and_never_through_a_link_out(
+    tmp_path: Path,
+) -> None:
+    volume, outside = tmp_path / "volume", tmp_path / "outside"
+    volume.mkdir()
+    outside.mkdir()
+    (volume / "link").symlink_to(outside)
+    volumes.make_sub_paths([volumes.Mount("/data", str(volume), True, sub_path="a/b")])
+    assert (volume / "a" / "b").is_dir()
+    with pytest.raises(OSError, match="outside the volume"):
+        volumes.make_sub_paths([volumes.Mount("/data", str(volume), True, sub_path="link/new")])
+    assert list(outside.iterdir()) == []
+
+
+def test_an_escaping_volume_is_refused_at_submit(client: TrainerClient, root: Path) -> None:
+    with pytest.raises(Exception, match=r"volumes\[0\]\.name: a volume name must be a DNS-1123"):
+        client.train(
+            trainer=CustomTrainerContainer(image="i"),
+            options=[
+                Name("escape"),
+                TrainerCommand(["true"]),
+                mounted({"../../../escaped": {"emptyDir": {}}}, {"../../../escaped": "/data"}),
+            ],
+        )
+    assert not (root.parent / "escaped").exists()
+    assert not (root / "escape").exists()

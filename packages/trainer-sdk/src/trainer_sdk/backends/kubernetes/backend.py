@@ -15,10 +15,12 @@ from trainer_sdk import constants, types
 from trainer_sdk.backends.base import AnyTrainer, RuntimeBackend
 from trainer_sdk.backends.local.submit.pods import step_name
 from trainer_sdk.configs import KubernetesBackendConfig
-from trainer_sdk.errors import JobNotFoundError
+from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError
+from trainer_sdk.manifests import storage
 from trainer_sdk.manifests.trainjobs import build_trainjob_manifest, generate_name
 from trainer_sdk.options import Option
 from trainer_sdk.status.jobs import PodView, to_train_job
+from trainer_sdk.status.outputs import cluster_output
 from trainer_sdk.status.runtimes import container_devices, runtime_from_manifest
 
 __all__ = [
@@ -220,6 +222,19 @@ class KubernetesBackend(RuntimeBackend):
                 "the Kubernetes backend uses the runtimes installed in the cluster; apply "
                 f"{runtime.get('kind')} {runtime.get('metadata', {}).get('name')!r} first"
             )
+        if paths := storage.machine_paths(manifest):
+            from trainer_api import FieldError
+
+            raise InvalidTrainJobError(
+                [
+                    FieldError(
+                        where,
+                        f"{uri} is a path on this machine, which the cluster's pods cannot read; "
+                        "upload it (hf://, s3://) or put it on a claim the runtime mounts",
+                    )
+                    for where, uri in paths
+                ]
+            )
         manifest.setdefault("metadata", {}).setdefault("name", generate_name())
         manifest["metadata"].setdefault("namespace", self.namespace)
         _, _, headers = self.custom.create_namespaced_custom_object_with_http_info(
@@ -273,7 +288,8 @@ class KubernetesBackend(RuntimeBackend):
             for pod in raw
         )
         pods = [view for pod in raw if (view := pod_view(pod, has_launcher)) is not None]
-        return to_train_job(manifest, runtime_from_manifest(runtime_manifest), pods)
+        output = cluster_output(str(manifest["metadata"]["name"]), runtime_manifest)
+        return to_train_job(manifest, runtime_from_manifest(runtime_manifest), pods, output=output)
 
     def get_job(self, name: str) -> types.TrainJob:
         return self._view(self._trainjob(name), self._runtime_index())

@@ -39,7 +39,7 @@ from trainer_sdk.backends.local.jobdir import (
 from trainer_sdk.backends.local.packages import plan_packages
 from trainer_sdk.backends.local.runtime_store import RuntimeStore
 from trainer_sdk.backends.local.submit import compiler, devices
-from trainer_sdk.backends.local.submit.needs import check_commands
+from trainer_sdk.backends.local.submit.needs import check_commands, check_engine
 from trainer_sdk.backends.local.submit.pods import TERMINATION_GRACE_SECONDS
 from trainer_sdk.backends.local.supervisor import cgroups, isolation, job_env, processes
 from trainer_sdk.backends.local.supervisor.guardian import SUPERVISOR_LOST, record_failure
@@ -47,6 +47,7 @@ from trainer_sdk.checkpoint.status import checkpoint_events, checkpoint_status
 from trainer_sdk.configs import LocalBackendConfig
 from trainer_sdk.errors import InvalidTrainJobError, JobNotFoundError, RuntimeNotFoundError
 from trainer_sdk.status.jobs import PodView, to_train_job
+from trainer_sdk.status.outputs import is_builtin, output_in
 from trainer_sdk.status.runtimes import runtime_from_manifest
 from trainer_sdk.training.metrics import MetricPoint, latest_values, read_history
 
@@ -74,6 +75,19 @@ FRAMEWORK_PACKAGES: dict[str, tuple[str, ...]] = {
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def _output(job_dir: JobDir, runtime: dict[str, Any]) -> str | None:
+    """Where a BuiltinTrainer job's model is on this machine: the local directory of the volume
+    its trainer pods mount at ``OUTPUT_PATH`` (from the compiled plan)."""
+    if not is_builtin(runtime) or not job_dir.plan.is_file():
+        return None
+    trainers = [pod for pod in plan.from_document(read_json(job_dir.plan)).pods()]
+    trainers = [pod for pod in trainers if pod.container == constants.NODE]
+    found = (
+        output_in((mount.path, mount.local) for mount in trainers[0].mounts) if trainers else None
+    )
+    return str(Path(found[0], found[1])) if found else None
 
 
 class LocalBackend(RuntimeBackend):
@@ -184,6 +198,7 @@ class LocalBackend(RuntimeBackend):
         self._check_accelerators(local_plan.accelerator_shortfall)
         python = self.config.python or sys.executable
         check_commands((pod.command for pod in local_plan.pods()), python, packages)
+        check_engine(runtime_manifest, python)
         local_plan = dataclasses.replace(
             local_plan,
             packages=plan_packages(packages, python, self.config.isolated_packages),
@@ -307,8 +322,9 @@ class LocalBackend(RuntimeBackend):
             for pod in state.get("pods", [])
         ]
         progress = read_json(job_dir.progress) if job_dir.progress.is_file() else None
+        runtime = read_json(job_dir.runtime)
         job = to_train_job(
-            manifest, runtime_from_manifest(read_json(job_dir.runtime)), pods, progress
+            manifest, runtime_from_manifest(runtime), pods, progress, _output(job_dir, runtime)
         )
         if job.checkpoint is None:  # locally the checkpoint metrics are in the history
             job.checkpoint = checkpoint_status(latest_values(read_history(job_dir.metrics)))

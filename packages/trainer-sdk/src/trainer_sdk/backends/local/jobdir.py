@@ -63,18 +63,29 @@ def open_private(path: Path) -> IO[bytes]:
     )
 
 
-def write_text(path: Path, text: str) -> None:
-    """Write atomically (readers see the old or the new text, never half of it), ``0600``."""
+def write_text(path: Path, text: str, durable: bool = False) -> None:
+    """Write atomically (readers see the old or the new text, never half of it), ``0600``;
+    ``durable``: on disk before it replaces the old text (fsync of the file and its directory),
+    so that a crash leaves one or the other, never an empty file."""
     make_private_dir(path.parent)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(handle, "w") as stream:
         stream.write(text)
+        if durable:
+            stream.flush()
+            os.fsync(stream.fileno())
     os.replace(temporary, path)
+    if durable:
+        directory = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(directory)
+        finally:
+            os.close(directory)
 
 
-def write_json(path: Path, document: Any) -> None:
+def write_json(path: Path, document: Any, durable: bool = False) -> None:
     """Write ``document`` as JSON with ``write_text``."""
-    write_text(path, json.dumps(document, indent=1, default=str))
+    write_text(path, json.dumps(document, indent=1, default=str), durable)
 
 
 def read_json(path: Path) -> Any:

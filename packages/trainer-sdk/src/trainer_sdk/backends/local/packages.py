@@ -6,10 +6,12 @@ distributions the job's interpreter imports (``importlib.metadata``):
 - satisfied (name present, version within the specifier, marker true or not for this
   environment): not installed again; a job whose requirements are all satisfied runs no pip;
 - present with a version outside the specifier: a conflict, refused before the job starts with
-  both versions, unless the backend opted in to ``isolated_packages`` (then the conflicting and
-  the missing requirements are ``pip install --target``-ed, with their dependencies, and put
-  first on the ranks' path, as an explicit choice; satisfied ones still come from the
-  environment);
+  both versions, unless the backend opted in to ``isolated_packages``: then pip resolves the
+  conflicting and the missing requirements against the environment with torch held at the
+  environment's version (``--dry-run --report``), and exactly the distributions it would add or
+  change, never torch (``PROTECTED``), are ``pip install --target --no-deps``-ed apart and put
+  first on the ranks' path, as an explicit choice; everything else still comes from the
+  environment, torch always (a requirement of another torch is refused even then);
 - anything else (absent, with extras, a URL or path pip alone can read): installed by
   ``install_missing`` into ``<root>/.packages/<key>`` with ``pip install --prefix``, which sees the
   environment's distributions as installed, under a constraints file pinning every one of them,
@@ -28,6 +30,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,6 +62,9 @@ __all__ = [
 
 CACHE_DIR: Final = ".packages"
 """The cache's directory under the local backend's root."""
+PROTECTED: Final = frozenset({"torch"})
+"""Distributions a job always imports from its environment: never installed apart, and a
+requirement of another version is refused even with ``isolated_packages``."""
 PIP_TIMEOUT_SECONDS: Final = 3600.0
 _ERROR_LINES: Final = 20
 _VERSIONS_SCRIPT: Final = (
@@ -132,7 +138,8 @@ def environment_versions(python: str) -> dict[str, str]:
 
 def plan_packages(requirements: Sequence[str], python: str, isolated: bool = False) -> PackagePlan:
     """Split ``requirements`` into satisfied and missing; raise InvalidTrainJobError naming each
-    requirement the environment has at another version, unless ``isolated`` (then those and the
+    entry that is not a PEP 508 requirement (an option, a path: never handed to pip), and each
+    requirement the environment has at another version unless ``isolated`` (then those and the
     missing ones are installed apart)."""
     if not requirements:
         return PackagePlan()
@@ -140,12 +147,14 @@ def plan_packages(requirements: Sequence[str], python: str, isolated: bool = Fal
     satisfied: list[tuple[str, str]] = []
     missing: list[str] = []
     conflicting: list[str] = []
-    errors: list[FieldError] = []
+    conflicts: list[FieldError] = []
+    invalid: list[FieldError] = []
+    protected: list[FieldError] = []
     for index, text in enumerate(requirements):
         try:
             requirement = Requirement(text)
-        except InvalidRequirement:
-            missing.append(text)  # a path or an option: pip reads it
+        except InvalidRequirement:  # an option or a path: never handed to pip
+            invalid.append(_not_a_requirement(index, text))
             continue
         if requirement.marker is not None and not requirement.marker.evaluate():
             satisfied.append((text, "not for this environment"))
@@ -155,11 +164,13 @@ def plan_packages(requirements: Sequence[str], python: str, isolated: bool = Fal
             missing.append(text)
         elif requirement.specifier.contains(version, prereleases=True):
             satisfied.append((text, version))
+        elif canonicalize_name(requirement.name) in PROTECTED:
+            protected.append(_conflict(index, text, requirement.name, version, python, True))
         else:
             conflicting.append(text)
-            errors.append(_conflict(index, text, requirement.name, version, python))
-    if errors and not isolated:
-        raise InvalidTrainJobError(errors)
+            conflicts.append(_conflict(index, text, requirement.name, version, python))
+    if invalid or protected or (conflicts and not isolated):
+        raise InvalidTrainJobError(invalid + protected + ([] if isolated else conflicts))
     return PackagePlan(
         requirements=tuple(requirements),
         satisfied=tuple(satisfied),
@@ -169,18 +180,35 @@ def plan_packages(requirements: Sequence[str], python: str, isolated: bool = Fal
     )
 
 
-def _conflict(index: int, text: str, name: str, version: str, python: str) -> FieldError:
+def _conflict(
+    index: int, text: str, name: str, version: str, python: str, protected: bool = False
+) -> FieldError:
     # Imported here: the supervisor imports this module to install, and the API models cost
     # it a third of a second at every job's start.
     from trainer_api import FieldError
 
+    where = f"{text!r} conflicts with {name} {version} in the job's environment ({python}); "
+    if protected:
+        return FieldError(
+            f"packages_to_install[{index}]",
+            where + f"{name} is always the environment's, also with isolated_packages; run "
+            "the job in an environment that has the version it needs (LocalBackendConfig("
+            "python=...))",
+        )
     return FieldError(
         f"packages_to_install[{index}]",
-        f"{text!r} conflicts with {name} {version} in the job's environment ({python}); "
-        "use a requirement that version satisfies, or opt in to an isolated install with "
-        "LocalBackendConfig(isolated_packages=True) (the ranks then import the requested "
-        "version instead of the environment's)",
+        where + "use a requirement that version satisfies, or opt in to an isolated install "
+        "with LocalBackendConfig(isolated_packages=True) (the ranks then import the requested "
+        "version instead of the environment's; torch stays the environment's)",
     )
+
+
+def _not_a_requirement(index: int, text: str) -> FieldError:
+    from trainer_api import FieldError
+
+    from trainer_sdk.manifests.requirements import requirement_problem
+
+    return FieldError(f"packages_to_install[{index}]", requirement_problem(text) or text)
 
 
 def _pins(versions: dict[str, str]) -> Iterable[str]:
@@ -231,27 +259,25 @@ def _run_pip(
     staging = cache_root / f".{target.name}.{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
-    command = [python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar"]
-    command += ["off", "--no-warn-script-location", "--no-input"]
-    if plan.isolated:
-        command += ["--target", str(staging)]
-    else:
-        constraints = staging / "constraints.txt"
-        constraints.write_text("".join(f"{pin}\n" for pin in plan.pins))
-        command += ["--prefix", str(staging), "--constraint", str(constraints)]
+    pip = [python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar"]
+    pip += ["off", "--no-warn-script-location", "--no-input"]
     if index_urls:
-        command += ["--index-url", index_urls[0]]
-        command += [arg for url in index_urls[1:] for arg in ("--extra-index-url", url)]
-    output = _stream(
-        [*command, *plan.missing], logs, f"[trainer-sdk] pip install {' '.join(plan.missing)}"
-    )
+        pip += ["--index-url", index_urls[0]]
+        pip += [arg for url in index_urls[1:] for arg in ("--extra-index-url", url)]
+    with tempfile.TemporaryDirectory(dir=cache_root) as scratch:
+        constraints = Path(scratch) / "constraints.txt"
+        if plan.isolated:
+            constraints.write_text("".join(f"{pin}\n" for pin in _protected_pins(plan.pins)))
+            artifacts = _resolve_apart(pip, constraints, Path(scratch), plan, logs)
+            command = [*pip, "--target", str(staging), "--no-deps", *artifacts]
+        else:
+            constraints.write_text("".join(f"{pin}\n" for pin in plan.pins))
+            command = [*pip, "--prefix", str(staging), "--constraint", str(constraints)]
+            command += ["--", *plan.missing]
+        output = _stream(command, logs, f"[trainer-sdk] pip install {' '.join(plan.missing)}")
     if output.returncode != 0:
         shutil.rmtree(staging, ignore_errors=True)
-        errors = [line for line in output.lines if line.startswith("ERROR")] or output.lines
-        raise PackageInstallError(
-            f"pip could not install {' '.join(plan.missing)} (exit code {output.returncode}): "
-            + " ".join(errors[-_ERROR_LINES:])
-        )
+        raise _install_error(plan, output)
     installed = [
         name
         for line in output.lines
@@ -268,6 +294,42 @@ def _run_pip(
         staging.rename(target)
     except OSError:  # another job installed the same set meanwhile
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def _install_error(plan: PackagePlan, output: _Output) -> PackageInstallError:
+    errors = [line for line in output.lines if line.startswith("ERROR")] or output.lines
+    return PackageInstallError(
+        f"pip could not install {' '.join(plan.missing)} (exit code {output.returncode}): "
+        + " ".join(errors[-_ERROR_LINES:])
+    )
+
+
+def _protected_pins(pins: Sequence[str]) -> list[str]:
+    """The environment's own pins of ``PROTECTED`` distributions."""
+    return [pin for pin in pins if canonicalize_name(pin.split("==")[0]) in PROTECTED]
+
+
+def _resolve_apart(
+    pip: Sequence[str], constraints: Path, scratch: Path, plan: PackagePlan, logs: Sequence[Path]
+) -> list[str]:
+    """What an isolated set needs, as pip resolves it against the environment with torch held at
+    the environment's version: the artifacts of every distribution to install apart, never a
+    protected one (those are the environment's, which the ranks keep importing)."""
+    report = scratch / "report.json"
+    command = [*pip, "--dry-run", "--quiet", "--report", str(report)]
+    command += ["--constraint", str(constraints), "--", *plan.missing]
+    output = _stream(
+        command,
+        logs,
+        f"[trainer-sdk] pip resolves {' '.join(plan.missing)} (torch stays the environment's)",
+    )
+    if output.returncode != 0:
+        raise _install_error(plan, output)
+    return [
+        str(item["download_info"]["url"])
+        for item in json.loads(report.read_text()).get("install", [])
+        if canonicalize_name(item["metadata"]["name"]) not in PROTECTED
+    ]
 
 
 @dataclass

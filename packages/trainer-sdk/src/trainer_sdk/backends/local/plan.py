@@ -293,7 +293,13 @@ def _pod_document(pod: LocalPod) -> dict[str, Any]:
         "deviceCount": pod.device_count,
         "directories": list(pod.directories),
         "mounts": [
-            {"path": m.path, "local": m.local, "create": m.create, "readOnly": m.read_only}
+            {
+                "path": m.path,
+                "local": m.local,
+                "create": m.create,
+                "readOnly": m.read_only,
+                "subPath": m.sub_path,
+            }
             for m in pod.mounts
         ],
         "address": pod.address,
@@ -350,7 +356,13 @@ def _pod(document: Mapping[str, Any]) -> LocalPod:
         device_count=document["deviceCount"],
         directories=tuple(document["directories"]),
         mounts=tuple(
-            Mount(mount["path"], mount["local"], mount["create"], mount["readOnly"])
+            Mount(
+                mount["path"],
+                mount["local"],
+                mount["create"],
+                mount["readOnly"],
+                mount.get("subPath", ""),  # plans before subPaths were opened inside volumes
+            )
             for mount in document["mounts"]
         ),
         address=document["address"],

@@ -22,17 +22,16 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-import signal
 import subprocess
 import time
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Final
 
+from trainer_runtime import exit_codes
 from trainer_runtime.conditions import set_condition
 
 from trainer_sdk import constants
 from trainer_sdk.backends.local.jobdir import JobDir, hold_lock, lock_held, read_json, write_json
-from trainer_sdk.checkpoint.status import PREEMPTED_EXIT_CODE
 from trainer_sdk.errors import TrainerError
 
 if TYPE_CHECKING:
@@ -53,13 +52,13 @@ __all__ = [
 SUSPENDED: Final = "Suspended"
 PREEMPTED: Final = "Preempted"
 FAILED_JOBS: Final = "FailedJobs"
+POD_FAILURE_POLICY: Final = "PodFailurePolicy"  # the reason a cluster's Job gets from such a rule
 # The attempt reasons after which the JobSet restarts while maxRestarts allows.
 RESTARTING_REASONS: Final = (FAILED_JOBS, PREEMPTED)
 # state.json: how many attempts earlier supervisors of the job ran (resumes go on counting).
 ATTEMPT_OFFSET_KEY: Final = "attemptOffset"
 EXIT_WAIT_SECONDS: Final = 30.0  # for a suspended job's supervisor to finish exiting
 LOCK_CHECK_SECONDS: Final = 0.05
-_PREEMPTED_CODES: Final = (PREEMPTED_EXIT_CODE, -signal.SIGTERM)
 
 
 def _now() -> datetime:
@@ -68,15 +67,23 @@ def _now() -> datetime:
 
 # -- the runner's hooks -----------------------------------------------------------------------
 def pod_failure_reason(code: int) -> str:
-    """Why an attempt ended whose pod exited with ``code``: ``Preempted`` for SIGTERM (killed by
-    it, or 143: a checkpointing rank that saved and exited), else ``FailedJobs``."""
-    return PREEMPTED if code in _PREEMPTED_CODES else FAILED_JOBS
+    """Why an attempt ended whose pod exited with ``code``, by the exit-code policy both backends
+    apply (``trainer_runtime.exit_codes``): ``Preempted`` for SIGTERM (killed by it, or 143: a
+    checkpointing rank that saved and exited), ``PodFailurePolicy`` for a command that cannot
+    run (no restart), else ``FailedJobs``."""
+    action = exit_codes.exit_action(code)
+    if action is exit_codes.ExitAction.PREEMPTED:
+        return PREEMPTED
+    return POD_FAILURE_POLICY if action is exit_codes.ExitAction.FAIL else FAILED_JOBS
 
 
 def final_condition(kind: str, reason: str, message: str) -> tuple[str, str, str]:
     """The JobSet condition a run ends with: a preempted one reads Suspended, not Failed."""
     if kind == "Failed" and reason == PREEMPTED:
         return SUSPENDED, PREEMPTED, f"{message}; resume it to continue from its checkpoint"
+    if kind == "Failed" and reason == POD_FAILURE_POLICY:
+        codes = ", ".join(map(str, exit_codes.FAIL_EXIT_CODES))
+        return kind, reason, f"{message}; not restarted: exit codes {codes} mean it cannot run"
     return kind, reason, message
 
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from trainer_sdk.backends.local.jobdir import JobDir, lock_held, read_json
 
@@ -34,6 +34,7 @@ __all__ = [
     "claims_root",
     "delete_claim",
     "list_claims",
+    "make_sub_paths",
     "mount_paths",
     "pod_mounts",
 ]
@@ -58,9 +59,15 @@ class Mount:
     """A container's volume mount placed on this machine."""
 
     path: str  # the mountPath the pod names
-    local: str  # the directory (or file) on this machine
+    local: str  # the volume's directory (or file) on this machine
     create: bool  # whether the backend creates ``local`` before the pod starts
     read_only: bool = False  # ``readOnly``: bound read-only where pods run in a mount namespace
+    sub_path: str = ""  # ``subPath``: what is mounted is this, inside ``local`` (made if missing)
+
+    @property
+    def source(self) -> str:
+        """What the pod sees at ``path``: the volume, or its ``subPath``."""
+        return f"{self.local}/{self.sub_path}" if self.sub_path else self.local
 
 
 @dataclass(frozen=True)
@@ -103,12 +110,30 @@ def claim_path(namespace: str, claim: str, root: Path | None = None) -> Path:
 
 
 def _relative(sub_path: str, where: str) -> str:
-    """A ``subPath`` as Kubernetes accepts it: relative, never leaving the volume."""
-    if sub_path.startswith("/") or ".." in sub_path.split("/"):
+    """A ``subPath`` as Kubernetes accepts it: relative, never leaving the volume (symbolic
+    links in it are resolved inside the volume when the pod starts: ``make_sub_paths``)."""
+    if sub_path.startswith("/") or ".." in sub_path.split("/") or "\0" in sub_path:
         raise InvalidVolumeError(
             f"{where}.subPath: expected a relative path without '..', got {sub_path!r}"
         )
     return sub_path
+
+
+def _mount_path(path: str, where: str) -> str:
+    """A ``mountPath`` the local backend can place: absolute, without ``..`` (which could make
+    its mount point outside the pod's namespace), no trailing slash."""
+    if not path.startswith("/") or ".." in path.split("/") or "\0" in path:
+        raise InvalidVolumeError(
+            f"{where}.mountPath: expected an absolute path without '..', got {path!r}"
+        )
+    return path.rstrip("/") or "/"
+
+
+def _volume_name(name: object, where: str) -> str:
+    """A volume's name as Kubernetes accepts it: a DNS label (it names a directory here)."""
+    if not isinstance(name, str) or len(name) > 63 or not _DNS_LABEL.fullmatch(name):
+        raise InvalidVolumeError(f"{where}: expected a volume name (a DNS label), got {name!r}")
+    return name
 
 
 def pod_mounts(
@@ -120,27 +145,47 @@ def pod_mounts(
     root: Path,
     namespace: str,
 ) -> list[Mount]:
-    """Each of ``container``'s volume mounts with its local place (pure: nothing is created)."""
-    volumes = {volume.get("name"): volume for volume in pod_spec.get("volumes") or []}
+    """Each of ``container``'s volume mounts with its local place (pure: nothing is created);
+    InvalidVolumeError naming the field for a name, path or ``subPath`` Kubernetes would refuse
+    or that could reach outside the job's volumes."""
+    volumes = {
+        _volume_name(volume.get("name"), f"volumes[{index}].name"): volume
+        for index, volume in enumerate(pod_spec.get("volumes") or [])
+    }
     mounts = []
     for index, mount in enumerate(container.get("volumeMounts") or []):
         mount_where = f"{where}.volumeMounts[{index}]"
-        volume = volumes.get(mount["name"], {})
+        name = _volume_name(mount.get("name"), f"{mount_where}.name")
+        if name not in volumes:
+            raise InvalidVolumeError(f"{mount_where}.name: no volume named {name!r} in the pod")
+        volume = volumes[name]
         create = True
         if claim := volume.get("persistentVolumeClaim"):
             local = str(claim_path(namespace, str(claim.get("claimName", "")), root))
         elif host := volume.get("hostPath"):
             local = str(host.get("path", ""))
+            if not local.startswith("/") or ".." in local.split("/"):
+                raise InvalidVolumeError(
+                    f"{where}: volume {name!r}: hostPath.path: expected an absolute path "
+                    f"without '..', got {local!r}"
+                )
             create = host.get("type", "") in _CREATED_HOST_PATH_TYPES
         else:
-            local = f"{job_volumes}/{mount['name']}"
-        if mount.get("subPath"):
-            local = f"{local}/{_relative(str(mount['subPath']), mount_where)}"
-            create = True
-        mounts.append(
-            Mount(mount["mountPath"].rstrip("/") or "/", local, create, bool(mount.get("readOnly")))
-        )
+            local = f"{job_volumes}/{name}"
+        sub_path = _relative(str(mount.get("subPath") or ""), mount_where).strip("/")
+        path = _mount_path(str(mount.get("mountPath", "")), mount_where)
+        mounts.append(Mount(path, local, create, bool(mount.get("readOnly")), sub_path))
     return mounts
+
+
+def make_sub_paths(mounts: Iterable[Mount]) -> None:
+    """Create each mount's ``subPath`` inside its volume (as the kubelet does when it is
+    missing), following only links that stay in the volume; OSError naming it otherwise."""
+    from trainer_sdk.backends.local.pod import mountns
+
+    for mount in mounts:
+        if mount.sub_path:
+            os.close(mountns.open_beneath(mount.local, mount.sub_path, create=True))
 
 
 def mount_paths(jobset: Mapping[str, Any]) -> list[str]:
@@ -214,14 +259,21 @@ def list_claims(root: Path | None = None) -> list[ClaimVolume]:
     return claims
 
 
+_ENDED_JOBSET: Final = ("Completed", "Failed", "Suspended")  # published once its pods ended
+
+
 def _running(root: Path, name: str) -> bool:
-    """Whether job ``name`` has not finished and its supervisor (or submitter) still lives."""
+    """Whether job ``name``'s pods may still run: it has not finished (nor has its JobSet, whose
+    final status the supervisor publishes before it finishes) and its supervisor (or submitter)
+    still lives."""
     job_dir = JobDir(root, name)
     try:
-        finished = bool(read_json(job_dir.state).get("finished"))
+        state = read_json(job_dir.state)
     except (OSError, ValueError):
-        finished = False
-    return not finished and lock_held(job_dir.supervisor_lock)
+        state = {}
+    conditions = (state.get("jobset") or {}).get("conditions") or []
+    ended = any(c.get("type") in _ENDED_JOBSET and c.get("status") == "True" for c in conditions)
+    return not (state.get("finished") or ended) and lock_held(job_dir.supervisor_lock)
 
 
 def delete_claim(namespace: str, claim: str, root: Path | None = None) -> Path:

@@ -10,6 +10,7 @@ from trainer_sdk.client import select_backend_config
 from trainer_sdk.configs import KubernetesBackendConfig, LocalBackendConfig
 from trainer_sdk.optimizer.backends.base import OptimizerBackend
 from trainer_sdk.optimizer.constants import constants
+from trainer_sdk.optimizer.spec import Definition
 from trainer_sdk.optimizer.types.algorithm_types import BaseAlgorithm, BaseEarlyStopping
 from trainer_sdk.optimizer.types.optimization_types import (
     Objective,
@@ -49,17 +50,16 @@ class OptimizerClient:
         objectives: list[Objective] | None = None,
         algorithm: BaseAlgorithm | None = None,
         early_stopping: BaseEarlyStopping | None = None,
+        warm_start: str | None = None,
     ) -> str:
         """Start an optimization job; returns its name. Each trial runs ``trial_template`` with
-        its parameters added to ``func_args`` (and as ``KUBEFLOW_TRAINER_OPT_<NAME>`` env)."""
-        return self.backend.optimize(
-            trial_template=trial_template,
-            trial_config=trial_config,
-            objectives=objectives,
-            search_space=search_space,
-            algorithm=algorithm,
-            early_stopping=early_stopping,
+        its parameters added to ``func_args`` (and as ``KUBEFLOW_TRAINER_OPT_<NAME>`` env).
+        ``warm_start`` (beyond upstream): an earlier job whose finished trials seed the search
+        (they count for the sampler, not towards ``num_trials``)."""
+        definition = Definition.requested(
+            search_space, trial_config, objectives, algorithm, early_stopping, warm_start
         )
+        return self.backend.optimize(trial_template, definition)
 
     def list_jobs(self) -> list[OptimizationJob]:
         """Every optimization job, oldest first."""
@@ -100,6 +100,12 @@ class OptimizerClient:
         """Start an OptimizationJob from its manifest (upstream's schema, as ``trainer optimize
         FILE.yaml`` reads it); returns its name."""
         return self.backend.submit(manifest)
+
+    def resume_job(self, name: str) -> None:
+        """Go on with a local optimization job whose driving process ended (killed, or the
+        machine restarted): its finished and running trials are kept, none is run twice. A
+        cluster's controller resumes by itself."""
+        self.backend.resume_job(name)
 
     def delete_job(self, name: str) -> None:
         """Delete the optimization job and its trials."""

@@ -9,15 +9,8 @@ from typing import Any
 
 from trainer_sdk import types
 from trainer_sdk.optimizer.constants import constants
-from trainer_sdk.optimizer.types.algorithm_types import BaseAlgorithm, BaseEarlyStopping
-from trainer_sdk.optimizer.types.optimization_types import (
-    Objective,
-    OptimizationJob,
-    Result,
-    Trial,
-    TrialConfig,
-)
-from trainer_sdk.optimizer.types.search_types import CategoricalSearchSpace, ContinuousSearchSpace
+from trainer_sdk.optimizer.spec import Definition
+from trainer_sdk.optimizer.types.optimization_types import OptimizationJob, Result, Trial
 
 __all__ = ["JOB_STATUSES", "OptimizerBackend", "best_result", "best_trial"]
 
@@ -30,16 +23,9 @@ JOB_STATUSES = {
 
 
 def best_trial(job: OptimizationJob) -> Trial | None:
-    """The best completed trial by the first objective (the earliest among equals), or None."""
-    scored = [
-        t
-        for t in job.trials
-        if t.objective is not None and t.pruned_at_step is None and t.trainjob.status == "Complete"
-    ]
-    if not scored:
-        return None
-    sign = -1.0 if job.objectives[0].direction.value == "maximize" else 1.0
-    return min(scored, key=lambda t: sign * (t.objective or 0.0))
+    """The trial the search ranks best (``trainer_search.decide`` rules it for both backends:
+    a completed trial with the best finite objective), or None."""
+    return next((t for t in job.trials if t.name == job.best_trial_name), None)
 
 
 def best_result(job: OptimizationJob) -> Result | None:
@@ -56,20 +42,18 @@ class OptimizerBackend(abc.ABC):
     """Runs optimization jobs somewhere."""
 
     @abc.abstractmethod
-    def optimize(
-        self,
-        trial_template: types.TrainJobTemplate,
-        *,
-        search_space: dict[str, ContinuousSearchSpace | CategoricalSearchSpace],
-        trial_config: TrialConfig | None = None,
-        objectives: list[Objective] | None = None,
-        algorithm: BaseAlgorithm | None = None,
-        early_stopping: BaseEarlyStopping | None = None,
-    ) -> str: ...
+    def optimize(self, trial_template: types.TrainJobTemplate, definition: Definition) -> str:
+        """Start an optimization job of ``trial_template`` (``OptimizerClient.optimize`` checked
+        the arguments into ``definition``); returns its name."""
 
     @abc.abstractmethod
     def submit(self, manifest: dict[str, Any]) -> str:
         """Start an OptimizationJob from its manifest (upstream's schema); returns its name."""
+
+    @abc.abstractmethod
+    def resume_job(self, name: str) -> None:
+        """Go on with an optimization job whose driver stopped (trials are neither lost nor
+        run twice)."""
 
     @abc.abstractmethod
     def list_jobs(self) -> list[OptimizationJob]: ...
@@ -134,7 +118,8 @@ class OptimizerBackend(abc.ABC):
             for callback in callbacks or []:
                 callback(job)
             if job.status == constants.OPTIMIZATION_JOB_FAILED and job.status not in status:
-                raise RuntimeError(f"{constants.OPTIMIZATION_JOB_KIND} {name} is Failed")
+                why = f": {job.message}" if job.message else ""
+                raise RuntimeError(f"{constants.OPTIMIZATION_JOB_KIND} {name} is Failed{why}")
             if job.status in status:
                 return job
             if time.monotonic() >= deadline:

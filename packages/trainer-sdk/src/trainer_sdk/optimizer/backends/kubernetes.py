@@ -3,55 +3,31 @@ the operator's controller reconciles into trial TrainJobs."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, cast
 
-from trainer_api import OPTIMIZATION_JOB_LABEL, PARAMETERS_ANNOTATION, parameter_env_name, parse
+from trainer_api import OPTIMIZATION_JOB_LABEL, parse
 from trainer_api import OptimizationJob as ApiOptimizationJob
-from trainer_runtime.search import PRUNED_ANNOTATION, study_from_job, trial_steps, value_types
+from trainer_search import (
+    assignment_strings,
+    job_message,
+    job_phase,
+    observe_trainjob,
+    trial_record,
+    trial_steps,
+)
 
 from trainer_sdk import types
 from trainer_sdk.backends.kubernetes.backend import KubernetesBackend
 from trainer_sdk.configs import KubernetesBackendConfig
-from trainer_sdk.manifests.trainjobs import build_trainjob_manifest, command_for_function
 from trainer_sdk.optimizer.backends.base import OptimizerBackend
-from trainer_sdk.optimizer.backends.local import new_name
 from trainer_sdk.optimizer.constants import constants
 from trainer_sdk.optimizer.objective import observe
-from trainer_sdk.optimizer.spec import Definition, definition_of, optimization_job
-from trainer_sdk.optimizer.types.algorithm_types import (
-    BaseAlgorithm,
-    BaseEarlyStopping,
-    RandomSearch,
-)
-from trainer_sdk.optimizer.types.optimization_types import (
-    Objective,
-    OptimizationJob,
-    Trial,
-    TrialConfig,
-)
-from trainer_sdk.optimizer.types.search_types import CategoricalSearchSpace, ContinuousSearchSpace
+from trainer_sdk.optimizer.spec import Definition, definition_of, new_name, requested_job
+from trainer_sdk.optimizer.types.optimization_types import OptimizationJob, Trial
 
-__all__ = ["KubernetesOptimizerBackend", "job_status"]
-
-_ORDER = (
-    constants.OPTIMIZATION_JOB_FAILED,
-    constants.OPTIMIZATION_JOB_COMPLETE,
-    constants.OPTIMIZATION_JOB_RUNNING,
-    constants.OPTIMIZATION_JOB_CREATED,
-)
-
-
-def job_status(document: dict[str, Any]) -> str:
-    """The SDK status of an OptimizationJob: its most advanced condition that is True."""
-    true = {
-        c.get("type")
-        for c in (document.get("status") or {}).get("conditions") or []
-        if c.get("status") == "True"
-    }
-    return next((status for status in _ORDER if status in true), constants.OPTIMIZATION_JOB_CREATED)
+__all__ = ["KubernetesOptimizerBackend"]
 
 
 class KubernetesOptimizerBackend(OptimizerBackend):
@@ -62,63 +38,27 @@ class KubernetesOptimizerBackend(OptimizerBackend):
         self.namespace = self.trainer.namespace
         self.custom = self.trainer.custom
 
-    def optimize(
-        self,
-        trial_template: types.TrainJobTemplate,
-        *,
-        search_space: dict[str, ContinuousSearchSpace | CategoricalSearchSpace],
-        trial_config: TrialConfig | None = None,
-        objectives: list[Objective] | None = None,
-        algorithm: BaseAlgorithm | None = None,
-        early_stopping: BaseEarlyStopping | None = None,
-    ) -> str:
-        if not search_space:
-            raise ValueError("Search space must be set.")
-        runtime = self.trainer.resolve_runtime(trial_template.runtime)
+    def optimize(self, trial_template: types.TrainJobTemplate, definition: Definition) -> str:
         name = new_name()
-        trainjob = build_trainjob_manifest(
-            name, runtime, trial_template.trainer, trial_template.initializer, (), self.trainer
-        )
-        definition = Definition(
-            dict(search_space),
-            list(objectives or [Objective()]),
-            algorithm or RandomSearch(),
-            trial_config or TrialConfig(),
-            early_stopping,
-        )
-        job = optimization_job(name, definition, {"spec": trainjob["spec"]}, self.namespace)
-        document = job.to_dict()
-        trainer = trial_template.trainer
-        if isinstance(trainer, types.CustomTrainer):
-            # KEP-3562 hands a trial its parameters as KUBEFLOW_TRAINER_OPT_<NAME> env; the
-            # function reads them as keyword arguments, typed as the local backend passes them.
-            env_args = {
-                parameter: (parameter_env_name(parameter), kind)
-                for parameter, kind in value_types(study_from_job(job).space).items()
-            }
-            document["spec"]["trainJobTemplate"]["spec"]["trainer"]["command"] = (
-                command_for_function(
-                    runtime,
-                    trainer.func,
-                    trainer.func_args,
-                    trainer.pip_index_urls,
-                    trainer.packages_to_install,
-                    env_args,
-                )
-            )
+        job = requested_job(self.trainer, name, trial_template, definition, self.namespace)
         try:
             self.custom.create_namespaced_custom_object(
                 constants.GROUP,
                 constants.VERSION,
                 self.namespace,
                 constants.OPTIMIZATION_JOB_PLURAL,
-                document,
+                job.to_dict(),
             )
         except Exception as error:
             raise RuntimeError(
                 f"Failed to create {constants.OPTIMIZATION_JOB_KIND}: {self.namespace}/{name}"
             ) from error
         return name
+
+    def resume_job(self, name: str) -> None:
+        """Nothing to do: the controller drives every OptimizationJob, and a restarted one goes
+        on from the trials' annotations. RuntimeError when there is no such job."""
+        self._document(name)
 
     def submit(self, manifest: dict[str, Any]) -> str:
         """Create an OptimizationJob from its manifest; returns its name."""
@@ -156,6 +96,7 @@ class KubernetesOptimizerBackend(OptimizerBackend):
         assert isinstance(job, ApiOptimizationJob)
         definition = definition_of(job)
         name = str(document["metadata"]["name"])
+        status = document.get("status") or {}
         return OptimizationJob(
             name=name,
             search_space=definition.search_space,
@@ -168,25 +109,25 @@ class KubernetesOptimizerBackend(OptimizerBackend):
                     "Z", "+00:00"
                 )
             ),
-            status=job_status(document),
+            status=job_phase(status),
+            best_trial_name=(status.get("result") or {}).get("trainJobName"),
+            message=job_message(status),
         )
 
     def _trials(self, name: str, metrics: list[str]) -> list[Trial]:
         trials = []
         for item in self._trial_items(name):
             trainjob = self.trainer.get_job(item["metadata"]["name"])
+            record, _ = trial_record(observe_trainjob(item, metrics[0]))
             reported = trainjob.trainer_status.metrics if trainjob.trainer_status else {}
-            observation = observe([], [], reported, metrics)
-            annotations = item["metadata"].get("annotations") or {}
-            pruned = annotations.get(PRUNED_ANNOTATION)
             trials.append(
                 Trial(
                     name=trainjob.name,
-                    parameters=json.loads(annotations.get(PARAMETERS_ANNOTATION, "{}")),
+                    parameters=assignment_strings(record.parameters),
                     trainjob=trainjob,
-                    metrics=observation.summary(metrics),
-                    objective=observation.latest(metrics[0]),
-                    pruned_at_step=int(pruned) if pruned is not None else None,
+                    metrics=observe([], [], reported, metrics).summary(metrics),
+                    objective=record.objective,
+                    pruned_at_step=record.pruned_at_step,
                 )
             )
         return sorted(trials, key=lambda trial: trial.trainjob.creation_timestamp)

@@ -86,7 +86,9 @@ class Trial:
 
 @dataclass
 class OptimizationJob:
-    """An optimization job as the SDK shows it."""
+    """An optimization job as the SDK shows it; ``best_trial_name`` (the trial the search ranks
+    best: never one whose objective is not finite) and ``message`` (what its status says) go
+    beyond upstream."""
 
     name: str
     search_space: dict[str, ContinuousSearchSpace | CategoricalSearchSpace]
@@ -96,3 +98,5 @@ class OptimizationJob:
     trials: list[Trial]
     creation_timestamp: datetime
     status: str = trainer_constants.UNKNOWN
+    best_trial_name: str | None = None
+    message: str = ""

@@ -3,7 +3,10 @@
 // (el, api, poll, badge, table, shortValue, seconds, jobColor, fill) it uses.
 "use strict";
 
-function objectiveText(value) {
+// A non-finite objective (a diverged run) arrives as null with its name beside it
+// ("objectiveNonFinite": "NaN", the server's strict JSON): shown as such.
+function objectiveText(value, nonFinite) {
+  if (nonFinite) return nonFinite;
   return value === null || value === undefined ? "" : shortValue(value);
 }
 
@@ -22,7 +25,7 @@ function optimizationList(main) {
       el("td", { className: "status" }, badge(row.status)),
       el("td", {}, row.algorithm),
       el("td", {}, `${row.trials} / ${row.numTrials}`),
-      el("td", { className: "best" }, row.best === null ? "" : `${row.metric} ${objectiveText(row.best)}`),
+      el("td", { className: "best" }, row.best === null ? "" : `${row.metric} ${objectiveText(row.best, row.bestNonFinite)}`),
       el("td", {}, seconds(row.age)))));
   });
   return { stop };
@@ -35,7 +38,7 @@ function objectivePlots(holder, job) {
   const width = Math.max(320, Math.min(560, holder.clientWidth / 2 - 24));
   const sign = job.direction === "maximize" ? -1 : 1;
   const numbers = job.trialList.map((trial) => trial.number);
-  const values = job.trialList.map((trial) => (trial.state === "Complete" ? trial.objective : null));
+  const values = job.trialList.map((trial) => (trial.state === "Complete" ? trial.objective : null)); // null: none, or non-finite
   let best = null;
   const bestSoFar = values.map((value) => (best = value !== null && (best === null || sign * value < sign * best) ? value : best));
   const byTrial = el("div", { className: "chart", id: "objective-by-trial", "data-points": String(values.filter((v) => v !== null).length) });
@@ -65,6 +68,73 @@ function objectivePlots(holder, job) {
   return plots;
 }
 
+// Parallel coordinates (SVG, no library): an axis per parameter and one for the objective, a
+// line per trial that reported one. Ranges are linear or logarithmic as the search space says,
+// choices evenly spaced; a non-finite objective sits on a "NaN" mark above its axis, in red.
+const SVG = "http://www.w3.org/2000/svg";
+
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) if (value !== null && value !== undefined) node.setAttribute(key, value);
+  node.append(...children.flat());
+  return node;
+}
+
+function axisPosition(space, value) {
+  if (space.kind === "choice") {
+    const index = space.choices.indexOf(String(value));
+    return space.choices.length === 1 ? 0.5 : Math.max(index, 0) / (space.choices.length - 1);
+  }
+  const scale = space.kind === "log" ? Math.log : (x) => x;
+  const low = scale(space.min), high = scale(space.max);
+  return Math.min(Math.max((scale(Number(value)) - low) / (high - low), 0), 1);
+}
+
+function parallelCoordinates(job) {
+  const trials = job.trialList.filter((trial) => trial.objective !== null || trial.objectiveNonFinite);
+  const finite = trials.filter((trial) => trial.objective !== null).map((trial) => trial.objective);
+  const objective = finite.length
+    ? { kind: "linear", min: Math.min(...finite), max: Math.max(...finite) === Math.min(...finite) ? Math.min(...finite) + 1 : Math.max(...finite) }
+    : { kind: "linear", min: 0, max: 1 };
+  const axes = [...job.parameters.map((name) => ({ name, space: job.parameterSpaces[name] })), { name: job.metric, space: objective }];
+  const width = Math.max(360, 140 * axes.length), height = 260, top = 34, bottom = 24, left = 50;
+  const step = (width - 2 * left) / Math.max(axes.length - 1, 1);
+  const x = (i) => left + i * step;
+  const y = (fraction) => top + (1 - fraction) * (height - top - bottom);
+  const sign = job.direction === "maximize" ? -1 : 1;
+  const color = (trial) => {
+    if (trial.objectiveNonFinite) return "#dc2626";
+    const span = objective.max - objective.min;
+    const goodness = span ? (sign > 0 ? objective.max - trial.objective : trial.objective - objective.min) / span : 1;
+    return `hsl(${Math.round(220 - 180 * goodness)}, 70%, 45%)`;
+  };
+  const lines = trials.map((trial) => {
+    const points = axes.map((axis, i) => {
+      const value = i === axes.length - 1 ? trial.objective : trial.parameters[axis.name];
+      const fraction = i === axes.length - 1 && trial.objectiveNonFinite ? 1.09 : axisPosition(axis.space, value);
+      return `${x(i).toFixed(1)},${y(fraction).toFixed(1)}`;
+    });
+    const best = trial.name === job.bestTrial;
+    return svg("polyline", { points: points.join(" "), fill: "none", stroke: color(trial), "stroke-width": best ? 3 : 1.3,
+      "stroke-dasharray": trial.objectiveNonFinite ? "4 3" : null, class: best ? "best" : null, "data-trial": trial.name },
+    svg("title", {}, `${trial.name}: ${objectiveText(trial.objective, trial.objectiveNonFinite)}`));
+  });
+  const drawnAxes = axes.map((axis, i) => {
+    const space = axis.space;
+    const ends = space.kind === "choice" ? [space.choices[0], space.choices[space.choices.length - 1]] : [shortValue(space.min), shortValue(space.max)];
+    return svg("g", { class: "axis", "data-axis": axis.name },
+      svg("line", { x1: x(i), x2: x(i), y1: y(0), y2: y(1), stroke: "#6b7280" }),
+      svg("text", { x: x(i), y: 14, "text-anchor": "middle", class: "axis-name" }, axis.name),
+      svg("text", { x: x(i) + 4, y: y(0) + 14, class: "axis-end" }, String(ends[0])),
+      svg("text", { x: x(i) + 4, y: y(1) - 4, class: "axis-end" }, String(ends[1])),
+      space.kind === "choice" && space.choices.length > 2
+        ? space.choices.slice(1, -1).map((choice, k) => svg("text", { x: x(i) + 4, y: y((k + 1) / (space.choices.length - 1)), class: "axis-end" }, choice))
+        : []);
+  });
+  return el("div", { className: "chart", id: "parallel-coordinates", "data-lines": String(lines.length) },
+    svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": "parameters and objective of each trial" }, drawnAxes, lines));
+}
+
 function importanceView(shares) {
   const names = Object.keys(shares);
   if (!names.length) return el("p", { className: "empty" }, "Parameter importance needs two completed trials");
@@ -80,7 +150,7 @@ function trialTable(job) {
     el("td", {}, trial.number),
     el("td", {}, el("a", { href: `#/jobs/${encodeURIComponent(trial.name)}` }, trial.name), trial.name === job.bestTrial ? " ★ best" : ""),
     el("td", { className: "state" }, badge(trial.state)),
-    el("td", { className: "objective" }, objectiveText(trial.objective)),
+    el("td", { className: "objective" }, objectiveText(trial.objective, trial.objectiveNonFinite)),
     el("td", { className: "pruned" }, trial.prunedAtStep === null ? "" : trial.prunedAtStep),
     job.parameters.map((name) => el("td", { className: "parameter", "data-parameter": name }, trial.parameters[name] ?? ""))));
   return el("table", { id: "trials" }, el("thead", {}, el("tr", {}, headers.map((h) => el("th", {}, h)))), el("tbody", {}, rows));
@@ -92,8 +162,10 @@ function optimizationPage(main, name) {
   const plots = el("div", { className: "charts", id: "optimization-charts" });
   const trials = el("div", {});
   const importance = el("div", {});
+  const coordinates = el("div", {});
   main.replaceChildren(el("p", {}, el("a", { href: "#/optimizations" }, "← Optimization jobs")), el("h1", {}, name),
-    summary, el("h2", {}, "Objective"), plots, el("h2", {}, "Trials"), trials, el("h2", {}, "Parameter importance"), importance);
+    summary, el("h2", {}, "Objective"), plots, el("h2", {}, "Parameters against the objective"), coordinates,
+    el("h2", {}, "Trials"), trials, el("h2", {}, "Parameter importance"), importance);
   let drawn = [];
   let last = "";
   const stopPolling = poll(async () => {
@@ -103,13 +175,15 @@ function optimizationPage(main, name) {
       el("span", {}, `${job.trials} / ${job.numTrials} trials, ${job.parallelTrials} at a time`),
       el("span", {}, `${job.direction} ${job.metric}`),
       el("span", { id: "best" }, job.bestTrial ? `best ${objectiveText(job.best)} (${job.bestTrial})` : "no completed trial yet"),
-      el("span", {}, `age ${seconds(age)}`));
+      el("span", {}, `age ${seconds(age)}`),
+      job.message ? el("span", { id: "message" }, job.message) : "");
     const key = JSON.stringify(steady);
     if (key === last) return; // nothing new: the charts keep their zoom
     last = key;
     drawn.forEach((plot) => plot.destroy());
     drawn = objectivePlots(plots, job);
     trials.replaceChildren(trialTable(job));
+    coordinates.replaceChildren(parallelCoordinates(job));
     importance.replaceChildren(importanceView(job.importance));
   });
   return { stop: () => { stopPolling(); drawn.forEach((plot) => plot.destroy()); } };

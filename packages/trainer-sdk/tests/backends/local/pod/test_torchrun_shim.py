@@ -36,6 +36,13 @@ def test_a_trainjob_node_of_one_process_gets_torchruns_worker_env() -> None:
     )
 
 
+def test_a_module_runs_as_python_m_module() -> None:
+    """``torchrun -m trainer_sdk.training.engines trl ...``, as the fine-tuning runtimes run."""
+    options, program = _parse(["-m", "pkg.train", "--lr", "1"], TRAINJOB_ENV)
+    assert program == ["-m", "pkg.train", "--lr", "1"]
+    assert worker_env(options)["WORLD_SIZE"] == "3"
+
+
 def test_command_line_options_win_over_env() -> None:
     options, program = _parse(["--nnodes=2", "--node-rank", "1", "t.py"], TRAINJOB_ENV)
     assert (options["nnodes"], options["node_rank"], program) == ("2", "1", ["t.py"])
@@ -51,7 +58,6 @@ def test_command_line_options_win_over_env() -> None:
         pytest.param(["t.py"], {**TRAINJOB_ENV, "PET_RDZV_BACKEND": "c10d"}, id="c10d"),
         pytest.param(["t.py"], {**TRAINJOB_ENV, "PET_RDZV_CONF": "x=1"}, id="unknown-env"),
         pytest.param(["--standalone", "t.py"], TRAINJOB_ENV, id="unknown-option"),
-        pytest.param(["-m", "pkg.train"], TRAINJOB_ENV, id="module"),
         pytest.param(["--no-python", "echo"], TRAINJOB_ENV, id="no-python"),
         pytest.param(["--nnodes"], TRAINJOB_ENV, id="no-value"),
         pytest.param([], TRAINJOB_ENV, id="no-script"),

@@ -41,15 +41,38 @@ def train() -> None:
     print("never runs")
 
 
+def bare_python(tmp_path: Path) -> str:
+    """A fresh venv's Python: the standard library only."""
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    return str(venv / "bin" / "python")
+
+
 def test_torch_job_is_refused_before_it_starts_when_its_python_has_no_torch(
     tmp_path: Path,
 ) -> None:
-    venv = tmp_path / "bare"
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
-    python = str(venv / "bin" / "python")
+    python = bare_python(tmp_path)
     client = TrainerClient(LocalBackendConfig(root=tmp_path / "jobs", python=python))
     with pytest.raises(
         MissingPackageError, match=r"install it with: pip install \"trainer-sdk\[torch\]\""
     ):
         client.train(trainer=CustomTrainer(func=train, num_nodes=2))
     assert list((tmp_path / "jobs").iterdir()) == []
+
+
+def test_a_fine_tune_is_refused_before_it_starts_when_its_python_has_no_engine(
+    tmp_path: Path,
+) -> None:
+    """The engine's module, checked by the runtime's framework label; ``tune`` as a command."""
+    from trainer_runtime import builtin_runtimes
+    from trainer_sdk.backends.local.submit.needs import check_engine
+
+    python = bare_python(tmp_path)
+    with pytest.raises(MissingPackageError) as raised:
+        check_engine(builtin_runtimes()["trl-cpu"].to_dict(), python)
+    assert str(raised.value).endswith('install it with: pip install "trainer-sdk[trl]"')
+    check_engine(builtin_runtimes()["torch-distributed"].to_dict(), python)  # no engine
+    with pytest.raises(
+        MissingPackageError, match=r"'tune'.*pip install \"trainer-sdk\[torchtune\]"
+    ):
+        check_commands([["tune", "run", "lora_finetune_single_device"]], python)

@@ -134,8 +134,8 @@ def test_the_local_plan_is_the_operators_plan_of_the_api_defaulted_objects(
         "metadata": {"name": "j", "namespace": "default"},
         "spec": {"runtimeRef": {"name": runtime_name}, "trainer": {"numNodes": 2}},
     }
-    defaulted = trainer_runtime.admit(trainer_api.parse(job), trainer_api.parse(runtime))
-    operators = trainer_runtime.build(*defaulted, trainer_runtime.Observed(), NOW)
+    admission = trainer_runtime.admit(trainer_api.parse(job), trainer_api.parse(runtime))
+    operators = trainer_runtime.build(admission, trainer_runtime.Observed(), NOW)
     expected = planning.Planned([planning._to_doc(obj) for obj in operators.apply])
     planned = planning.plan_trainjob(job, runtime, NOW)
     assert planned.jobset == expected.jobset

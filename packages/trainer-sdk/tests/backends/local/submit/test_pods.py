@@ -181,8 +181,11 @@ def test_volume_mounts_become_shared_local_directories() -> None:
         depends_on="dataset-initializer",
     )
     for job in (initializer, node):
-        container = job["template"]["spec"]["template"]["spec"]["containers"][0]
-        container["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
+        pod_spec = job["template"]["spec"]["template"]["spec"]
+        pod_spec["volumes"] = [{"name": "initializer", "emptyDir": {}}]
+        pod_spec["containers"][0]["volumeMounts"] = [
+            {"name": "initializer", "mountPath": "/workspace"}
+        ]
     [(_, [init_pod]), (_, [node_pod])] = expand(jobset(initializer, node), "/tmp/job/volumes")
     assert init_pod.command == (
         "python",
@@ -305,7 +308,9 @@ def test_empty_dir_is_the_jobs_and_host_path_is_the_hosts_own(tmp_path: Path) ->
         mountPath="/run/x.sock",
     )
     [(_, [pod])] = expand(jobset(job), "/j/volumes", tmp_path)
-    assert pod.directories == ("/j/volumes/scratch", str(tmp_path / "host" / "x"))
+    # A subPath is made inside its volume as the pod starts (volumes.make_sub_paths).
+    assert pod.directories == ("/j/volumes/scratch", str(tmp_path / "host"))
+    assert [(m.path, m.source) for m in pod.mounts][1] == ("/data", str(tmp_path / "host" / "x"))
 
 
 @pytest.mark.parametrize(

@@ -95,3 +95,72 @@ def test_a_missing_volume_source_fails_the_pod_naming_it(tmp_path: Path) -> None
     )
     assert result.returncode == 127
     assert f"volume source {tmp_path}/gone for /data" in result.stderr
+
+
+def sandboxed(
+    tmp_path: Path, *mounts: Mount, script: str = "true"
+) -> subprocess.CompletedProcess[str]:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir(exist_ok=True)
+    sandbox = isolation.PodSandbox(mounts=mounts, scratch=scratch, cwd=tmp_path)
+    return subprocess.run(
+        isolation.wrap(["sh", "-c", script], sandbox),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,  # a mount path whose parents never end would loop forever
+    )
+
+
+@needs_namespaces
+@pytest.mark.parametrize(
+    "mount_path",
+    [
+        pytest.param("data", id="relative"),
+        pytest.param("{tmp}/missing/../made", id="backsteps-through-a-missing-directory"),
+    ],
+)
+def test_a_mount_path_that_is_relative_or_climbs_is_refused(
+    tmp_path: Path, mount_path: str
+) -> None:
+    volume = tmp_path / "volume"
+    volume.mkdir()
+    result = sandboxed(tmp_path, Mount(mount_path.format(tmp=tmp_path), str(volume), True))
+    assert result.returncode == 127
+    assert "not absolute, or with '..'" in result.stderr
+    assert not (tmp_path / "made").exists() and not (tmp_path / "missing").exists()
+
+
+def planted_volume(tmp_path: Path) -> tuple[Path, Path]:
+    """A volume holding links planted by someone else (out of it, absolute and relative; within
+    it), and a host directory outside that must never be reached."""
+    volume, outside = tmp_path / "volume", tmp_path / "host-secret"
+    (volume / "inside" / "data").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "key").write_text("secret\n")
+    (volume / "absolute").symlink_to(outside)
+    (volume / "climbs").symlink_to("../host-secret")
+    (volume / "nested").symlink_to("inside/../../host-secret")
+    (volume / "within").symlink_to("inside/data")
+    return volume, outside
+
+
+@needs_namespaces
+@pytest.mark.parametrize("sub_path", ["absolute", "climbs", "nested", "absolute/key"])
+def test_a_sub_path_link_out_of_the_volume_is_not_followed(tmp_path: Path, sub_path: str) -> None:
+    volume, outside = planted_volume(tmp_path)
+    mount = Mount("/data", str(volume), True, sub_path=sub_path)
+    result = sandboxed(tmp_path, mount, script="cat /data/key; touch /data/planted")
+    assert result.returncode == 127, result.stdout
+    assert "outside the volume" in result.stderr
+    assert "secret" not in result.stdout
+    assert sorted(p.name for p in outside.iterdir()) == ["key"]
+
+
+@needs_namespaces
+def test_a_sub_path_link_within_the_volume_is_followed(tmp_path: Path) -> None:
+    volume, _ = planted_volume(tmp_path)
+    mount = Mount("/data", str(volume), True, sub_path="within")
+    result = sandboxed(tmp_path, mount, script="echo hello > /data/greeting")
+    assert result.returncode == 0, result.stderr
+    assert (volume / "inside" / "data" / "greeting").read_text() == "hello\n"

@@ -141,6 +141,27 @@ def test_failure_message_carries_the_pods_termination_log(
     assert status["conditions"][0]["message"] == message
 
 
+@pytest.mark.parametrize(
+    ("script", "restarts", "reason"),
+    [
+        pytest.param("exit 1", 1, "FailedJobs", id="python-error-restarts"),
+        pytest.param("kill -9 $$", 1, "FailedJobs", id="killed-restarts"),
+        pytest.param("no-such-command-5e2c", 0, "PodFailurePolicy", id="not-found-fails-at-once"),
+        pytest.param("exit 126", 0, "PodFailurePolicy", id="not-executable-fails-at-once"),
+    ],
+)
+def test_the_exit_code_policy_decides_restarts_as_in_a_cluster(
+    script: str, restarts: int, reason: str, tmp_path: Path
+) -> None:
+    """The same rules as the pod failure policy a cluster gets (trainer_runtime.exit_codes)."""
+    manifest = jobset(
+        replicated_job("node", ["bash", "-c", script]), failurePolicy={"maxRestarts": 1}
+    )
+    status, _, _ = run(manifest, tmp_path)
+    assert condition(status) == ("Failed", reason)
+    assert status["restarts"] == restarts
+
+
 def test_success_policy_any_ends_the_remaining_pods(tmp_path: Path) -> None:
     manifest = jobset(
         replicated_job("driver", ["true"]),
@@ -195,10 +216,11 @@ def test_a_pod_that_cannot_start_fails_the_attempt_with_the_reason(
 ) -> None:
     job = replicated_job("node", container["command"], env=container.get("env"))
     status, reports, job_dir = run(jobset(job, failurePolicy={"maxRestarts": 1}), tmp_path)
-    assert condition(status) == ("Failed", "FailedJobs")
+    assert condition(status) == ("Failed", "PodFailurePolicy")  # 128: not restarted
+    assert status["restarts"] == 0
     message = status["conditions"][0]["message"]
     assert message.startswith("pod job-node-0-0 (step node-0) could not start: ")
-    assert reason in message and message.endswith("reached maxRestarts 1")
+    assert reason in message and message.endswith("mean it cannot run")
     assert reports[-1][0].phase == "Failed" and reports[-1][0].exit_code == 128
     assert reason in job_dir.log("node-0").read_text()
 

@@ -10,6 +10,12 @@ A mount path that does not exist here gets its mount point without touching the 
 existing ancestor is replaced, in this namespace only, by a tmpfs holding bind mounts of that
 ancestor's entries (for ``/``, a new root the process changes into), and the missing directories
 are made in that tmpfs. Nothing is created outside the pod's scratch directory and its volumes.
+Mount paths are absolute without ``..`` (checked at submit, and again here).
+
+A volume mounted with a ``subPath`` is opened inside the volume one component at a time
+(``open_beneath``): a symbolic link is followed only when it is relative and stays in the volume,
+so a link planted in a shared volume cannot bind a host directory into the pod; the bind is made
+from that open descriptor, so the path cannot be swapped in between.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ import ctypes
 import json
 import os
 import socket
+import stat
 import sys
 from collections.abc import Sequence
 
@@ -33,6 +40,7 @@ MS_UNBINDABLE = 1 << 17
 MS_PRIVATE = 1 << 18
 MNT_DETACH = 2
 FAILED_EXIT_CODE = 127
+_MAX_LINKS = 40  # as the kernel's path walk
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -74,6 +82,48 @@ def _enter_namespaces() -> None:
     ):
         with open(f"/proc/self/{name}", "w") as file:
             file.write(text)
+
+
+def open_beneath(root: str, relative: str, create: bool = False) -> int:
+    """An ``O_PATH`` descriptor of ``root/relative``, resolved without leaving ``root``: each
+    component opened without following links, a relative link's target walked the same way (an
+    absolute one, or one climbing out, is refused); missing directories made when ``create``.
+    SandboxError naming the path otherwise."""
+    flags = os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC
+    where = f"subPath {relative!r} of {root}"
+    parts = [part for part in relative.split("/") if part not in ("", ".")]
+    levels = [os.open(root, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)]
+    links = 0
+    try:
+        while parts:
+            name = parts.pop(0)
+            if name == "..":
+                if len(levels) == 1:
+                    raise SandboxError(1, f"{where}: climbs outside the volume")
+                os.close(levels.pop())
+                continue
+            try:
+                descriptor = os.open(name, flags, dir_fd=levels[-1])
+            except FileNotFoundError:
+                if not create:
+                    raise SandboxError(2, f"{where}: no such file or directory") from None
+                os.mkdir(name, 0o777, dir_fd=levels[-1])  # not through a link: O_NOFOLLOW above
+                descriptor = os.open(name, flags, dir_fd=levels[-1])
+            if not stat.S_ISLNK(os.fstat(descriptor).st_mode):
+                levels.append(descriptor)
+                continue
+            os.close(descriptor)
+            target = os.readlink(name, dir_fd=levels[-1])
+            links += 1
+            if target.startswith("/") or links > _MAX_LINKS:
+                raise SandboxError(
+                    1, f"{where}: {name} is a symbolic link to {target!r}, outside the volume"
+                )
+            parts[:0] = [part for part in target.split("/") if part not in ("", ".")]
+        return levels.pop()
+    finally:
+        for descriptor in levels:
+            os.close(descriptor)
 
 
 def _replicate(source: str, target: str) -> None:
@@ -127,6 +177,8 @@ class _Tree:
 
     def _mount_point(self, path: str, is_dir: bool) -> None:
         """Make ``path`` exist, in tmpfs copies or volumes only."""
+        if not path.startswith("/") or ".." in path.split("/"):
+            raise SandboxError(22, f"mount path {path!r}: not absolute, or with '..'")
         ancestor = os.path.dirname(path)
         while not os.path.exists(ancestor):
             ancestor = os.path.dirname(ancestor)
@@ -152,6 +204,18 @@ class _Tree:
         self.volumes.append(path)
 
 
+def _sources(mounts: list[list[object]]) -> list[tuple[str, str, bool]]:
+    """(mount path, source, read-only) of each mount, shallowest first; a ``subPath`` mount's
+    source is a descriptor opened inside its volume (``/proc/self/fd/N``), before any mount."""
+    sources = []
+    for path, volume, sub_path, read_only in mounts:
+        source = str(volume)
+        if sub_path:
+            source = f"/proc/self/fd/{open_beneath(source, str(sub_path))}"
+        sources.append((str(path), source, bool(read_only)))
+    return sorted(sources, key=lambda mount: mount[0].count("/"))
+
+
 def enter(spec: dict[str, object]) -> None:
     """Enter the pod's namespaces with its mounts (``spec``: see ``isolation.PodSandbox``)."""
     _enter_namespaces()
@@ -159,8 +223,8 @@ def enter(spec: dict[str, object]) -> None:
     tree = _Tree(str(spec["scratch"]))
     mounts = spec.get("mounts") or []
     assert isinstance(mounts, list)
-    for path, source, read_only in sorted(mounts, key=lambda mount: str(mount[0]).count("/")):
-        tree.bind(str(source), str(path), bool(read_only))
+    for path, source, read_only in _sources(mounts):
+        tree.bind(source, path, read_only)
     if hostname := spec.get("hostname"):
         socket.sethostname(str(hostname))
     working_dir = spec.get("workingDir")

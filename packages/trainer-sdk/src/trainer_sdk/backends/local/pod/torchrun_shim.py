@@ -1,12 +1,14 @@
 """The local backend's ``torchrun``: a node of one process runs it without an elastic agent.
 
     python torchrun_shim.py [torchrun options] SCRIPT [ARGS...]      (the pods' ``torchrun``)
+    python torchrun_shim.py [torchrun options] -m MODULE [ARGS...]
 
 torchrun's agent is a second interpreter per node that imports torch, hosts the rendezvous store
 and holds an exit barrier; a node that runs one process gets nothing from it on this machine, and
 on two cores it cost a job about a third of its launch time. When the launch is a static
 rendezvous of fixed size with one process per node (what a TrainJob's ``PET_*`` env describes,
-``numProcPerNode: 1``), this execs ``python -u SCRIPT ARGS`` with the env torchrun gives its
+``numProcPerNode: 1``), this execs ``python -u SCRIPT ARGS`` (``python -u -m MODULE ARGS`` for
+torchrun's ``-m``/``--module``, as the fine-tuning engines run) with the env torchrun gives its
 worker: RANK, LOCAL_RANK 0, WORLD_SIZE, GROUP_RANK, ROLE_*, MASTER_ADDR, MASTER_PORT (rank 0's
 ``init_process_group`` hosts the store there), TORCHELASTIC_*. Anything else (several processes
 per node, elastic sizes, restarts, other rendezvous backends, unknown options) execs the real
@@ -44,7 +46,12 @@ def _parse(args: Sequence[str], environ: Mapping[str, str]) -> tuple[dict[str, s
         raise ValueError(f"torchrun env {unknown}")
     options = {key: environ.get(f"PET_{key.upper()}", default) for key, default in _OPTIONS.items()}
     index = 0
+    module = False
     while index < len(args) and args[index].startswith("-"):
+        if args[index] in ("-m", "--module"):
+            module = True
+            index += 1
+            continue
         name, _, value = args[index].lstrip("-").partition("=")
         key = name.replace("-", "_")
         if key not in _OPTIONS:
@@ -59,7 +66,7 @@ def _parse(args: Sequence[str], environ: Mapping[str, str]) -> tuple[dict[str, s
     program = list(args[index:])
     if not program:
         raise ValueError("no training script")
-    return options, program
+    return options, ["-m", *program] if module else program
 
 
 def worker_env(options: Mapping[str, str]) -> dict[str, str]:
@@ -99,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         options, program = _parse(args, os.environ)
         env = {**os.environ, **worker_env(options)}
-    except ValueError:  # -m, --no-python, --standalone, ... included: the agent's business
+    except ValueError:  # --no-python, --standalone, ... included: the agent's business
         os.execv(sys.executable, [sys.executable, "-m", "torch.distributed.run", *args])
     os.execve(sys.executable, [sys.executable, "-u", *program], env)
 

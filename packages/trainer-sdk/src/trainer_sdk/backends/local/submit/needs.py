@@ -1,8 +1,10 @@
 """What a local job's commands need from the Python they run in, checked before the job starts.
 
-The supervisor resolves ``torchrun`` and ``data-cache`` to the client's interpreter (its shims), so
-a job whose command uses one of them fails minutes later inside the process when the module is
-missing. Checking first turns that into one error that names the install command.
+The supervisor resolves ``torchrun``, ``data-cache`` and the fine-tuning engines' commands
+(``tune``) to the client's interpreter (its shims), so a job whose command uses one of them fails
+minutes later inside the process when the module is missing; so does a job on an engine's runtime
+whose Python lacks the engine. Checking first turns that into one error that names the install
+command.
 """
 
 from __future__ import annotations
@@ -10,14 +12,16 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib.util import find_spec
-from typing import Final
+from typing import Any, Final
 
+from trainer_sdk import constants
 from trainer_sdk.errors import MissingPackageError
+from trainer_sdk.training.engines import ENGINES, engine_named
 
-__all__ = ["COMMAND_NEEDS", "CommandNeed", "check_commands"]
+__all__ = ["COMMAND_NEEDS", "CommandNeed", "check_commands", "check_engine"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,11 @@ COMMAND_NEEDS: Final = (
     CommandNeed("torchrun", "torch", "torch", 'pip install "trainer-sdk[torch]"'),
     CommandNeed(
         "data-cache", "trainer_data_cache", "trainer-data-cache", "pip install trainer-data-cache"
+    ),
+    *(
+        CommandNeed(command, engine.module, engine.module, engine.install)
+        for engine in ENGINES
+        for command in engine.commands
     ),
 )
 _REQUIREMENT_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -77,3 +86,12 @@ def check_commands(
             python, need.module
         ):
             raise MissingPackageError(need.command, need.module, python, need.install)
+
+
+def check_engine(runtime: Mapping[str, Any], python: str) -> None:
+    """Raise MissingPackageError when ``runtime`` runs a fine-tuning engine (its framework label)
+    that ``python`` cannot import."""
+    labels = (runtime.get("metadata") or {}).get("labels") or {}
+    engine = engine_named(str(labels.get(constants.RUNTIME_FRAMEWORK_LABEL, "")))
+    if engine is not None and not _importable(python, engine.module):
+        raise MissingPackageError(engine.name, engine.module, python, engine.install)

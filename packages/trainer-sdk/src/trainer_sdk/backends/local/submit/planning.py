@@ -102,22 +102,15 @@ def plan_trainjob(
                 )
             ]
         )
-    try:  # as the API server would: defaulted, then the runtime's own rules and the TrainJob's
-        job, runtime_obj = trainer_runtime.admit(job, runtime_obj)
-    except trainer_runtime.InvalidTrainJobError as error:
-        raise InvalidTrainJobError(error.errors) from None
-    # The rules the cluster's admission webhook applies, from the same function (runtimes
-    # labelled webhook-validation: disabled skip the job-against-runtime rules, as upstream's
-    # cache runtime is): here only the runtime plugins' rules are left to report.
-    errors = trainer_runtime.admission_errors(job, runtime_obj)
-    if errors:
-        raise InvalidTrainJobError(errors)
-    for warning in trainer_runtime.deprecation_warnings(runtime_obj):
+    # As the API server and its admission webhook would, once: defaulted, every rule checked
+    # (runtimes labelled webhook-validation: disabled skip the job-against-runtime rules, as
+    # upstream's cache runtime is), the runtime info computed for build.
+    admission = trainer_runtime.admit(job, runtime_obj)
+    if admission.errors:
+        raise InvalidTrainJobError(admission.errors)
+    for warning in admission.warnings:
         _logger.warning("Warning: %s", warning)  # what the cluster's admission webhook warns
-    # The defaulted objects, as the operator gets them from the API server.
-    plan = trainer_runtime.build(job, runtime_obj, trainer_runtime.Observed(), now)
-    if isinstance(plan.error, trainer_runtime.InvalidTrainJobError):
-        raise InvalidTrainJobError(plan.error.errors)
+    plan = trainer_runtime.build(admission, trainer_runtime.Observed(), now)
     if plan.error is not None:
         raise InvalidTrainJobError([trainer_api.FieldError("", str(plan.error))])
     return Planned([_to_doc(obj) for obj in plan.apply])
@@ -137,10 +130,9 @@ def trainjob_status(
     job_doc = dict(trainjob)
     if previous:
         job_doc["status"] = dict(previous)
-    plan = trainer_runtime.build(
-        _parse_trainjob(job_doc),
-        _parse_runtime(runtime),
-        trainer_runtime.Observed(jobset=dict(jobset), objects=tuple(others)),
-        now,
+    observed = trainer_runtime.Observed(jobset=dict(jobset), objects=tuple(others))
+    admission = trainer_runtime.admit(
+        _parse_trainjob(job_doc), _parse_runtime(runtime), observed=observed
     )
+    plan = trainer_runtime.build(admission, observed, now)
     return None if plan.status is None else _to_doc(plan.status)

@@ -283,7 +283,7 @@ def _pods_of(
                     "set a command"
                 )
             placed = _local_mounts(container, pod_spec, container_where, addresses, namespace)
-            mounts = {} if addresses.isolated else {mount.path: mount.local for mount in placed}
+            mounts = {} if addresses.isolated else {mount.path: mount.source for mount in placed}
             env = {
                 name: map_paths(value, mounts)
                 for name, value in _resolve_env(container, meta, container_where, addresses).items()

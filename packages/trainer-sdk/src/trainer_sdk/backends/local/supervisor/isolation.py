@@ -47,9 +47,9 @@ class PodSandbox:
 
     def to_json(self) -> str:
         """The spec ``mountns.py`` reads."""
-        mounts = [[mount.path, mount.local, mount.read_only] for mount in self.mounts]
+        mounts = [[m.path, m.local, m.sub_path, m.read_only] for m in self.mounts]
         if self.hosts is not None and _HOSTS.exists():
-            mounts.append([str(_HOSTS), str(self.hosts), True])
+            mounts.append([str(_HOSTS), str(self.hosts), "", True])
         return json.dumps(
             {
                 "mounts": mounts,

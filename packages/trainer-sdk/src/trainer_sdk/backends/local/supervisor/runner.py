@@ -31,7 +31,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from trainer_sdk.backends.local import suspension
+from trainer_sdk.backends.local import suspension, volumes
 from trainer_sdk.backends.local.jobdir import JobDir, make_private_dir, open_private, write_text
 from trainer_sdk.backends.local.plan import LateValue, LocalPlan, LocalPod, ReplicatedJob, bind
 from trainer_sdk.backends.local.submit.pods import TERMINATION_LOG
@@ -255,6 +255,7 @@ class JobSetRunner:
         work_dir = self.job_dir.pod_dir(pod.name)
         for directory in (work_dir, *map(Path, pod.directories)):
             directory.mkdir(parents=True, exist_ok=True)
+        volumes.make_sub_paths(pod.mounts)
         self._termination_log(pod.name).unlink(missing_ok=True)  # from an earlier attempt
         attempt = str(self.first_attempt + self.restarts)
         pod = bind(pod, {**self.values, LateValue.RESTART_ATTEMPT: attempt})

@@ -45,6 +45,7 @@ from trainer_sdk.backends.local.supervisor.guardian import (
     record_failure,
 )
 from trainer_sdk.backends.local.supervisor.runner import JobSetRunner, PodState
+from trainer_sdk.training.engines import ENGINES
 
 __all__ = ["main", "write_shims"]
 
@@ -57,6 +58,12 @@ _SHIMS = {
     "mpi-launch": 'exec "{python}" -c "import sys; from mpi_runtime.launches import main; '
     'sys.exit(main())" "$@"',
     "mpi-worker": 'exec "{python}" -c "from mpi_runtime.workers import main; main()" "$@"',
+    # The fine-tuning engines' commands (``tune``): their module, run by the job's Python.
+    **{
+        command: f'exec "{{python}}" -m {module} "$@"'
+        for engine in ENGINES
+        for command, module in engine.commands.items()
+    },
 }
 
 
@@ -68,8 +75,8 @@ def free_port() -> int:
 
 
 def write_shims(directory: Path, python: str) -> None:
-    """``python``, ``python3``, ``torchrun``, ``data-cache``, ``mpi-launch`` and ``mpi-worker``
-    that run the client's interpreter."""
+    """``python``, ``python3``, ``torchrun``, ``data-cache``, ``mpi-launch``, ``mpi-worker`` and
+    the engines' commands (``tune``), which run the client's interpreter."""
     directory.mkdir(parents=True, exist_ok=True)
     for name, body in _SHIMS.items():
         path = directory / name

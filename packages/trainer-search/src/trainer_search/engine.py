@@ -24,7 +24,7 @@ from optuna.distributions import (
 )
 from optuna.trial import TrialState as OptunaState
 
-from trainer_runtime.search.space import Choice, Domain, Range, Study, TrialRecord, Value
+from trainer_search.space import Choice, Domain, Range, Study, TrialRecord, Value
 
 __all__ = [
     "PruneDecision",
@@ -146,12 +146,23 @@ def best_trial(study: Study, history: Iterable[TrialRecord]) -> TrialRecord | No
 
 def parameter_importance(study: Study, history: Sequence[TrialRecord]) -> dict[str, float]:
     """How much each parameter explains of the objective's variance (Optuna's fANOVA, seeded);
-    empty before two trials have completed."""
-    finished = [r for r in history if r.state == "complete" and r.objective is not None]
+    empty before two trials have completed with a finite objective. fANOVA's random forest is
+    scikit-learn's: ``pip install "trainer-search[importance]"``."""
+    finished = [
+        r
+        for r in history
+        if r.state == "complete" and r.objective is not None and math.isfinite(r.objective)
+    ]
     if len(finished) < 2:
         return {}
+    try:
+        evaluator = optuna.importance.FanovaImportanceEvaluator(seed=study.seed or 0)
+    except ImportError as error:
+        raise ImportError(
+            f"parameter importance needs scikit-learn: pip install "
+            f'"trainer-search[importance]" ({error})'
+        ) from error
     optuna_study = _rebuild(study, finished, optuna.samplers.RandomSampler())
-    evaluator = optuna.importance.FanovaImportanceEvaluator(seed=study.seed or 0)
     found = optuna.importance.get_param_importances(optuna_study, evaluator=evaluator)
     return {name: float(value) for name, value in found.items()}
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import subprocess
+import sys
+import textwrap
 
 import pytest
 from trainer_api import EarlyStopping, OptimizationJob, apply_defaults, parse
-from trainer_runtime.search import (
+from trainer_search import (
     Choice,
     Range,
     Study,
@@ -205,3 +209,29 @@ def test_parameter_importance_finds_the_parameter_the_objective_depends_on() -> 
     assert set(importance) == {"lr", "width"}
     assert importance["lr"] > importance["width"]
     assert parameter_importance(study, history[:1]) == {}
+    diverged = [dataclasses.replace(history[0], objective=math.nan), history[1]]
+    assert parameter_importance(study, diverged) == {}
+
+
+def test_parameter_importance_without_its_extra_says_which_to_install() -> None:
+    # fANOVA imports scikit-learn, which only the importance extra declares.
+    code = textwrap.dedent(
+        """
+        import importlib.abc, sys
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] == "sklearn":
+                    raise ImportError(f"{name} is not installed")
+        sys.meta_path.insert(0, Block())
+        from trainer_search import Range, Study, TrialRecord, parameter_importance
+        study = Study({"x": Range(0.0, 1.0)})
+        history = [TrialRecord(n, {"x": n / 10}, "complete", objective=n) for n in range(3)]
+        parameter_importance(study, history)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert result.returncode == 1
+    wanted = 'parameter importance needs scikit-learn: pip install "trainer-search[importance]"'
+    assert f"ImportError: {wanted}" in result.stderr

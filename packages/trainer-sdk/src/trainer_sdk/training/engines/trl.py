@@ -1,0 +1,260 @@
+"""The TRL engine: supervised fine-tuning (full or LoRA) of any Hugging Face causal LM.
+
+Submit side (pure): ``TRLConfig`` -> the TrainJob's args, TRL's own command-line arguments
+(``--learning_rate=2e-05``, ``--use_peft=true``, ``--lora_target_modules q_proj v_proj``), which
+follow the runtime's command::
+
+    torchrun -m trainer_sdk.training.engines trl --model_name_or_path=/workspace/model \\
+        --dataset_path=/workspace/dataset --output_path=/workspace/output [runtime defaults]
+
+``overrides`` may name any argument TRL's ``SFTConfig`` or ``ModelConfig`` (or this engine's
+``DatasetArguments``) takes: ``trl_arguments.json`` lists them with their kinds for the pinned
+TRL (``sft.argument_table()`` makes it; a test compares it with the installed TRL's), so a
+misspelled name or a wrong kind is refused at submit, naming the field. Pod side (``run``,
+imports TRL): ``trainer_sdk.training.engines.sft``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
+
+from trainer_sdk import types
+from trainer_sdk.errors import InvalidTrainJobError
+from trainer_sdk.training.engines.base import EngineTrainer
+from trainer_sdk.training.engines.settings import field_error, setting_errors
+
+if TYPE_CHECKING:
+    from trainer_api import FieldError
+
+__all__ = ["ARGUMENTS_FILE", "ENGINE", "RUNTIME_ARGUMENTS", "TRL", "DatasetArguments"]
+
+ARGUMENTS_FILE: Final = "trl_arguments.json"
+RUNTIME_ARGUMENTS: Final = frozenset(
+    {"model_name_or_path", "dataset_path", "output_path", "output_dir"}
+)
+"""Set by the runtime's command (where the initializers put the model and data set, where the
+model goes); a job may not set them."""
+DATASET_FORMATS: Final = ("auto", "instruct", "chat", "prompt_completion", "text")
+# EngineSettings and upstream's fields -> TRL's argument names.
+_NAMES: Final = {
+    "batch_size": "per_device_train_batch_size",
+    "epochs": "num_train_epochs",
+    "learning_rate": "learning_rate",
+    "max_steps": "max_steps",
+    "gradient_accumulation_steps": "gradient_accumulation_steps",
+    "max_seq_len": "max_length",
+    "save_steps": "save_steps",
+    "seed": "seed",
+}
+# torchtune's module names (upstream's LoraConfig defaults) as Hugging Face models name them.
+_HF_MODULE: Final = {"output_proj": "o_proj"}
+_MLP_MODULES: Final = ("gate_proj", "up_proj", "down_proj")
+
+
+@dataclass
+class DatasetArguments:
+    """This engine's own arguments, beside TRL's ``SFTConfig`` and ``ModelConfig``."""
+
+    dataset_path: str = field(metadata={"help": "The data set's directory or file."})
+    output_path: str = field(
+        metadata={"help": "Where the fine-tuned model (model/) and LoRA adapter (adapter/) go."}
+    )
+    dataset_format: str = field(
+        default="auto",
+        metadata={"help": "How records read as conversations.", "choices": DATASET_FORMATS},
+    )
+    dataset_source: str | None = field(
+        default=None,
+        metadata={"help": "The data files' format (json, csv, parquet...); unset: by suffix."},
+    )
+    dataset_split: str = field(default="train", metadata={"help": "Split, e.g. train[:100]."})
+    column_map: str | None = field(
+        default=None, metadata={"help": "JSON object: expected column name -> the data's."}
+    )
+    new_system_prompt: str | None = field(
+        default=None, metadata={"help": "A system message put before every conversation."}
+    )
+    train_on_input: bool = field(
+        default=False, metadata={"help": "Train on the prompt too, not only on the answer."}
+    )
+    merge_adapter: bool = field(
+        default=True, metadata={"help": "LoRA: also write the base model merged with the adapter."}
+    )
+
+
+def argument_kinds() -> dict[str, Any]:
+    """The arguments the pod side accepts (``trl_arguments.json``): name -> ``bool``, ``int``,
+    ``float``, ``str``, ``list`` or the list of accepted values."""
+    text = resources.files(__package__).joinpath(ARGUMENTS_FILE).read_text(encoding="utf-8")
+    kinds: dict[str, Any] = json.loads(text)
+    return kinds
+
+
+def _value_problem(kind: Any, value: Any) -> str | None:
+    """Why ``value`` is not an argument of ``kind``, or None."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "bool":
+        ok = isinstance(value, bool)
+    elif kind == "int":
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif kind == "float":
+        ok = number and math.isfinite(value)
+    elif kind == "list":
+        ok = isinstance(value, (list, tuple)) and all(
+            isinstance(item, (str, int, float)) for item in value
+        )
+    elif isinstance(kind, list):
+        ok = str(value) in kind
+        return None if ok else f"expected one of {kind}, got {value!r}"
+    else:  # a string, or a type TRL's parser reads from a string (a union, a JSON object)
+        ok = isinstance(value, (str, int, float, dict))
+    return None if ok else f"expected a {kind}, got {value!r}"
+
+
+def _render(name: str, value: Any) -> list[str]:
+    """One argument as TRL's parser reads it."""
+    if isinstance(value, bool):
+        return [f"--{name}={str(value).lower()}"]
+    if isinstance(value, (list, tuple)):
+        return [f"--{name}", *(str(item) for item in value)]
+    if isinstance(value, dict):
+        return [f"--{name}={json.dumps(value)}"]
+    return [f"--{name}={value}"]
+
+
+def _lora_arguments(peft: types.LoraConfig, where: str) -> tuple[dict[str, Any], list[FieldError]]:
+    errors = []
+    if peft.quantize_base:
+        errors.append(
+            field_error(
+                f"{where}.peft_config.quantize_base",
+                "QLoRA is not supported by the TRL engine here (it needs bitsandbytes on CUDA); "
+                "use LoRA, or the torchtune engine",
+            )
+        )
+    if peft.apply_lora_to_output:
+        errors.append(
+            field_error(
+                f"{where}.peft_config.apply_lora_to_output",
+                "TRL computes the loss from the output layer's weights directly, so a LoRA "
+                "adapter there would never train; to train the output layer fully, use "
+                "overrides={'lora_modules_to_save': ['lm_head']}",
+            )
+        )
+    modules = [_HF_MODULE.get(module, module) for module in peft.lora_attn_modules]
+    modules += list(_MLP_MODULES) if peft.apply_lora_to_mlp else []
+    arguments: dict[str, Any] = {"use_peft": True, "lora_target_modules": modules}
+    for name, argument in (
+        ("lora_rank", "lora_r"),
+        ("lora_alpha", "lora_alpha"),
+        ("lora_dropout", "lora_dropout"),
+        ("use_dora", "use_dora"),
+    ):
+        if (value := getattr(peft, name)) is not None:
+            arguments[argument] = value
+    return arguments, errors
+
+
+def _dataset_arguments(
+    dataset: types.TorchTuneInstructDataset | types.ChatDataset,
+) -> dict[str, Any]:
+    arguments: dict[str, Any] = {
+        "dataset_format": "chat" if isinstance(dataset, types.ChatDataset) else "instruct"
+    }
+    if dataset.source is not None:
+        arguments["dataset_source"] = dataset.source.value
+    if dataset.split:
+        arguments["dataset_split"] = dataset.split
+    if dataset.train_on_input is not None:
+        arguments["train_on_input"] = dataset.train_on_input
+    if dataset.new_system_prompt:
+        arguments["new_system_prompt"] = dataset.new_system_prompt
+    if dataset.column_map:
+        arguments["column_map"] = dataset.column_map
+    return arguments
+
+
+def _override_errors(
+    overrides: Mapping[str, Any], kinds: Mapping[str, Any], where: str
+) -> list[FieldError]:
+    errors = []
+    for name, value in overrides.items():
+        path = f"{where}.overrides[{name!r}]"
+        if name in RUNTIME_ARGUMENTS:
+            errors.append(
+                field_error(path, "set by the runtime (the initializers' and the output's paths)")
+            )
+        elif name not in kinds:
+            errors.append(
+                field_error(
+                    path, "not an argument of TRL's SFTConfig or ModelConfig or of this engine"
+                )
+            )
+        elif (problem := _value_problem(kinds[name], value)) is not None:
+            errors.append(field_error(path, problem))
+    return errors
+
+
+class TRL:
+    """``BuiltinTrainer(TRLConfig(...))`` on a ``trl-*`` runtime."""
+
+    name = "trl"
+    config_type = types.TRLConfig
+    module = "trl"
+    install = 'pip install "trainer-sdk[trl]"'
+    commands: Mapping[str, str] = MappingProxyType({})
+
+    def trainer(
+        self, config: types.TRLConfig, initializer: types.Initializer | None
+    ) -> EngineTrainer:
+        """The runtime's command, and TRL arguments for ``config``; InvalidTrainJobError names
+        each bad field."""
+        where = "TRLConfig"
+        errors = setting_errors(config, where)
+        arguments: dict[str, Any] = {
+            argument: value
+            for name, argument in _NAMES.items()
+            if (value := getattr(config, name)) is not None
+        }
+        if config.dtype is not None and isinstance(config.dtype, types.DataType):
+            bf16 = config.dtype is types.DataType.BF16
+            arguments |= {"bf16": bf16, "dtype": "bfloat16" if bf16 else "float32"}
+        if config.device is not None:
+            arguments["use_cpu"] = config.device == "cpu"
+        if isinstance(config.peft_config, types.LoraConfig):
+            lora, lora_errors = _lora_arguments(config.peft_config, where)
+            arguments |= lora
+            errors += lora_errors
+        dataset = config.dataset_preprocess_config
+        if isinstance(dataset, (types.TorchTuneInstructDataset, types.ChatDataset)):
+            arguments |= _dataset_arguments(dataset)
+        elif dataset is not None:
+            errors.append(
+                field_error(
+                    f"{where}.dataset_preprocess_config",
+                    "expected a TorchTuneInstructDataset or a ChatDataset, got "
+                    f"{type(dataset).__name__}",
+                )
+            )
+        if isinstance(config.overrides, dict):
+            errors += _override_errors(config.overrides, argument_kinds(), where)
+            arguments |= config.overrides
+        if errors:
+            raise InvalidTrainJobError(errors)
+        args = [part for name, value in arguments.items() for part in _render(name, value)]
+        return EngineTrainer(command=None, args=args)
+
+    def run(self, args: Sequence[str]) -> int:
+        """Fine-tune in this rank (imports TRL)."""
+        from trainer_sdk.training.engines import sft
+
+        return sft.main(args)
+
+
+ENGINE: Final = TRL()
