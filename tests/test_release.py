@@ -769,3 +769,15 @@ def test_the_repositorys_images_parse_and_the_runtimes_name_them_at_its_version(
         assert release.image_reference_problems(path.name, path.read_text(), images, version) == []
     trl = (ROOT / "packages/trainer-runtime/src/trainer_runtime/runtimes/trl-cpu.yaml").read_text()
     assert f"ghcr.io/trainer-platform/trl-trainer:{version}" in trl
+
+
+def test_the_torchtune_runtimes_name_the_torchtune_images_at_the_version() -> None:
+    assert "torchtune-trainer" in release.read_images(ROOT)
+    version = release.read_version(ROOT)
+    folder = ROOT / "packages/trainer-runtime/src/trainer_runtime/runtimes"
+    runtimes = sorted(folder.glob("torchtune-*"))
+    assert len(runtimes) == 3
+    for path in runtimes:
+        text = path.read_text()
+        for image in ("torchtune-trainer", "model-initializer", "dataset-initializer"):
+            assert f"ghcr.io/trainer-platform/{image}:{version}" in text, path.name

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,22 +26,33 @@ EXPECTED_NAMES = [
 ]
 # This project's runtimes, which upstream does not have.
 OWN_RUNTIMES = ("trl-cpu", "trl-gpu")
-# Upstream image and account names -> this project's.
+# Upstream image and account names, and torchtune's GPU recipe, -> this project's.
 RENAMES = {
     "ghcr.io/kubeflow/trainer/": "ghcr.io/trainer-platform/",
     "kubeflow-trainer-cache-initializer": "trainer-cache-initializer",
+    "full_finetune_distributed": "trainer_sdk/training/engines/torchtune/recipe.py",
 }
 
 
-def _renamed(value: Any) -> Any:
+def _strings_mapped(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` with ``change`` applied to every string in it."""
     if isinstance(value, dict):
-        return {key: _renamed(item) for key, item in value.items()}
+        return {key: _strings_mapped(item, change) for key, item in value.items()}
     if isinstance(value, list):
-        return [_renamed(item) for item in value]
-    if isinstance(value, str):
-        for old, new in RENAMES.items():
-            value = value.replace(old, new)
-    return value
+        return [_strings_mapped(item, change) for item in value]
+    return change(value) if isinstance(value, str) else value
+
+
+def _renamed(text: str) -> str:
+    for old, new in RENAMES.items():
+        text = text.replace(old, new)
+    return text
+
+
+def _untagged(text: str) -> str:
+    """This project's image references without the release's tag (a version number; a tag
+    such as ``latest`` that upstream's reference has too is kept)."""
+    return re.sub(r"^(ghcr\.io/trainer-platform/[a-z0-9._-]+):\d+\.\d+\.\d+[\w.-]*$", r"\1", text)
 
 
 def test_builtin_runtime_names() -> None:
@@ -70,4 +83,5 @@ def _upstream_runtimes() -> dict[str, dict[str, Any]]:
 def test_builtin_runtime_equals_upstream_with_project_images(name: str) -> None:
     upstream = _upstream_runtimes()
     assert name in upstream, f"upstream has no runtime {name}"
-    assert builtin_runtimes()[name].to_dict() == _renamed(upstream[name])
+    ours = _strings_mapped(builtin_runtimes()[name].to_dict(), _untagged)
+    assert ours == _strings_mapped(upstream[name], _renamed)

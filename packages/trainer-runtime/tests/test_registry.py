@@ -11,7 +11,7 @@ from trainer_runtime import PLUGINS, framework
     [
         pytest.param(
             framework.Validates,
-            ["Torch", "MPI", "JAX", "XGBoost", "Flux", "Checkpoint", "DataCache"],
+            ["Torch", "MPI", "JAX", "XGBoost", "Flux", "Checkpoint", "ClaimSource", "DataCache"],
             id="validate",
         ),
         pytest.param(
@@ -23,7 +23,9 @@ from trainer_runtime import PLUGINS, framework
             framework.EnforcesPodGroupPolicy, ["Coscheduling", "Volcano"], id="pod-group-policy"
         ),
         pytest.param(
-            framework.EnforcesPodSpec, ["TrainerStatus", "Checkpoint", "DataCache"], id="pod-spec"
+            framework.EnforcesPodSpec,
+            ["TrainerStatus", "Checkpoint", "ClaimSource", "DataCache"],
+            id="pod-spec",
         ),
         pytest.param(framework.PreBuilds, [], id="pre-build"),
         pytest.param(

@@ -1,11 +1,11 @@
 """The plugins, in the one order every phase runs them.
 
 ML-policy plugins first (PlainML, then the frameworks), then the pod-group plugins, then the
-trainer status plugin, the checkpoint plugin (volume, env, restart policies), the data-cache
-plugin (its trainer env comes after every other), and the JobSet plugin last so that it renders
-what the others changed. The same order fixes the order of built objects: Secrets and
-ConfigMaps, PodGroups, the cache's objects, then the JobSet. A new plugin is one module in
-``plugins/`` and one entry here.
+trainer status plugin, the checkpoint plugin (volume, env, restart policies), the claim-source
+plugin (an initializer's pvc:// source), the data-cache plugin (its trainer env comes after
+every other), and the JobSet plugin last so that it renders what the others changed. The same
+order fixes the order of built objects: Secrets and ConfigMaps, PodGroups, the cache's objects,
+then the JobSet. A new plugin is one module in ``plugins/`` and one entry here.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Final
 
 from trainer_runtime.plugins.checkpoint import Checkpoint
+from trainer_runtime.plugins.claim_source import ClaimSource
 from trainer_runtime.plugins.coscheduling import Coscheduling
 from trainer_runtime.plugins.data_cache import DataCache
 from trainer_runtime.plugins.flux import Flux
@@ -38,6 +39,7 @@ PLUGINS: Final = (
     Volcano(),
     TrainerStatus(),
     Checkpoint(),
+    ClaimSource(),
     DataCache(),
     JobSet(),
 )

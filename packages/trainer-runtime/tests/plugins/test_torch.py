@@ -221,11 +221,17 @@ def test_reserved_env_is_rejected_with_its_index() -> None:
 
 
 TORCHTUNE = "torchtune-llama3.2-1b"
+RECIPE = "trainer_sdk/training/engines/torchtune/recipe.py"
+# The runtime's own key=value overrides, in its order: its data set defaults, then its paths.
 OVERRIDES = [
+    "dataset=torchtune.datasets.instruct_dataset",
+    "dataset.source=parquet",
+    "dataset.data_dir=/workspace/dataset/data",
     "output_dir=/workspace/output",
     "tokenizer.path=/workspace/model/original/tokenizer.model",
     "checkpointer.checkpoint_dir=/workspace/model",
 ]
+ONE_GPU = {"limits": {"nvidia.com/gpu": "1"}}
 
 
 @pytest.mark.parametrize(
@@ -234,48 +240,67 @@ OVERRIDES = [
         pytest.param(
             TORCHTUNE,
             {},
-            [
-                "--rdzv_endpoint=alpha-node-0-0.alpha:29500",
-                "full_finetune_distributed",
-                "--config",
-                "llama3_2/1B_full",
-            ],
+            ["--rdzv_endpoint=alpha-node-0-0.alpha:29500", RECIPE, "--config", "llama3_2/1B_full"],
             id="two-gpus-full-distributed",
         ),
         pytest.param(
             TORCHTUNE,
-            {"resourcesPerNode": {"limits": {"nvidia.com/gpu": "1"}}},
-            ["full_finetune_single_device", "--config", "llama3_2/1B_full_single_device"],
-            id="one-gpu-single-device",
+            {"resourcesPerNode": ONE_GPU},
+            [RECIPE, "--config", "llama3_2/1B_full"],
+            id="one-gpu-one-process",
+        ),
+        pytest.param(
+            TORCHTUNE,
+            {"numProcPerNode": 1},
+            [RECIPE, "--config", "llama3_2/1B_full"],
+            id="one-process-per-node",
+        ),
+        pytest.param(
+            TORCHTUNE,
+            {"numNodes": 2, "resourcesPerNode": ONE_GPU},
+            ["--rdzv_endpoint=alpha-node-0-0.alpha:29500", RECIPE, "--config", "llama3_2/1B_full"],
+            id="two-nodes-distributed",
         ),
         pytest.param(
             TORCHTUNE,
             {"args": ["model.lora_attn_modules=[q_proj,v_proj]"]},
-            [
-                "--rdzv_endpoint=alpha-node-0-0.alpha:29500",
-                "lora_finetune_distributed",
-                "--config",
-                "llama3_2/1B_lora",
-            ],
+            ["--rdzv_endpoint=alpha-node-0-0.alpha:29500", RECIPE, "--config", "llama3_2/1B_lora"],
             id="lora-distributed",
         ),
         pytest.param(
             TORCHTUNE,
-            {
-                "resourcesPerNode": {"limits": {"nvidia.com/gpu": "1"}},
-                "args": ["model.quantize_base=True"],
-            },
-            ["lora_finetune_single_device", "--config", "llama3_2/1B_qlora_single_device"],
-            id="qlora-single-device",
+            {"resourcesPerNode": ONE_GPU, "args": ["model.quantize_base=True"]},
+            [RECIPE, "--config", "llama3_2/1B_qlora_single_device"],
+            id="qlora-one-process",
+        ),
+        pytest.param(
+            TORCHTUNE,
+            {"args": ["model.quantize_base=True"]},
+            [
+                "--rdzv_endpoint=alpha-node-0-0.alpha:29500",
+                RECIPE,
+                "--config",
+                "llama3_2/1B_qlora_single_device",
+            ],
+            id="qlora-sharded",
+        ),
+        pytest.param(
+            TORCHTUNE,
+            {"resourcesPerNode": ONE_GPU, "args": ["model.quantize_base=True", "model.use_dora=1"]},
+            [RECIPE, "--config", "llama3_2/1B_lora"],
+            id="dora-is-lora",
         ),
         pytest.param(
             "torchtune-qwen2.5-1.5b",
-            {
-                "resourcesPerNode": {"limits": {"nvidia.com/gpu": "1"}},
-                "args": ["model.lora_attn_modules=[q_proj]"],
-            },
-            ["lora_finetune_single_device", "--config", "qwen2_5/1.5B_lora_single_device"],
-            id="qwen-lora-single-device",
+            {"resourcesPerNode": ONE_GPU, "args": ["model.lora_attn_modules=[q_proj]"]},
+            [RECIPE, "--config", "qwen2_5/1.5B_lora"],
+            id="qwen-lora",
+        ),
+        pytest.param(
+            "torchtune-qwen2.5-1.5b",
+            {"resourcesPerNode": ONE_GPU, "args": ["model.quantize_base=True"]},
+            [RECIPE, "--config", "qwen2_5/1.5B_lora"],
+            id="qwen-qlora-takes-its-lora-config",
         ),
     ],
 )
@@ -284,22 +309,24 @@ def test_torchtune_command_synthesis(
 ) -> None:
     job = make_job(runtime=runtime, command=["tune", "run"], **trainer)
     node = container_of(rendered_jobset(job, runtime_doc(runtime)), "node")
-    overrides = [
-        arg
-        for arg in node["command"]
-        if arg.split("=")[0] in {o.split("=")[0] for o in [*OVERRIDES, "tokenizer.merges_file=x"]}
-    ]
     assert node["command"][:2] == ["tune", "run"]
     assert node["command"][2 : 2 + len(expected_tail)] == expected_tail
-    assert node["command"][2 + len(expected_tail) :] == overrides
+    assert node.get("args", []) == trainer.get("args", [])
     assert "PET_MASTER_ADDR" not in env_of(node)
-    assert env_of(node)["PET_NNODES"] == "1"
 
 
-def test_torchtune_keeps_runtime_overrides() -> None:
-    job = make_job(runtime=TORCHTUNE, command=["tune", "run"])
+def test_torchtune_runtime_overrides_follow_the_recipe_and_precede_the_job_args() -> None:
+    job = make_job(runtime=TORCHTUNE, command=["tune", "run"], args=["dataset.source=json"])
     node = container_of(rendered_jobset(job, runtime_doc(TORCHTUNE)), "node")
-    assert node["command"][-3:] == OVERRIDES
+    assert node["command"][-len(OVERRIDES) :] == OVERRIDES
+    assert node["args"] == ["dataset.source=json"]
+
+
+def test_torchtune_qwen_runtime_keeps_its_tokenizer_files() -> None:
+    job = make_job(runtime="torchtune-qwen2.5-1.5b", command=["tune", "run"])
+    node = container_of(rendered_jobset(job, runtime_doc("torchtune-qwen2.5-1.5b")), "node")
+    assert "tokenizer.path=/workspace/model/vocab.json" in node["command"]
+    assert "tokenizer.merges_file=/workspace/model/merges.txt" in node["command"]
 
 
 @pytest.mark.parametrize(
@@ -307,48 +334,49 @@ def test_torchtune_keeps_runtime_overrides() -> None:
     [
         pytest.param(
             TORCHTUNE,
-            {"numNodes": 2},
-            ["spec.trainer.numNodes: must be 1 for the llama3_2/1B model"],
-            id="multi-node-small-model",
-        ),
-        pytest.param(
-            TORCHTUNE,
             {"args": ["output_dir=/tmp"]},
             ["spec.trainer.args[0]: must not set 'output_dir': the runtime manages it"],
             id="immutable-config",
         ),
         pytest.param(
-            "torchtune-qwen2.5-1.5b",
-            {
-                "resourcesPerNode": {"limits": {"nvidia.com/gpu": "1"}},
-                "args": ["model.quantize_base=True"],
-            },
-            ["spec.runtimeRef.name: QLoRA is not supported for the qwen2_5/1.5B model"],
-            id="qlora-qwen",
-        ),
-        pytest.param(
             TORCHTUNE,
-            {"numProcPerNode": 2, "args": ["model.quantize_base=True"]},
+            {"args": ["epochs=1", "checkpointer.checkpoint_files=[a.safetensors]"]},
             [
-                "spec.trainer.numProcPerNode: must be 1 (or unset) for the llama3_2/1B model "
-                "with QLoRA",
-                "spec.trainer.resourcesPerNode: must have a GPU resource of 1 for the "
-                "llama3_2/1B model with QLoRA",
+                "spec.trainer.args[1]: must not set 'checkpointer.checkpoint_files': the runtime "
+                "manages it"
             ],
-            id="qlora-distributed-small-model-both-fields",
+            id="weights-come-from-the-checkpoint-directory",
         ),
         pytest.param(
-            "torchtune-llama3.2-3b",
-            {"numNodes": 2, "args": ["model.quantize_base=True"]},
+            "torchtune-mistral-7b",
+            {},
             [
-                "spec.trainer.numNodes: must be 1 for the llama3_2/3B model",
-                "spec.trainer.numNodes: must be 1 for LoRA fine-tuning: torchtune has no "
-                "multi-node LoRA recipe",
+                "spec.runtimeRef.name: must name a torchtune runtime of a supported model "
+                "['llama3_2/1B', 'llama3_2/3B', 'llama3_3/70B', 'qwen2_5/1.5B'], got model "
+                "'mistral/7B'"
             ],
-            id="qlora-multi-node",
+            id="unsupported-model",
         ),
     ],
 )
 def test_torchtune_validation(runtime: str, trainer: dict[str, Any], expected: list[str]) -> None:
+    document = runtime_doc(runtime if runtime.startswith("torchtune-l") else TORCHTUNE)
+    document["metadata"]["name"] = runtime
     job = make_job(runtime=runtime, command=["tune", "run"], **trainer)
-    assert field_errors(job, runtime_doc(runtime)) == expected
+    assert field_errors(job, document) == expected
+
+
+@pytest.mark.parametrize(
+    "trainer",
+    [
+        pytest.param({"numNodes": 2}, id="multi-node-full"),
+        pytest.param(
+            {"numNodes": 2, "args": ["model.lora_attn_modules=[q_proj,v_proj]"]},
+            id="multi-node-lora",
+        ),
+        pytest.param({"numProcPerNode": 2, "args": ["model.quantize_base=True"]}, id="qlora-2"),
+    ],
+)
+def test_torchtune_runs_any_shape_the_recipe_shards(trainer: dict[str, Any]) -> None:
+    job = make_job(runtime="torchtune-llama3.2-3b", command=["tune", "run"], **trainer)
+    assert field_errors(job, runtime_doc("torchtune-llama3.2-3b")) == []

@@ -36,8 +36,11 @@ def test_a_file_uri_with_a_host_is_refused() -> None:
 def test_the_initializers_take_paths_and_still_refuse_what_is_neither() -> None:
     assert HuggingFaceDatasetInitializer("./tiny_alpaca.jsonl").storage_uri == "./tiny_alpaca.jsonl"
     assert HuggingFaceModelInitializer("~/models/tiny").storage_uri == "~/models/tiny"
-    with pytest.raises(ValueError, match=r"or a path \('./dataset'"):
+    assert HuggingFaceModelInitializer("pvc://models/tiny").storage_uri == "pvc://models/tiny"
+    with pytest.raises(ValueError, match=r"a path \('./dataset'.* or 'pvc://<claim>/<dataset>'"):
         HuggingFaceDatasetInitializer("tiny_alpaca.jsonl")
+    with pytest.raises(ValueError, match="got pvc:///x"):
+        HuggingFaceDatasetInitializer("pvc:///x")
 
 
 def test_paths_on_this_machine_are_named_for_the_cluster_backend() -> None:

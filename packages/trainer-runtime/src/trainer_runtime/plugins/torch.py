@@ -95,10 +95,7 @@ class Torch:
         ]
         errors += reserved_env_errors(job, RESERVED_ENV_NAMES, "torch")
         if _torchtune.is_torchtune(trainer):
-            nproc = self._num_proc_per_node(info, trainer)
-            errors += _torchtune.validate(
-                info.runtime_name, trainer, nproc, resources.gpu_count(self._node_resources(info))
-            )
+            errors += _torchtune.validate(info.runtime_name, trainer)
         return errors
 
     def enforce_ml_policy(self, info: RuntimeInfo, job: TrainJob) -> None:

@@ -1,5 +1,6 @@
 """``python -m trainer_sdk.initializers dataset|model TARGET``: run one initializer from env
-(``STORAGE_URI``: ``hf://``, ``s3://`` or ``file://``)."""
+(``STORAGE_URI``: ``hf://``, ``s3://``, or a path: ``file:///...`` or ``/...``, where the runtime
+mounted a ``pvc://`` claim)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pathlib import Path
 from trainer_sdk.initializers.huggingface import DEFAULT_ENDPOINT, download_huggingface
 from trainer_sdk.initializers.local import copy_local
 from trainer_sdk.initializers.s3 import download_s3
-from trainer_sdk.manifests.storage import FILE_SCHEME
+from trainer_sdk.manifests.storage import local_path
 
 
 def main(argv: list[str]) -> int:
@@ -30,7 +31,7 @@ def main(argv: list[str]) -> int:
             os.environ.get("ACCESS_TOKEN"),
             ignore,
         )
-    elif uri.startswith(FILE_SCHEME):
+    elif local_path(uri) is not None:
         files = copy_local(uri, target, ignore)
     elif uri.startswith("s3://"):
         files = download_s3(
@@ -43,7 +44,7 @@ def main(argv: list[str]) -> int:
             ignore,
         )
     else:
-        print(f"STORAGE_URI: expected hf://, s3:// or file://, got {uri!r}", file=sys.stderr)
+        print(f"STORAGE_URI: expected hf://, s3:// or a path, got {uri!r}", file=sys.stderr)
         return 2
     print(f"{kind} initializer: {len(files)} files from {uri} in {target}")
     return 0

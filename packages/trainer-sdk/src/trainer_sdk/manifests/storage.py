@@ -12,9 +12,18 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import unquote, urlparse
 
-__all__ = ["FILE_SCHEME", "local_path", "machine_paths", "trainjob_uri"]
+__all__ = ["DATA_SOURCES", "FILE_SCHEME", "local_path", "machine_paths", "trainjob_uri"]
 
 FILE_SCHEME: Final = "file://"
+# The ``datasets`` builder that reads each data file suffix.
+DATA_SOURCES: Final = {
+    ".json": "json",
+    ".jsonl": "json",
+    ".parquet": "parquet",
+    ".csv": "csv",
+    ".arrow": "arrow",
+    ".txt": "text",
+}
 _PATH_PREFIXES: Final = ("/", "./", "../", "~")
 
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from trainer_sdk import constants
-from trainer_sdk.status.runtimes import trainer_container
+from trainer_sdk.status.runtimes import claim_templates, trainer_container
 from trainer_sdk.training.engines import engine_named
 
 __all__ = ["cluster_output", "is_builtin", "output_in"]
@@ -45,12 +45,7 @@ def cluster_output(job_name: str, runtime: Mapping[str, Any]) -> str | None:
         return None
     volume, inside = found
     spec = (runtime.get("spec") or {}).get("template", {}).get("spec") or {}
-    templates = {
-        (template.get("metadata") or {}).get("name")
-        for policy in spec.get("volumeClaimPolicies") or ()
-        for template in policy.get("templates") or ()
-    }
-    if volume in templates:
+    if volume in claim_templates(spec):
         return f"pvc://{volume}-{job_name}/{inside}".rstrip("/")
     for job in spec.get("replicatedJobs") or ():
         pod = job.get("template", {}).get("spec", {}).get("template", {}).get("spec") or {}

@@ -8,7 +8,23 @@ from typing import Any
 from trainer_sdk import constants, types
 from trainer_sdk.training.engines import engine_named
 
-__all__ = ["container_devices", "runtime_from_manifest", "trainer_container"]
+__all__ = [
+    "claim_templates",
+    "container_devices",
+    "runtime_from_manifest",
+    "trainer_container",
+]
+
+
+def claim_templates(spec: Mapping[str, Any]) -> tuple[str, ...]:
+    """The names of a JobSet spec's ``volumeClaimPolicies`` templates (a runtime's
+    ``spec.template.spec`` or a JobSet's ``spec``): JobSet makes a claim ``<name>-<JobSet>`` of
+    each and adds it to every pod as volume ``<name>``."""
+    return tuple(
+        str((template.get("metadata") or {}).get("name", ""))
+        for policy in spec.get("volumeClaimPolicies") or ()
+        for template in policy.get("templates") or ()
+    )
 
 
 def container_devices(resources: Mapping[str, Any] | None) -> tuple[str, str] | None:

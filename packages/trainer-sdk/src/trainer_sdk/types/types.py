@@ -350,21 +350,21 @@ def _require_scheme(storage_uri: str, scheme: str) -> None:
 def _require_huggingface_repo(storage_uri: str, what: str) -> None:
     """``hf://<repo>``, ``hf://<user>/<repo>[/path]`` or, as upstream accepts,
     ``<user>/<repo>[/path]``: unscoped repositories (``hf://gpt2``) have no owner. A path on this
-    machine (``./data.jsonl``, ``/models/m``, ``file:///...``) is also accepted: the local
-    backend's initializer copies it."""
+    machine (``./data.jsonl``, ``/models/m``, ``file:///...``; the local backend's initializer
+    copies it) and a claim's (``pvc://<claim>/<path>``) are also accepted."""
     if storage.local_path(storage_uri) is not None:
         return
     parsed = urlparse(storage_uri)
-    if parsed.scheme:
-        repo = parsed.netloc if parsed.scheme == "hf" else ""
+    if parsed.scheme:  # a pvc:// claim's name and path are checked by the runtime
+        repo = parsed.netloc if parsed.scheme in ("hf", "pvc") else ""
     else:
         owner, _, path = storage_uri.partition("/")
         repo = path.strip("/") and owner
     if not repo:
         raise ValueError(
             f"storage_uri: expected 'hf://<{what}>', 'hf://<user>/<{what}>', "
-            f"'<user>/<{what}>' or a path ('./{what}', '/{what}', 'file:///{what}'), "
-            f"got {storage_uri}"
+            f"'<user>/<{what}>', a path ('./{what}', '/{what}', 'file:///{what}') or "
+            f"'pvc://<claim>/<{what}>', got {storage_uri}"
         )
 
 
@@ -372,7 +372,7 @@ def _require_huggingface_repo(storage_uri: str, what: str) -> None:
 class HuggingFaceDatasetInitializer(BaseInitializer):
     """Download a data set from the HuggingFace Hub (``hf://<dataset>``,
     ``hf://<user>/<dataset>`` or ``<user>/<dataset>``), or copy one from a path on this machine
-    (``./data.jsonl``, ``file:///data/dir``; local backend)."""
+    (``./data.jsonl``, ``file:///data/dir``; local backend) or a claim (``pvc://claim/path``)."""
 
     ignore_patterns: list[str] | None = None
     access_token: str | None = None
@@ -423,7 +423,7 @@ class DataCacheInitializer(BaseInitializer):
 class HuggingFaceModelInitializer(BaseInitializer):
     """Download a model from the HuggingFace Hub (``hf://<model>``, ``hf://<user>/<model>`` or
     ``<user>/<model>``), or copy a Hugging Face model directory from a path on this machine
-    (local backend)."""
+    (local backend) or a claim (``pvc://claim/path``)."""
 
     ignore_patterns: list[str] | None = field(
         default_factory=lambda: list(constants.INITIALIZER_DEFAULT_IGNORE_PATTERNS)

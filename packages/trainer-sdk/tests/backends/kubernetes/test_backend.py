@@ -12,13 +12,20 @@ from typing import Any
 import pytest
 import yaml
 from trainer_sdk import (
+    BuiltinTrainer,
     CustomTrainer,
+    HuggingFaceDatasetInitializer,
+    HuggingFaceModelInitializer,
+    Initializer,
+    InvalidTrainJobError,
     JobNotFoundError,
     KubernetesBackendConfig,
     Labels,
+    LoraConfig,
     RuntimeKind,
     RuntimeNotFoundError,
     TrainerClient,
+    TRLConfig,
     constants,
 )
 from trainer_sdk.backends.kubernetes.backend import admission_warnings, pod_view
@@ -69,6 +76,18 @@ def namespace(server: Any, request: pytest.FixtureRequest) -> str:
 def client(server: Any, namespace: str, tmp_path: Path) -> TrainerClient:
     kubeconfig = server.write_kubeconfig(tmp_path / "kubeconfig", namespace=namespace)
     return TrainerClient(KubernetesBackendConfig(config_file=str(kubeconfig)))
+
+
+def add_training_runtime(server: Any, namespace: str, builtin: str) -> None:
+    """The built-in runtime ``builtin`` as a TrainingRuntime of ``namespace``."""
+    import trainer_runtime
+
+    runtime = trainer_runtime.builtin_runtimes()[builtin].to_dict()
+    runtime["kind"] = constants.TRAINING_RUNTIME_KIND
+    runtime["metadata"]["namespace"] = namespace
+    path = f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainingruntimes"
+    status, body = server.request("POST", path, runtime)
+    assert status == 201, body
 
 
 def add_pod(server: Any, namespace: str, job: str, index: int, phase: str) -> None:
@@ -214,20 +233,14 @@ def test_admission_warnings_from_the_warning_header(
 def test_train_takes_a_runtime_name_and_honours_a_training_runtime(
     client: TrainerClient, server: Any, namespace: str
 ) -> None:
-    import trainer_runtime
-
     first = client.train(runtime="torch-distributed", trainer=CustomTrainer(func=train_function))
     assert client.get_job(first).runtime.kind is RuntimeKind.CLUSTER_TRAINING_RUNTIME
-    namespaced = trainer_runtime.builtin_runtimes()["torch-distributed"].to_dict()
-    namespaced["kind"] = constants.TRAINING_RUNTIME_KIND
-    namespaced["metadata"]["namespace"] = namespace
-    path = f"/apis/trainer.kubeflow.org/v1alpha1/namespaces/{namespace}/trainingruntimes"
-    status, body = server.request("POST", path, namespaced)
-    assert status == 201, body
+    add_training_runtime(server, namespace, "torch-distributed")
     shadowing = client.get_runtime("torch-distributed")
     assert shadowing.kind is RuntimeKind.TRAINING_RUNTIME
     second = client.train(runtime=shadowing, trainer=CustomTrainer(func=train_function))
     status, stored = server.request("GET", f"{TRAINJOBS.format(namespace=namespace)}/{second}")
+    assert status == 200
     assert stored["spec"]["runtimeRef"]["kind"] == constants.TRAINING_RUNTIME_KIND
     assert client.get_job(second).runtime.kind is RuntimeKind.TRAINING_RUNTIME
     assert client.get_job(first).runtime.kind is RuntimeKind.CLUSTER_TRAINING_RUNTIME
@@ -303,3 +316,37 @@ def test_runtime_packages_are_printed_by_a_one_node_job_that_is_then_deleted(
     assert capsys.readouterr().out == f"Python: 3.11.9\n{name}-node-0-0 node torch 2.7.1\n"
     with pytest.raises(JobNotFoundError):
         client.get_job(name)
+
+
+def test_the_fine_tuning_guides_call_against_a_cluster(
+    client: TrainerClient, server: Any, namespace: str, tmp_path: Path
+) -> None:
+    """The guide's TRL call on trl-gpu: the TrainJob carries the engine's arguments and the
+    initializers' URIs, the SDK names the output's claim, and a path on this machine is refused
+    naming its field."""
+    add_training_runtime(server, namespace, "trl-gpu")
+    trainer = BuiltinTrainer(TRLConfig(num_nodes=2, epochs=1, peft_config=LoraConfig(lora_rank=16)))
+    name = client.train(
+        runtime="trl-gpu",
+        initializer=Initializer(
+            model=HuggingFaceModelInitializer("pvc://models/qwen2.5-0.5b"),
+            dataset=HuggingFaceDatasetInitializer("hf://trl-lib/Capybara"),
+        ),
+        trainer=trainer,
+    )
+    status, stored = server.request("GET", f"{TRAINJOBS.format(namespace=namespace)}/{name}")
+    assert status == 200
+    assert stored["spec"]["trainer"]["numNodes"] == 2
+    assert {"--num_train_epochs=1", "--use_peft=true", "--lora_r=16"} <= set(
+        stored["spec"]["trainer"]["args"]
+    )
+    initializers = stored["spec"]["initializer"]
+    assert initializers["model"]["storageUri"] == "pvc://models/qwen2.5-0.5b"
+    assert initializers["dataset"] == {"storageUri": "hf://trl-lib/Capybara"}
+    assert client.get_job(name).output == f"pvc://initializer-{name}/output"
+    (tmp_path / "data.jsonl").write_text("{}\n")
+    local = Initializer(dataset=HuggingFaceDatasetInitializer(str(tmp_path / "data.jsonl")))
+    with pytest.raises(
+        InvalidTrainJobError, match=r"spec\.initializer\.dataset\.storageUri: file://"
+    ):
+        client.train(runtime="trl-gpu", initializer=local, trainer=trainer)

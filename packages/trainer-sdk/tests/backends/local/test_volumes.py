@@ -21,6 +21,7 @@ from trainer_sdk import (
     constants,
 )
 from trainer_sdk.backends.local import volumes
+from trainer_sdk.backends.local.submit.pods import UnsupportedPodError, expand_pods
 from trainer_sdk.backends.local.supervisor import isolation
 from trainer_sdk.cli import cli
 from trainer_sdk.options import (
@@ -292,6 +293,27 @@ def test_volumes_that_could_reach_outside_the_job_are_refused_before_use(
             namespace="default",
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_jobset_claim_template_is_a_volume_of_every_pod_in_the_job_directory() -> None:
+    """JobSet adds its ``volumeClaimPolicies`` templates to every pod (the LLM runtimes' shared
+    ``initializer`` volume): locally each is a directory of the job."""
+    pod = {"containers": [{"name": "node", "command": ["true"]}]}
+    pod["containers"][0]["volumeMounts"] = [{"name": "initializer", "mountPath": "/workspace"}]
+    jobset = {
+        "metadata": {"name": "j"},
+        "spec": {
+            "volumeClaimPolicies": [{"templates": [{"metadata": {"name": "initializer"}}]}],
+            "replicatedJobs": [{"name": "node", "template": {"spec": {"template": {"spec": pod}}}}],
+        },
+    }
+    [(_, [placed])] = expand_pods(jobset, "/jobs/j/volumes")
+    assert [(m.path, m.local) for m in placed.mounts] == [
+        ("/workspace", "/jobs/j/volumes/initializer")
+    ]
+    del jobset["spec"]["volumeClaimPolicies"]
+    with pytest.raises(UnsupportedPodError, match="no volume named 'initializer' in the pod"):
+        expand_pods(jobset, "/jobs/j/volumes")
 
 
 def test_sub_paths_are_made_inside_their_volume_and_never_through_a_link_out(

@@ -35,6 +35,11 @@ def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_qwen2(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_tiny_model(tmp_path_factory.mktemp("tiny") / "qwen2", family="qwen2")
+
+
+@pytest.fixture(scope="session")
 def chat_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("data") / "colors.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in chat_records()))
@@ -45,14 +50,19 @@ def chat_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def hub(
     serve: Callable[[HTTPServer], str],
     tiny_model: Path,
+    tiny_qwen2: Path,
     chat_file: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> str:
-    """The stand-in serving ``tiny/llama`` and the data set ``tiny/colors``; HF_ENDPOINT set
-    (the local backend's pods inherit it)."""
+    """The stand-in serving the models ``tiny/llama`` and ``tiny/qwen2`` and the data set
+    ``tiny/colors``; HF_ENDPOINT set (the local backend's pods inherit it)."""
     url = serve(
         HubStandIn(
-            {("model", "tiny/llama"): tiny_model, ("dataset", "tiny/colors"): chat_file.parent}
+            {
+                ("model", "tiny/llama"): tiny_model,
+                ("model", "tiny/qwen2"): tiny_qwen2,
+                ("dataset", "tiny/colors"): chat_file.parent,
+            }
         )
     )
     monkeypatch.setenv("HF_ENDPOINT", url)

@@ -1,11 +1,13 @@
 """TRL fine-tunes a tiny model through the platform (local backend, real torchrun and gloo):
-full and LoRA on one and two nodes, the loss falls over 20 steps, each step reports its metrics,
-and the model it writes loads and generates; a rank killed mid-run resumes from the engine's
-checkpoint to the same final loss as an uninterrupted run."""
+full and LoRA on one and two nodes, Llama and Qwen2 (model and data from the Hub stand-in, from
+paths, from a claim), the loss falls over 20 steps, each step reports its metrics, and the model
+it writes loads and generates; a rank killed mid-run resumes from the engine's checkpoint to the
+same final loss as an uninterrupted run."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import time
 from pathlib import Path
@@ -61,34 +63,46 @@ def _generates(model: Any, tokenizer: Any) -> list[int]:
 
 
 @pytest.mark.parametrize(
-    ("nodes", "lora"),
+    ("nodes", "lora", "source", "family"),
     [
-        pytest.param(1, False, id="full-1-node"),
-        pytest.param(1, True, id="lora-1-node"),
-        pytest.param(2, False, id="full-2-nodes"),
-        pytest.param(2, True, id="lora-2-nodes"),
+        pytest.param(1, False, "hub", "llama", id="full-1-node"),
+        pytest.param(1, True, "hub", "qwen2", id="lora-1-node-qwen2"),
+        pytest.param(2, False, "path", "llama", id="full-2-nodes"),
+        pytest.param(2, True, "claim", "llama", id="lora-2-nodes"),
     ],
 )
 def test_trl_fine_tunes_and_the_model_loads_and_generates(
     client: TrainerClient,
     hub: str,
     tiny_model: Path,
+    tiny_qwen2: Path,
     chat_file: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     nodes: int,
     lora: bool,
+    source: str,
+    family: str,
 ) -> None:
-    if nodes == 1:  # hf:// through HF_ENDPOINT (the Hub stand-in)
+    base_model = {"llama": tiny_model, "qwen2": tiny_qwen2}[family]
+    if source == "hub":  # hf:// through HF_ENDPOINT (the Hub stand-in)
         initializer = Initializer(
-            model=HuggingFaceModelInitializer("hf://tiny/llama"),
+            model=HuggingFaceModelInitializer(f"hf://tiny/{family}"),
             dataset=HuggingFaceDatasetInitializer("hf://tiny/colors"),
         )
-    else:  # paths on this machine: a directory and ./file, never a repository name
+    elif source == "path":  # paths on this machine: a directory and ./file, never a repo name
         monkeypatch.chdir(chat_file.parent)
         initializer = Initializer(
-            model=HuggingFaceModelInitializer(str(tiny_model)),
+            model=HuggingFaceModelInitializer(str(base_model)),
             dataset=HuggingFaceDatasetInitializer(f"./{chat_file.name}"),
+        )
+    else:  # a claim (here the local volume of that name), as a model kept in a cluster
+        claim = volumes.claim_path("default", "inputs", client.backend.root)
+        shutil.copytree(base_model, claim / "models" / "llama")
+        shutil.copy(chat_file, claim / chat_file.name)
+        initializer = Initializer(
+            model=HuggingFaceModelInitializer("pvc://inputs/models/llama"),
+            dataset=HuggingFaceDatasetInitializer(f"pvc://inputs/{chat_file.name}"),
         )
     config = TRLConfig(
         num_nodes=nodes,
@@ -118,7 +132,7 @@ def test_trl_fine_tunes_and_the_model_loads_and_generates(
     tokenizer = AutoTokenizer.from_pretrained(output / "model")
     model = AutoModelForCausalLM.from_pretrained(output / "model", dtype=torch.float32)
     assert len(_generates(model, tokenizer)) >= 1
-    base = AutoModelForCausalLM.from_pretrained(tiny_model, dtype=torch.float32)
+    base = AutoModelForCausalLM.from_pretrained(base_model, dtype=torch.float32)
     changed = [
         name
         for name, weight in model.state_dict().items()

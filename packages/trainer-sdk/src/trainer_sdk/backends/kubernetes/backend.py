@@ -230,7 +230,7 @@ class KubernetesBackend(RuntimeBackend):
                     FieldError(
                         where,
                         f"{uri} is a path on this machine, which the cluster's pods cannot read; "
-                        "upload it (hf://, s3://) or put it on a claim the runtime mounts",
+                        "upload it (hf://, s3://) or put it on a claim (pvc://CLAIM/PATH)",
                     )
                     for where, uri in paths
                 ]

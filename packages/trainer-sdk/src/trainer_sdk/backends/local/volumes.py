@@ -6,8 +6,9 @@ As in a cluster:
   ``<root>/.volumes/<namespace>/<claimName>``, shared by every job naming that claim and kept when
   a job is deleted (``trainer volumes delete`` removes it);
 - ``hostPath`` is the host's own path;
-- every other volume (``emptyDir``, and the Secret and ConfigMap volumes the backend writes) is a
-  directory of the job, ``<job>/volumes/<volume name>``, deleted with it.
+- every other volume (``emptyDir``, the Secret and ConfigMap volumes the backend writes, and the
+  claims a JobSet makes for its pods from its ``volumeClaimPolicies`` templates) is a directory
+  of the job, ``<job>/volumes/<volume name>``, deleted with it.
 
 ``<root>`` is the backend's job root (``LocalBackendConfig.root``); ``claim_path`` is the lookup
 other modules use (the checkpoint API finds a claim's directory with it).
@@ -144,14 +145,20 @@ def pod_mounts(
     job_volumes: str,
     root: Path,
     namespace: str,
+    claim_templates: Iterable[str] = (),
 ) -> list[Mount]:
     """Each of ``container``'s volume mounts with its local place (pure: nothing is created);
     InvalidVolumeError naming the field for a name, path or ``subPath`` Kubernetes would refuse
-    or that could reach outside the job's volumes."""
-    volumes = {
-        _volume_name(volume.get("name"), f"volumes[{index}].name"): volume
-        for index, volume in enumerate(pod_spec.get("volumes") or [])
+    or that could reach outside the job's volumes. ``claim_templates`` (the JobSet's
+    ``volumeClaimPolicies`` template names) are volumes of every pod, as JobSet adds them."""
+    volumes: dict[str, Mapping[str, Any]] = {
+        _volume_name(name, "volumeClaimPolicies.templates.metadata.name"): {}
+        for name in claim_templates
     }
+    volumes.update(
+        (_volume_name(volume.get("name"), f"volumes[{index}].name"), volume)
+        for index, volume in enumerate(pod_spec.get("volumes") or [])
+    )
     mounts = []
     for index, mount in enumerate(container.get("volumeMounts") or []):
         mount_where = f"{where}.volumeMounts[{index}]"

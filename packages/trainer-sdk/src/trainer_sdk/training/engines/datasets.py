@@ -25,17 +25,12 @@ from typing import Any, Final
 
 from datasets import Dataset, load_dataset
 
+from trainer_sdk.manifests.storage import DATA_SOURCES
+
 __all__ = ["FORMATS", "SOURCES", "load_records", "to_training_records"]
 
 # datasets' builder for each file suffix; a data set's files must be of one kind.
-SOURCES: Final = {
-    ".json": "json",
-    ".jsonl": "json",
-    ".parquet": "parquet",
-    ".csv": "csv",
-    ".arrow": "arrow",
-    ".txt": "text",
-}
+SOURCES: Final = DATA_SOURCES
 FORMATS: Final = ("auto", "instruct", "chat", "prompt_completion", "text")
 _ROLES: Final = {"human": "user", "gpt": "assistant", "bot": "assistant", "model": "assistant"}
 

@@ -26,7 +26,7 @@ from trainer_sdk import constants
 from trainer_sdk.backends.local import volumes
 from trainer_sdk.backends.local.plan import LOOPBACK, LateValue, LocalPod, Text, with_texts
 from trainer_sdk.checkpoint.status import ATTEMPT_ENV
-from trainer_sdk.status.runtimes import container_devices
+from trainer_sdk.status.runtimes import claim_templates, container_devices
 
 __all__ = [
     "DEFAULT_MASTER_PORT",
@@ -76,6 +76,7 @@ class PodAddresses:
     hosts: tuple[str, ...] = ()
     volumes_root: str = ""
     root: Path = Path()  # the backend's job root: where persistent volume claims live
+    claim_templates: tuple[str, ...] = ()  # the JobSet's volumeClaimPolicies: every pod's volumes
     # Pods in private namespaces (``isolation``): host names resolve and mount paths exist, so
     # only the port after a pod host name is the job's.
     isolated: bool = False
@@ -335,6 +336,7 @@ def _local_mounts(
             job_volumes=addresses.volumes_root,
             root=addresses.root,
             namespace=namespace,
+            claim_templates=addresses.claim_templates,
         )
     except volumes.InvalidVolumeError as error:
         raise UnsupportedPodError(str(error)) from None
@@ -379,7 +381,13 @@ def expand_pods(
             reverse=True,
         )
     )
-    addresses = PodAddresses(hosts=hosts, volumes_root=volumes_root, root=root, isolated=isolated)
+    addresses = PodAddresses(
+        hosts=hosts,
+        volumes_root=volumes_root,
+        root=root,
+        claim_templates=claim_templates(jobset.get("spec") or {}),
+        isolated=isolated,
+    )
     has_launcher = any(job["name"] == constants.LAUNCHER for job in jobs)
     expanded = []
     for job in ordered_replicated_jobs(jobset):
