@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Iterator
 from http.server import HTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from trainer_sdk import (
@@ -38,6 +39,21 @@ def chat_records(copies: int = 16) -> list[dict[str, object]]:
         }
         for _ in range(copies)
         for thing, color in COLORS.items()
+    ]
+
+
+def heldout_texts(tokenizer: Any) -> list[str]:
+    """Conversations never in training (a question asked another way, and its answer), in the
+    tokenizer's chat template."""
+    return [
+        tokenizer.apply_chat_template(
+            [
+                {"role": "user", "content": f"tell me the color of the {thing}"},
+                {"role": "assistant", "content": color},
+            ],
+            tokenize=False,
+        )
+        for thing, color in sorted(COLORS.items())
     ]
 
 

@@ -20,7 +20,7 @@ from trainer_sdk import (
 from trainer_sdk.training.engines.tiny_model import write_tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from .conftest import COLORS, run_to_completion
+from .conftest import COLORS, heldout_texts, run_to_completion
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 STEPS = 20
@@ -44,17 +44,7 @@ def kl_to_teacher(student: Path, teacher: Path) -> float:
     """KL(teacher || student) of the next-token distributions, in float64, averaged over every
     position of held-out conversations (a question never in training, and its answers)."""
     tokenizer = AutoTokenizer.from_pretrained(teacher)
-    texts = [
-        tokenizer.apply_chat_template(
-            [
-                {"role": "user", "content": f"tell me the color of the {thing}"},
-                {"role": "assistant", "content": color},
-            ],
-            tokenize=False,
-        )
-        for thing, color in sorted(COLORS.items())
-    ]
-    batch = tokenizer(texts, return_tensors="pt", padding=True)
+    batch = tokenizer(heldout_texts(tokenizer), return_tensors="pt", padding=True)
     mask = batch["attention_mask"].bool()
     log_probs = []
     for directory in (teacher, student):

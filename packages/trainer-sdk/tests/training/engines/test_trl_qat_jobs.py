@@ -16,7 +16,7 @@ from trainer_sdk.training.engines import qat_model
 from trainer_sdk.training.engines.tiny_model import write_tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from .conftest import COLORS, run_to_completion
+from .conftest import heldout_texts, run_to_completion
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 STEPS = 20
@@ -30,17 +30,7 @@ def tiny_tied(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def heldout_loss(model: Any, tokenizer: Any) -> float:
     """Mean next-token loss (float64) over every token of held-out conversations: a question
     never in training ("tell me the color of the sky") and its answer."""
-    texts = [
-        tokenizer.apply_chat_template(
-            [
-                {"role": "user", "content": f"tell me the color of the {thing}"},
-                {"role": "assistant", "content": color},
-            ],
-            tokenize=False,
-        )
-        for thing, color in sorted(COLORS.items())
-    ]
-    batch = tokenizer(texts, return_tensors="pt", padding=True)
+    batch = tokenizer(heldout_texts(tokenizer), return_tensors="pt", padding=True)
     with torch.no_grad():
         logits = model(**batch).logits[:, :-1].double()
     targets = batch["input_ids"][:, 1:].masked_fill(batch["attention_mask"][:, 1:] == 0, -100)
