@@ -25,6 +25,7 @@ from trainer_sdk.training.engines.tiny_model import write_tiny_model
 
 from .hub_standin import HubStandIn
 
+FAULTS = Path(__file__).with_name("faulty_rank.py")
 COLORS = {"sky": "blue", "sun": "yellow", "grass": "green", "snow": "white", "night": "black"}
 
 
@@ -107,16 +108,36 @@ def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[TrainerC
     client.backend.close()
 
 
+def faulty_runtime(name: str, fault: str | None) -> dict[str, Any]:
+    """trl-cpu restarting its JobSet once, its ranks run by the fault wrapper (``faulty_rank.py``:
+    ``--kill-at=N``, ``--hold-at=N``; None: no fault)."""
+    from trainer_runtime import builtin_runtimes
+
+    doc: dict[str, Any] = builtin_runtimes()["trl-cpu"].to_dict()
+    doc["metadata"]["name"] = name
+    doc["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": 1}
+    node = doc["spec"]["template"]["spec"]["replicatedJobs"][2]["template"]["spec"]["template"]
+    container = node["spec"]["containers"][0]
+    engine = container["command"].index("trainer_sdk.training.engines")
+    wrapper = [str(FAULTS), *([fault] if fault else [])]
+    container["command"] = ["torchrun", *wrapper, *container["command"][engine + 1 :]]
+    return doc
+
+
 def run_to_completion(
-    client: TrainerClient, config: TRLConfig, model: Path, dataset: Path
+    client: TrainerClient,
+    config: TRLConfig,
+    model: Path,
+    dataset: Path,
+    runtime: str = "trl-cpu",
 ) -> tuple[str, TrainJob]:
-    """``config`` on ``trl-cpu`` with the model and data set at these paths, to its end: its
+    """``config`` on ``runtime`` with the model and data set at these paths, to its end: its
     name and the completed job (else its logs' end in the failure)."""
     initializer = Initializer(
         model=HuggingFaceModelInitializer(str(model)),
         dataset=HuggingFaceDatasetInitializer(str(dataset)),
     )
-    name = client.train(runtime="trl-cpu", initializer=initializer, trainer=BuiltinTrainer(config))
+    name = client.train(runtime=runtime, initializer=initializer, trainer=BuiltinTrainer(config))
     job = client.wait_for_job_status(name, timeout=600, polling_interval=1)
     assert job.status == constants.TRAINJOB_COMPLETE, "\n".join(client.get_job_logs(name))[-3000:]
     return name, job

@@ -31,9 +31,10 @@ from trainer_sdk.backends.local import volumes
 from trainer_sdk.cli import cli
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
+from .conftest import faulty_runtime
+
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 STEPS = 20
-FAULTS = Path(__file__).with_name("faulty_rank.py")
 
 
 def _losses(client: TrainerClient, name: str) -> dict[int, float]:
@@ -142,21 +143,6 @@ def test_trl_fine_tunes_and_the_model_loads_and_generates(
         assert len(changed) == len(base.state_dict())
 
 
-def _faulty_runtime(name: str, fault: str | None) -> dict[str, Any]:
-    """trl-cpu on two nodes, restarting its JobSet once, its ranks run by the fault wrapper."""
-    from trainer_runtime import builtin_runtimes
-
-    doc: dict[str, Any] = builtin_runtimes()["trl-cpu"].to_dict()
-    doc["metadata"]["name"] = name
-    doc["spec"]["template"]["spec"]["failurePolicy"] = {"maxRestarts": 1}
-    node = doc["spec"]["template"]["spec"]["replicatedJobs"][2]["template"]["spec"]["template"]
-    container = node["spec"]["containers"][0]
-    engine = container["command"].index("trainer_sdk.training.engines")
-    wrapper = [str(FAULTS), *([fault] if fault else [])]
-    container["command"] = ["torchrun", *wrapper, *container["command"][engine + 1 :]]
-    return doc
-
-
 def _wait_for(path: Path, seconds: float = 600) -> None:
     """Until ``path`` exists (bounded)."""
     deadline = time.monotonic() + seconds
@@ -183,7 +169,7 @@ def test_an_interrupted_fine_tune_resumes_to_the_same_final_loss(
         ("killed", "--kill-at=10"),
         ("suspended", "--hold-at=10"),
     ):
-        client.apply_runtime(_faulty_runtime(f"trl-{case}", fault))
+        client.apply_runtime(faulty_runtime(f"trl-{case}", fault))
         name = client.train(
             runtime=f"trl-{case}",
             initializer=initializer,

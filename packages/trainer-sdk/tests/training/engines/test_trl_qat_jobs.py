@@ -1,7 +1,7 @@
 """Quantization-aware training through the platform (local backend, real TRL and torchao on
 tiny Llamas, tied and untied word embeddings): the job trains fake-quantized, converts, and
 writes a quantized model that loads; its held-out loss is within 5 % of the same fine-tune
-without QAT."""
+without QAT; a QAT job killed mid-run resumes from its checkpoint."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from trainer_sdk.training.engines import qat_model
 from trainer_sdk.training.engines.tiny_model import write_tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
-from .conftest import heldout_texts, run_to_completion
+from .conftest import faulty_runtime, heldout_texts, run_to_completion
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 STEPS = 20
@@ -38,8 +38,11 @@ def heldout_loss(model: Any, tokenizer: Any) -> float:
 
 
 @pytest.mark.parametrize(
-    ("tied", "nodes"),
-    [pytest.param(False, 2, id="untied-2-nodes"), pytest.param(True, 1, id="tied-1-node")],
+    ("tied", "nodes", "fault"),
+    [
+        pytest.param(False, 2, "--kill-at=10", id="untied-2-nodes-killed-at-10"),
+        pytest.param(True, 1, None, id="tied-1-node"),
+    ],
 )
 def test_qat_model_loads_quantized_within_5_percent_of_plain_fine_tune(
     client: TrainerClient,
@@ -48,14 +51,20 @@ def test_qat_model_loads_quantized_within_5_percent_of_plain_fine_tune(
     chat_file: Path,
     tied: bool,
     nodes: int,
+    fault: str | None,
 ) -> None:
+    """Untied, the QAT job's rank 0 is killed after checkpoint 10 and the job resumes from it."""
     base = tiny_tied if tied else tiny_model
     settings: dict[str, Any] = dict(
         num_nodes=nodes, max_steps=STEPS, batch_size=4, learning_rate=2e-3, seed=7, save_steps=10
     )
     _, plain = run_to_completion(client, TRLConfig(**settings), base, chat_file)
     qat = TRLConfig(**settings, quantization_aware=QAT(group_size=32))
-    name, quantized = run_to_completion(client, qat, base, chat_file)
+    client.apply_runtime(faulty_runtime("trl-qat", fault))
+    name, quantized = run_to_completion(client, qat, base, chat_file, runtime="trl-qat")
+    resumed = "resuming from" in "\n".join(client.get_job_logs(name, step="node-0"))
+    assert resumed == (fault is not None)
+    assert (quantized.message == "1 restart") == (fault is not None)
     assert plain.output is not None and quantized.output is not None
 
     tokenizer = AutoTokenizer.from_pretrained(Path(quantized.output) / "model")
@@ -76,6 +85,7 @@ def test_qat_model_loads_quantized_within_5_percent_of_plain_fine_tune(
     assert losses["fine-tuned"] < losses["base"] - 0.3, losses  # the fine-tune learnt
     assert abs(losses["QAT, converted"] - losses["fine-tuned"]) <= 0.05 * losses["fine-tuned"]
     steps = {p.step for p in client.get_job_metrics(name) if "loss" in p.values}
-    assert steps == set(range(1, STEPS + 1))
+    first = 11 if fault else 1  # a restarted job's metrics are its last attempt's
+    assert steps == set(range(first, STEPS + 1)), sorted(steps)
     checkpoint = Path(quantized.output) / "checkpoints" / f"checkpoint-{STEPS}"
     assert (checkpoint / "COMMITTED").is_file()  # the prepared model checkpoints
