@@ -44,10 +44,6 @@ class RetryPolicy:
         if self.timeout <= 0:
             raise InvalidArgumentError(f"retry.timeout: expected seconds > 0, got {self.timeout}")
 
-    def backoff_after(self, failures: int) -> float:
-        """Seconds to wait after ``failures`` failures in a row."""
-        return min(self.max_backoff, self.backoff * 2.0 ** (failures - 1))
-
 
 class StreamReader:
     """Reads tickets from node locations, one Flight client per location, created on first use
@@ -169,11 +165,12 @@ class StreamReader:
         self._sleep(delay)
 
     def _backoff(self, error: BaseException, failures: int) -> float:
-        """The wait before the next attempt: the server's retry hint, else the policy's
-        back-off."""
+        """The wait before the next attempt: the server's retry hint, else doubling back-off."""
         self.retries += 1
         hint = retry_after(error) if isinstance(error, flight.FlightError) else None
-        return self._retry.backoff_after(failures) if hint is None else hint
+        if hint is None:
+            return min(self._retry.max_backoff, self._retry.backoff * 2.0 ** (failures - 1))
+        return hint
 
     def _give_up(self, error: BaseException, what: str) -> NoReturn:
         raise StreamFailedError(
