@@ -64,3 +64,7 @@ class DatasetArguments:
     merge_adapter: bool = field(
         default=True, metadata={"help": "LoRA: also write the base model merged with the adapter."}
     )
+    gems_kernels: bool = field(
+        default=False,
+        metadata={"help": "Patch a Llama, Qwen2 or Mistral with gems' fused kernels."},
+    )

@@ -41,7 +41,7 @@ from trl.trainer.sft_trainer import SFTTrainer
 from trl.trainer.utils import get_peft_config
 
 from trainer_sdk.initializers.fetch import fetch
-from trainer_sdk.training.engines import datasets, hf_trainer, outputs, rewards
+from trainer_sdk.training.engines import datasets, gems_model, hf_trainer, outputs, rewards
 from trainer_sdk.training.engines.dataset_arguments import DatasetArguments
 from trainer_sdk.training.engines.trl_methods import CONFIG_NAMES, METHODS
 
@@ -205,8 +205,14 @@ def main(args: Sequence[str]) -> int:
         method_arguments["teacher_model"] = _teacher(paths)
     main_rank = int(os.environ.get("RANK", "0")) == 0
     resume = hf_trainer.resume_checkpoint(Path(str(training.output_dir)), main_rank)
+    model: Any = str(model_args.model_name_or_path)
+    if paths.gems_kernels:
+        init_kwargs = {"trust_remote_code": training.trust_remote_code}
+        model = gems_model.load_patched_model(model, init_kwargs | training.model_init_kwargs)
+        training.model_init_kwargs = None  # type: ignore[attr-defined]
+        print("model patched with gems kernels: RMSNorm, rotary, SwiGLU, fused loss", flush=True)
     trainer = _TRAINERS[paths.method](
-        model=str(model_args.model_name_or_path),
+        model=model,
         args=training,
         train_dataset=records,
         processing_class=tokenizer,
