@@ -81,7 +81,7 @@ def test_patched_model_trains_as_the_model(make: Callable[[], nn.Module]) -> Non
 
 def test_patch_refuses_other_models() -> None:
     config = transformers.GPT2Config(vocab_size=VOCAB, n_embd=16, n_layer=1, n_head=2)
-    with pytest.raises(ValueError, match="config.model_type must be one of.*'gpt2'"):
+    with pytest.raises(ValueError, match=r"config.model_type must be one of.*'gpt2'"):
         fused.patch_hf_model(transformers.GPT2LMHeadModel(config))
     llama = transformers.LlamaForCausalLM(transformers.LlamaConfig(**SIZES, hidden_act="gelu"))
     with pytest.raises(ValueError, match=r"model.layers.0.mlp.act_fn must be SiLU"):

@@ -30,13 +30,14 @@ SUPPORTED_MODEL_TYPES: Final = ("llama", "qwen2", "mistral")
 _ORIGINAL_ROTARY: dict[str, Callable[..., Any]] = {}
 
 
-def _rms_norm_forward(self: nn.Module, hidden_states: torch.Tensor) -> torch.Tensor:
-    weight = self.weight
-    return rms_norm(hidden_states, weight.shape, weight, self.variance_epsilon)
+def _rms_norm_forward(self: Any, hidden_states: torch.Tensor) -> torch.Tensor:
+    weight: torch.Tensor = self.weight
+    return rms_norm(hidden_states, weight.shape, weight, float(self.variance_epsilon))
 
 
-def _swiglu_forward(self: nn.Module, x: torch.Tensor) -> torch.Tensor:
-    return self.down_proj(silu_and_mul(self.gate_proj(x), self.up_proj(x)))  # type: ignore[no-any-return]
+def _swiglu_forward(self: Any, x: torch.Tensor) -> torch.Tensor:
+    out: torch.Tensor = self.down_proj(silu_and_mul(self.gate_proj(x), self.up_proj(x)))
+    return out
 
 
 def _rotary(

@@ -14,9 +14,12 @@ from trl.trainer.utils import create_model_from_path
 __all__ = ["load_patched_model"]
 
 
-def load_patched_model(path: str, init_kwargs: dict[str, Any]) -> Any:
-    """``create_model_from_path(path, **init_kwargs)`` on gems kernels; RuntimeError when
-    gems_kernels is missing, ValueError (from the patch) for a model it does not fit."""
+def load_patched_model(path: str, training: Any) -> Any:
+    """The model at ``path`` loaded with the TRL config ``training``'s ``model_init_kwargs``
+    (which it clears: the trainer gets the model, not its path), on gems kernels; RuntimeError
+    when gems_kernels is missing, ValueError (from the patch) for a model it does not fit."""
+    init_kwargs = {"trust_remote_code": training.trust_remote_code, **training.model_init_kwargs}
+    training.model_init_kwargs = None
     if PartialState().device.type == "cpu":
         os.environ.setdefault("TRITON_INTERPRET", "1")
     try:

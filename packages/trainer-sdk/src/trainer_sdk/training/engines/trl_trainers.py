@@ -207,9 +207,7 @@ def main(args: Sequence[str]) -> int:
     resume = hf_trainer.resume_checkpoint(Path(str(training.output_dir)), main_rank)
     model: Any = str(model_args.model_name_or_path)
     if paths.gems_kernels:
-        init_kwargs = {"trust_remote_code": training.trust_remote_code}
-        model = gems_model.load_patched_model(model, init_kwargs | training.model_init_kwargs)
-        training.model_init_kwargs = None  # type: ignore[attr-defined]
+        model = gems_model.load_patched_model(model, training)
         print("model patched with gems kernels: RMSNorm, rotary, SwiGLU, fused loss", flush=True)
     trainer = _TRAINERS[paths.method](
         model=model,
