@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import resource
-import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import torch
-from fused_loss import _relative, _resident_kib
+from fused_loss import _relative, _resident_kib, run_variants
 from gems_kernels.fused import patch_hf_model
 
 VARIANTS = ("unpatched", "patched")
@@ -98,20 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seq", type=int, default=512)
     parser.add_argument("--chunk", type=int, default=4096)
     parser.add_argument("--target", type=float, default=0.6)
-    parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)
-    parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.variant:
-        run_variant(args.variant, args, args.result)
+    args, results = run_variants(parser, VARIANTS, run_variant, __file__, argv)
+    if results is None:
         return 0
-    forwarded = list(argv if argv is not None else sys.argv[1:])
-    results = {}
-    with tempfile.TemporaryDirectory() as scratch:
-        for variant in VARIANTS:
-            path = Path(scratch) / f"{variant}.pt"
-            command = [sys.executable, __file__, *forwarded, "--variant", variant]
-            subprocess.run([*command, "--result", str(path)], check=True, timeout=1800)
-            results[variant] = torch.load(path)
     plain, patched = results["unpatched"], results["patched"]
     loss_error = _relative(patched["loss"], plain["loss"])
     scale = max(float(g.abs().max()) for g in plain["grads"].values())
