@@ -1,6 +1,6 @@
-"""patch_hf_model on Hugging Face Llama and Qwen2 built from configs (random weights): in float32
-the same loss and gradients as the unpatched model, both judged against the model in float64,
-with RMSNorm, rotary, SwiGLU and the loss on gems (ATen's ops for them never run)."""
+"""patch_hf_model on Hugging Face Llama, Qwen2 and Mistral built from configs (random weights):
+in float32 the same loss and gradients as the unpatched model, both judged against the model in
+float64, with RMSNorm, rotary, SwiGLU and the loss on gems (ATen's ops for them never run)."""
 
 from __future__ import annotations
 
@@ -33,6 +33,10 @@ def _qwen2() -> nn.Module:
     return transformers.Qwen2ForCausalLM(transformers.Qwen2Config(**SIZES))
 
 
+def _mistral() -> nn.Module:
+    return transformers.MistralForCausalLM(transformers.MistralConfig(**SIZES, sliding_window=4))
+
+
 class _AtenOps(TorchDispatchMode):
     """The base names of the ATen ops that run below autograd."""
 
@@ -56,7 +60,7 @@ def _error(actual: torch.Tensor, reference: torch.Tensor, scale: float) -> float
     return float((actual.double() - reference).abs().max()) / scale
 
 
-@pytest.mark.parametrize("make", [_llama, _qwen2], ids=["llama", "qwen2"])
+@pytest.mark.parametrize("make", [_llama, _qwen2, _mistral], ids=["llama", "qwen2", "mistral"])
 def test_patched_model_trains_as_the_model(make: Callable[[], nn.Module]) -> None:
     torch.manual_seed(0)
     model = make()
