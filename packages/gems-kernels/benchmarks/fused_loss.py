@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +103,33 @@ def run_variant(variant: str, args: argparse.Namespace, result_path: Path) -> No
     )
 
 
+def run_variants(
+    parser: argparse.ArgumentParser,
+    variants: Sequence[str],
+    run_variant: Callable[[str, argparse.Namespace, Path], None],
+    script: str,
+    argv: Sequence[str] | None,
+) -> tuple[argparse.Namespace, dict[str, Any] | None]:
+    """Parse ``argv``; in a child (``--variant V --result PATH``) run that variant and return
+    no results; else run ``script`` once per variant, each in its own process, and return
+    what each saved."""
+    parser.add_argument("--variant", choices=variants, help=argparse.SUPPRESS)
+    parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.variant:
+        run_variant(args.variant, args, args.result)
+        return args, None
+    forwarded = list(argv if argv is not None else sys.argv[1:])
+    results = {}
+    with tempfile.TemporaryDirectory() as scratch:
+        for variant in variants:
+            path = Path(scratch) / f"{variant}.pt"
+            command = [sys.executable, script, *forwarded, "--variant", variant]
+            subprocess.run([*command, "--result", str(path)], check=True, timeout=1800)
+            results[variant] = torch.load(path)
+    return args, results
+
+
 def _relative(a: torch.Tensor, b: torch.Tensor) -> float:
     scale = float(b.abs().max()) or 1.0
     return float((a.double() - b.double()).abs().max()) / scale
@@ -117,20 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--gems", action="store_true")
-    parser.add_argument("--variant", choices=VARIANTS, help=argparse.SUPPRESS)
-    parser.add_argument("--result", type=Path, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if args.variant:
-        run_variant(args.variant, args, args.result)
+    args, results = run_variants(parser, VARIANTS, run_variant, __file__, argv)
+    if results is None:
         return 0
-    forwarded = [a for a in (argv if argv is not None else sys.argv[1:])]
-    results = {}
-    with tempfile.TemporaryDirectory() as scratch:
-        for variant in VARIANTS:
-            path = Path(scratch) / f"{variant}.pt"
-            command = [sys.executable, __file__, *forwarded, "--variant", variant]
-            subprocess.run([*command, "--result", str(path)], check=True, timeout=1800)
-            results[variant] = torch.load(path)
     aten, fused = results["aten"], results["fused"]
     errors = {
         name: _relative(fused[name], aten[name]) for name in ("loss", "grad_hidden", "grad_weight")

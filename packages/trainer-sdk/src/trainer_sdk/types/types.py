@@ -337,6 +337,7 @@ class _TRLFields:
     )
     method: DPO | KTO | None = None
     quantization_aware: QAT | None = None
+    gems_kernels: bool = False
 
 
 @dataclass
@@ -347,7 +348,8 @@ class TRLConfig(EngineSettings, _TRLFields):
     on (its ``lora_attn_modules`` are the model's module names; torchtune's ``output_proj`` is
     read as ``o_proj``), ``dataset_preprocess_config`` says the data set's format (unset: found
     from its columns; ``PreferenceDataset`` for DPO and KTO, ``PromptDataset`` for GRPO and
-    distillation)."""
+    distillation), ``gems_kernels`` trains a Llama, Qwen2 or Mistral on gems' fused kernels
+    (``gems_kernels.fused.patch_hf_model``)."""
 
 
 @dataclass

@@ -74,3 +74,7 @@ class DatasetArguments:
     qat_group_size: int = field(
         default=32, metadata={"help": "QAT: how many weights of a row share one scale."}
     )
+    gems_kernels: bool = field(
+        default=False,
+        metadata={"help": "Patch a Llama, Qwen2 or Mistral with gems' fused kernels."},
+    )

@@ -189,6 +189,30 @@ def _override_errors(
     return errors
 
 
+def _gems_errors(config: types.TRLConfig, where: str) -> list[FieldError]:
+    """What keeps ``config.gems_kernels`` from applying."""
+    path = f"{where}.gems_kernels"
+    if not isinstance(config.gems_kernels, bool):
+        return [field_error(path, f"expected a bool, got {config.gems_kernels!r}")]
+    overrides = config.overrides if isinstance(config.overrides, dict) else {}
+    if config.gems_kernels and overrides.get("use_liger_kernel"):
+        return [
+            field_error(
+                path,
+                "Liger's kernels (overrides['use_liger_kernel']) patch the same layers; choose one",
+            )
+        ]
+    if config.gems_kernels and config.quantization_aware is not None:
+        return [
+            field_error(
+                path,
+                "not with quantization_aware: its fake-quantized linears are what QAT trains, and "
+                "the gems patch computes those layers itself; choose one",
+            )
+        ]
+    return []
+
+
 class TRL:
     """``BuiltinTrainer(TRLConfig(...))`` on a ``trl-*`` runtime."""
 
@@ -219,6 +243,9 @@ class TRL:
             lora, lora_errors = _lora_arguments(config.peft_config, where)
             arguments |= lora
             errors += lora_errors
+        errors += _gems_errors(config, where)
+        if config.gems_kernels is True:
+            arguments["gems_kernels"] = True
         method, method_arguments, method_errors = trl_methods.render(config.method, where)
         arguments |= method_arguments
         errors += method_errors

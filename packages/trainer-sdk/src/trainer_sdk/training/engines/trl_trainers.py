@@ -41,7 +41,14 @@ from trl.trainer.sft_trainer import SFTTrainer
 from trl.trainer.utils import create_model_from_path, get_peft_config
 
 from trainer_sdk.initializers.fetch import fetch
-from trainer_sdk.training.engines import datasets, hf_trainer, outputs, qat_model, rewards
+from trainer_sdk.training.engines import (
+    datasets,
+    gems_model,
+    hf_trainer,
+    outputs,
+    qat_model,
+    rewards,
+)
 from trainer_sdk.training.engines.dataset_arguments import DatasetArguments
 from trainer_sdk.training.engines.trl_methods import CONFIG_NAMES, METHODS
 
@@ -226,6 +233,9 @@ def main(args: Sequence[str]) -> int:
             paths.qat_group_size,
         )
         training.model_init_kwargs = None  # type: ignore[attr-defined]
+    if paths.gems_kernels:  # never with QAT: refused at submit
+        model = gems_model.load_patched_model(model, training)
+        print("model patched with gems kernels: RMSNorm, rotary, SwiGLU, fused loss", flush=True)
     main_rank = int(os.environ.get("RANK", "0")) == 0
     resume = hf_trainer.resume_checkpoint(Path(str(training.output_dir)), main_rank)
     trainer = _TRAINERS[paths.method](
