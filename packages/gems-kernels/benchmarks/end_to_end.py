@@ -17,7 +17,7 @@ import gems_kernels
 import torch
 from gems_kernels.llama_step import LlamaConfig, LlamaStep
 
-__all__ = ["EndToEndResult", "format_end_to_end", "run_end_to_end"]
+__all__ = ["EndToEndResult", "format_end_to_end", "run_end_to_end", "synchronize"]
 
 # One decoder block at Llama-like proportions: head dim 64, four query heads per key/value head.
 GPU_CONFIG = LlamaConfig(
@@ -44,7 +44,8 @@ class EndToEndResult:
         return self.gems_tokens_per_s / self.aten_tokens_per_s
 
 
-def _synchronize(device: torch.device) -> None:
+def synchronize(device: torch.device) -> None:
+    """Wait for the GPU's queued work (nothing to wait for on the CPU)."""
     if device.type == "cuda":
         torch.cuda.synchronize()
 
@@ -57,11 +58,11 @@ def _tokens_per_s(
     context: Any = gems_kernels.use_gems() if gems else contextlib.nullcontext()
     with context:
         first_loss = float(step.step())  # compiles the kernels
-        _synchronize(device)
+        synchronize(device)
         start = time.perf_counter()
         for _ in range(steps):
             step.step()
-        _synchronize(device)
+        synchronize(device)
         elapsed = time.perf_counter() - start
     return config.batch * config.length * steps / elapsed, first_loss
 

@@ -168,7 +168,7 @@ class SiteError:
 
 def _record(model: str, seed: int) -> list[Call]:
     torch.manual_seed(seed)
-    case = real_models.cast_case(real_models.MODELS[model](), torch.bfloat16)
+    case = real_models.model_zoo.build(model).to(torch.bfloat16)
     recorder = Recorder()
     with recorder:
         real_models.run_step(case)

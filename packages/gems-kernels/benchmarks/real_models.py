@@ -1,13 +1,15 @@
-"""Real model code on gems: Hugging Face Llama, Qwen2, Mistral, GPT-2, BERT and ViT built from
-small configs with random weights, and the ``torch.nn`` vision blocks of ``vision_models``.
+"""Real model code on gems: the twenty architectures of ``model_zoo`` (Hugging Face models
+built from small configs with random weights, a diffusers U-Net, the ``torch.nn`` vision blocks).
 
 Per model, dtype and seed, one forward with its loss and one backward, three times on the same
 weights and inputs: in float64 (the reference), on ATen and under ``use_gems()``. The weights and
 inputs are drawn once per seed, rounded to the dtype, and the float64 run takes those rounded
-values, so every error below is the arithmetic's own. Printed per model and seed: the ATen
-overloads that ran on gems and natively (``NativeOpTrace`` of the gems run), and for the logits
-and the gradients the largest error relative to the reference's largest magnitude (gradients:
-over all parameters, relative to the model's largest gradient), for gems and for ATen, and their
+values, so every error below is the arithmetic's own. The gems run also takes one AdamW step
+(foreach, as on GPUs), so that its trace holds the whole training step. Printed per model and
+seed: the ATen overloads that ran on gems and those left to ATen (``NativeOpTrace`` of the gems
+run: native calls, and calls that a gems kernel's host code made on ATen), and for the logits and
+the gradients the largest error relative to the reference's largest magnitude (gradients: over
+all parameters, relative to the model's largest gradient), for gems and for ATen, and their
 ratio. Then per model the verdict over the seeds (the issue's bfloat16 target: gems / ATen <= 1.1)
 on the median of the per-seed ratios and its interval (see :func:`summarize` and
 :meth:`Summary.verdict`).
@@ -19,123 +21,39 @@ on the median of the per-seed ratios and its interval (see :func:`summarize` and
 from __future__ import annotations
 
 import argparse
-import copy
 import math
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import gems_kernels
 import torch
-import torch.nn.functional as F
 from gems_kernels.coverage import NativeOpTrace
-from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import vision_models
+import model_zoo
 
 __all__ = [
     "MODELS",
     "SEEDS",
     "ModelError",
     "Summary",
-    "cast_case",
     "compare",
     "format_summary",
     "format_table",
     "main",
     "median_interval",
+    "run",
     "run_step",
     "summarize",
 ]
 
-BATCH, LENGTH, VOCAB = 2, 16, 96
 SEEDS: Final = tuple(range(20))
-_LM = {"vocab_size": VOCAB, "hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-       "num_attention_heads": 4, "num_key_value_heads": 2, "max_position_embeddings": 64,
-       "attention_dropout": 0.0}  # fmt: skip
-_ENCODER = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2,
-            "num_attention_heads": 4, "hidden_dropout_prob": 0.0,
-            "attention_probs_dropout_prob": 0.0}  # fmt: skip
-
-
-@dataclass
-class Case:
-    """A model and one batch of inputs; ``loss(model, inputs)`` is what the step differentiates."""
-
-    model: nn.Module
-    inputs: dict[str, torch.Tensor]
-    loss: Callable[[nn.Module, dict[str, torch.Tensor]], tuple[torch.Tensor, torch.Tensor]]
-
-
-def _hf_loss(
-    model: nn.Module, inputs: dict[str, torch.Tensor]
-) -> tuple[torch.Tensor, torch.Tensor]:
-    output = model(**inputs)
-    return output.loss, output.logits
-
-
-def _tokens() -> dict[str, torch.Tensor]:
-    ids = torch.randint(0, VOCAB, (BATCH, LENGTH))
-    return {"input_ids": ids, "labels": ids}
-
-
-def _hf(name: str) -> Case:
-    import transformers
-
-    if name == "gpt2":
-        config: Any = transformers.GPT2Config(
-            vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=64,
-            resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-        )  # fmt: skip
-        return Case(transformers.GPT2LMHeadModel(config), _tokens(), _hf_loss)
-    if name == "bert":
-        config = transformers.BertConfig(vocab_size=VOCAB, num_labels=3, **_ENCODER)
-        inputs = {"input_ids": torch.randint(0, VOCAB, (BATCH, LENGTH)),
-                  "attention_mask": torch.ones(BATCH, LENGTH, dtype=torch.long),
-                  "labels": torch.randint(0, 3, (BATCH,))}  # fmt: skip
-        inputs["attention_mask"][0, LENGTH // 2 :] = 0  # padding: the mask's .bool() and where
-        return Case(transformers.BertForSequenceClassification(config), inputs, _hf_loss)
-    if name == "vit-hf":
-        config = transformers.ViTConfig(image_size=16, patch_size=4, num_labels=10, **_ENCODER)
-        inputs = {"pixel_values": torch.randn(BATCH, 3, 16, 16),
-                  "labels": torch.randint(0, 10, (BATCH,))}  # fmt: skip
-        return Case(transformers.ViTForImageClassification(config), inputs, _hf_loss)
-    configs = {"llama": transformers.LlamaConfig, "qwen2": transformers.Qwen2Config,
-               "mistral": transformers.MistralConfig}  # fmt: skip
-    model = getattr(transformers, {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM",
-                                   "mistral": "MistralForCausalLM"}[name])  # fmt: skip
-    return Case(model(configs[name](**_LM)), _tokens(), _hf_loss)
-
-
-def _vision_loss(
-    model: nn.Module, inputs: dict[str, torch.Tensor]
-) -> tuple[torch.Tensor, torch.Tensor]:
-    logits = model(inputs["images"])
-    return F.cross_entropy(logits, inputs["labels"]), logits
-
-
-def _vision(name: str) -> Case:
-    build, size = vision_models.MODELS[name]
-    model = build()
-    for module in model.modules():
-        if isinstance(module, nn.Dropout):
-            module.p = 0.0  # gems' masks are not ATen's
-    inputs = {"images": torch.randn(BATCH, 3, size, size), "labels": torch.randint(0, 10, (BATCH,))}
-    return Case(model, inputs, _vision_loss)
-
-
-MODELS: dict[str, Callable[[], Case]] = {
-    **{
-        name: (lambda n=name: _hf(n))
-        for name in ("llama", "qwen2", "mistral", "gpt2", "bert", "vit-hf")
-    },
-    **{name: (lambda n=name: _vision(n)) for name in vision_models.MODELS},
-}
+MODELS: Final = model_zoo.MODELS
 
 
 @dataclass(frozen=True)
@@ -152,16 +70,16 @@ class ModelError:
     aten_grads: float
     gems_ops: int
     native_ops: tuple[str, ...]
+    """Overloads left to ATen: native calls, and ATen calls of gems kernels' host code."""
     seconds: float
+    gems_vs_aten_logits: float = 0.0
+    """gems' logits against ATen's in the same dtype (relative to the reference's largest)."""
+    gems_vs_aten_grads: float = 0.0
+    step_ops: tuple[str, ...] = ()
+    """Every computing overload the gems run called: on gems, left to ATen, or composite."""
 
 
-def cast_case(case: Case, dtype: torch.dtype) -> Case:
-    """A copy of ``case`` with its floating-point weights and inputs in ``dtype``."""
-    inputs = {k: v.to(dtype) if v.is_floating_point() else v for k, v in case.inputs.items()}
-    return Case(copy.deepcopy(case.model).to(dtype).train(), inputs, case.loss)
-
-
-def run_step(case: Case) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+def run_step(case: model_zoo.Case) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
     """One forward, loss and backward of ``case``: its logits and its parameters' gradients."""
     loss, logits = case.loss(case.model, case.inputs)
     loss.backward()
@@ -170,19 +88,29 @@ def run_step(case: Case) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
 
 
 def _error(got: torch.Tensor, expected: torch.Tensor, scale: float) -> float:
-    return float((got.double() - expected).abs().max()) / scale
+    return float((got.double() - expected.double()).abs().max()) / scale
 
 
-def compare(name: str, dtype: torch.dtype, seed: int = 0) -> ModelError:
+def _worst(got: dict[str, torch.Tensor], expected: dict[str, torch.Tensor], scale: float) -> float:
+    return max(_error(got[key], value, scale) for key, value in expected.items())
+
+
+def compare(
+    name: str, dtype: torch.dtype, seed: int = 0, size: model_zoo.Size = model_zoo.TINY
+) -> ModelError:
     """Errors of gems and of ATen in ``dtype`` against float64 on one model."""
     torch.manual_seed(seed)
-    rounded = cast_case(MODELS[name](), dtype)  # built outside gems, as ATen would initialise it
-    reference_logits, reference = run_step(cast_case(rounded, torch.float64))
-    aten_logits, aten = run_step(cast_case(rounded, dtype))
+    rounded = model_zoo.build(name, size).to(
+        dtype
+    )  # built outside gems, as ATen would initialise it
+    reference_logits, reference = run_step(rounded.to(torch.float64))
+    aten_logits, aten = run_step(rounded.to(dtype))
     started = time.perf_counter()
-    on_gems = cast_case(rounded, dtype)
+    on_gems = rounded.to(dtype)
+    optimizer = torch.optim.AdamW(on_gems.model.parameters(), lr=1e-3, foreach=True)
     with gems_kernels.use_gems(), NativeOpTrace() as trace:
         gems_logits, gems = run_step(on_gems)
+        optimizer.step()  # the gradients are kept: AdamW changes the parameters only
     seconds = time.perf_counter() - started
     logit_scale = float(reference_logits.abs().max())
     grad_scale = max(float(g.abs().max()) for g in reference.values())
@@ -192,11 +120,14 @@ def compare(name: str, dtype: torch.dtype, seed: int = 0) -> ModelError:
         seed=seed,
         gems_logits=_error(gems_logits, reference_logits, logit_scale),
         aten_logits=_error(aten_logits, reference_logits, logit_scale),
-        gems_grads=max(_error(gems[k], g, grad_scale) for k, g in reference.items()),
-        aten_grads=max(_error(aten[k], g, grad_scale) for k, g in reference.items()),
+        gems_grads=_worst(gems, reference, grad_scale),
+        aten_grads=_worst(aten, reference, grad_scale),
         gems_ops=len(trace.gems),
-        native_ops=tuple(sorted(trace.native)),
+        native_ops=tuple(sorted(set(trace.native) | set(trace.host))),
         seconds=seconds,
+        gems_vs_aten_logits=_error(gems_logits, aten_logits, logit_scale),
+        gems_vs_aten_grads=_worst(gems, aten, grad_scale),
+        step_ops=tuple(sorted({*trace.gems, *trace.native, *trace.host, *trace.composite})),
     )
 
 
@@ -325,6 +256,25 @@ def format_summary(summaries: Sequence[Summary], target: float) -> Iterator[str]
         )
 
 
+def run(models: Sequence[str], dtypes: Sequence[str], seeds: Sequence[int]) -> list[ModelError]:
+    """:func:`compare` for every model, dtype and seed, each row printed to stderr as it ends."""
+    rows = []
+    for dtype in dtypes:
+        for name in models:
+            for seed in seeds:
+                row = compare(name, getattr(torch, dtype), seed)
+                rows.append(row)
+                print(
+                    f"{name} {dtype} seed {seed}: logits {row.gems_logits:.2e} gems, "
+                    f"{row.aten_logits:.2e} ATen; grads {row.gems_grads:.2e} gems, "
+                    f"{row.aten_grads:.2e} ATen; left to ATen: {', '.join(row.native_ops) or '-'}"
+                    f"; {row.seconds:.0f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", choices=sorted(MODELS), default=list(MODELS))
@@ -339,19 +289,7 @@ def main(argv: list[str] | None = None) -> int:
         help="exit 1 when a bfloat16 model's verdict against it is 'not met'",
     )
     args = parser.parse_args(argv)
-    rows = []
-    for dtype in args.dtypes:
-        for name in args.models:
-            for seed in args.seeds:
-                row = compare(name, getattr(torch, dtype), seed)
-                rows.append(row)
-                print(
-                    f"{name} {dtype} seed {seed}: logits {row.gems_logits:.2e} gems, "
-                    f"{row.aten_logits:.2e} ATen; grads {row.gems_grads:.2e} gems, "
-                    f"{row.aten_grads:.2e} ATen; {row.seconds:.0f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
+    rows = run(args.models, args.dtypes, args.seeds)
     summaries = summarize(rows)
     print("\n".join(format_table(rows)))
     print()

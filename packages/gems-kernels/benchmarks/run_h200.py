@@ -10,7 +10,11 @@ then imports (flag-gems, liger-kernel) is compared in the same run, the rest sho
 After the per-op tables, the end-to-end case (``end_to_end.py``): a Llama-style training step in
 tokens/s on ATen and on gems (``--only llama_step`` runs just that one), then the fused loss
 (``fused_loss.py``): linear + cross-entropy at 4096 x 32000 x 1024, float32 and bfloat16, peak
-memory and time against ATen, the fused products on gems (``--only fused_loss``).
+memory and time against ATen, the fused products on gems (``--only fused_loss``), then the model
+zoo's training steps (``zoo_steps.py``): per model, milliseconds per bfloat16 step on ATen and on
+gems at GPU sizes (``--only zoo``; ``zoo_steps.py --models ...`` for a few). The zoo's U-Net
+needs diffusers, which the GPU image lacks: ``fetch_competitors.sh`` puts its wheel beside the
+competitors'.
 
 Stops starting new cases after --deadline seconds (default 420) so the whole run stays under
 eight minutes including Triton compilation; kernels compile into GEMS_CACHE_DIR / Triton's cache.
@@ -34,6 +38,8 @@ from cases import core_cases, fused_cases
 from end_to_end import as_json, format_end_to_end, run_end_to_end
 from harness import Case, main
 from vision_cases import vision_cases
+from zoo_steps import SMOKE_MODELS
+from zoo_steps import main as zoo_steps
 
 WHEELS = Path(__file__).resolve().parents[3] / ".bench-wheels"
 
@@ -75,7 +81,14 @@ def fused_loss_case(smoke: bool) -> bool:
     return agreed
 
 
-_SEPARATE = ("llama_step", "fused_loss")
+def zoo_case(smoke: bool) -> bool:
+    """The zoo's steps on ATen and on gems (two models under ``smoke``); writes
+    $OUT/gems_zoo_steps_h200.json. Returns whether every model's losses agreed."""
+    print(flush=True)
+    return zoo_steps(["--smoke", "--models", *SMOKE_MODELS] if smoke else []) == 0
+
+
+_SEPARATE = ("llama_step", "fused_loss", "zoo")
 
 if __name__ == "__main__":
     print(competitors.install_wheels(WHEELS), flush=True)
@@ -85,5 +98,7 @@ if __name__ == "__main__":
     if (only is None or "llama_step" in only) and not end_to_end("--smoke" in sys.argv):
         status = 1
     if (only is None or "fused_loss" in only) and not fused_loss_case("--smoke" in sys.argv):
+        status = 1
+    if (only is None or "zoo" in only) and not zoo_case("--smoke" in sys.argv):
         status = 1
     sys.exit(status)

@@ -4,6 +4,7 @@ work, whatever its dispatch key (issue 27)."""
 from __future__ import annotations
 
 import torch
+from gems_kernels import host
 from gems_kernels.coverage import NativeOpTrace
 from torch import nn
 
@@ -58,3 +59,21 @@ def test_a_composite_that_decomposes_stays_composite() -> None:
         torch.ones_like(torch.zeros(3))
     assert trace.composite["ones_like.default"] == 1
     assert trace.native["fill_.Scalar"] == 1
+
+
+def test_host_code_computing_on_aten_is_counted() -> None:
+    """Inside a gems kernel's host code every registered op falls through to ATen: a sum there
+    is ATen's work (``host``), while a copy of a tensor onto its own elements (the interpreter
+    writing a launch's arguments back) computes nothing (``metadata``)."""
+    x = torch.ones(3, 4)
+    trace = NativeOpTrace()
+    with trace:
+        previous = host.enter()
+        try:
+            x.sum(0)
+            x.copy_(x.view(3, 4))
+            torch.empty(3, 4).copy_(x)
+        finally:
+            host.leave(previous)
+    assert dict(trace.host) == {"sum.dim_IntList": 1, "copy_.default": 1}
+    assert trace.metadata["copy_.default"] == 1

@@ -655,3 +655,18 @@ def test_ui_on_a_non_loopback_address_prints_a_url_with_a_token(tmp_path: Path) 
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def test_json_output_is_strict_json_with_non_finite_numbers_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A diverged trial's objective is NaN: -o json printed the bare token NaN, which strict
+    # parsers (a browser's JSON.parse, jq) refuse.
+    value = {"objective": float("nan"), "bounds": [float("inf"), -float("inf"), 1.5]}
+    cli_output.emit(value, "json", render=lambda: pytest.fail("no table for -o json"))
+
+    def refuse(token: str) -> object:
+        raise ValueError(f"not strict JSON: {token}")
+
+    printed = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert printed == {"objective": "nan", "bounds": ["inf", "-inf", 1.5]}

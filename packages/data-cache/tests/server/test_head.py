@@ -21,6 +21,7 @@ from data_cache_testing import ADMIN, ADMIN_TOKEN, AS_ADMIN
 from trainer_data_cache import (
     AccessDeniedError,
     CacheDataset,
+    CacheError,
     ConnectOptions,
     HeadServer,
     LocalCache,
@@ -166,6 +167,18 @@ def test_the_head_is_ready_only_once_its_expected_datasets_are_loaded() -> None:
         head.load_table("d", pa.table({"x": np.arange(10)}))
         assert action(head.location, "status")["ready"] is True
         assert info(head.location).total_records == 10
+
+
+def test_the_head_waits_for_its_nodes_and_names_one_that_never_answers() -> None:
+    with LocalCache(1, security=ADMIN) as cache:
+        live, dead = cache.nodes[0].location, "grpc://127.0.0.1:1"
+        with HeadServer([live], connect=AS_ADMIN, repair_interval=None) as head:
+            head.wait_for_nodes(5.0)  # returns: the node answers
+        with (
+            HeadServer([live, dead], connect=AS_ADMIN, repair_interval=None) as head,
+            pytest.raises(CacheError, match=r"node grpc://127\.0\.0\.1:1"),
+        ):
+            head.wait_for_nodes(0.3)
 
 
 def test_a_load_over_the_node_budgets_fails_before_pushing_with_the_numbers() -> None:

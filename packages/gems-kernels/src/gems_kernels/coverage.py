@@ -3,8 +3,10 @@
 :class:`NativeOpTrace` is a ``TorchDispatchMode`` that sees every ATen call below autograd. A call
 counts as gems when its overload is in the registration table and the entry's condition accepts
 the arguments (the rule :mod:`gems_kernels.dispatch` applies); views, metadata and uninitialised
-allocations are listed apart because they compute nothing. Calls made by a gems kernel's own host
-code (an autograd-key kernel such as ``rms_norm`` allocating its output) are counted apart too.
+allocations are listed apart because they compute nothing, and so are copies of a tensor onto its
+own memory (what Triton's CPU interpreter does to every kernel argument after a launch). Calls
+made by a gems kernel's own host code run on ATen (every registered overload falls through there),
+so they are counted apart too: a sum or a fill in a gems kernel's host code is ATen's work.
 
 An op whose only kernel is a composite one (no kernel at the backend key) counts as composite
 when its decomposition calls ATen ops that compute (they are counted in turn), and as native when
@@ -41,6 +43,7 @@ METADATA_OPS: Final[frozenset[str]] = frozenset(
         "_local_scalar_dense.default",
         "is_nonzero.default",
         "resize_.default",
+        "set_.source_Storage",
         "set_.source_Storage_storage_offset",
         "_has_compatible_shallow_copy_type.default",
         "_unsafe_view.default",
@@ -49,6 +52,7 @@ METADATA_OPS: Final[frozenset[str]] = frozenset(
         "_record_function_exit.default",
         "as_strided_.default",
         "_nnpack_available.default",
+        "can_cast.default",
     }
 )
 
@@ -62,9 +66,25 @@ def _table_name(name: str) -> str:
     return name.removesuffix(".default")
 
 
+def _copies_onto_itself(name: str, args: tuple[Any, ...]) -> bool:
+    """Whether the call is ``copy_`` of a tensor onto the very same elements (the interpreter
+    writing a launch's arguments back to their own storage): nothing is computed."""
+    if name != "copy_.default":
+        return False
+    target: torch.Tensor = args[0]
+    source: torch.Tensor = args[1]
+    return (
+        target.data_ptr() == source.data_ptr()
+        and target.dtype == source.dtype
+        and target.shape == source.shape
+        and target.stride() == source.stride()
+    )
+
+
 class NativeOpTrace(TorchDispatchMode):
-    """Counts ATen calls by overload: ``gems``, ``native``, ``metadata``, ``host`` (inside a gems
-    kernel's host code) and ``composite`` (explicit composites, whose parts are counted)."""
+    """Counts ATen calls by overload: ``gems``, ``native``, ``metadata``, ``host`` (computing
+    calls from a gems kernel's host code, which run on ATen) and ``composite`` (explicit
+    composites, whose parts are counted)."""
 
     def __init__(self, entries: Mapping[str, registration.Registration] | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # mypy skips the exclude for super()
@@ -129,7 +149,7 @@ class NativeOpTrace(TorchDispatchMode):
     def _count(
         self, name: str, func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]
     ) -> None:
-        if func.is_view or name in METADATA_OPS:
+        if func.is_view or name in METADATA_OPS or _copies_onto_itself(name, args):
             self.metadata[name] += 1
         elif host.depth():
             self.host[name] += 1

@@ -9,6 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from gems_kernels import accuracy, ops, use_gems
+from gems_kernels.coverage import NativeOpTrace
 
 OVERLOAD = "scaled_dot_product_attention"
 
@@ -220,3 +221,18 @@ def test_unsupported_calls_fall_back_to_aten(call: Callable[[torch.Tensor], torc
         out = call(q)
     assert session.recorder is not None and not session.recorder.seen
     assert out.shape == (2, 2, 5, 8)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_position_bias_gradient_computes_on_gems(dtype: torch.dtype) -> None:
+    """T5's and Swin's relative position bias, (1, H, L, S) added to every batch's scores: its
+    gradient is summed over the batch, and that sum (and the zeroed float32 buffer before it)
+    ran on ATen inside the backward's host code before."""
+    q, k, v = (accuracy.make_tensor((2, 3, 5, 8), dtype, low=-1, high=1) for _ in range(3))
+    bias = accuracy.make_tensor((1, 3, 5, 5), dtype)
+    grad = accuracy.make_tensor((2, 3, 5, 8), dtype)
+    run = _attention_with_gradients(mask_grad=True)
+    with use_gems(), NativeOpTrace() as trace:
+        run(q, k, v, bias, grad)
+    assert dict(trace.host) == {} and dict(trace.native) == {}
+    accuracy.check_op(run, q, k, v, bias, grad, overloads=[OVERLOAD], reduce_size=10)

@@ -6,6 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from gems_kernels import accuracy, use_gems
+from gems_kernels.coverage import NativeOpTrace
 
 
 @pytest.mark.parametrize(
@@ -38,3 +39,15 @@ def test_weighted_or_smoothed_losses_decompose() -> None:
     assert session.recorder is not None and not session.recorder.seen
     torch.testing.assert_close(weighted, F.cross_entropy(scores, target))
     assert smoothed.item() > 0
+
+
+def test_half_precision_loss_is_cast_on_gems() -> None:
+    """A classifier's bfloat16 scores: the float32 loss is cast back to bfloat16 by the copy
+    kernel (it was a host-code ``.to`` on ATen before)."""
+    scores = accuracy.make_tensor((4, 10), torch.bfloat16).requires_grad_()
+    target = torch.tensor([0, 3, 9, 2], device=scores.device)
+    with use_gems(), NativeOpTrace() as trace:
+        loss = F.cross_entropy(scores, target)
+        loss.backward()
+    assert loss.dtype == torch.bfloat16
+    assert dict(trace.host) == {} and dict(trace.native) == {}

@@ -6,9 +6,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Final, NoReturn
 
 import pyarrow as pa
 import pyarrow.flight as flight
+import tenacity
 
 from trainer_data_cache.client.pool import ClientPool
 from trainer_data_cache.connection import ConnectOptions
@@ -88,18 +90,26 @@ class StreamReader:
         """``get_flight_info`` at the head, retried while the head is unreachable or still
         loading (Unavailable), up to the overall timeout; a refusal is raised at once."""
         deadline = self._clock() + self._retry.timeout
-        failures = 0
-        while True:
+        what = f"could not ask {location} where the rows are"
+
+        def ask() -> flight.FlightInfo:
             try:
                 return self._pool.client(location).get_flight_info(
                     descriptor, self._connect.call_options(self._retry.timeout)
                 )
             except (flight.FlightError, OSError) as error:
                 _raise_refusal(error)
-                failures += 1
-                self._wait(
-                    error, failures, deadline, f"could not ask {location} where the rows are"
-                )
+                raise
+
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type((flight.FlightError, OSError))
+            & tenacity.retry_if_not_exception_type(_DENIED),
+            wait=lambda state: self._backoff(_failure(state), state.attempt_number),
+            stop=lambda state: self._clock() + state.upcoming_sleep > deadline,
+            retry_error_callback=lambda state: self._give_up(_failure(state), what),
+            sleep=self._sleep,
+        )
+        return retrying(ask)
 
     def read(self, ticket: Ticket, locations: Sequence[str]) -> Iterator[pa.RecordBatch]:
         """Every row of ``ticket`` exactly once, in order.
@@ -148,17 +158,24 @@ class StreamReader:
                     self._pool.drop(location)
 
     def _wait(self, error: Exception, failures: int, deadline: float, what: str) -> None:
-        """Sleep before the next attempt (the server's retry hint, else doubling back-off), or
-        raise StreamFailedError if that would pass the deadline."""
+        """Sleep before the next attempt, or give up if that would pass the deadline."""
+        delay = self._backoff(error, failures)
+        if self._clock() + delay > deadline:
+            self._give_up(error, what)
+        self._sleep(delay)
+
+    def _backoff(self, error: BaseException, failures: int) -> float:
+        """The wait before the next attempt: the server's retry hint, else doubling back-off."""
         self.retries += 1
         hint = retry_after(error) if isinstance(error, flight.FlightError) else None
         if hint is None:
-            hint = min(self._retry.max_backoff, self._retry.backoff * 2 ** (failures - 1))
-        if self._clock() + hint > deadline:
-            raise StreamFailedError(
-                f"{what} within {self._retry.timeout:g} s; last error: {error}"
-            ) from error
-        self._sleep(hint)
+            return min(self._retry.max_backoff, self._retry.backoff * 2.0 ** (failures - 1))
+        return hint
+
+    def _give_up(self, error: BaseException, what: str) -> NoReturn:
+        raise StreamFailedError(
+            f"{what} within {self._retry.timeout:g} s; last error: {error}"
+        ) from error
 
     def _open(self, location: str, ticket: Ticket) -> flight.FlightStreamReader:
         return self._pool.client(location).do_get(
@@ -194,6 +211,10 @@ class StreamReader:
             self._pool.close()
 
 
+_DENIED: Final = (flight.FlightUnauthenticatedError, flight.FlightUnauthorizedError)
+"""Failures that no retry mends."""
+
+
 class _Incomplete(Exception):
     """A stream ended before its last row."""
 
@@ -202,10 +223,16 @@ def _typed(error: Exception) -> Exception | None:
     return from_flight_error(error) if isinstance(error, flight.FlightError) else None
 
 
+def _failure(state: tenacity.RetryCallState) -> BaseException:
+    """The exception of the attempt ``state`` retries after."""
+    assert state.outcome is not None  # tenacity asks to wait or stop only after an attempt
+    return state.outcome.exception() or RuntimeError("attempt failed without an exception")
+
+
 def _raise_refusal(error: Exception) -> None:
     """Raise ``error`` (as its typed form) unless it is a failure worth retrying."""
     typed = _typed(error)
     if typed is not None:
         raise typed from error
-    if isinstance(error, (flight.FlightUnauthenticatedError, flight.FlightUnauthorizedError)):
+    if isinstance(error, _DENIED):
         raise error

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 import pyarrow.flight as flight
+import tenacity
 
 from trainer_data_cache import query, sources
 from trainer_data_cache.connection import ConnectOptions
@@ -213,15 +214,14 @@ class HeadServer(CacheServer):
     def wait_for_nodes(self, timeout: float) -> None:
         """Return once every node answers ``status``; raise CacheError after ``timeout`` s."""
         deadline = time.monotonic() + timeout
+        retrying = tenacity.Retrying(
+            retry=tenacity.retry_if_exception_type(CacheError),
+            wait=tenacity.wait_fixed(0.1),
+            stop=lambda _: time.monotonic() > deadline,
+            reraise=True,
+        )
         for location in self.nodes:
-            while True:
-                try:
-                    self._node_action(location, "status", {}, timeout=1.0)
-                    break
-                except CacheError:
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.1)  # polling a remote process with a deadline, not syncing
+            retrying(self._node_action, location, "status", {}, timeout=1.0)
 
     def _begin(self, name: str) -> None:
         check_name("name", name)

@@ -31,6 +31,7 @@ from torch.autograd.function import once_differentiable
 
 from gems_kernels import autograd, host
 from gems_kernels.backends import current_vendor, tuning
+from gems_kernels.ops import copies, reductions
 from gems_kernels.ops.matmul import dot_precision
 from gems_kernels.ops.registering import Registration
 from gems_kernels.pointwise.rounding import store
@@ -454,13 +455,15 @@ def attention_backward(
     grad_k = allocate(k) if needs[1] or needs[2] else None
     grad_v = allocate(v) if needs[1] or needs[2] else None
     score_shape = (launch.batch, launch.heads, launch.query_len, launch.key_len)
-    grad_scores = q.new_zeros(score_shape, dtype=torch.float32) if needs_mask else None
+    grad_scores = (
+        copies.zero_(q.new_empty(score_shape, dtype=torch.float32)) if needs_mask else None
+    )
     if not _is_empty(launch):
         o, do = _as_4d(out), _as_4d(grad_out)
         constants = launch.constants
         # The kernels read (B, H, L) rows flat; ATen's CPU flash forward returns its logsumexp
         # as a view of (B, L, H) memory (a forward that ran outside gems).
-        lse = lse.contiguous()
+        lse = copies.contiguous(lse)
         delta = torch.empty_like(lse)
         q_block_m, q_block_n = launch.blocks.grad_q
         rows_grid = (launch.batch * launch.heads, tuning.cdiv(launch.query_len, q_block_m))
@@ -497,15 +500,29 @@ def attention_backward(
             )  # fmt: skip
     grad_mask = None
     if grad_scores is not None and attn_mask is not None:
-        scores_shape = (*query.shape[:-1], launch.key_len)
-        grad_mask = grad_scores.view(scores_shape).sum_to_size(attn_mask.shape)
-        grad_mask = grad_mask.to(attn_mask.dtype)
+        scores = grad_scores.view(*query.shape[:-1], launch.key_len)
+        grad_mask = _sum_to_mask(scores, attn_mask)
     return (
         grad_q.reshape(query.shape) if grad_q is not None and needs[0] else None,
         grad_k.reshape(key.shape) if grad_k is not None and needs[1] else None,
         grad_v.reshape(value.shape) if grad_v is not None and needs[2] else None,
         grad_mask,
     )
+
+
+def _sum_to_mask(grad_scores: torch.Tensor, attn_mask: torch.Tensor) -> torch.Tensor:
+    """The float32 score gradient summed over the dims the mask was broadcast along, in the
+    mask's dtype (gems' sum and copy kernels: host code never computes on ATen)."""
+    lead = grad_scores.dim() - attn_mask.dim()
+    dims = [*range(lead)] + [
+        lead + d
+        for d, size in enumerate(attn_mask.shape)
+        if size == 1 and grad_scores.shape[lead + d] != 1
+    ]
+    if not dims:
+        return copies.to_copy(grad_scores.view(attn_mask.shape), dtype=attn_mask.dtype)
+    summed = reductions.sum_dim(grad_scores, dims, keepdim=True, dtype=attn_mask.dtype)
+    return summed.view(attn_mask.shape)
 
 
 class ScaledDotProductAttention(torch.autograd.Function):

@@ -1,5 +1,7 @@
-"""2-D convolution, forward and backward (aten::convolution, aten::convolution_backward), as
-implicit GEMMs: no im2col buffer, each tile of the product gathers its operand from the image.
+"""2-D and 1-D convolution, forward and backward (aten::convolution,
+aten::convolution_backward), as implicit GEMMs: no im2col buffer, each tile of the product
+gathers its operand from the image. A 1-D convolution is the 2-D one of height 1 (views: the
+input (N, C, L) read as (N, C, 1, L), the weight likewise).
 
 - forward: rows (n, oh, ow), columns the output channels of a group, the sum over
   (input channel, r, s); the bias is added in the epilogue;
@@ -198,6 +200,19 @@ def _output_sizes(input: torch.Tensor, weight: torch.Tensor, geometry: Geometry)
     ]
 
 
+def _as_2d(
+    tensor: torch.Tensor,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+) -> tuple[torch.Tensor, Geometry]:
+    """``tensor`` and the geometry of a 2-D convolution: a 3-D tensor (1-D convolution) gains a
+    height of 1, its stride, padding and dilation a first entry of 1, 0 and 1."""
+    if tensor.dim() == 3:
+        return tensor.unsqueeze(2), ((1, stride[0]), (0, padding[0]), (1, dilation[0]))
+    return tensor, _geometry(stride, padding, dilation)
+
+
 def is_conv2d(
     input: torch.Tensor,
     weight: torch.Tensor,
@@ -209,11 +224,14 @@ def is_conv2d(
     output_padding: Sequence[int],
     groups: int,
 ) -> bool:
-    """Condition: a batched, non-transposed 2-D convolution of one floating dtype with shapes
-    ATen accepts (anything else goes to ATen, which raises its own error for bad shapes)."""
-    if transposed or input.dim() != 4 or weight.dim() != 4 or input.dtype not in _DTYPES:
+    """Condition: a batched, non-transposed 2-D or 1-D convolution of one floating dtype with
+    shapes ATen accepts (anything else goes to ATen, which raises its own error for bad
+    shapes)."""
+    if transposed or input.dim() not in (3, 4) or weight.dim() != input.dim():
         return False
-    if weight.dtype != input.dtype or (bias is not None and bias.dtype != input.dtype):
+    if input.dtype not in _DTYPES or weight.dtype != input.dtype:
+        return False
+    if bias is not None and bias.dtype != input.dtype:
         return False
     if groups < 1 or weight.shape[0] % groups or input.shape[1] != weight.shape[1] * groups:
         return False
@@ -221,7 +239,10 @@ def is_conv2d(
         return False
     if min(stride) < 1 or min(dilation) < 1 or min(padding) < 0:
         return False
-    return min(_output_sizes(input, weight, _geometry(stride, padding, dilation))) > 0
+    if input.dim() == 3 and not len(stride) == len(padding) == len(dilation) == 1:
+        return False
+    image, geometry = _as_2d(input, stride, padding, dilation)
+    return min(_output_sizes(image, _as_2d(weight, stride, padding, dilation)[0], geometry)) > 0
 
 
 def is_conv2d_backward(
@@ -300,7 +321,13 @@ def convolution(
     output_padding: Sequence[int],
     groups: int,
 ) -> torch.Tensor:
-    """aten::convolution for a 2-D, non-transposed convolution (see :func:`is_conv2d`)."""
+    """aten::convolution for a 2-D or 1-D, non-transposed convolution (see
+    :func:`is_conv2d`)."""
+    if input.dim() == 3:
+        input, geometry = _as_2d(input, stride, padding, dilation)
+        out = convolution(input, weight.unsqueeze(2), bias, *geometry, transposed,
+                          output_padding, groups)  # fmt: skip
+        return out.squeeze(2)
     geometry = _geometry(stride, padding, dilation)
     sizes = _output_sizes(input, weight, geometry)
     out = _like_input(input, (input.shape[0], weight.shape[0], *sizes))
@@ -354,6 +381,18 @@ def convolution_backward(
 ) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     """aten::convolution_backward: (grad_input, grad_weight, grad_bias) as ``output_mask``
     asks, for the convolutions :func:`is_conv2d` takes."""
+    if input.dim() == 3:
+        input, geometry = _as_2d(input, stride, padding, dilation)
+        grads = convolution_backward(
+            grad_output.unsqueeze(2), input, weight.unsqueeze(2), bias_sizes, *geometry,
+            transposed, output_padding, groups, output_mask,
+        )  # fmt: skip
+        grad_input, grad_weight, grad_bias = grads
+        return (
+            None if grad_input is None else grad_input.squeeze(2),
+            None if grad_weight is None else grad_weight.squeeze(2),
+            grad_bias,
+        )
     geometry = _geometry(stride, padding, dilation)
     empty = grad_output.numel() == 0
     grad_input = grad_weight = grad_bias = None

@@ -1,4 +1,4 @@
-"""Element copies and fills: copy_, _to_copy, fill_, zero_, cat, stack, repeat and constant
+"""Element copies and fills: copy_, _to_copy, fill_, zero_, cat, stack, repeat, roll and constant
 padding.
 
 Everything here is the one strided copy kernel (or the fill kernel) aimed at views of the result.
@@ -7,6 +7,7 @@ Everything here is the one strided copy kernel (or the fill kernel) aimed at vie
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -14,8 +15,8 @@ import torch
 import triton
 import triton.language as tl
 
+from gems_kernels.ops.dims import normalize_dims
 from gems_kernels.ops.registering import Registration, entries
-from gems_kernels.ops.row_layout import normalize_dims
 from gems_kernels.pointwise import pointwise_dynamic, supports_dtype
 
 __all__ = [
@@ -23,11 +24,14 @@ __all__ = [
     "cat",
     "cat_out",
     "constant_pad_nd",
+    "contiguous",
     "copy_",
     "fill_",
+    "is_aligned_roll",
     "is_plain_copy",
     "is_same_device_copy",
     "repeat",
+    "roll",
     "stack",
     "to_copy",
     "zero_",
@@ -75,22 +79,22 @@ def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 def is_same_device_copy(self: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> bool:
-    """Condition for copy_: same device, dtypes the kernels store, a destination that is not
-    bool unless the source is (ATen tests != 0), and no overlap between source and destination
-    (unless identical)."""
+    """Condition for copy_: same device, dtypes the kernels store, and no overlap between source
+    and destination (unless identical: ATen raises its own error for a partial overlap)."""
     if not isinstance(src, torch.Tensor) or self.device != src.device:
         return False
     if not (supports_dtype(self.dtype) and supports_dtype(src.dtype)):
-        return False
-    if self.dtype == torch.bool and src.dtype != torch.bool:
         return False
     return src is self or not _overlaps(self, src)
 
 
 def copy_(self: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> torch.Tensor:
-    """aten::copy_: ``src`` broadcast and converted into ``self``."""
+    """aten::copy_: ``src`` broadcast and converted into ``self`` (into bool as ``src != 0``,
+    as ATen converts: a cast would truncate 0.5 to False)."""
     if src is self or not self.numel():
         return self
+    if self.dtype == torch.bool and src.dtype != torch.bool:
+        return _to_bool(src, out0=self)
     return _copy(src, out0=self)
 
 
@@ -126,6 +130,14 @@ def to_copy(
         else:
             _copy(self, out0=out)
     return out
+
+
+def contiguous(self: torch.Tensor) -> torch.Tensor:
+    """``self``, or a contiguous copy of it on the copy kernel (host code's ``.contiguous()``,
+    which would run on ATen)."""
+    if self.is_contiguous():
+        return self
+    return to_copy(self, memory_format=torch.contiguous_format)
 
 
 def fill_(self: torch.Tensor, value: Any) -> torch.Tensor:
@@ -209,6 +221,42 @@ def repeat(self: torch.Tensor, repeats: Sequence[int]) -> torch.Tensor:
     return out
 
 
+def roll(self: torch.Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> torch.Tensor:
+    """aten::roll: each element moved ``shifts[i]`` places along ``dims[i]``, wrapping around;
+    without dims, along the flattened tensor. One strided copy per block: a dim shifted by s
+    splits into its last s and its other elements, so k shifted dims take 2^k copies."""
+    if not dims:
+        flat = self if self.is_contiguous() else _copy(self, out0=torch.empty_like(
+            self, memory_format=torch.contiguous_format))  # fmt: skip
+        return roll(flat.view(-1), shifts, [0]).view(self.shape)
+    out = torch.empty_like(self)
+    if not out.numel():
+        return out
+    amounts = dict.fromkeys(normalize_dims(list(dict.fromkeys(dims)), self.dim()), 0)
+    for shift, dim in zip(shifts, dims, strict=True):
+        amounts[dim % self.dim()] += shift  # a dim named twice rolls by the sum
+    # Per dim: (source start, destination start, length) of its one or two blocks.
+    blocks = []
+    for dim, shift in amounts.items():
+        size = self.shape[dim]
+        shift %= size
+        split = [(0, shift, size - shift), (size - shift, 0, shift)] if shift else [(0, 0, size)]
+        blocks.append([(dim, *block) for block in split])
+    for combination in itertools.product(*blocks):
+        source, target = self, out
+        for dim, start, destination, length in combination:
+            source = source.narrow(dim, start, length)
+            target = target.narrow(dim, destination, length)
+        _copy(source, out0=target)
+    return out
+
+
+def is_aligned_roll(self: torch.Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> bool:
+    """Condition for roll: one shift per dim, or one shift without dims (ATen raises its own
+    error otherwise)."""
+    return len(shifts) == len(dims) if dims else len(shifts) == 1
+
+
 def constant_pad_nd(self: torch.Tensor, pad: Sequence[int], value: Any = 0) -> torch.Tensor:
     """aten::constant_pad_nd: pad (or, for negative amounts, crop) the trailing dims."""
     if len(pad) % 2 or len(pad) // 2 > self.dim():
@@ -245,5 +293,6 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     Registration("_to_copy", to_copy, condition=is_plain_copy),
     Registration("stack", stack),
     Registration("repeat", repeat),
+    Registration("roll", roll, condition=is_aligned_roll),
     Registration("constant_pad_nd", constant_pad_nd),
 )

@@ -16,7 +16,7 @@ import triton.language as tl
 
 from gems_kernels import autograd, host
 from gems_kernels.backends import current_vendor, launch_config, tuning
-from gems_kernels.ops import arithmetic, reductions
+from gems_kernels.ops import arithmetic, copies, reductions
 from gems_kernels.ops.registering import Registration
 from gems_kernels.ops.softmax import row_max_and_sum_exp
 from gems_kernels.pointwise.rounding import store
@@ -73,7 +73,7 @@ class CrossEntropy(torch.autograd.Function):
     @staticmethod
     def forward(ctx: Any, scores: torch.Tensor, target: torch.Tensor, mean: bool,
                 ignore_index: int) -> torch.Tensor:  # fmt: skip
-        rows = scores.contiguous()
+        rows = copies.contiguous(scores)
         num_rows, num_classes = rows.shape
         losses = torch.empty(num_rows, dtype=torch.float32, device=rows.device)
         valid = torch.empty(num_rows, dtype=torch.float32, device=rows.device)
@@ -82,7 +82,7 @@ class CrossEntropy(torch.autograd.Function):
             config = launch_config(current_vendor().name, "row")
             block = min(tuning.next_power_of_2(num_classes), config.block_size)
             _cross_entropy_forward_kernel.run(
-                rows, target.contiguous(), losses, valid, grad, num_classes, ignore_index,
+                rows, copies.contiguous(target), losses, valid, grad, num_classes, ignore_index,
                 BLOCK_N=block, num_warps=config.num_warps,
                 grid=(num_rows,), warmup=False,
             )  # fmt: skip
@@ -92,7 +92,7 @@ class CrossEntropy(torch.autograd.Function):
             loss = arithmetic.div(loss, count)
             grad = arithmetic.div(grad, count)
         ctx.save_for_backward(grad)
-        return loss.to(scores.dtype)
+        return loss if loss.dtype == scores.dtype else copies.to_copy(loss, dtype=scores.dtype)
 
     @staticmethod
     @host.host_code

@@ -10,6 +10,9 @@ from typing import Final
 import torch
 import triton.language as tl
 
+from gems_kernels.ops import copies
+from gems_kernels.ops.dims import normalize_dims
+
 __all__ = ["ACCUMULATORS", "RowLayout", "accumulator", "normalize_dims", "to_rows"]
 
 ACCUMULATORS: Final = {
@@ -23,25 +26,6 @@ ACCUMULATORS: Final = {
 def accumulator(dtype: torch.dtype) -> tl.dtype:
     """The Triton dtype to accumulate ``dtype`` values in (float32 for halves, int64 for ints)."""
     return ACCUMULATORS.get(dtype, tl.int64)
-
-
-def normalize_dims(dims: int | Sequence[int] | None, ndim: int, name: str = "dim") -> list[int]:
-    """Sorted non-negative dims; None or empty means all (a 0-d tensor has the one dim 0)."""
-    if dims is None:
-        dims = []
-    elif isinstance(dims, int):
-        dims = [dims]
-    rank = max(ndim, 1)
-    result = []
-    for dim in dims:
-        if not -rank <= dim < rank:
-            raise IndexError(
-                f"{name}: dimension {dim} out of range for a tensor of {ndim} dimensions"
-            )
-        result.append(dim % rank)
-    if len(set(result)) != len(result):
-        raise RuntimeError(f"{name}: dimension {dims} appears more than once")
-    return sorted(result) if result else list(range(ndim))
 
 
 @dataclass(frozen=True)
@@ -81,8 +65,8 @@ def to_rows(
             rows = permuted.view(num_rows, row_size)
         except RuntimeError:
             rows = None  # not expressible with two strides: copy below
-    if rows is None:
-        rows = permuted.reshape(num_rows, row_size).contiguous()
+    if rows is None:  # a gems copy: host code never computes on ATen
+        rows = copies.contiguous(permuted).view(num_rows, row_size)
     if keepdim:
         shape = tuple(1 if d in dims else x.shape[d] for d in range(x.dim()))
     else:

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Any, Final, TypeVar
 
 import aiohttp
+import tenacity
 
 from trainer_controller.operator.credentials import Credentials
 from trainer_controller.operator.ratelimit import TokenBucket
@@ -50,13 +51,14 @@ async def retry_on_conflict(attempt: Callable[[], Awaitable[T]], attempts: int) 
     """``attempt()``, run again while it fails with 409 Conflict (a read-modify-write whose object
     another writer changed reads it again, as client-go's ``RetryOnConflict``); None when all
     ``attempts`` conflicted."""
-    for _ in range(attempts):
-        try:
-            return await attempt()
-        except ApiStatusError as error:
-            if error.code != 409:
-                raise
-    return None
+    retrying = tenacity.AsyncRetrying(
+        retry=tenacity.retry_if_exception(
+            lambda error: isinstance(error, ApiStatusError) and error.code == 409
+        ),
+        stop=tenacity.stop_after_attempt(attempts),
+        retry_error_callback=lambda state: None,
+    )
+    return await retrying(attempt)
 
 
 def plural_of(kind: str) -> str:

@@ -20,15 +20,16 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 import aiohttp
+import tenacity
 
 from trainer_controller.operator.apiclient import ApiStatusError, KubeClient, object_path
-from trainer_controller.operator.ratelimit import Backoff
 
 __all__ = ["Handler", "Informer", "ObjectCache"]
 
 logger = logging.getLogger(__name__)
 
-_RECONNECT: Final = Backoff(0.1, 30.0)
+_RECONNECT: Final = tenacity.wait_exponential(multiplier=0.1, max=30.0)
+_FAILURES: Final = (ApiStatusError, aiohttp.ClientError, asyncio.TimeoutError, OSError)
 _WATCH_SECONDS: Final = 300  # the API server ends a watch after this; it is then resumed
 
 Handler = Callable[[str | None, dict[str, Any]], None]  # (event type, None when listed; object)
@@ -104,38 +105,51 @@ class Informer:
 
     def __init__(self, client: KubeClient, path: str, handle: Handler) -> None:
         self._client, self._path, self._handle = client, path, handle
+        self._version: str | None = None
+        self._served = False
 
     async def run(self) -> None:
         """List and watch until cancelled; returns only when the collection is not served."""
-        version: str | None = None
-        served, failures = False, 0
+        retrying = tenacity.AsyncRetrying(
+            retry=tenacity.retry_if_exception_type(_FAILURES),
+            wait=_RECONNECT,
+            before_sleep=self._log_failure,
+        )
+        while await retrying(self._watch):
+            pass
+
+    async def _watch(self) -> bool:
+        """List if need be, then watch until the server ends the stream: True; False when the
+        collection is not served."""
         while True:
             try:
-                if version is None:
-                    version, served = await self._list(), True
+                if self._version is None:
+                    self._version, self._served = await self._list(), True
                 async for event_type, obj in self._client.watch(
-                    self._path, version, _WATCH_SECONDS
+                    self._path, self._version, _WATCH_SECONDS
                 ):
-                    version = obj["metadata"]["resourceVersion"]
+                    self._version = obj["metadata"]["resourceVersion"]
                     if event_type != "BOOKMARK":
                         self._handle(event_type, obj)
-                failures = 0
-            except (ApiStatusError, aiohttp.ClientError, asyncio.TimeoutError, OSError) as error:
-                code = error.code if isinstance(error, ApiStatusError) else None
-                if code == 404 and not served:
+                return True
+            except ApiStatusError as error:
+                if error.code == 404 and not self._served:
                     logger.info("not served, so not watched", extra={"path": self._path})
-                    return
-                if code == 410:
-                    version = None
-                    continue
-                failures += 1
-                delay = _RECONNECT.delay(failures)
-                error_text = f"{type(error).__name__}: {error}"
-                logger.warning(
-                    "watch failed; retrying",
-                    extra={"path": self._path, "retry_in_seconds": delay, "error": error_text},
-                )
-                await asyncio.sleep(delay)
+                    return False
+                if error.code != 410:
+                    raise
+                self._version = None
+
+    def _log_failure(self, state: tenacity.RetryCallState) -> None:
+        error = state.outcome.exception() if state.outcome is not None else None
+        logger.warning(
+            "watch failed; retrying",
+            extra={
+                "path": self._path,
+                "retry_in_seconds": state.upcoming_sleep,
+                "error": f"{type(error).__name__}: {error}",
+            },
+        )
 
     async def _list(self) -> str:
         """Hand every object over; the list's resourceVersion."""

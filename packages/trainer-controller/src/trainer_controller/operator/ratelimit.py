@@ -1,5 +1,5 @@
 """How fast to go: token buckets (a pure one with an injected clock, and a bounded set of them
-keyed by caller) and the exponential back-off every retry of the operator waits by.
+keyed by caller).
 
 ``TokenBucket.take`` never waits; it answers how long the caller would have to wait, so the API
 client can sleep and the progress endpoint can answer 429 with ``Retry-After`` from one rule.
@@ -10,20 +10,8 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
 
-__all__ = ["Backoff", "KeyedLimiter", "TokenBucket"]
-
-
-@dataclass(frozen=True)
-class Backoff:
-    """Seconds to wait before retry number ``failures``: ``base``, doubling, at most ``maximum``."""
-
-    base: float
-    maximum: float
-
-    def delay(self, failures: int) -> float:
-        return min(self.maximum, self.base * 2.0 ** (failures - 1))
+__all__ = ["KeyedLimiter", "TokenBucket"]
 
 
 class TokenBucket:

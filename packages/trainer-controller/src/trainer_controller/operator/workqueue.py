@@ -14,8 +14,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
-from trainer_controller.operator.ratelimit import Backoff
-
 __all__ = ["WorkQueue"]
 
 K = TypeVar("K")
@@ -30,7 +28,7 @@ class WorkQueue(Generic[K]):
         max_delay: float = 300.0,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        self._backoff = Backoff(base_delay, max_delay)
+        self._base_delay, self._max_delay = base_delay, max_delay
         self._clock = clock or (lambda: asyncio.get_running_loop().time())
         self._ready: deque[K] = deque()
         self._queued: set[K] = set()
@@ -64,7 +62,7 @@ class WorkQueue(Generic[K]):
     def retry(self, key: K) -> float:
         """Queue ``key`` again after its next back-off delay (doubling per failure); the delay."""
         failures = self._failures[key] = self._failures.get(key, 0) + 1
-        delay = self._backoff.delay(failures)
+        delay = min(self._max_delay, self._base_delay * 2.0 ** (failures - 1))
         self.add_after(key, delay)
         return delay
 

@@ -4,7 +4,6 @@ from the command line, over ``OptimizerClient``."""
 from __future__ import annotations
 
 import json
-import math
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from trainer_sdk.cli.clients import optimizer_client
-from trainer_sdk.cli.output import OUTPUTS, age, column, emit, fail, say, table
+from trainer_sdk.cli.output import OUTPUTS, age, column, emit, fail, plain, say, table
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -290,9 +289,7 @@ def export_command(context: click.Context, name: str, kind: str, path: Path | No
         fail(str(error), 1)
     rows = trial_rows(job)
     if kind == "json":
-        text = json.dumps(
-            [{k: _json_value(v) for k, v in row.items()} for row in rows], indent=2, allow_nan=False
-        )
+        text = json.dumps(plain(rows), indent=2, allow_nan=False)
     else:
         buffer = io.StringIO()
         columns = list(rows[0]) if rows else ["trial"]
@@ -305,11 +302,6 @@ def export_command(context: click.Context, name: str, kind: str, path: Path | No
     else:
         path.write_text(text + "\n")
         say(f"{len(rows)} trials of {name} written to {path}")
-
-
-def _json_value(value: Any) -> Any:
-    """Strict JSON: a non-finite objective as its name (``"nan"``, ``"inf"``)."""
-    return repr(value) if isinstance(value, float) and not math.isfinite(value) else value
 
 
 @optimizationjob.command(name="delete")

@@ -9,6 +9,7 @@ import dataclasses
 import enum
 import functools
 import json
+import math
 import sys
 from collections.abc import Callable
 from datetime import datetime
@@ -75,8 +76,9 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def plain(value: Any) -> Any:
-    """Dataclasses, enums and datetimes as JSON-ready values; a TrainJob's runtime by name (its
-    command is a template with ``{func_code}`` holes, not this job's)."""
+    """Dataclasses, enums and datetimes as JSON-ready values; a non-finite float (a diverged
+    objective) as its name (``"nan"``, ``"inf"``), so that the output is strict JSON; a TrainJob's
+    runtime by name (its command is a template with ``{func_code}`` holes, not this job's)."""
     from trainer_sdk import types
 
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -92,6 +94,8 @@ def plain(value: Any) -> Any:
         return value.value
     if isinstance(value, datetime):
         return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
     if isinstance(value, (list, tuple)):
         return [plain(item) for item in value]
     if isinstance(value, dict):
@@ -102,7 +106,7 @@ def plain(value: Any) -> Any:
 def emit(value: Any, output: str, render: Callable[[], Table]) -> None:
     """``value`` as ``-o json`` / ``-o yaml`` asks, else the table ``render`` draws."""
     if output == "json":
-        click.echo(json.dumps(plain(value), indent=2))
+        click.echo(json.dumps(plain(value), indent=2, allow_nan=False))
     elif output == "yaml":
         import yaml
 
