@@ -4,8 +4,8 @@ Runs one real local job, copies its folder ``--jobs`` times (each copy renamed, 
 that many finished jobs as they lie on disk), and times requests over loopback against three
 servers: "before" answers as the UI did before the index (``list_jobs`` and a manifest read per
 job, every row in every answer); "rebuilt" keeps the index of rows but, as the UI did until the
-kept selections, lists the folder and builds, filters and sorts every row per request; "after"
-is today's ``UiServer``. Prints the median of ``--repeat`` requests per case and the answer's
+kept selections, builds, filters and sorts every row per request; "after" is today's
+``UiServer``. Prints the median of ``--repeat`` requests per case and the answer's
 size.
 
     python packages/trainer-sdk/benchmarks/bench_job_list.py [--jobs 10000] [--repeat 5]
@@ -28,7 +28,8 @@ from typing import Any
 
 from trainer_sdk import LocalBackendConfig, TrainerClient
 from trainer_sdk.errors import JobNotFoundError
-from trainer_sdk.ui import Access, UiServer, manifests, views
+from trainer_sdk.status.jobs import finished_at
+from trainer_sdk.ui import Access, UiServer, views
 
 Rows = list[tuple[str, str, str]]
 
@@ -51,10 +52,10 @@ class BeforeServer(UiServer):
         rows: list[Mapping[str, Any]] = []
         for job in self.client.list_jobs():
             try:
-                manifest = manifests.trainjob_manifest(self.client.backend, job.name)
+                manifest = self.client.backend.get_job_manifest(job.name)
             except JobNotFoundError:
                 continue
-            rows.append(views.job_summary(job, manifests.finished_at(manifest), now))
+            rows.append(views.job_summary(job, finished_at(manifest), now))
         return rows, len(rows)
 
 
@@ -63,10 +64,8 @@ class RebuiltServer(UiServer):
 
     def jobs(self, query: Mapping[str, str]) -> tuple[list[Mapping[str, Any]], int]:
         now = self.clock()
-        index = self.job_list.index
-        index._listing = None  # listed again every time, as it was
         rows = views.select_rows(
-            [views.job_row(item, now) for item in index.jobs()],
+            [views.job_row(item, now) for item in self.job_list.refresh()],
             query.get("q", ""),
             sort=query.get("sort", "created"),
             descending=query.get("order", "desc") != "asc",
@@ -94,6 +93,7 @@ def page_cases(kind: type[UiServer], label: str, client: TrainerClient, repeat: 
 
 
 def clone_jobs(root: Path, count: int) -> None:
+    """``count`` copies of the finished job ``seed``'s folder, each under its own name."""
     seed = root / "seed"
     for index in range(count):
         name = f"job-{index:05d}"

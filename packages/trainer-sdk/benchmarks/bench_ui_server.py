@@ -15,9 +15,7 @@ reports the log's end (``bench_log_panel``'s probe).
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
 import signal
 import statistics
 import subprocess
@@ -31,6 +29,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import bench_log_panel
+from bench_job_list import clone_jobs
 from revisions import export
 from trainer_sdk import LocalBackendConfig, TrainerClient
 
@@ -38,19 +37,6 @@ PACKAGE = Path(__file__).resolve().parents[1]
 LONG_LOG = 100_000
 START_SECONDS = 120
 TRAINER_UI = "from trainer_sdk.cli import main; main()"
-
-
-def clone_jobs(root: Path, seed: str, count: int) -> None:
-    """``count`` copies of the finished job ``seed``'s folder, each under its own name."""
-    for index in range(count):
-        name = f"job-{index:05d}"
-        shutil.copytree(
-            root / seed, root / name, symlinks=True, ignore=shutil.ignore_patterns(".*")
-        )
-        manifest_path = root / name / "trainjob.json"
-        manifest = json.loads(manifest_path.read_text())
-        manifest["metadata"]["name"] = name
-        manifest_path.write_text(json.dumps(manifest))
 
 
 @contextmanager
@@ -142,7 +128,7 @@ def main() -> None:
         for name in ("seed", "long"):
             client.wait_for_job_status(name, timeout=600)
         client.backend.close()  # type: ignore[attr-defined]  # the local backend's
-        clone_jobs(root, "seed", arguments.jobs)
+        clone_jobs(root, arguments.jobs)
         sides = {
             arguments.against: export(arguments.against, scratch_path / "against"),
             "this tree": PACKAGE / "src",

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -272,6 +273,46 @@ def test_stop_keeps_the_job_stopped_with_a_stopped_reason_and_event(client: Trai
     assert [c["reason"] for c in conditions if c["type"] == "Failed"] == ["Stopped"]
     assert [step.status for step in job.steps] == ["Failed"]
     assert "started" in list(client.get_job_logs(name))
+
+
+def test_a_kept_listing_sees_jobs_another_client_creates_stops_deletes_and_makes_again(
+    client: TrainerClient, tmp_path: Path
+) -> None:
+    """``client`` changes the jobs; ``viewer`` lists them, keeping its listing between calls. The
+    folder's modification time is set back after each change (as if it were older than
+    ``RACY_SECONDS``), so the viewer takes its listing as settled and reads only what can still
+    change."""
+    root = tmp_path / "jobs"
+    viewer = TrainerClient(LocalBackendConfig(root=root))
+    sleeping = TrainerCommand(["bash", "-c", "sleep 120"])
+
+    def listed(settle: bool = True) -> dict[str, str]:
+        if settle:
+            past = time.time_ns() - 10 * 10**9
+            os.utime(root, ns=(past, past))
+            viewer.list_jobs()  # the listing the next call keeps
+        return {job.name: job.status for job in viewer.list_jobs()}
+
+    client.train(trainer=CustomTrainerContainer(image="i"), options=[Name("a"), sleeping])
+    wait_until(lambda: viewer.get_job("a").status == constants.TRAINJOB_RUNNING, "a to run")
+    assert listed() == {"a": constants.TRAINJOB_RUNNING}
+    first = viewer.get_job("a").creation_timestamp
+
+    client.stop_job("a")  # nothing is made or removed in the folder
+    assert listed(settle=False) == {"a": constants.TRAINJOB_STOPPED}
+    assert listed() == {"a": constants.TRAINJOB_STOPPED}  # ended: kept, not read again
+
+    client.delete_job("a")  # and made again under its name, unseen in between
+    client.train(trainer=CustomTrainerContainer(image="i"), options=[Name("a"), sleeping])
+    client.train(trainer=CustomTrainerContainer(image="i"), options=[Name("b"), sleeping])
+    again = listed()
+    assert sorted(again) == ["a", "b"] and constants.TRAINJOB_STOPPED not in again.values()
+    [made_again] = [job for job in viewer.list_jobs() if job.name == "a"]
+    assert made_again.creation_timestamp > first
+
+    client.delete_job("a")
+    client.delete_job("b")
+    assert listed() == {}
 
 
 def suspended_job(client: TrainerClient, name: str, command: list[str]) -> None:

@@ -390,14 +390,20 @@ class LocalBackend(RuntimeBackend):
 
     def list_jobs(self, runtime: types.Runtime | None = None) -> list[types.TrainJob]:
         """Every job, oldest first. A job that has ended never changes again: once read, it is
-        kept until its directory is another one (deleted, or made again under its name), and
-        the folder is listed again only when it changed."""
-        jobs = []
+        kept until its directory is another one (deleted, or made again under its name). The
+        folder is listed again only when it changed; while it has not, no directory was made or
+        removed in it, so only the jobs that can still change are read again."""
+        listing = self._listing
         names = self._job_names()
-        self._ended = {name: kept for name, kept in self._ended.items() if name in names}
+        unchanged = self._listing is listing
+        if not unchanged:  # forget the jobs gone; those kept are checked by their identity below
+            present = set(names)
+            self._ended = {name: kept for name, kept in self._ended.items() if name in present}
+        jobs = []
         for name in names:
+            kept = self._ended.get(name) if unchanged else None
             try:
-                job = self._listed(JobDir(self.root, name))
+                job = kept[1] if kept is not None else self._listed(JobDir(self.root, name))
             except (OSError, ValueError) as error:  # one damaged directory hides only itself
                 _logger.warning("skipping %s: %s", self.root / name, error)
                 continue
@@ -408,7 +414,7 @@ class LocalBackend(RuntimeBackend):
     def _job_names(self) -> list[str]:
         """The job directories' names; listed again when the folder's modification time moved
         (or moved less than ``RACY_SECONDS`` ago: a coarse file clock can hide a second change
-        within one tick)."""
+        within one tick); the same list while it did not."""
         stamp = os.stat(self.root).st_mtime_ns
         settled = time.time_ns() - stamp > RACY_SECONDS * 1e9
         if self._listing is None or self._listing[0] != stamp or not settled:
@@ -422,17 +428,19 @@ class LocalBackend(RuntimeBackend):
 
     def _listed(self, job_dir: JobDir) -> types.TrainJob | None:
         """The job (None for a directory a killed submission left without its TrainJob), read
-        again unless it had ended and its directory is the same."""
+        again unless it had ended and its directory is the same; kept once it has ended (what
+        was kept under its name goes, whatever the read finds)."""
         identity = _file_identity(job_dir.trainjob)
+        kept = self._ended.pop(job_dir.name, None)
         if identity is None:
             return None
-        kept = self._ended.get(job_dir.name)
-        if kept is not None and kept[0] == identity:
-            return kept[1]
-        job = self._read(job_dir)
-        if job.status in _UNCHANGING:
-            self._ended[job_dir.name] = (identity, job)
-        return job
+        if kept is None or kept[0] != identity:
+            job = self._read(job_dir)
+            if job.status not in _UNCHANGING:
+                return job
+            kept = (identity, job)
+        self._ended[job_dir.name] = kept
+        return kept[1]
 
     def get_job_logs(
         self, name: str, step: str = constants.NODE + "-0", follow: bool = False
