@@ -6,7 +6,6 @@ import inspect
 import math
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ GATES = str(Path(__file__).resolve().parent)  # gates.py: trials wait on the opt
 def train_fn(learning_rate: str, num_epochs: str) -> None:
     """Upstream's example shape: parameters arrive as keyword arguments; loss printed."""
     import math
+    import time
 
     print(f"started={time.time()}")
     for epoch in range(1, int(num_epochs) + 1):
@@ -184,6 +184,7 @@ def gated_fn(x: str) -> None:
     """Reports its loss once the test opens the gate (a file the test creates)."""
     import os
     import pathlib
+    import time
 
     gate = pathlib.Path(os.environ["OPTIMIZE_TEST_GATE"])
     deadline = time.monotonic() + 120
