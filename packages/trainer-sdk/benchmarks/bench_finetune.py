@@ -28,16 +28,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from builtin_jobs import run_builtin_job
 from trainer_sdk import (
-    BuiltinTrainer,
-    HuggingFaceDatasetInitializer,
-    HuggingFaceModelInitializer,
-    Initializer,
     LocalBackendConfig,
     LoraConfig,
     TrainerClient,
     TRLConfig,
-    constants,
 )
 from trainer_sdk.training.engines.tiny_model import write_tiny_model
 
@@ -127,19 +123,7 @@ def platform(
         learning_rate=LEARNING_RATE,
         peft_config=lora,
     )
-    started = time.monotonic()
-    name = client.train(
-        runtime="trl-cpu",
-        initializer=Initializer(
-            model=HuggingFaceModelInitializer(str(model)),
-            dataset=HuggingFaceDatasetInitializer(str(data)),
-        ),
-        trainer=BuiltinTrainer(config),
-    )
-    job = client.wait_for_job_status(name, timeout=1800, polling_interval=0.1)
-    wall = time.monotonic() - started
-    if job.status != constants.TRAINJOB_COMPLETE or job.output is None:
-        raise RuntimeError(f"TrainJob {name}: {job.status} {job.message}")
+    wall, name = run_builtin_job(client, "trl-cpu", model, data, config)
     log = "\n".join(client.get_job_logs(name, step="node-0"))
     client.delete_job(name)
     return wall, tokens_per_second(log)

@@ -30,19 +30,15 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
+from builtin_jobs import run_builtin_job
 from trainer_sdk import (
-    BuiltinTrainer,
     DataFormat,
     DataType,
-    HuggingFaceDatasetInitializer,
-    HuggingFaceModelInitializer,
-    Initializer,
     LocalBackendConfig,
     LoraConfig,
     TorchTuneConfig,
     TorchTuneInstructDataset,
     TrainerClient,
-    constants,
 )
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -143,19 +139,7 @@ def platform(
         dtype=DataType.FP32,
         overrides={"lr_scheduler.num_warmup_steps": 2},
     )
-    started = time.monotonic()
-    name = client.train(
-        runtime="torchtune-llama3.2-1b",
-        initializer=Initializer(
-            model=HuggingFaceModelInitializer(str(model)),
-            dataset=HuggingFaceDatasetInitializer(str(data)),
-        ),
-        trainer=BuiltinTrainer(config),
-    )
-    job = client.wait_for_job_status(name, timeout=1800, polling_interval=0.1)
-    wall = time.monotonic() - started
-    if job.status != constants.TRAINJOB_COMPLETE or job.output is None:
-        raise RuntimeError(f"TrainJob {name}: {job.status} {job.message}")
+    wall, name = run_builtin_job(client, "torchtune-llama3.2-1b", model, data, config)
     speeds = [
         point.values["tokens_per_second"]
         for point in client.get_job_metrics(name)
