@@ -59,7 +59,7 @@ class Size:
 
 TINY: Final = Size(
     width=32, ffn=64, layers=2, heads=4, kv_heads=2, vocab=96, batch=2, length=16, image=16,
-    patch=4, conv_image=32, latent=16, channels=(8, 16), depths=(1, 1), window=4,
+    patch=4, conv_image=32, latent=8, channels=(8, 16), depths=(1, 1), window=4,
 )  # fmt: skip
 SMOKE: Final = dataclasses.replace(TINY, layers=1, conv_image=16, window=2)
 """One layer, 16x16 images, Swin windows of 2x2 tokens (still shifted): the test suite's runs."""

@@ -76,29 +76,47 @@ def test_zoo_rows_judge_each_target(bench: SimpleNamespace) -> None:
     assert zoo_rows["fp32"].missed(1.1) == ["float32 over 1e-05"]
     assert zoo_rows["bf16"].missed(1.1) == ["bfloat16 over 1.1x"]
     table = list(bench.zoo.format_zoo(list(zoo_rows.values()), 1.1))
-    assert table[2].startswith("| ok | 20 | none | 1.0e-07 | 1.0e-07 | 0.0e+00 | 1 | 1.00")
-    assert table[3].startswith("| aten | 20 | roll.default |")
+    assert table[2].startswith("| ok | 20 | none | 1 | 1.0e-07 | 1.0e-07 | 0.0e+00 | 1 | 1.00")
+    assert table[3].startswith("| aten | 20 | roll.default | 1 |")
     assert table[3].endswith("| 0 | - | - | - |")
+    assert table[5].startswith("| bf16 | 20 | none | 0 | - | - | - | 3 | 1.50")
 
 
 def test_zoo_main_writes_the_readme_table_and_the_ops(
     bench: SimpleNamespace, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     readme, ops = tmp_path / "README.md", tmp_path / "zoo_ops.json"
+    results = tmp_path / "zoo_results.json"
     readme.write_text("# x\n<!-- zoo:start -->\nold\n<!-- zoo:end -->\nafter\n")
     monkeypatch.setattr(bench.zoo, "README", readme)
     monkeypatch.setattr(bench.zoo, "OPS_JSON", ops)
-    monkeypatch.setattr(
-        bench.real_models,
-        "compare",
-        lambda name, dtype, seed: _row(bench, name, str(dtype).removeprefix("torch."), seed),
-    )
+    ran: list[tuple[str, str, int]] = []
+
+    def compare(name: str, dtype: torch.dtype, seed: int) -> Any:
+        ran.append((name, str(dtype).removeprefix("torch."), seed))
+        return _row(bench, name, ran[-1][1], seed, gems_ops=len(ran))
+
+    monkeypatch.setattr(bench.real_models, "compare", compare)
+    common = ["--results", str(results), "--readme"]
     assert bench.zoo.main(["--models", "t5", "--fp32-seeds", "0", "--bf16-seeds", "0", "1",
-                           "--readme"]) == 0  # fmt: skip
+                           *common]) == 0  # fmt: skip
     text = readme.read_text()
     assert "old" not in text and text.endswith("<!-- zoo:end -->\nafter\n")
-    assert "| t5 | 20 | none | 1.0e-07 |" in text
+    assert "| t5 | 3 | none | 1 | 1.0e-07 |" in text
     assert json.loads(ops.read_text()) == {"t5": ["mm.default"]}
+    # Part 2 of 2 of three models is the second; its rows join t5's, the table lists both.
+    ran.clear()
+    assert bench.zoo.main(["--models", "gpt2", "t5", "swin", "--part", "2/2", "--fp32-seeds",
+                           "--bf16-seeds", "1", "2", *common]) == 0  # fmt: skip
+    assert ran == [("t5", "bfloat16", 1), ("t5", "bfloat16", 2)]
+    stored = bench.zoo.load_results(results)
+    assert [(r.dtype, r.seed) for r in stored] == [
+        ("float32", 0), ("bfloat16", 0), ("bfloat16", 1), ("bfloat16", 2)
+    ]
+    assert stored[2].gems_ops == 1 and stored[2].step_ops == ("mm.default",)  # replaced
+    assert "| t5 | 2 | none | 1 | 1.0e-07 | 1.0e-07 | 0.0e+00 | 3 |" in readme.read_text()
+    with pytest.raises(SystemExit):
+        bench.zoo.main(["--part", "3/2", *common])
 
 
 FLAGGEMS_SOURCE = """
