@@ -77,3 +77,22 @@ def test_host_code_computing_on_aten_is_counted() -> None:
             host.leave(previous)
     assert dict(trace.host) == {"sum.dim_IntList": 1, "copy_.default": 1}
     assert trace.metadata["copy_.default"] == 1
+
+
+def test_attention_with_dropout_runs_on_gems() -> None:
+    """SDPA's math path (dropout on, as in Hugging Face models trained with attention dropout)
+    calls ``_safe_softmax``, whose kernel finds the fully masked rows with ``isneginf`` (ATen's
+    before issue 39's re-check) and calls ``softmax.int`` below autograd (an implicit composite the
+    trace counted as native though it runs as gems' ``_softmax``)."""
+    import gems_kernels
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(2, 2, 8, 4, requires_grad=True) for _ in range(3))
+    mask = torch.zeros(2, 1, 8, 8)
+    mask[0, ..., 4:] = float("-inf")
+    with gems_kernels.use_gems(), NativeOpTrace() as trace:
+        out = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.1)
+        out.sum().backward()
+    assert dict(trace.native) == {}
+    assert trace.gems["isneginf.default"] == 1 and trace.gems["_softmax.default"] == 1
+    assert trace.composite["softmax.int"] == 1

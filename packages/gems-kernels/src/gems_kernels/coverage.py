@@ -12,7 +12,9 @@ An op whose only kernel is a composite one (no kernel at the backend key) counts
 when its decomposition calls ATen ops that compute (they are counted in turn), and as native when
 it does the work itself: on the CPU ``convolution``, ``mkldnn_convolution`` and
 ``convolution_backward`` have composite kernels only, which call oneDNN directly. What counts is
-whether the kernel does the work, not its dispatch key.
+whether the kernel does the work, not its dispatch key. An implicit composite (``softmax.int``)
+reaches the trace only when an explicit composite's kernel calls it below autograd
+(``_safe_softmax``); it is decomposed the same way, as the dispatcher would run it.
 """
 
 from __future__ import annotations
@@ -83,8 +85,8 @@ def _copies_onto_itself(name: str, args: tuple[Any, ...]) -> bool:
 
 class NativeOpTrace(TorchDispatchMode):
     """Counts ATen calls by overload: ``gems``, ``native``, ``metadata``, ``host`` (computing
-    calls from a gems kernel's host code, which run on ATen) and ``composite`` (explicit
-    composites, whose parts are counted)."""
+    calls from a gems kernel's host code, which run on ATen) and ``composite`` (composites,
+    whose parts are counted)."""
 
     def __init__(self, entries: Mapping[str, registration.Registration] | None = None) -> None:
         super().__init__()  # type: ignore[no-untyped-call]  # mypy skips the exclude for super()
@@ -98,7 +100,7 @@ class NativeOpTrace(TorchDispatchMode):
         self.metadata: Counter[str] = Counter()
         self.host: Counter[str] = Counter()
         self.composite: Counter[str] = Counter()
-        self._composites: dict[torch._ops.OpOverload, bool] = {}
+        self._composites: dict[torch._ops.OpOverload, torch._C.DispatchKey | None] = {}
 
     def __torch_dispatch__(
         self,
@@ -109,15 +111,14 @@ class NativeOpTrace(TorchDispatchMode):
     ) -> Any:
         kwargs = kwargs or {}
         name = overload_name(func)
-        if name not in METADATA_OPS and self._is_explicit_composite(func):
+        composite = None if name in METADATA_OPS else self._composite_key(func)
+        if composite is not None:
             # No kernel of its own at the backend (ones_like, zeros, full, ...): run the
             # decomposition under this mode so that the ops it calls are counted instead; if
             # none of them computes, the composite kernel did the work and counts as native.
             before = self._work()
             with self:
-                result = func._op_dk(
-                    torch._C.DispatchKey.CompositeExplicitAutograd, *args, **kwargs
-                )
+                result = func._op_dk(composite, *args, **kwargs)
             (self.composite if self._work() > before else self.native)[name] += 1
             return result
         self._count(name, func, args, kwargs)
@@ -129,22 +130,28 @@ class NativeOpTrace(TorchDispatchMode):
             counter.total() for counter in (self.gems, self.native, self.host, self.composite)
         )
 
-    def _is_explicit_composite(self, func: torch._ops.OpOverload) -> bool:
+    def _composite_key(self, func: torch._ops.OpOverload) -> torch._C.DispatchKey | None:
+        """The composite key whose kernel runs ``func`` (explicit first), or None when ``func``
+        has a kernel at the backend or in gems' table."""
         if host.depth() or func.is_view:
-            return False
-        known = self._composites.get(func)
-        if known is None:
+            return None
+        if func not in self._composites:
             name = func._schema.name
             if func._overloadname != "default":
                 name = f"{name}.{func._overloadname}"
             has_kernel = torch._C._dispatch_has_kernel_for_dispatch_key
-            known = (
-                not has_kernel(name, current_vendor().dispatch_key)
-                and has_kernel(name, "CompositeExplicitAutograd")
-                and _table_name(overload_name(func)) not in self.entries
+            keys = [
+                key
+                for key in ("CompositeExplicitAutograd", "CompositeImplicitAutograd")
+                if has_kernel(name, key)
+            ]
+            own = has_kernel(name, current_vendor().dispatch_key) or (
+                _table_name(overload_name(func)) in self.entries
             )
-            self._composites[func] = known
-        return known
+            self._composites[func] = (
+                None if own or not keys else getattr(torch._C.DispatchKey, keys[0])
+            )
+        return self._composites[func]
 
     def _count(
         self, name: str, func: torch._ops.OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]

@@ -174,3 +174,15 @@ def test_a_complex_number_beside_a_real_tensor() -> None:
     for want, got in zip(expected, actual, strict=True):
         assert got.dtype == want.dtype
         assert torch.equal(got, want)
+
+
+@pytest.mark.parametrize("other", [-3.14, 2, 1e-45])
+def test_a_number_operand_cast_by_aten(other: float) -> None:
+    """``copysign(x, number)``: ATen's kernel casts the number's wrapped 0-d tensor with
+    ``_to_copy``, which reached gems' kernel as a Python float (a TypeError before issue 39's
+    OpInfo re-check)."""
+    x = torch.tensor([-8.5, 0.0, 3.25, -0.0])
+    expected = torch.copysign(x, other)
+    with gems_kernels.use_gems():
+        actual = torch.copysign(x, other)
+    assert torch.equal(actual, expected) and actual.dtype == torch.float32

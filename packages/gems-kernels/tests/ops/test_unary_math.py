@@ -53,6 +53,9 @@ def test_special_values() -> None:
     x = torch.tensor([float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1.0])
     accuracy.check_op(torch.isnan, x, overloads=["isnan"])
     accuracy.check_op(torch.isinf, x, overloads=["isinf"])
+    accuracy.check_op(torch.isneginf, x, overloads=["isneginf"])
+    accuracy.check_op(torch.isposinf, x, overloads=["isposinf"])
+    accuracy.check_op(torch.isneginf, x.bfloat16(), overloads=["isneginf"])
     accuracy.check_op(torch.exp, x, overloads=["exp"])
     accuracy.check_op(torch.tanh, x[1:], overloads=["tanh"])
 

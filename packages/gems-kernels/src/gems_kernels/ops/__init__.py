@@ -89,6 +89,8 @@ sigmoid = unary_math.SIGMOID.functional
 reciprocal = unary_math.RECIPROCAL.functional
 isnan = unary_math.ISNAN.functional
 isinf = unary_math.ISINF.functional
+isneginf = unary_math.ISNEGINF.functional
+isposinf = unary_math.ISPOSINF.functional
 isfinite = unary_math.ISFINITE.functional
 eq = comparisons.EQ.functional
 ne = comparisons.NE.functional
@@ -152,6 +154,8 @@ __all__ = [
     "isfinite",
     "isinf",
     "isnan",
+    "isneginf",
+    "isposinf",
     "layer_norm_backward",
     "layer_norm_forward",
     "le",

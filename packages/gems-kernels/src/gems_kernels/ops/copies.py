@@ -100,10 +100,12 @@ def copy_(self: torch.Tensor, src: torch.Tensor, non_blocking: bool = False) -> 
 
 def is_plain_copy(self: torch.Tensor, **options: Any) -> bool:
     """Condition for _to_copy: a strided result of a dtype the kernels store, on the same device,
-    no pinned memory."""
+    no pinned memory; not a wrapped number (ATen's kernels cast a Python number's 0-d tensor,
+    which reaches Python as the number: ``copysign(x, -3.14)``)."""
     device, dtype = options.get("device"), options.get("dtype")
     return (
-        (device is None or torch.device(device) == self.device)
+        isinstance(self, torch.Tensor)
+        and (device is None or torch.device(device) == self.device)
         and (dtype is None or supports_dtype(dtype))
         and options.get("layout") in (None, torch.strided)
         and not options.get("pin_memory")

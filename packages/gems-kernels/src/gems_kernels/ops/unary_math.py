@@ -160,6 +160,18 @@ def _isinf(x):
 
 @pointwise_dynamic(is_tensor=[True], promotions=_BOOL)
 @triton.jit
+def _isneginf(x):
+    return x == float("-inf")
+
+
+@pointwise_dynamic(is_tensor=[True], promotions=_BOOL)
+@triton.jit
+def _isposinf(x):
+    return x == float("inf")
+
+
+@pointwise_dynamic(is_tensor=[True], promotions=_BOOL)
+@triton.jit
 def _isfinite(x):
     return (x == x) & (tl.abs(x) != float("inf"))
 
@@ -183,6 +195,8 @@ SIGMOID: Variants = variants(_sigmoid)
 RECIPROCAL: Variants = variants(_reciprocal)
 ISNAN: Variants = variants(_isnan)
 ISINF: Variants = variants(_isinf)
+ISNEGINF: Variants = variants(_isneginf)
+ISPOSINF: Variants = variants(_isposinf)
 ISFINITE: Variants = variants(_isfinite)
 
 
@@ -206,6 +220,9 @@ REGISTRATIONS: Final[tuple[Registration, ...]] = (
     *pointwise_entries("reciprocal", RECIPROCAL),
     Registration("isnan", ISNAN.functional),
     Registration("isinf", ISINF.functional),
+    # SDPA's math path (dropout on) finds the fully masked rows with isneginf.
+    Registration("isneginf", ISNEGINF.functional, condition=is_floating),
+    Registration("isposinf", ISPOSINF.functional, condition=is_floating),
     # isfinite is a composite: at the autograd key it runs as one kernel.
     Registration("isfinite", ISFINITE.functional, condition=is_floating, autograd=True),
 )
