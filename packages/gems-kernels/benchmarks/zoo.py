@@ -17,8 +17,8 @@ the zoo can be measured in parts (``--models``, ``--part K/N``) and one command 
         --fp32-seeds --bf16-seeds 0 1 2
     python packages/gems-kernels/benchmarks/zoo.py --fp32-seeds --bf16-seeds --readme  # no run
 
-``--readme`` rewrites the table in the package README and the overloads each model's step
-calls in ``zoo_ops.json`` (which ``flaggems_diff.py`` reads).
+``--readme`` rewrites the table in the package README and, for the models stored, the
+overloads each model's step calls in ``zoo_ops.json`` (which ``flaggems_diff.py`` reads).
 """
 
 from __future__ import annotations
@@ -203,16 +203,20 @@ def main(argv: list[str] | None = None) -> int:
         chosen = part(args.models, args.part) if args.part else args.models
     except ValueError as error:
         parser.error(str(error))
-    rows = load_results(args.results)
     for name in chosen:
-        rows = merge(rows, [*real_models.run([name], ["float32"], args.fp32_seeds),
-                            *real_models.run([name], ["bfloat16"], args.bf16_seeds)])  # fmt: skip
-        save_results(args.results, rows)
+        new = [*real_models.run([name], ["float32"], args.fp32_seeds),
+               *real_models.run([name], ["bfloat16"], args.bf16_seeds)]  # fmt: skip
+        # Read again: another part may have stored its models meanwhile.
+        save_results(args.results, merge(load_results(args.results), new))
+    rows = load_results(args.results)
     table = list(format_zoo(zoo_rows(rows), args.target))
     print("\n".join(table))
     if args.readme:
         readme_tables.replace_section(README, "zoo", table)
-        OPS_JSON.write_text(json.dumps(step_ops(rows), indent=1) + "\n")
+        stored = json.loads(OPS_JSON.read_text()) if OPS_JSON.exists() else {}
+        ops = {**stored, **step_ops(rows)}
+        ordered = sorted(ops, key=lambda m: list(real_models.MODELS).index(m))
+        OPS_JSON.write_text(json.dumps({m: ops[m] for m in ordered}, indent=1) + "\n")
     missed = {row.model: row.missed(args.target) for row in zoo_rows(rows)}
     for model, misses in missed.items():
         if misses:

@@ -88,6 +88,7 @@ def test_zoo_main_writes_the_readme_table_and_the_ops(
     readme, ops = tmp_path / "README.md", tmp_path / "zoo_ops.json"
     results = tmp_path / "zoo_results.json"
     readme.write_text("# x\n<!-- zoo:start -->\nold\n<!-- zoo:end -->\nafter\n")
+    ops.write_text('{"swin": ["roll.default"]}')  # a model not run: its ops are kept
     monkeypatch.setattr(bench.zoo, "README", readme)
     monkeypatch.setattr(bench.zoo, "OPS_JSON", ops)
     ran: list[tuple[str, str, int]] = []
@@ -103,7 +104,7 @@ def test_zoo_main_writes_the_readme_table_and_the_ops(
     text = readme.read_text()
     assert "old" not in text and text.endswith("<!-- zoo:end -->\nafter\n")
     assert "| t5 | 3 | none | 1 | 1.0e-07 |" in text
-    assert json.loads(ops.read_text()) == {"t5": ["mm.default"]}
+    assert json.loads(ops.read_text()) == {"t5": ["mm.default"], "swin": ["roll.default"]}
     # Part 2 of 2 of three models is the second; its rows join t5's, the table lists both.
     ran.clear()
     assert bench.zoo.main(["--models", "gpt2", "t5", "swin", "--part", "2/2", "--fp32-seeds",
