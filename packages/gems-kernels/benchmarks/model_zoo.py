@@ -49,7 +49,7 @@ class Size:
     conv_image: int
     """Images of the convolutional and windowed models (ResNet, ConvNeXt, Swin)."""
     latent: int
-    """The U-Net's samples."""
+    """The U-Net's samples (8x8 under TINY: its interpreter step in tens of seconds)."""
     channels: tuple[int, ...]
     """Stage widths of the convolutional models (ResNet-50's bottleneck widths are 4x)."""
     depths: tuple[int, ...]

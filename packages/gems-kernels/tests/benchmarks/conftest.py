@@ -21,6 +21,7 @@ MODULES = (
     "host_path",
     "model_zoo",
     "op_errors",
+    "opinfo_grads",
     "readme_tables",
     "real_models",
     "run_h200",
@@ -35,8 +36,9 @@ MODULES = (
 def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
     """The benchmark modules (``cases``, ``compile_check``, ``competitors``, ``end_to_end``,
     ``flaggems_diff``, ``fused_loss``, ``harness``, ``host_path``, ``model_zoo``, ``op_errors``,
-    ``readme_tables``, ``real_models``, ``run_h200``, ``zoo``, ``zoo_steps``), forgotten
-    afterwards (their names are generic; they must not stay in sys.modules for other tests)."""
+    ``opinfo_grads``, ``readme_tables``, ``real_models``, ``run_h200``, ``zoo``, ``zoo_steps``),
+    forgotten afterwards (their names are generic; they must not stay in sys.modules for other
+    tests)."""
     monkeypatch.syspath_prepend(str(BENCHMARKS))
     import cases
     import competitors
@@ -48,6 +50,7 @@ def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
     import host_path
     import model_zoo
     import op_errors
+    import opinfo_grads
     import readme_tables
     import real_models
     import run_h200
@@ -65,6 +68,7 @@ def bench(monkeypatch: pytest.MonkeyPatch) -> Iterator[SimpleNamespace]:
         host_path=host_path,
         model_zoo=model_zoo,
         op_errors=op_errors,
+        opinfo_grads=opinfo_grads,
         readme_tables=readme_tables,
         real_models=real_models,
         run_h200=run_h200,

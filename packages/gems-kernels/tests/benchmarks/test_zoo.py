@@ -112,7 +112,10 @@ def test_zoo_main_writes_the_readme_table_and_the_ops(
     assert ran == [("t5", "bfloat16", 1), ("t5", "bfloat16", 2)]
     stored = bench.zoo.load_results(results)
     assert [(r.dtype, r.seed) for r in stored] == [
-        ("float32", 0), ("bfloat16", 0), ("bfloat16", 1), ("bfloat16", 2)
+        ("float32", 0),
+        ("bfloat16", 0),
+        ("bfloat16", 1),
+        ("bfloat16", 2),
     ]
     assert stored[2].gems_ops == 1 and stored[2].step_ops == ("mm.default",)  # replaced
     assert "| t5 | 2 | none | 1 | 1.0e-07 | 1.0e-07 | 0.0e+00 | 3 |" in readme.read_text()
