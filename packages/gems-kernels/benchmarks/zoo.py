@@ -7,7 +7,7 @@ gems within 1e-5 of float64 at every float32 seed (the largest error relative to
 reference's largest magnitude, logits and gradients); bfloat16 gems / ATen error against
 float64 not "not met" at 1.1x on the median of the per-seed ratios (``real_models.Summary``).
 
-Every run's rows are merged into ``zoo_results.json`` as each model ends (a row replaces the
+Every run's rows are merged into ``zoo_results.json`` as each seed ends (a row replaces the
 stored row of its model, dtype and seed), and the table is made from everything stored there, so
 the zoo can be measured in parts (``--models``, ``--part K/N``) and one command keeps it current:
 
@@ -204,10 +204,11 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as error:
         parser.error(str(error))
     for name in chosen:
-        new = [*real_models.run([name], ["float32"], args.fp32_seeds),
-               *real_models.run([name], ["bfloat16"], args.bf16_seeds)]  # fmt: skip
-        # Read again: another part may have stored its models meanwhile.
-        save_results(args.results, merge(load_results(args.results), new))
+        for dtype, seeds in (("float32", args.fp32_seeds), ("bfloat16", args.bf16_seeds)):
+            for seed in seeds:
+                new = real_models.run([name], [dtype], [seed])
+                # Read again: another part may have stored its rows meanwhile.
+                save_results(args.results, merge(load_results(args.results), new))
     rows = load_results(args.results)
     table = list(format_zoo(zoo_rows(rows), args.target))
     print("\n".join(table))
