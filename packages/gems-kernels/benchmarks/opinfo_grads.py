@@ -2,7 +2,7 @@
 against float64.
 
 An OpInfo of ``op_db`` counts as served when its first float32 sample calls a gems kernel under
-``use_gems()``. For each served OpInfo with float32 gradients, every sample (or the first
+``use_gems()``, forward or backward. For each served OpInfo with float32 gradients, every sample (or the first
 ``--samples``) runs forward and backward on ATen and under ``use_gems()`` with the same
 cotangents; gradients that ``torch.testing.assert_close`` (float32 defaults) finds apart are
 measured against the float64 run of the same sample, each side's largest error relative to the
@@ -81,11 +81,11 @@ def _context(gems: bool) -> contextlib.AbstractContextManager[Any]:
 
 
 def served(op: Any, sample: Any) -> bool:
-    """Whether ``sample`` of ``op`` calls a gems kernel (an op that raises on gems counts)."""
-    inputs, args, kwargs = _copy(sample, torch.float32)
+    """Whether ``sample`` of ``op`` calls a gems kernel, forward or backward (an op that raises
+    on gems counts)."""
     with gems_kernels.use_gems(record=True) as session:
         try:
-            op(inputs, *args, **kwargs)
+            gradients(op, sample, torch.float32, False, 0)  # on gems: inside use_gems()
         except Exception:  # raising under gems still means gems was reached
             return True
     assert session.recorder is not None
