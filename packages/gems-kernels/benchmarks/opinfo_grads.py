@@ -2,9 +2,9 @@
 against float64.
 
 An OpInfo of ``op_db`` counts as served when its first float32 sample calls a gems kernel under
-``use_gems()``, forward or backward. For each served OpInfo with float32 gradients, every sample (or the first
-``--samples``) runs forward and backward on ATen and under ``use_gems()`` with the same
-cotangents; gradients that ``torch.testing.assert_close`` (float32 defaults) finds apart are
+``use_gems()``, forward or backward. For each served OpInfo with float32 gradients, every sample
+(or the first ``--samples``) runs forward and backward on ATen and under ``use_gems()`` with the
+same cotangents; gradients that ``torch.testing.assert_close`` (float32 defaults) finds apart are
 measured against the float64 run of the same sample, each side's largest error relative to the
 float64 gradient's largest magnitude. An op fails when gems raises where ATen does not, or when
 gems' error is over 1e-5 and over ATen's (exit status 1). Random ops (dropout, sampling) are
