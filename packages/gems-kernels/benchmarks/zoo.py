@@ -147,18 +147,19 @@ def load_results(path: Path) -> list[real_models.ModelError]:
     """The rows stored at ``path`` (none when it does not exist)."""
     if not path.exists():
         return []
-    fields = {f.name for f in dataclasses.fields(real_models.ModelError)}
     return [
         real_models.ModelError(
-            **{k: tuple(v) if isinstance(v, list) else v for k, v in row.items() if k in fields}
+            **{k: tuple(v) if isinstance(v, list) else v for k, v in row.items()}
         )
         for row in json.loads(path.read_text())
     ]
 
 
 def save_results(path: Path, rows: Sequence[real_models.ModelError]) -> None:
-    """Store ``rows`` at ``path`` as JSON."""
-    path.write_text(json.dumps([dataclasses.asdict(r) for r in rows], indent=1) + "\n")
+    """Store ``rows`` at ``path`` as JSON, replacing the file at once (parts read it)."""
+    written = path.with_suffix(".tmp")
+    written.write_text(json.dumps([dataclasses.asdict(r) for r in rows], indent=1) + "\n")
+    written.replace(path)
 
 
 def merge(
