@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -157,7 +158,7 @@ def load_results(path: Path) -> list[real_models.ModelError]:
 
 def save_results(path: Path, rows: Sequence[real_models.ModelError]) -> None:
     """Store ``rows`` at ``path`` as JSON, replacing the file at once (parts read it)."""
-    written = path.with_suffix(".tmp")
+    written = path.with_suffix(f".{os.getpid()}.tmp")
     written.write_text(json.dumps([dataclasses.asdict(r) for r in rows], indent=1) + "\n")
     written.replace(path)
 
