@@ -5,14 +5,18 @@ backend, each training at its own learning rate and LoRA rank, the best by the l
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from trainer_sdk import (
+    DPO,
     BuiltinTrainer,
     HuggingFaceDatasetInitializer,
     HuggingFaceModelInitializer,
     Initializer,
     LoraConfig,
+    TorchTuneConfig,
+    TrainerClient,
     TRLConfig,
 )
 from trainer_sdk.optimizer import (
@@ -24,6 +28,7 @@ from trainer_sdk.optimizer import (
     TrainJobTemplate,
     TrialConfig,
 )
+from trainer_sdk.optimizer.spec import Definition, requested_job
 from trainer_sdk.training.engines import trl_trainers
 
 
@@ -32,6 +37,89 @@ def test_trial_parameters_become_trl_arguments_after_the_jobs() -> None:
     assert trl_trainers.search_arguments("dpo", environ) == ["--beta=0.2", "--lora_r=4"]
     with pytest.raises(ValueError, match="search parameter 'beta': not an argument of TRL's SFT"):
         trl_trainers.search_arguments("sft", environ)
+
+
+def test_trl_config_settings_become_their_trl_arguments_in_a_trial() -> None:
+    environ = {"KUBEFLOW_TRAINER_OPT_LORA_RANK": "4", "KUBEFLOW_TRAINER_OPT_BATCH_SIZE": "2"}
+    assert trl_trainers.search_arguments("sft", environ) == [
+        "--per_device_train_batch_size=2",
+        "--lora_r=4",
+    ]
+
+
+LORA = TRLConfig(peft_config=LoraConfig(lora_rank=8))
+
+
+@pytest.mark.parametrize(
+    ("config", "space", "metric", "expected"),
+    [
+        (
+            LORA,
+            {"lr": Search.loguniform(1e-5, 1e-2)},
+            "loss",
+            r"search_space\['lr'\]: not a setting",
+        ),
+        (
+            TRLConfig(),
+            {"lora_r": Search.choice([2, 8])},
+            "loss",
+            r"search_space\['lora_r'\]: a LoRA setting, but the trial template trains no adapter",
+        ),
+        (LORA, {"beta": Search.uniform(0.1, 0.5)}, "loss", r"'beta'\]: not a setting of TRL's SFT"),
+        (LORA, {"lora_rank": Search.uniform(2, 8)}, "loss", r"'lora_rank'\]: a range gives"),
+        (LORA, {"lora_r": Search.choice([2, 2.5])}, "loss", r"choice '2.5' is not a int"),
+        (LORA, {"output_path": Search.choice(["/x"])}, "loss", r"set by the runtime"),
+        (
+            LORA,
+            {"learning_rate": Search.loguniform(1e-5, 1e-2)},
+            "eval_loss",
+            r"without an eval set",
+        ),
+        (
+            LORA,
+            {"learning_rate": Search.loguniform(1e-5, 1e-2)},
+            "reward_margin",
+            r"objectives\[0\].metric 'reward_margin': the TRL engine's sft reports no such metric",
+        ),
+        (
+            TorchTuneConfig(),
+            {"learning_rate": Search.loguniform(1e-5, 1e-2)},
+            "loss",
+            r"a TorchTuneConfig trial does not read search parameters",
+        ),
+    ],
+)
+def test_optimize_refuses_a_search_the_engine_cannot_run_before_any_trial(
+    tmp_path: Path, config: TRLConfig, space: dict[str, Any], metric: str, expected: str
+) -> None:
+    client = OptimizerClient(LocalBackendConfig(root=tmp_path))
+    with pytest.raises(ValueError, match=expected):
+        client.optimize(
+            trial_template=TrainJobTemplate(runtime="trl-cpu", trainer=BuiltinTrainer(config)),
+            search_space=space,
+            objectives=[Objective(metric=metric)],
+        )
+    assert client.list_jobs() == []
+
+
+def test_a_methods_own_parameters_and_metrics_pass_and_reach_the_trial(tmp_path: Path) -> None:
+    config = TRLConfig(max_steps=1, method=DPO(beta=0.1), peft_config=LoraConfig(lora_rank=8))
+    definition = Definition.requested(
+        {"beta": Search.uniform(0.05, 0.5), "lora_rank": Search.choice([2, 4])},
+        TrialConfig(num_trials=1),
+        [Objective(metric="reward_accuracy", direction="maximize")],
+        None,
+        None,
+    )
+    backend = TrainerClient(LocalBackendConfig(root=tmp_path)).backend
+    job = requested_job(
+        backend,
+        "dpo-search",
+        TrainJobTemplate(trainer=BuiltinTrainer(config), runtime="trl-cpu"),
+        definition,
+    )
+    assert [p.name for p in job.spec.parameters] == ["beta", "lora_rank"]
+    assert "--lora_r=8" in job.to_dict()["spec"]["trainJobTemplate"]["spec"]["trainer"]["args"]
 
 
 @pytest.mark.e2e

@@ -51,6 +51,7 @@ from trainer_sdk.training.engines import (
 )
 from trainer_sdk.training.engines.dataset_arguments import DatasetArguments
 from trainer_sdk.training.engines.trl_methods import CONFIG_NAMES, METHODS
+from trainer_sdk.training.engines.trl_search import argument_name
 
 __all__ = ["DEFAULT_ARGUMENTS", "argument_table", "main", "parse", "search_arguments"]
 
@@ -113,14 +114,14 @@ def argument_table() -> dict[str, dict[str, Any]]:
 
 def search_arguments(method: str, environ: Mapping[str, str]) -> list[str]:
     """An optimizer trial's parameters (``OptimizerClient``'s search space, named after TRL's
-    arguments: ``learning_rate``, ``lora_r``, ``beta``) as TRL arguments; ValueError names a
-    parameter the method does not take."""
+    arguments, ``learning_rate``, ``lora_r``, ``beta``, or ``TRLConfig``'s, ``lora_rank``) as TRL
+    arguments; ValueError names a parameter the method does not take."""
     kinds = _kinds(_parser(method))
     arguments = []
     for variable, value in sorted(environ.items()):
         if not variable.startswith(SEARCH_PREFIX):
             continue
-        name = variable.removeprefix(SEARCH_PREFIX).lower()
+        name = argument_name(variable.removeprefix(SEARCH_PREFIX).lower())
         if name not in kinds:
             raise ValueError(
                 f"search parameter {name!r}: not an argument of TRL's {CONFIG_NAMES[method]} or "
