@@ -25,6 +25,7 @@ from trainer_sdk.optimizer import (
     Objective,
     OptimizerClient,
     Search,
+    SuccessiveHalving,
     TrainJobTemplate,
     TrialConfig,
 )
@@ -165,3 +166,50 @@ def test_optimizer_searches_a_fine_tunes_learning_rate_and_lora_rank(
     assert losses[(1e-4, 2)] != losses[(1e-4, 8)]  # the rank reached TRL
     assert float(best.parameters["learning_rate"]) == 1e-2  # 1e-4 barely moves in 10 steps
     assert best.parameters["lora_r"] == "2"
+
+
+@pytest.mark.e2e
+@pytest.mark.slow
+def test_successive_halving_stops_a_fine_tune_that_learns_slower_from_its_step_losses(
+    tmp_path: Path, tiny_model: Path, chat_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's per-step loss reaches the pruner: the second trial (a learning rate too
+    small to move) trails the first at the first rung and is stopped there, long before its
+    last step."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    steps = 60
+    template = TrainJobTemplate(
+        runtime="trl-cpu",
+        trainer=BuiltinTrainer(
+            TRLConfig(
+                max_steps=steps,
+                batch_size=2,
+                seed=7,
+                save_steps=steps,
+                peft_config=LoraConfig(lora_rank=4),
+            )
+        ),
+        initializer=Initializer(
+            model=HuggingFaceModelInitializer(str(tiny_model)),
+            dataset=HuggingFaceDatasetInitializer(str(chat_file)),
+        ),
+    )
+    client = OptimizerClient(LocalBackendConfig(root=tmp_path))
+    name = client.optimize(
+        trial_template=template,
+        trial_config=TrialConfig(num_trials=2, parallel_trials=1),
+        search_space={"learning_rate": Search.choice([1e-2, 1e-7])},
+        objectives=[Objective(metric="loss", direction="minimize")],
+        algorithm=GridSearch(),
+        early_stopping=SuccessiveHalving(min_resource=4, reduction_factor=2),
+    )
+    job = client.wait_for_job_status(name, timeout=600, polling_interval=1)
+    first, second = sorted(job.trials, key=lambda trial: trial.name)
+    log = "\n".join(client.get_job_logs(name, trial_name=second.name))
+    assert first.pruned_at_step is None and first.trainjob.status == "Complete"
+    assert second.pruned_at_step == 4, (second.objective, log[-2000:])
+    assert second.trainjob.status == "Stopped"
+    reported = TrainerClient(LocalBackendConfig(root=tmp_path)).get_job_metrics(second.name)
+    assert max(point.step for point in reported) < steps  # stopped, not run to the end
+    best = client.get_best_results(name)
+    assert best is not None and float(best.parameters["learning_rate"]) == 1e-2
