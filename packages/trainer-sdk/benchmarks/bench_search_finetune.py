@@ -25,20 +25,26 @@ import dataclasses
 import math
 import statistics
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import torch
-from peft import LoraConfig, get_peft_model  # type: ignore[import-untyped]
+from peft import LoraConfig, get_peft_model
 from trainer_api import EarlyStopping
 from trainer_sdk.training.engines.tiny_model import write_tiny_model
 from trainer_search import Choice, Range, Study, TrialRecord, check_pruning, suggest
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 THINGS = {"sky": "blue", "sun": "yellow", "grass": "green", "snow": "white", "night": "black"}
-TRAIN_PHRASES = ("the color of the {thing} is {color}", "what is the color of the {thing} {color}")
-HELD_OUT_PHRASE = "tell me the color of the {thing} it is {color}"
+PHRASES = (
+    "the color of the {thing} is {color}",
+    "what is the color of the {thing} {color}",
+    "tell me the color of the {thing} it is {color}",
+)
+TEXTS = [phrase.format(thing=t, color=c) for phrase in PHRASES for t, c in THINGS.items()]
+HELD_OUT = TEXTS[::6]
+"""One fact per phrasing, never trained on: the others teach the phrasings and the facts."""
 SPACE = {
     "learning_rate": Range(1e-5, 0.3, log=True),
     "lora_r": Choice(("1", "2", "4", "8", "16")),
@@ -59,9 +65,8 @@ class FineTune:
         write_tiny_model(directory, "llama", seed=0)
         self.tokenizer = AutoTokenizer.from_pretrained(directory)
         self.base = AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32)
-        facts = [{"thing": t, "color": c} for t, c in THINGS.items()]
-        self.train_texts = [p.format(**f) for p in TRAIN_PHRASES for f in facts]
-        self.held_out = batch(self.tokenizer, [HELD_OUT_PHRASE.format(**f) for f in facts])
+        self.train_texts = [text for text in TEXTS if text not in HELD_OUT]
+        self.held_out = batch(self.tokenizer, HELD_OUT)
         self.steps = steps
         self.every = every
 
@@ -70,7 +75,11 @@ class FineTune:
         torch.manual_seed(seed)
         model = get_peft_model(
             copy.deepcopy(self.base),
-            LoraConfig(r=rank, lora_alpha=16, target_modules=["q_proj", "v_proj", "o_proj"]),
+            LoraConfig(
+                r=rank,
+                lora_alpha=16,
+                target_modules=["q_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"],
+            ),
         )
         optimizer = torch.optim.AdamW(
             [p for p in model.parameters() if p.requires_grad], lr=learning_rate
@@ -92,12 +101,13 @@ class FineTune:
 
 def search(
     finetune: FineTune, algorithm: str, rule: EarlyStopping | None, trials: int, seed: int
-) -> tuple[int, float]:
-    """Run ``trials`` trials one after another; the training steps spent and the best
-    objective of a trial that ran to its end."""
+) -> list[tuple[int, float]]:
+    """Run ``trials`` trials one after another; after each trial that ran to its end, the
+    training steps spent so far and the best objective so far."""
     study = Study(space=SPACE, algorithm=algorithm, seed=seed, early_stopping=rule)  # type: ignore[arg-type]
     history: list[TrialRecord] = []
-    spent = 0
+    spent, best = 0, math.inf
+    progress = []
     for number in range(trials):
         [found] = suggest(study, history, 1)
         record = TrialRecord(number, found.parameters, engine_state=found.engine_state)
@@ -114,57 +124,94 @@ def search(
                 break
         else:
             record = dataclasses.replace(record, state="complete", objective=loss)
+            best = min(best, loss)
+            progress.append((spent, best))
         history.append(record)
-    best = min(r.objective for r in history if r.state == "complete" and r.objective is not None)
-    return spent, best
+    return progress
+
+
+def steps_to(progress: list[tuple[int, float]], target: float) -> int | None:
+    """The steps a search had spent when its best objective first reached ``target``."""
+    return next((spent for spent, best in progress if best <= target), None)
+
+
+@dataclasses.dataclass(frozen=True)
+class Compared:
+    """Both searches' steps and best objective, and the steps each spent until its best reached
+    random search's final best (None: TPE + ASHA never did)."""
+
+    random_steps: float
+    random_best: float
+    tuned_steps: float
+    tuned_best: float
+    random_to_target: float
+    tuned_to_target: float | None
+
+    @classmethod
+    def of(cls, random: list[tuple[int, float]], tuned: list[tuple[int, float]]) -> Compared:
+        target = random[-1][1]
+        random_to = steps_to(random, target)
+        assert random_to is not None  # its own best
+        return cls(*random[-1], *tuned[-1], random_to, steps_to(tuned, target))
+
+    @classmethod
+    def mean(cls, rows: list[Compared]) -> Compared:
+        reached = [row.tuned_to_target for row in rows if row.tuned_to_target is not None]
+
+        def average(name: str) -> float:
+            return statistics.mean(float(getattr(row, name)) for row in rows)
+
+        return cls(
+            average("random_steps"),
+            average("random_best"),
+            average("tuned_steps"),
+            average("tuned_best"),
+            average("random_to_target"),
+            statistics.mean(reached) if len(reached) == len(rows) else None,
+        )
+
+    def line(self, label: str) -> str:
+        """The row of the printed table."""
+        fewer = 1 - self.tuned_steps / self.random_steps
+        to_target = (
+            f"{self.tuned_to_target:>10.0f}{1 - self.tuned_to_target / self.random_to_target:>7.0%}"
+            if self.tuned_to_target is not None
+            else f"{'never':>10}"
+        )
+        return (
+            f"{label:<5}{self.random_steps:>14.0f}{self.random_best:>8.4f}"
+            f"{self.tuned_steps:>17.0f}{self.tuned_best:>8.4f}{fewer:>7.0%} | "
+            f"{self.random_to_target:>23.0f}{to_target}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--trials", type=int, default=24)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--steps", type=int, default=40)
+    parser.add_argument("--steps", type=int, default=48)
     parser.add_argument("--every", type=int, default=4)
     arguments = parser.parse_args()
     torch.set_num_threads(1)
     asha = EarlyStopping(rule="asha", min_resource=arguments.every, reduction_factor=3)
-    searches: dict[str, Callable[[FineTune, int], tuple[int, float]]] = {
-        "random": lambda f, seed: search(f, "random", None, arguments.trials, seed),
-        "TPE + ASHA": lambda f, seed: search(f, "tpe", asha, arguments.trials, seed),
-    }
+    rows = []
     with tempfile.TemporaryDirectory() as directory:
         finetune = FineTune(Path(directory), arguments.steps, arguments.every)
-        results = {
-            (label, seed): run(finetune, seed)
-            for seed in arguments.seeds
-            for label, run in searches.items()
-        }
+        for seed in arguments.seeds:
+            random = search(finetune, "random", None, arguments.trials, seed)
+            tuned = search(finetune, "tpe", asha, arguments.trials, seed)
+            rows.append((seed, Compared.of(random, tuned)))
     print(
         f"{arguments.trials} trials per search, {arguments.steps} steps each, held-out loss every "
         f"{arguments.every} steps; ASHA min_resource {arguments.every}, reduction factor 3"
     )
     print(
-        f"{'seed':<6}{'random steps':>14}{'best loss':>11}{'TPE+ASHA steps':>16}"
-        f"{'best loss':>11}{'fewer steps':>13}"
+        f"{'seed':<5}{'random: steps':>14}{'best':>8}{'TPE+ASHA: steps':>17}{'best':>8}"
+        f"{'fewer':>7} | {'to random best: random':>23}{'TPE+ASHA':>10}{'fewer':>7}"
     )
-    for seed in arguments.seeds:
-        (r_steps, r_best), (t_steps, t_best) = results["random", seed], results["TPE + ASHA", seed]
-        print(
-            f"{seed:<6}{r_steps:>14d}{r_best:>11.4f}{t_steps:>16d}{t_best:>11.4f}"
-            f"{1 - t_steps / r_steps:>13.0%}"
-        )
-    mean = {
-        label: (
-            statistics.mean(results[label, s][0] for s in arguments.seeds),
-            statistics.mean(results[label, s][1] for s in arguments.seeds),
-        )
-        for label in searches
-    }
-    (r_steps_mean, r_best_mean), (t_steps_mean, t_best_mean) = mean["random"], mean["TPE + ASHA"]
-    print(
-        f"{'mean':<6}{r_steps_mean:>14.0f}{r_best_mean:>11.4f}{t_steps_mean:>16.0f}"
-        f"{t_best_mean:>11.4f}{1 - t_steps_mean / r_steps_mean:>13.0%}"
-    )
+    for seed, row in rows:
+        print(row.line(str(seed)))
+    print(Compared.mean([row for _, row in rows]).line("mean"))
 
 
 if __name__ == "__main__":

@@ -123,22 +123,26 @@ def test_a_methods_own_parameters_and_metrics_pass_and_reach_the_trial(tmp_path:
     assert "--lora_r=8" in job.to_dict()["spec"]["trainJobTemplate"]["spec"]["trainer"]["args"]
 
 
+def fine_tune(config: TRLConfig, model: Path, data: Path) -> TrainJobTemplate:
+    """A trial template: a TRL fine-tune of ``model`` on ``data``."""
+    return TrainJobTemplate(
+        runtime="trl-cpu",
+        trainer=BuiltinTrainer(config),
+        initializer=Initializer(
+            model=HuggingFaceModelInitializer(str(model)),
+            dataset=HuggingFaceDatasetInitializer(str(data)),
+        ),
+    )
+
+
 @pytest.mark.e2e
 @pytest.mark.slow
 def test_optimizer_searches_a_fine_tunes_learning_rate_and_lora_rank(
     tmp_path: Path, tiny_model: Path, chat_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    template = TrainJobTemplate(
-        runtime="trl-cpu",
-        trainer=BuiltinTrainer(
-            TRLConfig(max_steps=10, batch_size=4, seed=7, peft_config=LoraConfig(lora_rank=8))
-        ),
-        initializer=Initializer(
-            model=HuggingFaceModelInitializer(str(tiny_model)),
-            dataset=HuggingFaceDatasetInitializer(str(chat_file)),
-        ),
-    )
+    config = TRLConfig(max_steps=10, batch_size=4, seed=7, peft_config=LoraConfig(lora_rank=8))
+    template = fine_tune(config, tiny_model, chat_file)
     client = OptimizerClient(LocalBackendConfig(root=tmp_path))
     name = client.optimize(
         trial_template=template,
@@ -177,23 +181,11 @@ def test_successive_halving_stops_a_fine_tune_that_learns_slower_from_its_step_l
     small to move) trails the first at the first rung and is stopped there, long before its
     last step."""
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    steps = 60
-    template = TrainJobTemplate(
-        runtime="trl-cpu",
-        trainer=BuiltinTrainer(
-            TRLConfig(
-                max_steps=steps,
-                batch_size=2,
-                seed=7,
-                save_steps=steps,
-                peft_config=LoraConfig(lora_rank=4),
-            )
-        ),
-        initializer=Initializer(
-            model=HuggingFaceModelInitializer(str(tiny_model)),
-            dataset=HuggingFaceDatasetInitializer(str(chat_file)),
-        ),
+    steps = 32
+    config = TRLConfig(
+        max_steps=steps, batch_size=2, seed=7, save_steps=steps, peft_config=LoraConfig(lora_rank=4)
     )
+    template = fine_tune(config, tiny_model, chat_file)
     client = OptimizerClient(LocalBackendConfig(root=tmp_path))
     name = client.optimize(
         trial_template=template,
