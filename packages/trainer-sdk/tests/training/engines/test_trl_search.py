@@ -1,6 +1,9 @@
-"""An optimizer trial's parameters reach TRL as its own arguments, over the job's: unit (the
-pod's argument list) and through OptimizerClient (trials of a TRL fine-tune on the local
-backend, each training at its own learning rate and LoRA rank, the best by the logged loss)."""
+"""A search over a TRL fine-tune: what ``optimize()`` refuses before any trial starts (a
+parameter that sets no TRL setting, an objective the engine never reports), a trial's
+parameters reaching TRL as its own arguments over the job's (unit: the pod's argument list), and
+through OptimizerClient on the local backend: grid trials of a fine-tune, each training at its
+own learning rate and LoRA rank, the best by the logged loss; and ASHA stopping a trial from the
+engine's per-step loss."""
 
 from __future__ import annotations
 
