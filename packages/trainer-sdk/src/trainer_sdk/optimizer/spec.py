@@ -234,7 +234,15 @@ def _builtin_search_errors(config: object, definition: Definition) -> list[str]:
             "parameters; expected BuiltinTrainer(TRLConfig(...)) or a CustomTrainer"
         ]
     errors = []
+    setters: dict[str, str] = {}
     for name, space in definition.search_space.items():
+        argument = trl_search.argument_name(name)
+        if argument in setters:
+            errors.append(
+                f"search_space[{name!r}]: sets TRL's {argument}, as {setters[argument]!r} does; "
+                "expected one parameter per setting"
+            )
+        setters.setdefault(argument, name)
         choices = (
             [str(choice) for choice in space.choices]
             if isinstance(space, CategoricalSearchSpace)

@@ -57,39 +57,75 @@ LORA = TRLConfig(peft_config=LoraConfig(lora_rank=8))
 @pytest.mark.parametrize(
     ("config", "space", "metric", "expected"),
     [
-        (
+        pytest.param(
             LORA,
             {"lr": Search.loguniform(1e-5, 1e-2)},
             "loss",
             r"search_space\['lr'\]: not a setting",
+            id="unknown-name",
         ),
-        (
+        pytest.param(
             TRLConfig(),
             {"lora_r": Search.choice([2, 8])},
             "loss",
             r"search_space\['lora_r'\]: a LoRA setting, but the trial template trains no adapter",
+            id="lora-without-adapter",
         ),
-        (LORA, {"beta": Search.uniform(0.1, 0.5)}, "loss", r"'beta'\]: not a setting of TRL's SFT"),
-        (LORA, {"lora_rank": Search.uniform(2, 8)}, "loss", r"'lora_rank'\]: a range gives"),
-        (LORA, {"lora_r": Search.choice([2, 2.5])}, "loss", r"choice '2.5' is not a int"),
-        (LORA, {"output_path": Search.choice(["/x"])}, "loss", r"set by the runtime"),
-        (
+        pytest.param(
+            LORA,
+            {"beta": Search.uniform(0.1, 0.5)},
+            "loss",
+            r"'beta'\]: not a setting of TRL's SFT",
+            id="another-methods-argument",
+        ),
+        pytest.param(
+            LORA,
+            {"lora_rank": Search.uniform(2, 8)},
+            "loss",
+            r"'lora_rank'\]: a range gives fractions",
+            id="range-over-whole-numbers",
+        ),
+        pytest.param(
+            LORA,
+            {"lora_r": Search.choice([2, 2.5])},
+            "loss",
+            r"choice '2.5' is not of kind int",
+            id="choice-of-wrong-kind",
+        ),
+        pytest.param(
+            LORA,
+            {"output_path": Search.choice(["/x"])},
+            "loss",
+            r"set by the runtime",
+            id="runtime-path",
+        ),
+        pytest.param(
+            LORA,
+            {"lora_r": Search.choice([2]), "lora_rank": Search.choice([4])},
+            "loss",
+            r"'lora_rank'\]: sets TRL's lora_r, as 'lora_r' does",
+            id="two-names-one-setting",
+        ),
+        pytest.param(
             LORA,
             {"learning_rate": Search.loguniform(1e-5, 1e-2)},
             "eval_loss",
             r"without an eval set",
+            id="eval-loss",
         ),
-        (
+        pytest.param(
             LORA,
             {"learning_rate": Search.loguniform(1e-5, 1e-2)},
             "reward_margin",
             r"objectives\[0\].metric 'reward_margin': the TRL engine's sft reports no such metric",
+            id="another-methods-metric",
         ),
-        (
+        pytest.param(
             TorchTuneConfig(),
             {"learning_rate": Search.loguniform(1e-5, 1e-2)},
             "loss",
             r"a TorchTuneConfig trial does not read search parameters",
+            id="torchtune",
         ),
     ],
 )

@@ -18,15 +18,11 @@ from typing import Final
 from trainer_sdk import types
 from trainer_sdk.training.engines import qat, trl, trl_methods
 
-__all__ = ["argument_name", "metric_problem", "parameter_problem"]
+__all__ = ["METRICS", "argument_name", "metric_problem", "parameter_problem"]
 
-_ALIASES: Final = {
-    **trl.SETTING_ARGUMENTS,
-    "lora_rank": "lora_r",
-    "lora_alpha": "lora_alpha",
-    "lora_dropout": "lora_dropout",
-}
-"""``TRLConfig``'s setting names -> the TRL arguments they become."""
+_ALIASES: Final = {**trl.SETTING_ARGUMENTS, "lora_rank": "lora_r"}
+"""``TRLConfig``'s setting names -> the TRL arguments they become (``LoraConfig``'s
+``lora_alpha`` and ``lora_dropout`` keep their names)."""
 _SET_ELSEWHERE: Final = {
     **{
         name: "set by the runtime (the initializers' and the output's paths)"
@@ -81,7 +77,7 @@ def _value_problem(kind: object, choices: Sequence[str] | None) -> str | None:
         else:
             ok = True
         if not ok:
-            expected = f"one of {kind}" if isinstance(kind, list) else f"a {kind}"
+            expected = f"one of {kind}" if isinstance(kind, list) else f"of kind {kind}"
             return f"choice {choice!r} is not {expected}"
     return None
 
