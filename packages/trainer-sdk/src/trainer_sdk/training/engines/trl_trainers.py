@@ -26,6 +26,7 @@ from accelerate import PartialState  # type: ignore[import-untyped]
 from datasets import Dataset
 from transformers import AutoTokenizer, HfArgumentParser, TrainingArguments
 from transformers.hf_argparser import DataClassType, string_to_bool
+from trl.experimental.orpo import ORPOConfig, ORPOTrainer
 from trl.scripts.utils import TrlParser
 from trl.trainer.distillation_config import DistillationConfig
 from trl.trainer.distillation_trainer import DistillationTrainer
@@ -68,6 +69,7 @@ _CONFIGS: Final[dict[str, type[TrainingArguments]]] = {
     "sft": SFTConfig,
     "dpo": DPOConfig,
     "kto": KTOConfig,
+    "orpo": ORPOConfig,
     "grpo": GRPOConfig,
     "distillation": DistillationConfig,
 }
@@ -75,6 +77,7 @@ _TRAINERS: Final[dict[str, Any]] = {
     "sft": SFTTrainer,
     "dpo": DPOTrainer,
     "kto": KTOTrainer,
+    "orpo": ORPOTrainer,
     "grpo": GRPOTrainer,
     "distillation": DistillationTrainer,
 }
@@ -150,7 +153,7 @@ def _records(paths: DatasetArguments, tokenizer: Any) -> Dataset:
     )
     column_map = json.loads(paths.column_map) if paths.column_map else {}
     conversational = tokenizer.chat_template is not None
-    if paths.method in ("dpo", "kto"):
+    if paths.method in ("dpo", "kto", "orpo"):
         pairs = datasets.to_preference_records(
             records, column_map, paths.new_system_prompt, conversational
         )
