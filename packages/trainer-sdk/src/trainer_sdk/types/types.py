@@ -355,12 +355,12 @@ class _TRLFields:
 class TRLConfig(EngineSettings, _TRLFields):
     """Parameters of the built-in TRL trainer (fine-tuning of any Hugging Face causal LM, full or
     LoRA): ``method`` picks the training method (unset: supervised fine-tuning; ``DPO``,
-    ``KTO``, ``ORPO``, ``GRPO``, ``Distillation``), ``batch_size`` per device, ``peft_config`` turns LoRA
-    on (its ``lora_attn_modules`` are the model's module names; torchtune's ``output_proj`` is
-    read as ``o_proj``), ``dataset_preprocess_config`` says the data set's format (unset: found
-    from its columns; ``PreferenceDataset`` for DPO, KTO and ORPO, ``PromptDataset`` for GRPO and
-    distillation), ``gems_kernels`` trains a Llama, Qwen2 or Mistral on gems' fused kernels
-    (``gems_kernels.fused.patch_hf_model``)."""
+    ``KTO``, ``ORPO``, ``GRPO``, ``Distillation``), ``batch_size`` per device, ``peft_config``
+    turns LoRA on (its ``lora_attn_modules`` are the model's module names; torchtune's
+    ``output_proj`` is read as ``o_proj``), ``dataset_preprocess_config`` says the data set's
+    format (unset: found from its columns; ``PreferenceDataset`` for DPO, KTO and ORPO,
+    ``PromptDataset`` for GRPO and distillation), ``gems_kernels`` trains a Llama, Qwen2 or
+    Mistral on gems' fused kernels (``gems_kernels.fused.patch_hf_model``)."""
 
 
 @dataclass

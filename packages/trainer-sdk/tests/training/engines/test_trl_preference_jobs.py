@@ -89,7 +89,8 @@ def _answer_log_probability(model: Any, tokenizer: Any, prompt: str, answer: str
     )
     ids = tokenizer(context + answer, return_tensors="pt", add_special_tokens=False)["input_ids"]
     prompt_ids = tokenizer(context, add_special_tokens=False)["input_ids"]
-    start = next(i for i, (a, b) in enumerate(zip(ids[0].tolist(), prompt_ids)) if a != b)
+    pairs = zip(ids[0].tolist(), prompt_ids, strict=False)
+    start = next(i for i, (token, prompt_token) in enumerate(pairs) if token != prompt_token)
     with torch.no_grad():
         logits = model(ids).logits.double()
     log_probs = torch.log_softmax(logits[0, :-1], dim=-1)
