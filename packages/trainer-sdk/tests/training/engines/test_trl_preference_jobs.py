@@ -111,13 +111,15 @@ def _margins(directory: Path, pairs: list[dict[str, str]]) -> list[float]:
 
 def preference_accuracies(
     policy: Path, reference: Path, pairs: list[dict[str, str]]
-) -> tuple[float, float, float]:
+) -> tuple[float, float, float, float]:
     """Over ``pairs``: the share where the policy's implicit reward (its log-ratio to the
     reference, as DPO defines it) is higher for the chosen answer; the share where the
-    reference, and the policy, give the chosen answer the higher probability."""
+    reference, and the policy, give the chosen answer the higher probability; the policy's
+    smallest log-probability margin of chosen over rejected."""
     trained, base = _margins(policy, pairs), _margins(reference, pairs)
     implicit = sum(t > b for t, b in zip(trained, base, strict=True)) / len(pairs)
-    return implicit, sum(b > 0 for b in base) / len(pairs), sum(t > 0 for t in trained) / len(pairs)
+    before, after = (sum(margin > 0 for margin in m) / len(pairs) for m in (base, trained))
+    return implicit, before, after, min(trained)
 
 
 @pytest.mark.parametrize(
@@ -163,14 +165,15 @@ def test_preference_tuning_makes_the_model_prefer_the_chosen_answers(
     assert all(expected <= set(p.values) for p in points), points[-1].values
 
     assert job.output is not None
-    implicit, before, after = preference_accuracies(
+    implicit, before, after, weakest = preference_accuracies(
         Path(job.output) / "model", tiny_model, _pairs(held_out=True)
     )
     margins = [p.values["reward_margin"] for p in points if "reward_margin" in p.values]
     assert len(margins) >= STEPS // 2, [sorted(p.values) for p in points[:3]]
     print(
         f"{name}: reward margin {margins[0]:.2f} -> {margins[-1]:.2f}; held-out pairs "
-        f"preferred: implicit reward {implicit:.2f}, probability {before:.2f} -> {after:.2f}"
+        f"preferred: implicit reward {implicit:.2f}, probability {before:.2f} -> {after:.2f} "
+        f"(smallest margin {weakest:.2f} nats)"
     )
     assert statistics.mean(margins[-5:]) > statistics.mean(margins[:5]) + 0.1, margins
     assert implicit >= 0.9 and 0.3 <= before <= 0.7 and after >= 0.9, (implicit, before, after)
