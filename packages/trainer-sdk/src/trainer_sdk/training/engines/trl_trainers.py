@@ -1,7 +1,7 @@
 """The TRL engine's pod side: the trainer of the job's method (``SFTTrainer``, ``DPOTrainer``,
-``KTOTrainer``, ``GRPOTrainer`` with the job's reward functions, ``DistillationTrainer`` with
-the job's teacher, fetched into ``teacher/`` beside the output by the main rank first) in every
-rank.
+``KTOTrainer``, ``ORPOTrainer`` (from ``trl.experimental``), ``GRPOTrainer`` with the job's
+reward functions, ``DistillationTrainer`` with the job's teacher, fetched into ``teacher/``
+beside the output by the main rank first) in every rank.
 
     torchrun -m trainer_sdk.training.engines trl --model_name_or_path=M --dataset_path=D \\
         --output_path=O [--method=dpo] [TRL arguments...]
