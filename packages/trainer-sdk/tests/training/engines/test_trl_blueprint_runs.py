@@ -103,5 +103,6 @@ def test_a_blueprint_killed_on_two_nodes_resumes_to_the_uninterrupted_last_step(
         checkpoint = Path(job.output) / "checkpoints" / f"checkpoint-{STEPS}"
         assert (checkpoint / "COMMITTED").is_file()
     print(f"{method}: last step, uninterrupted {last['steady']}; resumed {last['killed']}")
-    assert last["killed"].keys() == last["steady"].keys()
-    assert last["killed"] == pytest.approx(last["steady"], rel=1e-6, abs=1e-9)
+    # Bit for bit: the checkpoint holds the weights, optimizer, scheduler and every rank's RNG
+    # state, and gloo sums in a fixed order.
+    assert last["killed"] == last["steady"]
