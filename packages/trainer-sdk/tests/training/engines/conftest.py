@@ -130,11 +130,6 @@ def faulty_runtime(name: str, fault: str | None) -> dict[str, Any]:
     return doc
 
 
-def logged_losses(client: TrainerClient, name: str) -> dict[int, float]:
-    """The loss logged at each step (the last attempt's where a step ran twice)."""
-    return {p.step: p.values["loss"] for p in client.get_job_metrics(name) if "loss" in p.values}
-
-
 def start_job(
     client: TrainerClient, config: TRLConfig, model: Path, dataset: Path, runtime: str = "trl-cpu"
 ) -> str:
