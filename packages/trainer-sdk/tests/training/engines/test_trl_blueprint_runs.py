@@ -1,6 +1,6 @@
-"""Every blueprint beyond SFT (DPO full, KTO, GRPO, distillation) as a platform run: on two
-local nodes (real torchrun and gloo; GRPO and distillation generate on both ranks), rank 0
-killed with SIGKILL right after committing checkpoint 2 of 4, the JobSet restarts it, and the
+"""Every blueprint beyond SFT (DPO full, KTO, GRPO with LoRA, distillation) as a platform run:
+on two local nodes (real torchrun and gloo; GRPO and distillation generate on both ranks), rank
+0 killed with SIGKILL right after committing checkpoint 2 of 4, the JobSet restarts it, and the
 engine resumes from that checkpoint: the steps after it run once each, and the last step logs
 what an uninterrupted run logs."""
 
@@ -17,6 +17,7 @@ from trainer_sdk import (
     Distillation,
     HuggingFaceModelInitializer,
     LengthReward,
+    LoraConfig,
     PreferenceDataset,
     PromptDataset,
     RegexReward,
@@ -46,7 +47,7 @@ def records_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _config(method: str, teacher: Path) -> TRLConfig:
-    """A 4-step, 2-node job of ``method``, checkpointing every 2 steps."""
+    """A 4-step, 2-node job of ``method``, checkpointing every 2 steps (GRPO with LoRA)."""
     settings = {
         "dpo": (DPO(beta=0.1), PreferenceDataset()),
         "kto": (KTO(beta=0.1), PreferenceDataset()),
@@ -66,6 +67,8 @@ def _config(method: str, teacher: Path) -> TRLConfig:
     blueprint, dataset = settings[method]
     return TRLConfig(
         method=blueprint,
+        # GRPO trains a LoRA adapter: a resume that loads an adapter, not the whole model.
+        peft_config=LoraConfig(lora_rank=8, lora_alpha=16) if method == "grpo" else None,
         num_nodes=2,
         max_steps=STEPS,
         batch_size=2,
@@ -102,6 +105,8 @@ def test_a_blueprint_killed_on_two_nodes_resumes_to_the_uninterrupted_last_step(
         assert job.output is not None
         checkpoint = Path(job.output) / "checkpoints" / f"checkpoint-{STEPS}"
         assert (checkpoint / "COMMITTED").is_file()
+        lora = (checkpoint / "adapter_model.safetensors").is_file()
+        assert lora == (method == "grpo"), sorted(path.name for path in checkpoint.iterdir())
     print(f"{method}: last step, uninterrupted {last['steady']}; resumed {last['killed']}")
     # Bit for bit: the checkpoint holds the weights, optimizer, scheduler and every rank's RNG
     # state, and gloo sums in a fixed order.
