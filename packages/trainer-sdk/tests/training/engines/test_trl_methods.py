@@ -119,6 +119,13 @@ def test_distillation_fetches_its_teacher_from_the_initializers_uri(tmp_path: Pa
             id="distillation-beta",
         ),
         pytest.param(
+            TRLConfig(method=Distillation(teacher=HuggingFaceModelInitializer("pvc://m/big"))),
+            "TRLConfig.method.teacher.storage_uri",
+            "expected hf://, s3:// or a path: the trainer's main rank fetches the teacher itself, "
+            "and no claim is mounted there; got 'pvc://m/big'",
+            id="distillation-teacher-on-a-claim",
+        ),
+        pytest.param(
             TRLConfig(overrides={"method": "grpo"}),
             "TRLConfig.overrides['method']",
             "set by TRLConfig.method",

@@ -133,13 +133,24 @@ def _generation(method: Any, where: str) -> tuple[dict[str, Any], list[FieldErro
     return arguments, errors
 
 
+_TEACHER_SCHEMES: Final = ("hf://", "s3://", storage.FILE_SCHEME)
+"""What the pod side's ``fetch`` reads a teacher from."""
+
+
 def _distillation(
     method: types.Distillation, where: str
 ) -> tuple[dict[str, Any], list[FieldError]]:
     arguments, errors = _generation(method, where)
     teacher = method.teacher
     if isinstance(teacher, (types.HuggingFaceModelInitializer, types.S3ModelInitializer)):
-        arguments["teacher_storage_uri"] = storage.trainjob_uri(teacher.storage_uri)
+        uri = storage.trainjob_uri(teacher.storage_uri)
+        arguments["teacher_storage_uri"] = uri
+        if not uri.startswith(_TEACHER_SCHEMES):
+            problem = (
+                "expected hf://, s3:// or a path: the trainer's main rank fetches the teacher "
+                f"itself, and no claim is mounted there; got {teacher.storage_uri!r}"
+            )
+            errors.append(field_error(f"{where}.teacher.storage_uri", problem))
     else:
         problem = (
             "expected a HuggingFaceModelInitializer or S3ModelInitializer, got "
