@@ -1,4 +1,4 @@
-"""Every blueprint beyond SFT (DPO full, KTO, GRPO with LoRA, distillation) as a platform run:
+"""Every blueprint beyond SFT (DPO full, KTO, ORPO, GRPO with LoRA, distillation) as a platform run:
 on two local nodes (real torchrun and gloo; GRPO and distillation generate on both ranks), rank
 0 killed with SIGKILL right after committing checkpoint 2 of 4, the JobSet restarts it, and the
 engine resumes from that checkpoint: the steps after it run once each, and the last step logs
@@ -14,6 +14,7 @@ from trainer_sdk import (
     DPO,
     GRPO,
     KTO,
+    ORPO,
     Distillation,
     HuggingFaceModelInitializer,
     LengthReward,
@@ -51,6 +52,7 @@ def _config(method: str, teacher: Path) -> TRLConfig:
     settings = {
         "dpo": (DPO(beta=0.1), PreferenceDataset()),
         "kto": (KTO(beta=0.1), PreferenceDataset()),
+        "orpo": (ORPO(beta=0.1), PreferenceDataset()),
         "grpo": (
             GRPO(
                 rewards=[LengthReward(target=4), RegexReward("[a-z ]+", weight=0.5)],
@@ -79,7 +81,7 @@ def _config(method: str, teacher: Path) -> TRLConfig:
     )
 
 
-@pytest.mark.parametrize("method", ["dpo", "kto", "grpo", "distillation"])
+@pytest.mark.parametrize("method", ["dpo", "kto", "orpo", "grpo", "distillation"])
 def test_a_blueprint_killed_on_two_nodes_resumes_to_the_uninterrupted_last_step(
     client: TrainerClient, tiny_model: Path, teacher: Path, records_file: Path, method: str
 ) -> None:
