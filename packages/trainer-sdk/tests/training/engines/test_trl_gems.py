@@ -1,15 +1,23 @@
-"""TRLConfig(gems_kernels=True): checked at submit, and a short fine-tune through the platform
-whose model trains on gems' fused kernels (Triton's interpreter on this CPU) to the same losses
-as the same job without them."""
+"""TRLConfig(gems_kernels=True): checked at submit; TRL's chunked LM head replaced at its seam
+by gems' and computing what TRL's computes; and a short fine-tune through the platform whose
+model trains on gems' fused kernels (Triton's interpreter on this CPU), its loss through gems'
+head, to the same losses as the same job without them."""
 
 from __future__ import annotations
 
+import inspect
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
+import torch
+import trl.kernels
+import trl.trainer.utils as trl_utils
 from trainer_sdk import QAT, InvalidTrainJobError, TrainerClient, TRLConfig
+from trainer_sdk.training.engines import gems_model
 from trainer_sdk.training.engines.trl import ENGINE
+from transformers import AutoModelForCausalLM
 
 from .conftest import run_to_completion
 
@@ -41,6 +49,62 @@ def test_bad_switches_are_refused_naming_the_field() -> None:
         }
 
 
+def test_the_pinned_trl_has_the_seam() -> None:
+    assert gems_model.SEAM == "trl.trainer.utils._ChunkedLogProbFunction"
+    assert trl_utils._ChunkedLogProbFunction is trl.kernels.ChunkedLogProbFunction
+    assert "_ChunkedLogProbFunction.apply(" in inspect.getsource(trl_utils.add_fused_lm_head)
+
+
+@pytest.fixture
+def seam(monkeypatch: pytest.MonkeyPatch) -> None:
+    """TRL's own head back at the seam after the test."""
+    monkeypatch.setattr(trl_utils, "_ChunkedLogProbFunction", trl.kernels.ChunkedLogProbFunction)
+
+
+def _head_step(path: Path, labels_from: int) -> tuple[Any, dict[str, torch.Tensor]]:
+    """One call of the model's fused head (every field TRL offers) and the gradients of a loss
+    that trains on log-probs and entropy."""
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
+    outputs = ("log_probs", "entropy", "log_sum_sq_probs", "mean_logits", "is_top1")
+    trl_utils.add_fused_lm_head(model, temperature=0.8, outputs=outputs)
+    ids = torch.randint(0, model.config.vocab_size, (2, 9))
+    labels = ids.clone()
+    labels[:, :labels_from] = -100
+    out = model(input_ids=ids, labels=labels, fused_lm_head=True)
+    (out.loss + 0.1 * out.entropy.sum()).backward()
+    return out, {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
+
+
+def test_trls_head_on_gems_computes_what_trls_own_does(tiny_model: Path, seam: None) -> None:
+    expected, expected_grads = _head_step(tiny_model, labels_from=3)
+    gems_model.use_gems_head()
+    assert trl_utils._ChunkedLogProbFunction is gems_model.GemsLogProbHead
+    actual, grads = _head_step(tiny_model, labels_from=3)
+    for field in ("loss", "log_probs", "entropy", "log_sum_sq_probs", "mean_logits", "is_top1"):
+        torch.testing.assert_close(
+            getattr(actual, field), getattr(expected, field), rtol=1e-5, atol=1e-5, msg=field
+        )
+    assert grads.keys() == expected_grads.keys()
+    for name, grad in grads.items():
+        torch.testing.assert_close(grad, expected_grads[name], rtol=1e-5, atol=1e-6, msg=name)
+
+
+def test_the_gems_head_refuses_what_it_does_not_compute(seam: None) -> None:
+    hidden, weight, targets = torch.randn(3, 4), torch.randn(7, 4), torch.tensor([0, 6, 2])
+    with pytest.raises(NotImplementedError, match=r"final_logit_softcapping=30\.0"):
+        gems_model.GemsLogProbHead.apply(hidden, weight, None, targets, 1.0, 64, 30.0)
+    with pytest.raises(ValueError, match=r"outputs expected among .*, got \['top5'\]"):
+        gems_model.GemsLogProbHead.apply(hidden, weight, None, targets, 1.0, 64, None, 1.0,
+                                         ("log_probs", "top5"))  # fmt: skip
+
+
+def test_a_trl_without_the_seam_fails_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delattr(trl_utils, "_ChunkedLogProbFunction")
+    with pytest.raises(RuntimeError, match=r"no trl\.trainer\.utils\._ChunkedLogProbFunction"):
+        gems_model.use_gems_head()
+
+
 @pytest.mark.e2e
 def test_a_fine_tune_on_gems_kernels_matches_the_plain_one(
     client: TrainerClient, tiny_model: Path, chat_file: Path
@@ -53,6 +117,9 @@ def test_a_fine_tune_on_gems_kernels_matches_the_plain_one(
         name, _ = run_to_completion(client, config, tiny_model, chat_file)
         logs = "\n".join(client.get_job_logs(name))
         assert ("model patched with gems kernels" in logs) is gems
+        # SFT's loss, entropy and token accuracy come from TRL's head: on gems with the switch
+        head = "loss: TRL's LM head computed by gems' fused.linear_log_probs"
+        assert (f"{head} (log_probs, entropy, is_top1)" in logs) is gems, logs[-3000:]
         points = client.get_job_metrics(name)
         losses[gems] = [p.values["loss"] for p in points if "loss" in p.values]
     assert len(losses[True]) == STEPS
