@@ -6,6 +6,7 @@ head, to the same losses as the same job without them."""
 from __future__ import annotations
 
 import inspect
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -14,12 +15,12 @@ import pytest
 import torch
 import trl.kernels
 import trl.trainer.utils as trl_utils
-from trainer_sdk import QAT, InvalidTrainJobError, TrainerClient, TRLConfig
+from trainer_sdk import DPO, QAT, InvalidTrainJobError, TrainerClient, TRLConfig
 from trainer_sdk.training.engines import gems_model
 from trainer_sdk.training.engines.trl import ENGINE
 from transformers import AutoModelForCausalLM
 
-from .conftest import run_to_completion
+from .conftest import COLORS, run_to_completion
 
 STEPS = 3
 
@@ -105,23 +106,53 @@ def test_a_trl_without_the_seam_fails_naming_it(monkeypatch: pytest.MonkeyPatch)
         gems_model.use_gems_head()
 
 
+@pytest.fixture(scope="module")
+def pairs_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Each thing's colour preferred over the next thing's."""
+    things, colors = list(COLORS), list(COLORS.values())
+    path = tmp_path_factory.mktemp("pairs") / "pairs.jsonl"
+    records = [
+        {"prompt": f"what is the color of the {thing}", "chosen": color, "rejected": other}
+        for thing, color, other in zip(things, colors, colors[1:] + colors[:1], strict=True)
+    ]
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+# What each method asks of TRL's head (the policy's fields; DPO's reference: log-probs only).
+HEADS = {"sft": ["(log_probs, entropy, is_top1)"], "dpo": [
+    "(log_probs, entropy, mean_logits, is_top1)", "(log_probs)"
+]}  # fmt: skip
+
+
 @pytest.mark.e2e
+@pytest.mark.parametrize("method", ["sft", "dpo"])
 def test_a_fine_tune_on_gems_kernels_matches_the_plain_one(
-    client: TrainerClient, tiny_model: Path, chat_file: Path
+    client: TrainerClient, tiny_model: Path, chat_file: Path, pairs_file: Path, method: str
 ) -> None:
-    losses = {}
+    data, metrics = (
+        (chat_file, ["loss"]) if method == "sft" else (pairs_file, ["loss", "reward_margin"])
+    )
+    logged = {}
     for gems in (False, True):
         config = TRLConfig(
-            max_steps=STEPS, batch_size=2, learning_rate=2e-3, seed=7, gems_kernels=gems
+            method=DPO() if method == "dpo" else None,
+            max_steps=STEPS,
+            batch_size=2,
+            learning_rate=2e-3,
+            seed=7,
+            gems_kernels=gems,
         )
-        name, _ = run_to_completion(client, config, tiny_model, chat_file)
+        name, _ = run_to_completion(client, config, tiny_model, data)
         logs = "\n".join(client.get_job_logs(name))
         assert ("model patched with gems kernels" in logs) is gems
-        # SFT's loss, entropy and token accuracy come from TRL's head: on gems with the switch
-        head = "loss: TRL's LM head computed by gems' fused.linear_log_probs"
-        assert (f"{head} (log_probs, entropy, is_top1)" in logs) is gems, logs[-3000:]
-        points = client.get_job_metrics(name)
-        losses[gems] = [p.values["loss"] for p in points if "loss" in p.values]
-    assert len(losses[True]) == STEPS
-    for patched, plain in zip(losses[True], losses[False], strict=True):
-        assert math.isclose(patched, plain, rel_tol=1e-4), losses
+        # the training loss (and what is logged beside it) comes from TRL's head: gems' here
+        for fields in HEADS[method]:
+            line = f"loss: TRL's LM head computed by gems' fused.linear_log_probs {fields}"
+            assert (line in logs) is gems, logs[-3000:]
+        points = [p.values for p in client.get_job_metrics(name) if "loss" in p.values]
+        logged[gems] = {metric: [p[metric] for p in points] for metric in metrics}
+    for metric in metrics:
+        assert len(logged[True][metric]) == STEPS, logged
+        for patched, plain in zip(logged[True][metric], logged[False][metric], strict=True):
+            assert math.isclose(patched, plain, rel_tol=1e-4, abs_tol=1e-6), (metric, logged)
