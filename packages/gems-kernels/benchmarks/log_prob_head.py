@@ -18,9 +18,7 @@ when they disagree. Needs ``trl`` (the hatch environment).
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import torch
 import torch.nn.functional as F
-from fused_loss import _relative, _resident_kib, run_variants
+from fused_loss import _relative, measure, run_variants
 from gems_kernels.fused import linear_log_probs
 from trl.kernels import ChunkedLogProbFunction
 
@@ -77,23 +75,7 @@ def run_variant(variant: str, args: argparse.Namespace, result_path: Path) -> No
     )
     # warm-up on 8 tokens: imports and first-call allocations stay out of the peak
     _step(variant, args, (inputs[0][:8].detach().requires_grad_(), inputs[1], inputs[2][:8]))
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-    else:
-        base = _resident_kib() * 1024
-    times = []
-    for _ in range(args.repeat):
-        start = time.perf_counter()
-        fields = _step(variant, args, inputs)
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-    if device.type == "cuda":
-        peak = torch.cuda.max_memory_allocated() - base
-    else:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
+    fields, peak, times = measure(device, lambda: _step(variant, args, inputs), args.repeat)
     saved = dict(zip(FIELDS, (field.cpu() for field in fields), strict=True))
     saved |= {"grad_hidden": inputs[0].grad.cpu(), "grad_weight": inputs[1].grad.cpu()}  # type: ignore[union-attr]
     saved |= {"peak": peak, "seconds": min(times), "device": device.type}
