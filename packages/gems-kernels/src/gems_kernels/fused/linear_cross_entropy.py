@@ -34,14 +34,14 @@ def _block_logits(
         logits = torch.mm(hidden, block.t())
     else:
         logits = torch.addmm(bias[start:stop], hidden, block.t())
-    return logits.to(_accumulation(hidden.dtype))
+    return logits.to(accumulation_dtype(hidden.dtype))
 
 
-def _accumulation(dtype: torch.dtype) -> torch.dtype:
+def accumulation_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.promote_types(dtype, torch.float32)
 
 
-def _targets_in(target: torch.Tensor, start: int, stop: int) -> tuple[torch.Tensor, torch.Tensor]:
+def targets_in(target: torch.Tensor, start: int, stop: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Rows whose target lies in [start, stop) and those targets' columns in the block."""
     rows = torch.nonzero((target >= start) & (target < stop)).flatten()
     return rows, target[rows] - start
@@ -66,7 +66,7 @@ def block_gradients(
 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """The gradients of ``hidden``, ``weight`` and ``bias`` from the blocks' recomputed logits,
     which ``to_grad_logits(logits, start, stop)`` turns into their gradient in place."""
-    accumulation = _accumulation(hidden.dtype)
+    accumulation = accumulation_dtype(hidden.dtype)
     grad_hidden = torch.zeros(hidden.shape, device=hidden.device, dtype=accumulation)
     grad_weight = torch.empty_like(weight) if needs_input_grad[1] else None
     grad_bias = torch.empty_like(bias) if bias is not None and needs_input_grad[2] else None
@@ -92,12 +92,12 @@ class LinearCrossEntropy(torch.autograd.Function):
                 chunk_size: int) -> torch.Tensor:  # fmt: skip
         tokens = hidden.shape[0]
         lse = torch.full(
-            (tokens,), -torch.inf, device=hidden.device, dtype=_accumulation(hidden.dtype)
+            (tokens,), -torch.inf, device=hidden.device, dtype=accumulation_dtype(hidden.dtype)
         )
         picked = torch.zeros_like(lse)
         for start, stop, logits in vocab_blocks(hidden, weight, bias, chunk_size):
             lse = torch.logaddexp(lse, torch.logsumexp(logits, dim=1))  # online logsumexp
-            rows, columns = _targets_in(target, start, stop)
+            rows, columns = targets_in(target, start, stop)
             picked[rows] = logits[rows, columns]
             del logits
         valid = target != ignore_index
@@ -112,11 +112,11 @@ class LinearCrossEntropy(torch.autograd.Function):
     def backward(ctx: Any, grad_loss: torch.Tensor) -> tuple[Any, ...]:
         hidden, weight, bias, target, lse, count = ctx.saved_tensors
         valid = target != ctx.ignore_index
-        scale = torch.where(valid, grad_loss.to(_accumulation(hidden.dtype)) / count, 0.0)
+        scale = torch.where(valid, grad_loss.to(accumulation_dtype(hidden.dtype)) / count, 0.0)
 
         def softmax_minus_one_hot(logits: torch.Tensor, start: int, stop: int) -> None:
             logits.sub_(lse[:, None]).exp_()  # the block of softmax, in place
-            rows, columns = _targets_in(target, start, stop)
+            rows, columns = targets_in(target, start, stop)
             logits[rows, columns] -= 1.0
             logits.mul_(scale[:, None])
 

@@ -20,10 +20,10 @@ from typing import Any, Final, cast
 import torch
 
 from gems_kernels.fused.linear_cross_entropy import (
-    _accumulation,
-    _targets_in,
+    accumulation_dtype,
     block_gradients,
     check_head_inputs,
+    targets_in,
     vocab_blocks,
 )
 
@@ -66,7 +66,7 @@ class _Fold:
                 + torch.exp(block_lse - lse) * block_expected
             )
         self.lse = lse
-        rows, columns = _targets_in(target, start, stop)
+        rows, columns = targets_in(target, start, stop)
         self.picked[rows] = logits[rows, columns]
         if "is_top1" in self.outputs:
             block_max, block_argmax = logits.max(dim=1)  # the first maximum of the block
@@ -87,7 +87,7 @@ class LinearLogProbs(torch.autograd.Function):
                 target: torch.Tensor, ignore_index: int, chunk_size: int,
                 outputs: tuple[str, ...]) -> tuple[torch.Tensor | None, ...]:  # fmt: skip
         ctx.set_materialize_grads(False)  # an entropy logged, not trained, sends no gradient
-        like = torch.empty((), device=hidden.device, dtype=_accumulation(hidden.dtype))
+        like = torch.empty((), device=hidden.device, dtype=accumulation_dtype(hidden.dtype))
         fold = _Fold(hidden.shape[0], like, outputs)
         for start, stop, logits in vocab_blocks(hidden, weight, bias, chunk_size):
             fold.add(logits, target, start, stop)
@@ -114,7 +114,7 @@ class LinearLogProbs(torch.autograd.Function):
     def backward(ctx: Any, grad_log_probs: torch.Tensor | None,
                  grad_entropy: torch.Tensor | None, *_: Any) -> tuple[Any, ...]:  # fmt: skip
         hidden, weight, bias, target, valid, lse, entropy = ctx.saved_tensors
-        accumulation = _accumulation(hidden.dtype)
+        accumulation = accumulation_dtype(hidden.dtype)
 
         def masked(grad: torch.Tensor | None) -> torch.Tensor:
             if grad is None:
@@ -126,9 +126,11 @@ class LinearLogProbs(torch.autograd.Function):
         def gradient(logits: torch.Tensor, start: int, stop: int) -> None:
             # d log p_t / dz_v = [v = t] - p_v;  d entropy / dz_v = -p_v (log p_v + entropy)
             log_p = logits.sub_(lse[:, None])
-            scale = from_entropy[:, None] * (log_p + entropy[:, None]) + from_log_probs[:, None]
+            scale = from_log_probs[:, None]
+            if grad_entropy is not None:
+                scale = from_entropy[:, None] * (log_p + entropy[:, None]) + scale
             logits.exp_().mul_(scale).neg_()  # log_p is logits: now -p_v * scale
-            rows, columns = _targets_in(target, start, stop)
+            rows, columns = targets_in(target, start, stop)
             logits[rows, columns] += from_log_probs[rows]
 
         grads = block_gradients(
