@@ -38,6 +38,7 @@ def _block_logits(
 
 
 def accumulation_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype a block is computed in: float32, or float64 for float64 inputs."""
     return torch.promote_types(dtype, torch.float32)
 
 
