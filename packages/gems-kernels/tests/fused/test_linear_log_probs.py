@@ -79,6 +79,21 @@ def test_outputs_and_gradients_against_float64(dtype: torch.dtype, bias: bool) -
         assert not actual[name].requires_grad
 
 
+def test_a_float32_head_serves_bfloat16_hidden_states() -> None:
+    """As under autocast: products in bfloat16, each gradient in its input's dtype."""
+    hidden, weight, target, b = _problem(torch.float32, True)
+    actual, grads = _run(_gems, hidden.bfloat16(), weight, target, b)
+    expected, expected_grads = _run(_reference, *to_reference((hidden.bfloat16(), weight)),
+                                    target, to_reference(b))  # fmt: skip
+    assert [grad.dtype for grad in grads] == [torch.bfloat16, torch.float32, torch.float32]
+    assert_close(
+        tuple(actual[name].bfloat16() for name in VALUED),
+        tuple(expected[name] for name in VALUED),
+        reduce_size=VOCAB,
+    )
+    assert_close(tuple(grad.bfloat16() for grad in grads), expected_grads, reduce_size=VOCAB)
+
+
 def test_a_tie_counts_the_first_most_likely_token_only() -> None:
     weight = torch.zeros(VOCAB, FEATURES)
     weight[[3, 11]] = 1.0  # two equal best tokens, in different blocks

@@ -28,12 +28,13 @@ _REDUCTIONS = ("mean", "sum")
 def _block_logits(
     hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, start: int, stop: int
 ) -> torch.Tensor:
-    """hidden @ weight[start:stop].T (+ bias), in float32 (float64 stays float64)."""
-    block = weight[start:stop]
+    """hidden @ weight[start:stop].T (+ bias), in float32 (float64 stays float64); the product in
+    hidden's dtype (the block cast to it, so a float32 head serves bfloat16 hidden states)."""
+    block = weight[start:stop].to(hidden.dtype)
     if bias is None:
         logits = torch.mm(hidden, block.t())
     else:
-        logits = torch.addmm(bias[start:stop], hidden, block.t())
+        logits = torch.addmm(bias[start:stop].to(hidden.dtype), hidden, block.t())
     return logits.to(accumulation_dtype(hidden.dtype))
 
 
@@ -73,11 +74,11 @@ def block_gradients(
     grad_bias = torch.empty_like(bias) if bias is not None and needs_input_grad[2] else None
     for start, stop, grad_logits in vocab_blocks(hidden, weight, bias, chunk_size):
         to_grad_logits(grad_logits, start, stop)
-        # float32 products into the float32 hidden-state gradient; the weight's gradient in the
-        # weight's dtype, as ATen's linear backward computes it
+        # float32 products into the float32 hidden-state gradient; the weight's gradient in
+        # hidden's dtype, as ATen's linear backward computes it, stored in the weight's
         grad_hidden.addmm_(grad_logits, weight[start:stop].to(accumulation))
         if grad_weight is not None:
-            torch.mm(grad_logits.to(hidden.dtype).t(), hidden, out=grad_weight[start:stop])
+            grad_weight[start:stop] = torch.mm(grad_logits.to(hidden.dtype).t(), hidden)
         if grad_bias is not None:
             torch.sum(grad_logits, dim=0, out=grad_bias[start:stop])
         del grad_logits

@@ -61,15 +61,16 @@ class GemsLogProbHead:
                 f"asks for final_logit_softcapping={final_logit_softcapping}, "
                 f"logit_scale={logit_scale}"
             )
-        # in the autocast dtype when autocast is on (as TRL's head computes), else hidden's
+        # products in the autocast dtype when autocast is on, as TRL's head computes them (gems
+        # casts the head to the hidden states' dtype block by block, in forward and backward)
         device = hidden.device.type
-        dtype = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else None
-        dtype = dtype or hidden.dtype
+        if torch.is_autocast_enabled(device):
+            hidden = hidden.to(torch.get_autocast_dtype(device))
         result = linear_log_probs(
-            hidden.to(dtype),
-            weight.to(dtype),
+            hidden,
+            weight,
             targets,
-            None if bias is None else bias.to(dtype),
+            bias,
             temperature,
             outputs=tuple(name for name in outputs if name != "log_probs"),
         )
