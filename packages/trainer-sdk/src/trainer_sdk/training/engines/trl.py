@@ -1,5 +1,5 @@
 """The TRL engine: fine-tuning (full or LoRA) of any Hugging Face causal LM by one of TRL's
-methods (``TRLConfig.method``: supervised, DPO, KTO, GRPO, distillation; ``trl_methods``
+methods (``TRLConfig.method``: supervised, DPO, KTO, ORPO, GRPO, distillation; ``trl_methods``
 renders each).
 
 Submit side (pure): ``TRLConfig`` -> the TrainJob's args, TRL's own command-line arguments
