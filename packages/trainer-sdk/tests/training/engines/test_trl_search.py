@@ -33,7 +33,7 @@ from trainer_sdk.optimizer import (
     TrialConfig,
 )
 from trainer_sdk.optimizer.spec import Definition, requested_job
-from trainer_sdk.training.engines import trl_trainers
+from trainer_sdk.training.engines import trl_methods, trl_search, trl_trainers
 
 
 def test_trial_parameters_become_trl_arguments_after_the_jobs() -> None:
@@ -49,6 +49,10 @@ def test_trl_config_settings_become_their_trl_arguments_in_a_trial() -> None:
         "--per_device_train_batch_size=2",
         "--lora_r=4",
     ]
+
+
+def test_every_method_says_what_it_reports() -> None:
+    assert set(trl_search.METRICS) == set(trl_methods.METHODS)
 
 
 LORA = TRLConfig(peft_config=LoraConfig(lora_rank=8))

@@ -36,6 +36,7 @@ _PREFERENCE_METRICS: Final = ("reward_chosen", "reward_rejected", "reward_margin
 METRICS: Final = {
     "sft": _COMMON_METRICS,
     "dpo": (*_COMMON_METRICS, *_PREFERENCE_METRICS, "reward_accuracy"),
+    "orpo": (*_COMMON_METRICS, *_PREFERENCE_METRICS, "reward_accuracy"),
     "kto": (*_COMMON_METRICS, *_PREFERENCE_METRICS, "kl"),
     "grpo": (*_COMMON_METRICS, "reward", "reward_std", "kl"),
     "distillation": _COMMON_METRICS,
