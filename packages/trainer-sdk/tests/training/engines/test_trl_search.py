@@ -224,7 +224,7 @@ def test_successive_halving_stops_a_fine_tune_that_learns_slower_from_its_step_l
     small to move) trails the first at the first rung and is stopped there, long before its
     last step."""
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
-    steps = 100  # after step 4, seconds of training: the stop lands long before the end
+    steps = 200  # after step 4, seconds of training: the stop lands long before the end
     config = TRLConfig(
         max_steps=steps, batch_size=2, seed=7, save_steps=steps, peft_config=LoraConfig(lora_rank=4)
     )
