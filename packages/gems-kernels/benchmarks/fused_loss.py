@@ -68,10 +68,12 @@ def _step(variant: str, args: argparse.Namespace, inputs: Sequence[torch.Tensor]
     return loss
 
 
-def run_variant(variant: str, args: argparse.Namespace, result_path: Path) -> None:
-    """One variant in this process: warm-up, timed passes, peak memory; saves the results."""
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    inputs = _inputs(args, device)
+def measure(
+    device: torch.device, step: Callable[[], Any], count: int
+) -> tuple[Any, int, list[float]]:
+    """``step`` run ``count`` times: its last result, the peak memory in bytes above what was in
+    use before (``max_memory_allocated`` on a GPU, peak resident memory on the CPU) and each
+    run's seconds."""
     if device.type == "cuda":
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -79,9 +81,9 @@ def run_variant(variant: str, args: argparse.Namespace, result_path: Path) -> No
     else:
         base = _resident_kib() * 1024
     times = []
-    for _ in range(args.repeat + 1):
+    for _ in range(count):
         start = time.perf_counter()
-        loss = _step(variant, args, inputs)
+        result = step()
         if device.type == "cuda":
             torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
@@ -89,6 +91,14 @@ def run_variant(variant: str, args: argparse.Namespace, result_path: Path) -> No
         peak = torch.cuda.max_memory_allocated() - base
     else:
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
+    return result, peak, times
+
+
+def run_variant(variant: str, args: argparse.Namespace, result_path: Path) -> None:
+    """One variant in this process: warm-up, timed passes, peak memory; saves the results."""
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    inputs = _inputs(args, device)
+    loss, peak, times = measure(device, lambda: _step(variant, args, inputs), args.repeat + 1)
     hidden, weight, _ = inputs
     torch.save(
         {

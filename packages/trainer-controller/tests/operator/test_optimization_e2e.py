@@ -198,3 +198,43 @@ def test_suspended_job_starts_no_trial_until_resumed(cluster) -> None:  # type: 
         what="Suspended False",
     )
     assert state
+
+
+def test_a_builtin_trainer_trial_trains_with_its_parameters_as_trl_arguments(cluster) -> None:  # type: ignore[no-untyped-def]
+    """An OptimizationJob the SDK submits for a TRL fine-tune: the operator's trial TrainJob
+    keeps the template's TRL arguments and carries the trial's parameters, and the engine's pod
+    side parses them into TRL's config over the template's (learning rate, LoRA rank)."""
+    from trainer_sdk import BuiltinTrainer, KubernetesBackendConfig, LoraConfig, TRLConfig
+    from trainer_sdk.optimizer import OptimizerClient, Search, TrainJobTemplate, TrialConfig
+    from trainer_sdk.training.engines import trl_trainers
+
+    cluster.replica()
+    optimizer = OptimizerClient(
+        KubernetesBackendConfig(config_file=str(cluster.kubeconfig), namespace="default")
+    )
+    config = TRLConfig(learning_rate=1e-4, max_steps=5, peft_config=LoraConfig(lora_rank=8))
+    name = optimizer.optimize(
+        TrainJobTemplate(trainer=BuiltinTrainer(config), runtime="trl-cpu"),
+        trial_config=TrialConfig(num_trials=1),
+        search_space={
+            "learning_rate": Search.loguniform(1e-3, 1e-1),
+            "lora_rank": Search.choice([2]),
+        },
+    )
+    [trial] = cluster.wait_for(lambda: trials(cluster, name), what="the trial TrainJob")
+    parameters = json.loads(trial["metadata"]["annotations"][PARAMETERS_ANNOTATION])
+    trainer = trial["spec"]["trainer"]
+    assert "--learning_rate=0.0001" in trainer["args"] and "--lora_r=8" in trainer["args"]
+    runtime = cluster.get("/apis/trainer.kubeflow.org/v1alpha1/clustertrainingruntimes/trl-cpu")
+    jobs = runtime["spec"]["template"]["spec"]["replicatedJobs"]
+    command = jobs[-1]["template"]["spec"]["template"]["spec"]["containers"][0]["command"]
+    engine_arguments = command[command.index("trl") + 1 :]
+    pod_env = {item["name"]: item["value"] for item in trainer["env"]}
+    with pytest.MonkeyPatch.context() as patch:
+        for variable, value in pod_env.items():
+            patch.setenv(variable, value)
+        _, training, model = trl_trainers.parse([*engine_arguments, *trainer["args"]])
+    assert training.learning_rate == float(parameters["learning_rate"]) != 1e-4
+    assert 1e-3 <= training.learning_rate <= 1e-1
+    assert model.lora_r == 2 and model.use_peft
+    assert training.max_steps == 5

@@ -49,9 +49,13 @@ def test_paths_on_this_machine_are_named_for_the_cluster_backend() -> None:
             "initializer": {
                 "dataset": {"storageUri": "file:///data/x.jsonl"},
                 "model": {"storageUri": "hf://org/m"},
-            }
+            },
+            "trainer": {
+                "args": ["--method=distillation", "--teacher_storage_uri=file:///models/t"]
+            },
         }
     }
     assert machine_paths(manifest) == [
-        ("spec.initializer.dataset.storageUri", "file:///data/x.jsonl")
+        ("spec.initializer.dataset.storageUri", "file:///data/x.jsonl"),
+        ("spec.trainer.args[1]", "file:///models/t"),
     ]

@@ -13,6 +13,7 @@ under ``use_gems``/``enable`` and on ATen's otherwise; the loss accumulates in f
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -27,23 +28,61 @@ _REDUCTIONS = ("mean", "sum")
 def _block_logits(
     hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, start: int, stop: int
 ) -> torch.Tensor:
-    """hidden @ weight[start:stop].T (+ bias), in float32 (float64 stays float64)."""
-    block = weight[start:stop]
+    """hidden @ weight[start:stop].T (+ bias), in float32 (float64 stays float64); the product in
+    hidden's dtype (the block cast to it, so a float32 head serves bfloat16 hidden states)."""
+    block = weight[start:stop].to(hidden.dtype)
     if bias is None:
         logits = torch.mm(hidden, block.t())
     else:
-        logits = torch.addmm(bias[start:stop], hidden, block.t())
-    return logits.to(_accumulation(hidden.dtype))
+        logits = torch.addmm(bias[start:stop].to(hidden.dtype), hidden, block.t())
+    return logits.to(accumulation_dtype(hidden.dtype))
 
 
-def _accumulation(dtype: torch.dtype) -> torch.dtype:
+def accumulation_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype a block is computed in: float32, or float64 for float64 inputs."""
     return torch.promote_types(dtype, torch.float32)
 
 
-def _targets_in(target: torch.Tensor, start: int, stop: int) -> tuple[torch.Tensor, torch.Tensor]:
+def targets_in(target: torch.Tensor, start: int, stop: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Rows whose target lies in [start, stop) and those targets' columns in the block."""
     rows = torch.nonzero((target >= start) & (target < stop)).flatten()
     return rows, target[rows] - start
+
+
+def vocab_blocks(
+    hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, chunk_size: int
+) -> Iterator[tuple[int, int, torch.Tensor]]:
+    """``(start, stop, logits)`` for each block of ``chunk_size`` vocabulary rows, one at a time."""
+    for start in range(0, weight.shape[0], chunk_size):
+        stop = min(start + chunk_size, weight.shape[0])
+        yield start, stop, _block_logits(hidden, weight, bias, start, stop)
+
+
+def block_gradients(
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    chunk_size: int,
+    needs_input_grad: Sequence[bool],
+    to_grad_logits: Callable[[torch.Tensor, int, int], None],
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """The gradients of ``hidden``, ``weight`` and ``bias`` from the blocks' recomputed logits,
+    which ``to_grad_logits(logits, start, stop)`` turns into their gradient in place."""
+    accumulation = accumulation_dtype(hidden.dtype)
+    grad_hidden = torch.zeros(hidden.shape, device=hidden.device, dtype=accumulation)
+    grad_weight = torch.empty_like(weight) if needs_input_grad[1] else None
+    grad_bias = torch.empty_like(bias) if bias is not None and needs_input_grad[2] else None
+    for start, stop, grad_logits in vocab_blocks(hidden, weight, bias, chunk_size):
+        to_grad_logits(grad_logits, start, stop)
+        # float32 products into the float32 hidden-state gradient; the weight's gradient in
+        # hidden's dtype, as ATen's linear backward computes it, stored in the weight's
+        grad_hidden.addmm_(grad_logits, weight[start:stop].to(accumulation))
+        if grad_weight is not None:
+            grad_weight[start:stop] = torch.mm(grad_logits.to(hidden.dtype).t(), hidden)
+        if grad_bias is not None:
+            torch.sum(grad_logits, dim=0, out=grad_bias[start:stop])
+        del grad_logits
+    return grad_hidden.to(hidden.dtype), grad_weight, grad_bias
 
 
 class LinearCrossEntropy(torch.autograd.Function):
@@ -53,16 +92,14 @@ class LinearCrossEntropy(torch.autograd.Function):
     def forward(ctx: Any, hidden: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None,
                 target: torch.Tensor, ignore_index: int, reduction: str,
                 chunk_size: int) -> torch.Tensor:  # fmt: skip
-        tokens, vocab = hidden.shape[0], weight.shape[0]
+        tokens = hidden.shape[0]
         lse = torch.full(
-            (tokens,), -torch.inf, device=hidden.device, dtype=_accumulation(hidden.dtype)
+            (tokens,), -torch.inf, device=hidden.device, dtype=accumulation_dtype(hidden.dtype)
         )
         picked = torch.zeros_like(lse)
-        for start in range(0, vocab, chunk_size):
-            stop = min(start + chunk_size, vocab)
-            logits = _block_logits(hidden, weight, bias, start, stop)
+        for start, stop, logits in vocab_blocks(hidden, weight, bias, chunk_size):
             lse = torch.logaddexp(lse, torch.logsumexp(logits, dim=1))  # online logsumexp
-            rows, columns = _targets_in(target, start, stop)
+            rows, columns = targets_in(target, start, stop)
             picked[rows] = logits[rows, columns]
             del logits
         valid = target != ignore_index
@@ -77,28 +114,46 @@ class LinearCrossEntropy(torch.autograd.Function):
     def backward(ctx: Any, grad_loss: torch.Tensor) -> tuple[Any, ...]:
         hidden, weight, bias, target, lse, count = ctx.saved_tensors
         valid = target != ctx.ignore_index
-        accumulation = _accumulation(hidden.dtype)
-        scale = torch.where(valid, grad_loss.to(accumulation) / count, 0.0)
-        grad_hidden = torch.zeros(hidden.shape, device=hidden.device, dtype=accumulation)
-        grad_weight = torch.empty_like(weight) if ctx.needs_input_grad[1] else None
-        grad_bias = torch.empty_like(bias) if bias is not None and ctx.needs_input_grad[2] else None
-        vocab = weight.shape[0]
-        for start in range(0, vocab, ctx.chunk_size):
-            stop = min(start + ctx.chunk_size, vocab)
-            grad_logits = _block_logits(hidden, weight, bias, start, stop)
-            grad_logits.sub_(lse[:, None]).exp_()  # the block of softmax, in place
-            rows, columns = _targets_in(target, start, stop)
-            grad_logits[rows, columns] -= 1.0
-            grad_logits.mul_(scale[:, None])
-            # float32 products into the float32 hidden-state gradient; the weight's gradient in
-            # the weight's dtype, as ATen's linear backward computes it
-            grad_hidden.addmm_(grad_logits, weight[start:stop].to(accumulation))
-            if grad_weight is not None:
-                torch.mm(grad_logits.to(hidden.dtype).t(), hidden, out=grad_weight[start:stop])
-            if grad_bias is not None:
-                torch.sum(grad_logits, dim=0, out=grad_bias[start:stop])
-            del grad_logits
-        return grad_hidden.to(hidden.dtype), grad_weight, grad_bias, None, None, None, None
+        scale = torch.where(valid, grad_loss.to(accumulation_dtype(hidden.dtype)) / count, 0.0)
+
+        def softmax_minus_one_hot(logits: torch.Tensor, start: int, stop: int) -> None:
+            logits.sub_(lse[:, None]).exp_()  # the block of softmax, in place
+            rows, columns = targets_in(target, start, stop)
+            logits[rows, columns] -= 1.0
+            logits.mul_(scale[:, None])
+
+        grads = block_gradients(
+            hidden, weight, bias, ctx.chunk_size, ctx.needs_input_grad, softmax_minus_one_hot
+        )
+        return *grads, None, None, None, None
+
+
+def check_head_inputs(
+    caller: str,
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    target: torch.Tensor,
+    bias: torch.Tensor | None,
+    chunk_size: object,
+) -> None:
+    """ValueError, prefixed with ``caller``, naming the argument that does not fit an LM head:
+    ``hidden`` (tokens, features), ``weight`` (vocab, features), ``target`` (tokens,)."""
+    if hidden.dim() != 2 or weight.dim() != 2 or hidden.shape[1] != weight.shape[1]:
+        raise ValueError(
+            f"{caller}: hidden (tokens, features) and weight (vocab, features) "
+            f"expected, got {list(hidden.shape)} and {list(weight.shape)}"
+        )
+    if target.shape != hidden.shape[:1] or target.dtype not in (torch.int64, torch.int32):
+        raise ValueError(
+            f"{caller}: target expected int64 of shape [{hidden.shape[0]}], got "
+            f"{target.dtype} {list(target.shape)}"
+        )
+    if bias is not None and bias.shape != weight.shape[:1]:
+        raise ValueError(
+            f"{caller}: bias expected shape [{weight.shape[0]}], got {list(bias.shape)}"
+        )
+    if type(chunk_size) is not int or chunk_size < 1:
+        raise ValueError(f"{caller}: chunk_size expected a positive int, got {chunk_size!r}")
 
 
 def linear_cross_entropy(
@@ -115,28 +170,11 @@ def linear_cross_entropy(
     ``hidden`` (tokens, features), ``weight`` (vocab, features), ``target`` (tokens,) int64;
     ``reduction`` "mean" (over the targets that are not ``ignore_index``) or "sum".
     """
-    if hidden.dim() != 2 or weight.dim() != 2 or hidden.shape[1] != weight.shape[1]:
-        raise ValueError(
-            f"linear_cross_entropy: hidden (tokens, features) and weight (vocab, features) "
-            f"expected, got {list(hidden.shape)} and {list(weight.shape)}"
-        )
-    if target.shape != hidden.shape[:1] or target.dtype not in (torch.int64, torch.int32):
-        raise ValueError(
-            f"linear_cross_entropy: target expected int64 of shape [{hidden.shape[0]}], got "
-            f"{target.dtype} {list(target.shape)}"
-        )
-    if bias is not None and bias.shape != weight.shape[:1]:
-        raise ValueError(
-            f"linear_cross_entropy: bias expected shape [{weight.shape[0]}], got {list(bias.shape)}"
-        )
     if reduction not in _REDUCTIONS:
         raise ValueError(
             f"linear_cross_entropy: reduction expected one of {_REDUCTIONS}, got {reduction!r}"
         )
-    if type(chunk_size) is not int or chunk_size < 1:
-        raise ValueError(
-            f"linear_cross_entropy: chunk_size expected a positive int, got {chunk_size!r}"
-        )
+    check_head_inputs("linear_cross_entropy", hidden, weight, target, bias, chunk_size)
     return autograd.apply(
         LinearCrossEntropy, hidden, weight, bias, target.long(), ignore_index, reduction, chunk_size
     )

@@ -50,11 +50,17 @@ def trainjob_uri(storage_uri: str) -> str:
 
 
 def machine_paths(manifest: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """(field path, URI) of each initializer of a TrainJob manifest that names a path on this
-    machine: a cluster's pods cannot read it (the Kubernetes backend refuses them)."""
-    initializer = (manifest.get("spec") or {}).get("initializer") or {}
-    return [
-        (f"spec.initializer.{step}.storageUri", str(spec["storageUri"]))
-        for step, spec in initializer.items()
-        if str((spec or {}).get("storageUri", "")).startswith(FILE_SCHEME)
+    """(field path, URI) of each initializer of a TrainJob manifest, and each trainer argument
+    ``--<name>_storage_uri=`` (a distillation's teacher), that names a path on this machine: a
+    cluster's pods cannot read it (the Kubernetes backend refuses them)."""
+    spec = manifest.get("spec") or {}
+    found = [
+        (f"spec.initializer.{step}.storageUri", str(initializer.get("storageUri", "")))
+        for step, initializer in (spec.get("initializer") or {}).items()
+        if initializer
     ]
+    for index, argument in enumerate((spec.get("trainer") or {}).get("args") or ()):
+        name, _, value = str(argument).partition("=")
+        if name.startswith("--") and name.endswith("_storage_uri"):
+            found.append((f"spec.trainer.args[{index}]", value))
+    return [(where, uri) for where, uri in found if uri.startswith(FILE_SCHEME)]

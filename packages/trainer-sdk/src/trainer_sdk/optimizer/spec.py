@@ -47,6 +47,7 @@ from trainer_sdk.optimizer.types.search_types import (
     ContinuousSearchSpace,
     Distribution,
 )
+from trainer_sdk.training.engines import trl_search
 
 if TYPE_CHECKING:
     from trainer_sdk.backends.base import RuntimeBackend
@@ -224,6 +225,37 @@ def definition_of(job: OptimizationJob) -> Definition:
     return Definition(space, objectives, algorithm, config, stopping, warm_start)
 
 
+def _builtin_search_errors(config: object, definition: Definition) -> list[str]:
+    """What keeps a built-in trainer's trials from taking ``definition``'s search: each
+    parameter must set a TRL setting and the objective be a metric the engine reports."""
+    if not isinstance(config, types.TRLConfig):
+        return [
+            f"trial_template.trainer: a {type(config).__name__} trial does not read search "
+            "parameters; expected BuiltinTrainer(TRLConfig(...)) or a CustomTrainer"
+        ]
+    errors = []
+    setters: dict[str, str] = {}
+    for name, space in definition.search_space.items():
+        argument = trl_search.argument_name(name)
+        if argument in setters:
+            errors.append(
+                f"search_space[{name!r}]: sets TRL's {argument}, as {setters[argument]!r} does; "
+                "expected one parameter per setting"
+            )
+        setters.setdefault(argument, name)
+        choices = (
+            [str(choice) for choice in space.choices]
+            if isinstance(space, CategoricalSearchSpace)
+            else None
+        )
+        if (problem := trl_search.parameter_problem(config, name, choices)) is not None:
+            errors.append(f"search_space[{name!r}]: {problem}")
+    metric = definition.objectives[0].metric
+    if (problem := trl_search.metric_problem(config, metric)) is not None:
+        errors.append(f"objectives[0].metric {metric!r}: {problem}")
+    return errors
+
+
 def requested_job(
     backend: RuntimeBackend,
     name: str,
@@ -235,8 +267,12 @@ def requested_job(
     ``trial_template``'s TrainJob; a ``CustomTrainer``'s function gets the trial's parameters as
     typed keyword arguments, read from its ``KUBEFLOW_TRAINER_OPT_<NAME>`` env (KEP-3562), so a
     trial runs the same on either backend. ValueError names every invalid argument."""
-    runtime = backend.resolve_runtime(trial_template.runtime)
     trainer = trial_template.trainer
+    if isinstance(trainer, types.BuiltinTrainer) and (
+        errors := _builtin_search_errors(trainer.config, definition)
+    ):
+        raise ValueError("invalid search over a built-in trainer:\n" + "\n".join(errors))
+    runtime = backend.resolve_runtime(trial_template.runtime)
     trainjob = build_trainjob_manifest(
         name, runtime, trainer, trial_template.initializer, (), backend
     )

@@ -17,6 +17,7 @@ __all__ = [
     "DPO",
     "GRPO",
     "KTO",
+    "ORPO",
     "QAT",
     "TORCH_TUNE",
     "BaseInitializer",
@@ -233,6 +234,16 @@ class KTO:
 
 
 @dataclass
+class ORPO:
+    """Odds-ratio preference optimisation (TRL's experimental ``ORPOTrainer``) on
+    chosen/rejected pairs: supervised loss on the chosen answer plus ``beta`` times a penalty on
+    the odds of the rejected one (TRL's default 0.1); no reference model. Experimental: TRL
+    ships it under ``trl.experimental``, which may change without notice."""
+
+    beta: float | None = None
+
+
+@dataclass
 class PromptDataset(_DatasetPreprocessing):
     """Preprocessing of a prompt data set (GRPO): a ``prompt`` column (text, or a list of
     messages) and any other columns the reward functions read (``answer``), mapped with
@@ -335,7 +346,7 @@ class _TRLFields:
     dataset_preprocess_config: TorchTuneInstructDataset | ChatDataset | PreferenceDataset | None = (
         None
     )
-    method: DPO | KTO | None = None
+    method: DPO | KTO | ORPO | None = None
     quantization_aware: QAT | None = None
     gems_kernels: bool = False
 
@@ -344,12 +355,12 @@ class _TRLFields:
 class TRLConfig(EngineSettings, _TRLFields):
     """Parameters of the built-in TRL trainer (fine-tuning of any Hugging Face causal LM, full or
     LoRA): ``method`` picks the training method (unset: supervised fine-tuning; ``DPO``,
-    ``KTO``, ``GRPO``, ``Distillation``), ``batch_size`` per device, ``peft_config`` turns LoRA
-    on (its ``lora_attn_modules`` are the model's module names; torchtune's ``output_proj`` is
-    read as ``o_proj``), ``dataset_preprocess_config`` says the data set's format (unset: found
-    from its columns; ``PreferenceDataset`` for DPO and KTO, ``PromptDataset`` for GRPO and
-    distillation), ``gems_kernels`` trains a Llama, Qwen2 or Mistral on gems' fused kernels
-    (``gems_kernels.fused.patch_hf_model``)."""
+    ``KTO``, ``ORPO``, ``GRPO``, ``Distillation``), ``batch_size`` per device, ``peft_config``
+    turns LoRA on (its ``lora_attn_modules`` are the model's module names; torchtune's
+    ``output_proj`` is read as ``o_proj``), ``dataset_preprocess_config`` says the data set's
+    format (unset: found from its columns; ``PreferenceDataset`` for DPO, KTO and ORPO,
+    ``PromptDataset`` for GRPO and distillation), ``gems_kernels`` trains a Llama, Qwen2 or
+    Mistral on gems' fused kernels (``gems_kernels.fused.patch_hf_model``)."""
 
 
 @dataclass

@@ -12,8 +12,12 @@ from typing import Any
 import pytest
 import yaml
 from trainer_sdk import (
+    DPO,
+    GRPO,
+    KTO,
     BuiltinTrainer,
     CustomTrainer,
+    Distillation,
     HuggingFaceDatasetInitializer,
     HuggingFaceModelInitializer,
     Initializer,
@@ -21,6 +25,7 @@ from trainer_sdk import (
     JobNotFoundError,
     KubernetesBackendConfig,
     Labels,
+    LengthReward,
     LoraConfig,
     RuntimeKind,
     RuntimeNotFoundError,
@@ -350,3 +355,46 @@ def test_the_fine_tuning_guides_call_against_a_cluster(
         InvalidTrainJobError, match=r"spec\.initializer\.dataset\.storageUri: file://"
     ):
         client.train(runtime="trl-gpu", initializer=local, trainer=trainer)
+
+
+@pytest.mark.parametrize(
+    ("method", "name"),
+    [
+        pytest.param(DPO(beta=0.1), "dpo", id="dpo"),
+        pytest.param(KTO(), "kto", id="kto"),
+        pytest.param(GRPO(rewards=[LengthReward(target=8)]), "grpo", id="grpo"),
+        pytest.param(
+            Distillation(teacher=HuggingFaceModelInitializer("hf://org/teacher")),
+            "distillation",
+            id="distillation",
+        ),
+    ],
+)
+def test_each_blueprint_runs_on_the_cluster_runtime(
+    client: TrainerClient, server: Any, namespace: str, method: Any, name: str
+) -> None:
+    """Every TRL method is a TrainJob of trl-gpu: its arguments after the runtime's command."""
+    add_training_runtime(server, namespace, "trl-gpu")
+    initializer = Initializer(
+        model=HuggingFaceModelInitializer("hf://org/model"),
+        dataset=HuggingFaceDatasetInitializer("hf://org/data"),
+    )
+    config = TRLConfig(method=method, num_nodes=2, max_steps=10)
+    job = client.train(runtime="trl-gpu", initializer=initializer, trainer=BuiltinTrainer(config))
+    status, stored = server.request("GET", f"{TRAINJOBS.format(namespace=namespace)}/{job}")
+    assert status == 200
+    assert stored["spec"]["runtimeRef"]["name"] == "trl-gpu"
+    assert {f"--method={name}", "--max_steps=10"} <= set(stored["spec"]["trainer"]["args"])
+
+
+def test_a_teacher_on_this_machine_is_refused_for_a_cluster(
+    client: TrainerClient, server: Any, namespace: str, tmp_path: Path
+) -> None:
+    add_training_runtime(server, namespace, "trl-gpu")
+    teacher = Distillation(teacher=HuggingFaceModelInitializer(str(tmp_path)))
+    initializer = Initializer(model=HuggingFaceModelInitializer("hf://org/model"))
+    trainer = BuiltinTrainer(TRLConfig(method=teacher))
+    with pytest.raises(
+        InvalidTrainJobError, match=rf"spec\.trainer\.args\[\d+\]: {tmp_path.as_uri()} is a path"
+    ):
+        client.train(runtime="trl-gpu", initializer=initializer, trainer=trainer)

@@ -69,6 +69,12 @@ def tiny_qwen2(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def teacher(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Another tiny model (other weights, the same tokenizer): a distillation's teacher."""
+    return write_tiny_model(tmp_path_factory.mktemp("teacher") / "llama", seed=1)
+
+
+@pytest.fixture(scope="session")
 def chat_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("data") / "colors.jsonl"
     path.write_text("".join(json.dumps(record) + "\n" for record in chat_records()))
@@ -124,6 +130,24 @@ def faulty_runtime(name: str, fault: str | None) -> dict[str, Any]:
     return doc
 
 
+def start_job(
+    client: TrainerClient, config: TRLConfig, model: Path, dataset: Path, runtime: str = "trl-cpu"
+) -> str:
+    """``config`` on ``runtime`` with the model and data set at these paths: the job's name."""
+    initializer = Initializer(
+        model=HuggingFaceModelInitializer(str(model)),
+        dataset=HuggingFaceDatasetInitializer(str(dataset)),
+    )
+    return client.train(runtime=runtime, initializer=initializer, trainer=BuiltinTrainer(config))
+
+
+def completed(client: TrainerClient, name: str) -> TrainJob:
+    """The job ``name`` once complete (else its logs' end in the failure)."""
+    job = client.wait_for_job_status(name, timeout=600, polling_interval=1)
+    assert job.status == constants.TRAINJOB_COMPLETE, "\n".join(client.get_job_logs(name))[-3000:]
+    return job
+
+
 def run_to_completion(
     client: TrainerClient,
     config: TRLConfig,
@@ -132,12 +156,6 @@ def run_to_completion(
     runtime: str = "trl-cpu",
 ) -> tuple[str, TrainJob]:
     """``config`` on ``runtime`` with the model and data set at these paths, to its end: its
-    name and the completed job (else its logs' end in the failure)."""
-    initializer = Initializer(
-        model=HuggingFaceModelInitializer(str(model)),
-        dataset=HuggingFaceDatasetInitializer(str(dataset)),
-    )
-    name = client.train(runtime=runtime, initializer=initializer, trainer=BuiltinTrainer(config))
-    job = client.wait_for_job_status(name, timeout=600, polling_interval=1)
-    assert job.status == constants.TRAINJOB_COMPLETE, "\n".join(client.get_job_logs(name))[-3000:]
-    return name, job
+    name and the completed job."""
+    name = start_job(client, config, model, dataset, runtime)
+    return name, completed(client, name)

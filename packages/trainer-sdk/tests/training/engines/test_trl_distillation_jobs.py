@@ -17,19 +17,12 @@ from trainer_sdk import (
     TrainerClient,
     TRLConfig,
 )
-from trainer_sdk.training.engines.tiny_model import write_tiny_model
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from .conftest import COLORS, heldout_texts, run_to_completion
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 STEPS = 20
-
-
-@pytest.fixture(scope="module")
-def teacher(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Another tiny model (other weights, the same tokenizer)."""
-    return write_tiny_model(tmp_path_factory.mktemp("teacher") / "llama", seed=1)
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""TRLConfig.method -> TRL's arguments for DPO, KTO and distillation, and every bad method
+"""TRLConfig.method -> TRL's arguments for DPO, KTO, ORPO and distillation, and every bad method
 setting refused at submit naming its field (GRPO's: test_rewards)."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ import pytest
 from trainer_sdk import (
     DPO,
     KTO,
+    ORPO,
     ChatDataset,
     Distillation,
     HuggingFaceModelInitializer,
@@ -24,7 +25,7 @@ def _args(config: TRLConfig) -> list[str]:
     return ENGINE.trainer(config, None).args
 
 
-def test_dpo_and_kto_become_trls_arguments() -> None:
+def test_dpo_kto_and_orpo_become_trls_arguments() -> None:
     dpo = TRLConfig(
         method=DPO(beta=0.2, loss_type="ipo", reference_model=False),
         dataset_preprocess_config=PreferenceDataset(column_map={"chosen": "better"}),
@@ -48,6 +49,8 @@ def test_dpo_and_kto_become_trls_arguments() -> None:
         "--desirable_weight=1.0",
         "--undesirable_weight=1.5",
     ]
+    orpo = TRLConfig(method=ORPO(beta=0.2), dataset_preprocess_config=PreferenceDataset())
+    assert _args(orpo) == ["--method=orpo", "--beta=0.2", "--dataset_format=preference"]
     assert "--method" not in " ".join(_args(TRLConfig()))  # supervised: the default
 
 
@@ -98,6 +101,12 @@ def test_distillation_fetches_its_teacher_from_the_initializers_uri(tmp_path: Pa
             id="kto-weight",
         ),
         pytest.param(
+            TRLConfig(method=ORPO(beta=-0.1)),
+            "TRLConfig.method.beta",
+            "expected a positive number, got -0.1",
+            id="orpo-beta",
+        ),
+        pytest.param(
             TRLConfig(method=Distillation(teacher="/models/big")),  # type: ignore[arg-type]
             "TRLConfig.method.teacher",
             "expected a HuggingFaceModelInitializer or S3ModelInitializer, got str",
@@ -110,6 +119,13 @@ def test_distillation_fetches_its_teacher_from_the_initializers_uri(tmp_path: Pa
             id="distillation-beta",
         ),
         pytest.param(
+            TRLConfig(method=Distillation(teacher=HuggingFaceModelInitializer("pvc://m/big"))),
+            "TRLConfig.method.teacher.storage_uri",
+            "expected hf://, s3:// or a path: the trainer's main rank fetches the teacher itself, "
+            "and no claim is mounted there; got 'pvc://m/big'",
+            id="distillation-teacher-on-a-claim",
+        ),
+        pytest.param(
             TRLConfig(overrides={"method": "grpo"}),
             "TRLConfig.overrides['method']",
             "set by TRLConfig.method",
@@ -118,7 +134,7 @@ def test_distillation_fetches_its_teacher_from_the_initializers_uri(tmp_path: Pa
         pytest.param(
             TRLConfig(method="dpo"),  # type: ignore[arg-type]
             "TRLConfig.method",
-            "expected None (supervised fine-tuning), DPO, KTO, GRPO or Distillation, got str",
+            "expected None (supervised fine-tuning), DPO, KTO, ORPO, GRPO or Distillation, got str",
             id="method-type",
         ),
         pytest.param(
@@ -138,6 +154,12 @@ def test_distillation_fetches_its_teacher_from_the_initializers_uri(tmp_path: Pa
             "TRLConfig.overrides['loss_weights']",
             "not an argument of TRL's KTOConfig or ModelConfig or of this engine",
             id="kto-takes-no-dpo-argument",
+        ),
+        pytest.param(
+            TRLConfig(method=ORPO(), overrides={"precompute_ref_log_probs": True}),
+            "TRLConfig.overrides['precompute_ref_log_probs']",
+            "not an argument of TRL's ORPOConfig or ModelConfig or of this engine",
+            id="orpo-takes-no-reference",
         ),
     ],
 )

@@ -15,7 +15,7 @@ assistant turn, and that turn), so the loss is on the answer only, with any chat
 ``train_on_input`` a chat record stays whole and an instruct record is trained on its prompt too.
 A tokenizer without a chat template gets the turns as plain text.
 
-Preference data sets (DPO, KTO: ``to_preference_records``) have ``prompt``, ``chosen`` and
+Preference data sets (DPO, KTO, ORPO: ``to_preference_records``) have ``prompt``, ``chosen`` and
 ``rejected`` columns, each text or a list of messages; prompt data sets (GRPO:
 ``to_prompt_records``) a ``prompt`` column and whatever their reward functions read.
 """
@@ -196,7 +196,7 @@ def to_preference_records(
     conversational: bool,
 ) -> Dataset:
     """``dataset`` (``prompt``, ``chosen``, ``rejected`` columns, after ``column_map``) in the
-    form TRL's preference trainers (DPO, KTO) take: messages for a tokenizer with a chat
+    form TRL's preference trainers (DPO, KTO, ORPO) take: messages for a tokenizer with a chat
     template, else the turns as plain text as ``to_training_records`` writes them."""
     columns = _renamed(dataset.column_names, column_map)
     missing = [name for name in ("prompt", "chosen", "rejected") if name not in columns]

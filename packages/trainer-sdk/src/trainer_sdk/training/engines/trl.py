@@ -1,5 +1,5 @@
 """The TRL engine: fine-tuning (full or LoRA) of any Hugging Face causal LM by one of TRL's
-methods (``TRLConfig.method``: supervised, DPO, KTO, GRPO, distillation; ``trl_methods``
+methods (``TRLConfig.method``: supervised, DPO, KTO, ORPO, GRPO, distillation; ``trl_methods``
 renders each).
 
 Submit side (pure): ``TRLConfig`` -> the TrainJob's args, TRL's own command-line arguments
@@ -35,7 +35,14 @@ from trainer_sdk.training.engines.settings import field_error, setting_errors
 if TYPE_CHECKING:
     from trainer_api import FieldError
 
-__all__ = ["ARGUMENTS_FILE", "ENGINE", "RUNTIME_ARGUMENTS", "TRL"]
+__all__ = [
+    "ARGUMENTS_FILE",
+    "ENGINE",
+    "RUNTIME_ARGUMENTS",
+    "SETTING_ARGUMENTS",
+    "TRL",
+    "argument_kinds",
+]
 
 ARGUMENTS_FILE: Final = "trl_arguments.json"
 RUNTIME_ARGUMENTS: Final = frozenset(
@@ -43,8 +50,7 @@ RUNTIME_ARGUMENTS: Final = frozenset(
 )
 """Set by the runtime's command (where the initializers put the model and data set, where the
 model goes); a job may not set them."""
-# EngineSettings and upstream's fields -> TRL's argument names.
-_NAMES: Final = {
+SETTING_ARGUMENTS: Final = {
     "batch_size": "per_device_train_batch_size",
     "epochs": "num_train_epochs",
     "learning_rate": "learning_rate",
@@ -54,6 +60,7 @@ _NAMES: Final = {
     "save_steps": "save_steps",
     "seed": "seed",
 }
+"""``EngineSettings``' and upstream's fields -> TRL's argument names."""
 # torchtune's module names (upstream's LoraConfig defaults) as Hugging Face models name them.
 _HF_MODULE: Final = {"output_proj": "o_proj"}
 _MLP_MODULES: Final = ("gate_proj", "up_proj", "down_proj")
@@ -231,7 +238,7 @@ class TRL:
         errors = setting_errors(config, where)
         arguments: dict[str, Any] = {
             argument: value
-            for name, argument in _NAMES.items()
+            for name, argument in SETTING_ARGUMENTS.items()
             if (value := getattr(config, name)) is not None
         }
         if config.dtype is not None and isinstance(config.dtype, types.DataType):

@@ -2,7 +2,8 @@
 name and TRL arguments, and which data set preprocessing each method takes.
 
 A method is one of TRL's trainers with its config (``SFTTrainer``/``SFTConfig``,
-``DPOTrainer``/``DPOConfig``, ``KTOTrainer``/``KTOConfig``, ``GRPOTrainer``/``GRPOConfig``,
+``DPOTrainer``/``DPOConfig``, ``KTOTrainer``/``KTOConfig``, ``ORPOTrainer``/``ORPOConfig``
+(experimental in TRL), ``GRPOTrainer``/``GRPOConfig``,
 ``DistillationTrainer``/``DistillationConfig``);
 the pod side (``trl_trainers``) runs the trainer that ``--method`` names.
 """
@@ -26,11 +27,12 @@ if TYPE_CHECKING:
 
 __all__ = ["CONFIG_NAMES", "DATASETS", "METHODS", "METHOD_ARGUMENTS", "render"]
 
-METHODS: Final = ("sft", "dpo", "kto", "grpo", "distillation")
+METHODS: Final = ("sft", "dpo", "kto", "orpo", "grpo", "distillation")
 CONFIG_NAMES: Final = {
     "sft": "SFTConfig",
     "dpo": "DPOConfig",
     "kto": "KTOConfig",
+    "orpo": "ORPOConfig",
     "grpo": "GRPOConfig",
     "distillation": "DistillationConfig",
 }
@@ -42,6 +44,7 @@ DATASETS: Final[dict[str, tuple[type[Any], ...]]] = {
     "sft": (types.TorchTuneInstructDataset, types.ChatDataset),
     "dpo": _PREFERENCES,
     "kto": _PREFERENCES,
+    "orpo": _PREFERENCES,
     "grpo": (types.PromptDataset,),
     "distillation": (types.PromptDataset,),
 }
@@ -78,6 +81,11 @@ def _kto(method: types.KTO, where: str) -> tuple[dict[str, Any], list[FieldError
     names = ("beta", "desirable_weight", "undesirable_weight")
     arguments = {name: getattr(method, name) for name in names if getattr(method, name) is not None}
     return arguments, _numbers(method, names, where)
+
+
+def _orpo(method: types.ORPO, where: str) -> tuple[dict[str, Any], list[FieldError]]:
+    arguments = {"beta": method.beta} if method.beta is not None else {}
+    return arguments, _numbers(method, ("beta",), where)
 
 
 def _grpo(method: types.GRPO, where: str) -> tuple[dict[str, Any], list[FieldError]]:
@@ -125,13 +133,24 @@ def _generation(method: Any, where: str) -> tuple[dict[str, Any], list[FieldErro
     return arguments, errors
 
 
+_TEACHER_SCHEMES: Final = ("hf://", "s3://", storage.FILE_SCHEME)
+"""What the pod side's ``fetch`` reads a teacher from."""
+
+
 def _distillation(
     method: types.Distillation, where: str
 ) -> tuple[dict[str, Any], list[FieldError]]:
     arguments, errors = _generation(method, where)
     teacher = method.teacher
     if isinstance(teacher, (types.HuggingFaceModelInitializer, types.S3ModelInitializer)):
-        arguments["teacher_storage_uri"] = storage.trainjob_uri(teacher.storage_uri)
+        uri = storage.trainjob_uri(teacher.storage_uri)
+        arguments["teacher_storage_uri"] = uri
+        if not uri.startswith(_TEACHER_SCHEMES):
+            problem = (
+                "expected hf://, s3:// or a path: the trainer's main rank fetches the teacher "
+                f"itself, and no claim is mounted there; got {teacher.storage_uri!r}"
+            )
+            errors.append(field_error(f"{where}.teacher.storage_uri", problem))
     else:
         problem = (
             "expected a HuggingFaceModelInitializer or S3ModelInitializer, got "
@@ -149,6 +168,7 @@ def _distillation(
 _RENDERERS: Final[tuple[tuple[type[Any], str, Any], ...]] = (
     (types.DPO, "dpo", _dpo),
     (types.KTO, "kto", _kto),
+    (types.ORPO, "orpo", _orpo),
     (types.GRPO, "grpo", _grpo),
     (types.Distillation, "distillation", _distillation),
 )
@@ -166,7 +186,7 @@ def render(method: object, where: str) -> tuple[str, dict[str, Any], list[FieldE
             arguments, errors = arguments_of(method, path)
             return name, {"method": name, **arguments}, errors
     problem = (
-        "expected None (supervised fine-tuning), DPO, KTO, GRPO or Distillation, got "
+        "expected None (supervised fine-tuning), DPO, KTO, ORPO, GRPO or Distillation, got "
         f"{type(method).__name__}"
     )
     return "sft", {}, [field_error(path, problem)]

@@ -1,7 +1,7 @@
 """The TRL engine's pod side: the trainer of the job's method (``SFTTrainer``, ``DPOTrainer``,
-``KTOTrainer``, ``GRPOTrainer`` with the job's reward functions, ``DistillationTrainer`` with
-the job's teacher, fetched into ``teacher/`` beside the output by the main rank first) in every
-rank.
+``KTOTrainer``, ``ORPOTrainer`` (from ``trl.experimental``), ``GRPOTrainer`` with the job's
+reward functions, ``DistillationTrainer`` with the job's teacher, fetched into ``teacher/``
+beside the output by the main rank first) in every rank.
 
     torchrun -m trainer_sdk.training.engines trl --model_name_or_path=M --dataset_path=D \\
         --output_path=O [--method=dpo] [TRL arguments...]
@@ -26,6 +26,7 @@ from accelerate import PartialState  # type: ignore[import-untyped]
 from datasets import Dataset
 from transformers import AutoTokenizer, HfArgumentParser, TrainingArguments
 from transformers.hf_argparser import DataClassType, string_to_bool
+from trl.experimental.orpo import ORPOConfig, ORPOTrainer
 from trl.scripts.utils import TrlParser
 from trl.trainer.distillation_config import DistillationConfig
 from trl.trainer.distillation_trainer import DistillationTrainer
@@ -51,6 +52,7 @@ from trainer_sdk.training.engines import (
 )
 from trainer_sdk.training.engines.dataset_arguments import DatasetArguments
 from trainer_sdk.training.engines.trl_methods import CONFIG_NAMES, METHODS
+from trainer_sdk.training.engines.trl_search import argument_name
 
 __all__ = ["DEFAULT_ARGUMENTS", "argument_table", "main", "parse", "search_arguments"]
 
@@ -68,6 +70,7 @@ _CONFIGS: Final[dict[str, type[TrainingArguments]]] = {
     "sft": SFTConfig,
     "dpo": DPOConfig,
     "kto": KTOConfig,
+    "orpo": ORPOConfig,
     "grpo": GRPOConfig,
     "distillation": DistillationConfig,
 }
@@ -75,6 +78,7 @@ _TRAINERS: Final[dict[str, Any]] = {
     "sft": SFTTrainer,
     "dpo": DPOTrainer,
     "kto": KTOTrainer,
+    "orpo": ORPOTrainer,
     "grpo": GRPOTrainer,
     "distillation": DistillationTrainer,
 }
@@ -113,14 +117,14 @@ def argument_table() -> dict[str, dict[str, Any]]:
 
 def search_arguments(method: str, environ: Mapping[str, str]) -> list[str]:
     """An optimizer trial's parameters (``OptimizerClient``'s search space, named after TRL's
-    arguments: ``learning_rate``, ``lora_r``, ``beta``) as TRL arguments; ValueError names a
-    parameter the method does not take."""
+    arguments, ``learning_rate``, ``lora_r``, ``beta``, or ``TRLConfig``'s, ``lora_rank``) as TRL
+    arguments; ValueError names a parameter the method does not take."""
     kinds = _kinds(_parser(method))
     arguments = []
     for variable, value in sorted(environ.items()):
         if not variable.startswith(SEARCH_PREFIX):
             continue
-        name = variable.removeprefix(SEARCH_PREFIX).lower()
+        name = argument_name(variable.removeprefix(SEARCH_PREFIX).lower())
         if name not in kinds:
             raise ValueError(
                 f"search parameter {name!r}: not an argument of TRL's {CONFIG_NAMES[method]} or "
@@ -150,7 +154,7 @@ def _records(paths: DatasetArguments, tokenizer: Any) -> Dataset:
     )
     column_map = json.loads(paths.column_map) if paths.column_map else {}
     conversational = tokenizer.chat_template is not None
-    if paths.method in ("dpo", "kto"):
+    if paths.method in ("dpo", "kto", "orpo"):
         pairs = datasets.to_preference_records(
             records, column_map, paths.new_system_prompt, conversational
         )
