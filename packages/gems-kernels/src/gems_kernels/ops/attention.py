@@ -4,9 +4,9 @@ Inputs are viewed as (batch, heads, length, dim) with their own strides, so layo
 (B, L, H, D) transposed to (B, H, L, D) are read in place. The forward kernel holds BLOCK_M
 queries of one head and walks the keys in blocks with an online softmax, so the score matrix
 never exists in memory; it returns each row's logsumexp (for ATen's entry points; the gems
-backward does not read it). The backward recomputes the scores: a first pass over the keys
-forms each row's score maximum m, the inverse of its sum l of exp(s - m), and
-delta = rowsum(P * dP); one kernel accumulates dK and dV for a block of keys over every query
+backward does not read it). The backward recomputes the scores: a statistics pass of the dQ
+kernel over the keys forms each row's score maximum m, the inverse of its sum l of exp(s - m),
+and delta = rowsum(P * dP); one kernel accumulates dK and dV for a block of keys over every query
 block (and every query head of its group, so grouped-query gradients are summed without
 atomics), another accumulates dQ for a block of queries, both with P = exp(s - m) / l.
 Keeping m and l apart instead of reading P = exp(s - lse) from a float32 lse, and forming delta
@@ -173,64 +173,6 @@ def _attention_forward_kernel(
 
 
 @triton.jit
-def _attention_backward_rows_kernel(
-    q, k, v, mask, grad_out, row_max, row_inv_sum, delta,
-    heads, group, query_len, key_len, head_dim, value_dim, scale,
-    q_batch_stride, q_head_stride, q_row_stride, q_dim_stride,
-    k_batch_stride, k_head_stride, k_row_stride, k_dim_stride,
-    v_batch_stride, v_head_stride, v_row_stride, v_dim_stride,
-    mask_batch_stride, mask_head_stride, mask_row_stride, mask_key_stride,
-    grad_batch_stride, grad_head_stride, grad_row_stride, grad_dim_stride,
-    CAUSAL: tl.constexpr, MASK: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-):  # fmt: skip
-    """For BLOCK_M queries of one head, in one online pass over the keys: the score maximum m
-    (0 for a row with no key left), 1 / l with l the sum of exp(s - m) (0 for such a row), and
-    delta = rowsum(P * dP), dP = dO V^T."""
-    program = tl.program_id(0).to(tl.int64)
-    batch, head = program // heads, program % heads
-    kv_head = head // group
-    row_start = tl.program_id(1) * BLOCK_M
-    rows = row_start + tl.arange(0, BLOCK_M)
-    dims = tl.arange(0, BLOCK_D)
-    value_dims = tl.arange(0, BLOCK_DV)
-    q_tile = _load_tile(q + batch * q_batch_stride + head * q_head_stride, rows, dims,
-                        q_row_stride, q_dim_stride, query_len, head_dim, UPCAST)  # fmt: skip
-    do_tile = _load_tile(grad_out + batch * grad_batch_stride + head * grad_head_stride, rows,
-                         value_dims, grad_row_stride, grad_dim_stride, query_len, value_dim,
-                         UPCAST)  # fmt: skip
-    k_base = k + batch * k_batch_stride + kv_head * k_head_stride
-    v_base = v + batch * v_batch_stride + kv_head * v_head_stride
-    mask_base = mask + batch * mask_batch_stride + head * mask_head_stride
-    running_max = tl.full([BLOCK_M], float("-inf"), tl.float32)
-    running_sum = tl.zeros([BLOCK_M], tl.float32)
-    running_dot = tl.zeros([BLOCK_M], tl.float32)
-    key_end = key_len
-    if CAUSAL:  # the last query of the block sees keys up to its own index
-        key_end = tl.minimum(key_len, row_start + BLOCK_M)
-    for start in range(0, key_end, BLOCK_N):
-        keys = start + tl.arange(0, BLOCK_N)
-        k_tile = _load_tile(k_base, keys, dims, k_row_stride, k_dim_stride,
-                            key_len, head_dim, UPCAST)  # fmt: skip
-        v_tile_t = _load_tile(v_base, value_dims, keys, v_dim_stride, v_row_stride,
-                              value_dim, key_len, UPCAST)  # fmt: skip
-        scores = _masked_scores(q_tile, tl.trans(k_tile), rows, keys, query_len, key_len,
-                                scale, mask_base, mask_row_stride, mask_key_stride,
-                                CAUSAL, MASK, PRECISION)  # fmt: skip
-        grad_probs = tl.dot(do_tile, v_tile_t, input_precision=PRECISION)
-        running_max, weights, rescale, running_sum = _online_softmax_step(
-            running_max, running_sum, scores
-        )
-        running_dot = running_dot * rescale + tl.sum(weights * grad_probs, axis=1)
-    seen = running_sum > 0
-    inv_sum = tl.where(seen, 1.0 / tl.where(seen, running_sum, 1.0), 0.0)
-    in_range = rows < query_len
-    store(row_max + program * query_len + rows, tl.where(seen, running_max, 0.0), mask=in_range)
-    store(row_inv_sum + program * query_len + rows, inv_sum, mask=in_range)
-    store(delta + program * query_len + rows, running_dot * inv_sum, mask=in_range)
-
-
-@triton.jit
 def _attention_backward_kv_kernel(
     q, k, v, mask, grad_out, row_max, row_inv_sum, delta, grad_k, grad_v,
     heads, kv_heads, group, query_len, key_len, head_dim, value_dim, scale,
@@ -307,11 +249,13 @@ def _attention_backward_q_kernel(
     dq_batch_stride, dq_head_stride, dq_row_stride, dq_dim_stride,
     CAUSAL: tl.constexpr, MASK: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    GRAD_MASK: tl.constexpr,
+    STATS: tl.constexpr, GRAD_MASK: tl.constexpr,
 ):  # fmt: skip
-    """dQ of BLOCK_M queries of one head, over the keys they see; with GRAD_MASK also the
-    score gradients, the additive mask's gradient before its broadcast dims are summed, into a
-    contiguous float32 (B, H, L, S) buffer."""
+    """One pass over the keys BLOCK_M queries of one head see. With STATS, the row statistics
+    the other passes read: the score maximum m (0 for a row with no key left), 1 / l with l the
+    sum of exp(s - m) (0 for such a row) and delta = rowsum(P * dP), dP = dO V^T. Without, dQ
+    from them; with GRAD_MASK also the score gradients, the additive mask's gradient before its
+    broadcast dims are summed, into a contiguous float32 (B, H, L, S) buffer."""
     program = tl.program_id(0).to(tl.int64)
     batch, head = program // heads, program % heads
     kv_head = head // group
@@ -325,13 +269,19 @@ def _attention_backward_q_kernel(
                          value_dims, grad_row_stride, grad_dim_stride, query_len, value_dim,
                          UPCAST)  # fmt: skip
     in_range = rows < query_len
-    max_tile = tl.load(row_max + program * query_len + rows, mask=in_range, other=0.0)
-    inv_sum_tile = tl.load(row_inv_sum + program * query_len + rows, mask=in_range, other=0.0)
-    row_delta = tl.load(delta + program * query_len + rows, mask=in_range, other=0.0)
+    row_offsets = program * query_len + rows
+    if STATS:
+        running_max = tl.full([BLOCK_M], float("-inf"), tl.float32)
+        running_sum = tl.zeros([BLOCK_M], tl.float32)
+        running_dot = tl.zeros([BLOCK_M], tl.float32)
+    else:
+        max_tile = tl.load(row_max + row_offsets, mask=in_range, other=0.0)
+        inv_sum_tile = tl.load(row_inv_sum + row_offsets, mask=in_range, other=0.0)
+        row_delta = tl.load(delta + row_offsets, mask=in_range, other=0.0)
+        grad_q_acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
     k_base = k + batch * k_batch_stride + kv_head * k_head_stride
     v_base = v + batch * v_batch_stride + kv_head * v_head_stride
     mask_base = mask + batch * mask_batch_stride + head * mask_head_stride
-    grad_q_acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
     key_end = key_len
     if CAUSAL:  # the last query of the block sees keys up to its own index
         key_end = tl.minimum(key_len, row_start + BLOCK_M)
@@ -344,18 +294,33 @@ def _attention_backward_q_kernel(
         scores = _masked_scores(q_tile, tl.trans(k_tile), rows, keys, query_len, key_len,
                                 scale, mask_base, mask_row_stride, mask_key_stride,
                                 CAUSAL, MASK, PRECISION)  # fmt: skip
-        probs = tl.exp(scores - max_tile[:, None]) * inv_sum_tile[:, None]
         grad_probs = tl.dot(do_tile, v_tile_t, input_precision=PRECISION)
-        grad_scores = probs * (grad_probs - row_delta[:, None])
-        if GRAD_MASK:
-            store(
-                grad_mask + (program * query_len + rows[:, None]) * key_len + keys[None, :],
-                grad_scores,
-                mask=(rows < query_len)[:, None] & (keys < key_len)[None, :],
+        if STATS:
+            running_max, weights, rescale, running_sum = _online_softmax_step(
+                running_max, running_sum, scores
             )
-        grad_q_acc += tl.dot(grad_scores.to(k_tile.dtype), k_tile, input_precision=PRECISION)
-    _store_tile(grad_q + batch * dq_batch_stride + head * dq_head_stride, grad_q_acc * scale,
-                rows, dims, dq_row_stride, dq_dim_stride, query_len, head_dim)  # fmt: skip
+            running_dot = running_dot * rescale + tl.sum(weights * grad_probs, axis=1)
+        else:
+            probs = tl.exp(scores - max_tile[:, None]) * inv_sum_tile[:, None]
+            grad_scores = probs * (grad_probs - row_delta[:, None])
+            if GRAD_MASK:
+                store(
+                    grad_mask + row_offsets[:, None] * key_len + keys[None, :],
+                    grad_scores,
+                    mask=in_range[:, None] & (keys < key_len)[None, :],
+                )
+            grad_q_acc += tl.dot(grad_scores.to(k_tile.dtype), k_tile,
+                                 input_precision=PRECISION)  # fmt: skip
+    if STATS:
+        seen = running_sum > 0
+        inv_sum = tl.where(seen, 1.0 / tl.where(seen, running_sum, 1.0), 0.0)
+        store(row_max + row_offsets, tl.where(seen, running_max, 0.0), mask=in_range)
+        store(row_inv_sum + row_offsets, inv_sum, mask=in_range)
+        store(delta + row_offsets, running_dot * inv_sum, mask=in_range)
+    else:
+        _store_tile(grad_q + batch * dq_batch_stride + head * dq_head_stride,
+                    grad_q_acc * scale, rows, dims, dq_row_stride, dq_dim_stride, query_len,
+                    head_dim)  # fmt: skip
 
 
 class _Launch(NamedTuple):
@@ -524,12 +489,14 @@ def attention_backward(
         group = launch.heads // launch.kv_heads
         q_block_m, q_block_n = launch.blocks.grad_q
         rows_grid = (launch.batch * launch.heads, tuning.cdiv(launch.query_len, q_block_m))
-        _attention_backward_rows_kernel.run(
-            q, k, v, mask, do, row_max, row_inv_sum, delta, launch.heads, group, *shared,
-            BLOCK_M=q_block_m, BLOCK_N=q_block_n, **constants,
+        stats = (row_max, row_inv_sum, delta)
+        scores_out = grad_scores if grad_scores is not None else q
+        # The statistics pass of the dQ kernel (it writes no dQ: q stands in for it).
+        _attention_backward_q_kernel.run(
+            q, k, v, mask, do, *stats, q, scores_out, launch.heads, group, *shared, *q.stride(),
+            BLOCK_M=q_block_m, BLOCK_N=q_block_n, STATS=True, GRAD_MASK=False, **constants,
             grid=rows_grid, warmup=False,
         )  # fmt: skip
-        stats = (row_max, row_inv_sum, delta)
         if grad_k is not None and grad_v is not None:
             kv_block_m, kv_block_n = launch.blocks.grad_kv
             keys_grid = (launch.batch * launch.kv_heads, tuning.cdiv(launch.key_len, kv_block_n))
@@ -542,11 +509,10 @@ def attention_backward(
             )  # fmt: skip
         if grad_q is not None:
             _attention_backward_q_kernel.run(
-                q, k, v, mask, do, *stats, grad_q,
-                grad_scores if grad_scores is not None else q,
+                q, k, v, mask, do, *stats, grad_q, scores_out,
                 launch.heads, group, *shared, *grad_q.stride(),
-                BLOCK_M=q_block_m, BLOCK_N=q_block_n, GRAD_MASK=grad_scores is not None,
-                **constants,
+                BLOCK_M=q_block_m, BLOCK_N=q_block_n, STATS=False,
+                GRAD_MASK=grad_scores is not None, **constants,
                 grid=rows_grid, warmup=False,
             )  # fmt: skip
     grad_mask = None

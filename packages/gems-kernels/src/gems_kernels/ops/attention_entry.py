@@ -245,9 +245,7 @@ def efficient_attention_backward(
 ) -> tuple[Any, ...]:
     """aten::_scaled_dot_product_efficient_attention_backward."""
     needs = tuple(bool(n) for n in grad_input_mask)
-    grads = attention_backward(
-        grad_out, query, key, value, attn_bias, is_causal, scale, needs
-    )
+    grads = attention_backward(grad_out, query, key, value, attn_bias, is_causal, scale, needs)
     return tuple(g if g is not None else query.new_empty(0) for g in grads)
 
 
