@@ -26,7 +26,8 @@ def _error(got: torch.Tensor, reference: torch.Tensor) -> float:
 
 def _errors(inputs: Inputs, grad: torch.Tensor) -> list[tuple[str, float, float]]:
     """(input name, gems' error, ATen's error) of each float32 gradient against float64."""
-    reference = _gradients(tuple(t.double() for t in inputs), grad.double())  # type: ignore[arg-type]
+    q, k, v = inputs
+    reference = _gradients((q.double(), k.double(), v.double()), grad.double())
     aten = _gradients(inputs, grad)
     with gems_kernels.use_gems():
         gems = _gradients(inputs, grad)
