@@ -14,8 +14,8 @@ cost. Prints, per seed and on average, the training steps each search spent and 
 objective it found; ``--split`` adds TPE alone and random search with ASHA, to tell the
 sampler's saving from the pruning's.
 
-    python packages/trainer-sdk/benchmarks/bench_search_finetune.py [--trials 24] \\
-        [--seeds 0 1 2] [--steps 48] [--every 4] [--min-resource 4] [--reduction-factor 3] \\
+    python packages/trainer-sdk/benchmarks/bench_search_finetune.py [--trials 40] \\
+        [--seeds 0 1 2] [--steps 48] [--every 4] [--min-resource 4] [--reduction-factor 2] \\
         [--split]
 """
 
@@ -190,12 +190,12 @@ class Compared:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--trials", type=int, default=24)
+    parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=48)
     parser.add_argument("--every", type=int, default=4)
     parser.add_argument("--min-resource", type=int, default=4)
-    parser.add_argument("--reduction-factor", type=int, default=3)
+    parser.add_argument("--reduction-factor", type=int, default=2)
     parser.add_argument(
         "--split", action="store_true", help="also TPE alone and random search with ASHA"
     )
