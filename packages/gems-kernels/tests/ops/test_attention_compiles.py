@@ -31,7 +31,8 @@ def compile_all() -> list[str]:
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    pointer_types = {"lse": "*fp32", "delta": "*fp32", "grad_mask": "*fp32"}
+    pointer_types = {name: "*fp32" for name in ("lse", "row_max", "row_inv_sum", "delta",
+                                                "grad_mask")}  # fmt: skip
     failures = []
     for dtype, causal, mask_kind, head_dim in VARIANTS:
         blocks = attention._blocks(interpreted=False, head_dim=head_dim)
@@ -42,8 +43,9 @@ def compile_all() -> list[str]:
             (attention._attention_forward_kernel, blocks.forward, shared),
             (attention._attention_backward_kv_kernel, blocks.grad_kv, shared),
             (attention._attention_backward_q_kernel, blocks.grad_q,
-             {**shared, "GRAD_MASK": mask_kind == 2}),
-            (attention._attention_backward_preprocess_kernel, blocks.grad_q, {"BLOCK_DV": dims}),
+             {**shared, "STATS": False, "GRAD_MASK": mask_kind == 2}),
+            (attention._attention_backward_q_kernel, blocks.grad_q,
+             {**shared, "STATS": True, "GRAD_MASK": False}),
         ]  # fmt: skip
         mask_type = {0: f"*{dtype}", 1: "*u8", 2: f"*{dtype}"}[mask_kind]
         for kernel, (block_m, block_n), constants in kernels:
@@ -70,8 +72,8 @@ def compile_all() -> list[str]:
     return failures
 
 
-_POINTERS = {"q", "k", "v", "mask", "out", "lse", "grad_out", "delta", "grad_k", "grad_v",
-             "grad_q", "grad_mask"}  # fmt: skip
+_POINTERS = {"q", "k", "v", "mask", "out", "lse", "grad_out", "row_max", "row_inv_sum",
+             "delta", "grad_k", "grad_v", "grad_q", "grad_mask"}  # fmt: skip
 
 
 @pytest.mark.slow

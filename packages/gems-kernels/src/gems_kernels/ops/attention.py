@@ -3,10 +3,16 @@
 Inputs are viewed as (batch, heads, length, dim) with their own strides, so layouts such as
 (B, L, H, D) transposed to (B, H, L, D) are read in place. The forward kernel holds BLOCK_M
 queries of one head and walks the keys in blocks with an online softmax, so the score matrix
-never exists in memory; it saves each row's logsumexp. The backward recomputes the scores from
-it: a preprocess kernel forms delta = rowsum(dO * O), one kernel accumulates dK and dV for a
-block of keys over every query block (and every query head of its group, so grouped-query
-gradients are summed without atomics), another accumulates dQ for a block of queries.
+never exists in memory; it returns each row's logsumexp (for ATen's entry points; the gems
+backward does not read it). The backward recomputes the scores: a statistics pass of the dQ
+kernel over the keys forms each row's score maximum m, the inverse of its sum l of exp(s - m),
+and delta = rowsum(P * dP); one kernel accumulates dK and dV for a block of keys over every query
+block (and every query head of its group, so grouped-query gradients are summed without
+atomics), another accumulates dQ for a block of queries, both with P = exp(s - m) / l.
+Keeping m and l apart instead of reading P = exp(s - lse) from a float32 lse, and forming delta
+from the same dP values the kernels subtract it from instead of rowsum(dO * O) from the rounded
+output, keeps float32 gradients within ATen's math path's error where rows are nearly one-hot
+(scores far from zero; see the package README, "Re-checked").
 
 Masks: a boolean ``attn_mask`` (True takes part) or an additive one (float32 or the query's
 dtype), broadcastable to (..., L, S); ``is_causal`` keeps key j for query i when j <= i (top-left
@@ -99,6 +105,17 @@ def _masked_scores(
 
 
 @triton.jit
+def _online_softmax_step(running_max, running_sum, scores):
+    """One block of keys of an online softmax: (new row max, the block's weights
+    exp(score - max), the factor rescaling earlier sums, the updated sum of weights)."""
+    new_max = tl.maximum(running_max, tl.max(scores, axis=1))
+    safe_max = tl.where(new_max == float("-inf"), 0.0, new_max)
+    weights = tl.exp(scores - safe_max[:, None])
+    rescale = tl.exp(running_max - safe_max)
+    return new_max, weights, rescale, running_sum * rescale + tl.sum(weights, axis=1)
+
+
+@triton.jit
 def _attention_forward_kernel(
     q, k, v, mask, out, lse,
     heads, group, query_len, key_len, head_dim, value_dim, scale,
@@ -137,17 +154,13 @@ def _attention_forward_kernel(
         scores = _masked_scores(q_tile, k_tile_t, rows, keys, query_len, key_len, scale,
                                 mask_base, mask_row_stride, mask_key_stride,
                                 CAUSAL, MASK, PRECISION)  # fmt: skip
-        new_max = tl.maximum(running_max, tl.max(scores, axis=1))
-        safe_max = tl.where(new_max == float("-inf"), 0.0, new_max)
-        weights = tl.exp(scores - safe_max[:, None])
-        rescale = tl.exp(running_max - safe_max)
-        running_sum = running_sum * rescale + tl.sum(weights, axis=1)
+        running_max, weights, rescale, running_sum = _online_softmax_step(
+            running_max, running_sum, scores
+        )
         acc = acc * rescale[:, None] + tl.dot(
             weights.to(v_tile.dtype), v_tile, input_precision=PRECISION
         )
-        running_max = new_max
-    # A row with no key left (fully masked) gives zeros and an infinite logsumexp, so the
-    # backward's probabilities exp(score - lse) are all zero for it.
+    # A row with no key left (fully masked) gives zeros and an infinite logsumexp.
     seen = running_sum > 0
     total = tl.where(seen, running_sum, 1.0)
     _store_tile(out + batch * out_batch_stride + head * out_head_stride, acc / total[:, None],
@@ -160,30 +173,8 @@ def _attention_forward_kernel(
 
 
 @triton.jit
-def _attention_backward_preprocess_kernel(
-    out, grad_out, delta, heads, query_len, value_dim,
-    out_batch_stride, out_head_stride, out_row_stride, out_dim_stride,
-    grad_batch_stride, grad_head_stride, grad_row_stride, grad_dim_stride,
-    BLOCK_M: tl.constexpr, BLOCK_DV: tl.constexpr,
-):  # fmt: skip
-    """delta = rowsum(dO * O) in float32, one value per query row."""
-    program = tl.program_id(0).to(tl.int64)
-    batch, head = program // heads, program % heads
-    rows = tl.program_id(1) * BLOCK_M + tl.arange(0, BLOCK_M)
-    value_dims = tl.arange(0, BLOCK_DV)
-    o_tile = _load_tile(out + batch * out_batch_stride + head * out_head_stride, rows,
-                        value_dims, out_row_stride, out_dim_stride, query_len, value_dim,
-                        True)  # fmt: skip
-    do_tile = _load_tile(grad_out + batch * grad_batch_stride + head * grad_head_stride, rows,
-                         value_dims, grad_row_stride, grad_dim_stride, query_len, value_dim,
-                         True)  # fmt: skip
-    store(delta + program * query_len + rows, tl.sum(o_tile * do_tile, axis=1),
-             mask=rows < query_len)  # fmt: skip
-
-
-@triton.jit
 def _attention_backward_kv_kernel(
-    q, k, v, mask, grad_out, lse, delta, grad_k, grad_v,
+    q, k, v, mask, grad_out, row_max, row_inv_sum, delta, grad_k, grad_v,
     heads, kv_heads, group, query_len, key_len, head_dim, value_dim, scale,
     q_batch_stride, q_head_stride, q_row_stride, q_dim_stride,
     k_batch_stride, k_head_stride, k_row_stride, k_dim_stride,
@@ -226,12 +217,14 @@ def _attention_backward_kv_kernel(
                                 query_len, head_dim, UPCAST)  # fmt: skip
             do_tile = _load_tile(grad_base, rows, value_dims, grad_row_stride, grad_dim_stride,
                                  query_len, value_dim, UPCAST)  # fmt: skip
-            row_lse = tl.load(lse + row_base + rows, mask=rows < query_len, other=float("inf"))
-            row_delta = tl.load(delta + row_base + rows, mask=rows < query_len, other=0.0)
+            in_range = rows < query_len
+            max_tile = tl.load(row_max + row_base + rows, mask=in_range, other=0.0)
+            inv_sum_tile = tl.load(row_inv_sum + row_base + rows, mask=in_range, other=0.0)
+            row_delta = tl.load(delta + row_base + rows, mask=in_range, other=0.0)
             scores = _masked_scores(q_tile, k_tile_t, rows, keys, query_len, key_len, scale,
                                     mask_base, mask_row_stride, mask_key_stride,
                                     CAUSAL, MASK, PRECISION)  # fmt: skip
-            probs = tl.exp(scores - row_lse[:, None])
+            probs = tl.exp(scores - max_tile[:, None]) * inv_sum_tile[:, None]
             grad_v_acc += tl.dot(tl.trans(probs).to(do_tile.dtype), do_tile,
                                  input_precision=PRECISION)  # fmt: skip
             grad_probs = tl.dot(do_tile, v_tile_t, input_precision=PRECISION)
@@ -246,7 +239,7 @@ def _attention_backward_kv_kernel(
 
 @triton.jit
 def _attention_backward_q_kernel(
-    q, k, v, mask, grad_out, lse, delta, grad_q, grad_mask,
+    q, k, v, mask, grad_out, row_max, row_inv_sum, delta, grad_q, grad_mask,
     heads, group, query_len, key_len, head_dim, value_dim, scale,
     q_batch_stride, q_head_stride, q_row_stride, q_dim_stride,
     k_batch_stride, k_head_stride, k_row_stride, k_dim_stride,
@@ -256,11 +249,13 @@ def _attention_backward_q_kernel(
     dq_batch_stride, dq_head_stride, dq_row_stride, dq_dim_stride,
     CAUSAL: tl.constexpr, MASK: tl.constexpr, PRECISION: tl.constexpr, UPCAST: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_DV: tl.constexpr,
-    GRAD_MASK: tl.constexpr,
+    STATS: tl.constexpr, GRAD_MASK: tl.constexpr,
 ):  # fmt: skip
-    """dQ of BLOCK_M queries of one head, over the keys they see; with GRAD_MASK also the
-    score gradients, the additive mask's gradient before its broadcast dims are summed, into a
-    contiguous float32 (B, H, L, S) buffer."""
+    """One pass over the keys BLOCK_M queries of one head see. With STATS, the row statistics
+    the other passes read: the score maximum m (0 for a row with no key left), 1 / l with l the
+    sum of exp(s - m) (0 for such a row) and delta = rowsum(P * dP), dP = dO V^T. Without, dQ
+    from them; with GRAD_MASK also the score gradients, the additive mask's gradient before its
+    broadcast dims are summed, into a contiguous float32 (B, H, L, S) buffer."""
     program = tl.program_id(0).to(tl.int64)
     batch, head = program // heads, program % heads
     kv_head = head // group
@@ -273,13 +268,20 @@ def _attention_backward_q_kernel(
     do_tile = _load_tile(grad_out + batch * grad_batch_stride + head * grad_head_stride, rows,
                          value_dims, grad_row_stride, grad_dim_stride, query_len, value_dim,
                          UPCAST)  # fmt: skip
-    row_lse = tl.load(lse + program * query_len + rows, mask=rows < query_len,
-                      other=float("inf"))  # fmt: skip
-    row_delta = tl.load(delta + program * query_len + rows, mask=rows < query_len, other=0.0)
+    in_range = rows < query_len
+    row_offsets = program * query_len + rows
+    if STATS:
+        running_max = tl.full([BLOCK_M], float("-inf"), tl.float32)
+        running_sum = tl.zeros([BLOCK_M], tl.float32)
+        running_dot = tl.zeros([BLOCK_M], tl.float32)
+    else:
+        max_tile = tl.load(row_max + row_offsets, mask=in_range, other=0.0)
+        inv_sum_tile = tl.load(row_inv_sum + row_offsets, mask=in_range, other=0.0)
+        row_delta = tl.load(delta + row_offsets, mask=in_range, other=0.0)
+        grad_q_acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
     k_base = k + batch * k_batch_stride + kv_head * k_head_stride
     v_base = v + batch * v_batch_stride + kv_head * v_head_stride
     mask_base = mask + batch * mask_batch_stride + head * mask_head_stride
-    grad_q_acc = tl.zeros([BLOCK_M, BLOCK_D], tl.float32)
     key_end = key_len
     if CAUSAL:  # the last query of the block sees keys up to its own index
         key_end = tl.minimum(key_len, row_start + BLOCK_M)
@@ -292,18 +294,33 @@ def _attention_backward_q_kernel(
         scores = _masked_scores(q_tile, tl.trans(k_tile), rows, keys, query_len, key_len,
                                 scale, mask_base, mask_row_stride, mask_key_stride,
                                 CAUSAL, MASK, PRECISION)  # fmt: skip
-        probs = tl.exp(scores - row_lse[:, None])
         grad_probs = tl.dot(do_tile, v_tile_t, input_precision=PRECISION)
-        grad_scores = probs * (grad_probs - row_delta[:, None])
-        if GRAD_MASK:
-            store(
-                grad_mask + (program * query_len + rows[:, None]) * key_len + keys[None, :],
-                grad_scores,
-                mask=(rows < query_len)[:, None] & (keys < key_len)[None, :],
+        if STATS:
+            running_max, weights, rescale, running_sum = _online_softmax_step(
+                running_max, running_sum, scores
             )
-        grad_q_acc += tl.dot(grad_scores.to(k_tile.dtype), k_tile, input_precision=PRECISION)
-    _store_tile(grad_q + batch * dq_batch_stride + head * dq_head_stride, grad_q_acc * scale,
-                rows, dims, dq_row_stride, dq_dim_stride, query_len, head_dim)  # fmt: skip
+            running_dot = running_dot * rescale + tl.sum(weights * grad_probs, axis=1)
+        else:
+            probs = tl.exp(scores - max_tile[:, None]) * inv_sum_tile[:, None]
+            grad_scores = probs * (grad_probs - row_delta[:, None])
+            if GRAD_MASK:
+                store(
+                    grad_mask + row_offsets[:, None] * key_len + keys[None, :],
+                    grad_scores,
+                    mask=in_range[:, None] & (keys < key_len)[None, :],
+                )
+            grad_q_acc += tl.dot(grad_scores.to(k_tile.dtype), k_tile,
+                                 input_precision=PRECISION)  # fmt: skip
+    if STATS:
+        seen = running_sum > 0
+        inv_sum = tl.where(seen, 1.0 / tl.where(seen, running_sum, 1.0), 0.0)
+        store(row_max + row_offsets, tl.where(seen, running_max, 0.0), mask=in_range)
+        store(row_inv_sum + row_offsets, inv_sum, mask=in_range)
+        store(delta + row_offsets, running_dot * inv_sum, mask=in_range)
+    else:
+        _store_tile(grad_q + batch * dq_batch_stride + head * dq_head_stride,
+                    grad_q_acc * scale, rows, dims, dq_row_stride, dq_dim_stride, query_len,
+                    head_dim)  # fmt: skip
 
 
 class _Launch(NamedTuple):
@@ -437,17 +454,15 @@ def attention_backward(
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
-    out: torch.Tensor,
-    lse: torch.Tensor,
     attn_mask: torch.Tensor | None = None,
     is_causal: bool = False,
     scale: float | None = None,
     needs: tuple[bool, ...] = (True, True, True, False),
 ) -> tuple[torch.Tensor | None, ...]:
     """(grad_query, grad_key, grad_value, grad_attn_mask) for :func:`attention_forward`'s
-    ``out`` and ``lse`` (any strides); a gradient not asked for in ``needs`` is None (the
-    mask's gradient applies to an additive mask only, and takes a float32 buffer of the
-    scores' size)."""
+    inputs (it recomputes what it needs, reading neither the forward's output nor its
+    logsumexp); a gradient not asked for in ``needs`` is None (the mask's gradient applies to
+    an additive mask only, and takes a float32 buffer of the scores' size)."""
     q, k, v, launch = _prepare(query, key, value, attn_mask, is_causal, scale)
     needs_mask = len(needs) > 3 and needs[3] and attn_mask is not None
     allocate = torch.zeros_like if _is_empty(launch) else torch.empty_like
@@ -459,19 +474,12 @@ def attention_backward(
         copies.zero_(q.new_empty(score_shape, dtype=torch.float32)) if needs_mask else None
     )
     if not _is_empty(launch):
-        o, do = _as_4d(out), _as_4d(grad_out)
+        do = _as_4d(grad_out)
         constants = launch.constants
-        # The kernels read (B, H, L) rows flat; ATen's CPU flash forward returns its logsumexp
-        # as a view of (B, L, H) memory (a forward that ran outside gems).
-        lse = copies.contiguous(lse)
-        delta = torch.empty_like(lse)
-        q_block_m, q_block_n = launch.blocks.grad_q
-        rows_grid = (launch.batch * launch.heads, tuning.cdiv(launch.query_len, q_block_m))
-        _attention_backward_preprocess_kernel.run(
-            o, do, delta, launch.heads, launch.query_len, launch.value_dim,
-            *o.stride(), *do.stride(),
-            BLOCK_M=q_block_m, BLOCK_DV=constants["BLOCK_DV"], num_warps=constants["num_warps"],
-            grid=rows_grid, warmup=False,
+        row_max, row_inv_sum, delta = (
+            torch.empty(launch.batch, launch.heads, launch.query_len, dtype=torch.float32,
+                        device=q.device)
+            for _ in range(3)
         )  # fmt: skip
         mask = launch.mask if launch.mask is not None else q
         shared = (
@@ -479,11 +487,21 @@ def attention_backward(
             *q.stride(), *k.stride(), *v.stride(), *launch.mask_strides, *do.stride(),
         )  # fmt: skip
         group = launch.heads // launch.kv_heads
+        q_block_m, q_block_n = launch.blocks.grad_q
+        rows_grid = (launch.batch * launch.heads, tuning.cdiv(launch.query_len, q_block_m))
+        stats = (row_max, row_inv_sum, delta)
+        scores_out = grad_scores if grad_scores is not None else q
+        # The statistics pass of the dQ kernel (it writes no dQ: q stands in for it).
+        _attention_backward_q_kernel.run(
+            q, k, v, mask, do, *stats, q, scores_out, launch.heads, group, *shared, *q.stride(),
+            BLOCK_M=q_block_m, BLOCK_N=q_block_n, STATS=True, GRAD_MASK=False, **constants,
+            grid=rows_grid, warmup=False,
+        )  # fmt: skip
         if grad_k is not None and grad_v is not None:
             kv_block_m, kv_block_n = launch.blocks.grad_kv
             keys_grid = (launch.batch * launch.kv_heads, tuning.cdiv(launch.key_len, kv_block_n))
             _attention_backward_kv_kernel.run(
-                q, k, v, mask, do, lse, delta, grad_k, grad_v,
+                q, k, v, mask, do, *stats, grad_k, grad_v,
                 launch.heads, launch.kv_heads, group, *shared,
                 *grad_k.stride(), *grad_v.stride(),
                 BLOCK_M=kv_block_m, BLOCK_N=kv_block_n, **constants,
@@ -491,11 +509,10 @@ def attention_backward(
             )  # fmt: skip
         if grad_q is not None:
             _attention_backward_q_kernel.run(
-                q, k, v, mask, do, lse, delta, grad_q,
-                grad_scores if grad_scores is not None else q,
+                q, k, v, mask, do, *stats, grad_q, scores_out,
                 launch.heads, group, *shared, *grad_q.stride(),
-                BLOCK_M=q_block_m, BLOCK_N=q_block_n, GRAD_MASK=grad_scores is not None,
-                **constants,
+                BLOCK_M=q_block_m, BLOCK_N=q_block_n, STATS=False,
+                GRAD_MASK=grad_scores is not None, **constants,
                 grid=rows_grid, warmup=False,
             )  # fmt: skip
     grad_mask = None
@@ -526,14 +543,15 @@ def _sum_to_mask(grad_scores: torch.Tensor, attn_mask: torch.Tensor) -> torch.Te
 
 
 class ScaledDotProductAttention(torch.autograd.Function):
-    """Saves the inputs, the output and its logsumexp; the backward runs the Triton kernels."""
+    """Saves the inputs (the backward recomputes the rest); the backward runs the Triton
+    kernels."""
 
     @staticmethod
     def forward(ctx: Any, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 attn_mask: torch.Tensor | None, is_causal: bool,
                 scale: float | None) -> torch.Tensor:  # fmt: skip
-        out, lse = attention_forward(query, key, value, attn_mask, is_causal, scale)
-        ctx.save_for_backward(query, key, value, attn_mask, out, lse)
+        out, _ = attention_forward(query, key, value, attn_mask, is_causal, scale)
+        ctx.save_for_backward(query, key, value, attn_mask)
         ctx.is_causal, ctx.scale = is_causal, scale
         return out
 
@@ -541,9 +559,9 @@ class ScaledDotProductAttention(torch.autograd.Function):
     @once_differentiable
     @host.host_code
     def backward(ctx: Any, grad_out: torch.Tensor) -> tuple[Any, ...]:
-        query, key, value, attn_mask, out, lse = ctx.saved_tensors
+        query, key, value, attn_mask = ctx.saved_tensors
         grads = attention_backward(
-            grad_out, query, key, value, out, lse, attn_mask, ctx.is_causal, ctx.scale,
+            grad_out, query, key, value, attn_mask, ctx.is_causal, ctx.scale,
             needs=ctx.needs_input_grad[:4],
         )  # fmt: skip
         return (*grads, None, None)

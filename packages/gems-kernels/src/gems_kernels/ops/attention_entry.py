@@ -139,7 +139,7 @@ def flash_attention_backward(
 ) -> tuple[Any, ...]:
     """aten::_scaled_dot_product_flash_attention_backward."""
     grads = attention_backward(
-        grad_out, query, key, value, out, logsumexp, None, is_causal, scale, (True, True, True)
+        grad_out, query, key, value, None, is_causal, scale, (True, True, True)
     )
     return grads[0], grads[1], grads[2]
 
@@ -189,8 +189,7 @@ def flash_attention_cpu_backward(
 ) -> tuple[Any, ...]:
     """aten::_scaled_dot_product_flash_attention_for_cpu_backward."""
     grads = attention_backward(
-        grad_out, query, key, value, out, logsumexp, attn_mask, is_causal, scale,
-        (True, True, True),
+        grad_out, query, key, value, attn_mask, is_causal, scale, (True, True, True),
     )  # fmt: skip
     return grads[0], grads[1], grads[2]
 
@@ -246,9 +245,7 @@ def efficient_attention_backward(
 ) -> tuple[Any, ...]:
     """aten::_scaled_dot_product_efficient_attention_backward."""
     needs = tuple(bool(n) for n in grad_input_mask)
-    grads = attention_backward(
-        grad_out, query, key, value, out, logsumexp, attn_bias, is_causal, scale, needs
-    )
+    grads = attention_backward(grad_out, query, key, value, attn_bias, is_causal, scale, needs)
     return tuple(g if g is not None else query.new_empty(0) for g in grads)
 
 
