@@ -11,10 +11,12 @@ for the next trial, ``check_pruning`` after each report (ASHA stops a trial that
 rung). A TRL job per trial would spend most of its 15-30 s here starting up, too slow for
 enough trials; the in-process fine-tune keeps the search's own decisions and the steps they
 cost. Prints, per seed and on average, the training steps each search spent and the best
-objective it found.
+objective it found; ``--split`` adds TPE alone and random search with ASHA, to tell the
+sampler's saving from the pruning's.
 
-    python packages/trainer-sdk/benchmarks/bench_search_finetune.py [--trials 24] \\
-        [--seeds 0 1 2] [--steps 40] [--every 4]
+    python packages/trainer-sdk/benchmarks/bench_search_finetune.py [--trials 40] \\
+        [--seeds 0 1 2] [--steps 48] [--every 4] [--min-resource 4] [--reduction-factor 2] \\
+        [--split]
 """
 
 from __future__ import annotations
@@ -102,8 +104,9 @@ class FineTune:
 def search(
     finetune: FineTune, algorithm: str, rule: EarlyStopping | None, trials: int, seed: int
 ) -> list[tuple[int, float]]:
-    """Run ``trials`` trials one after another; after each trial that ran to its end, the
-    training steps spent so far and the best objective so far."""
+    """Run ``trials`` trials one after another; after each trial that ran to its end, and once
+    more at the end (pruned trials' steps included), the training steps spent so far and the
+    best objective so far."""
     study = Study(space=SPACE, algorithm=algorithm, seed=seed, early_stopping=rule)  # type: ignore[arg-type]
     history: list[TrialRecord] = []
     spent, best = 0, math.inf
@@ -127,7 +130,7 @@ def search(
             best = min(best, loss)
             progress.append((spent, best))
         history.append(record)
-    return progress
+    return [*progress, (spent, best)]
 
 
 def steps_to(progress: list[tuple[int, float]], target: float) -> int | None:
@@ -174,44 +177,59 @@ class Compared:
         """The row of the printed table."""
         fewer = 1 - self.tuned_steps / self.random_steps
         to_target = (
-            f"{self.tuned_to_target:>10.0f}{1 - self.tuned_to_target / self.random_to_target:>7.0%}"
+            f"{self.tuned_to_target:>12.0f}{1 - self.tuned_to_target / self.random_to_target:>7.0%}"
             if self.tuned_to_target is not None
-            else f"{'never':>10}"
+            else f"{'never':>12}"
         )
         return (
             f"{label:<5}{self.random_steps:>14.0f}{self.random_best:>8.4f}"
-            f"{self.tuned_steps:>17.0f}{self.tuned_best:>8.4f}{fewer:>7.0%} | "
+            f"{self.tuned_steps:>19.0f}{self.tuned_best:>8.4f}{fewer:>7.0%} | "
             f"{self.random_to_target:>23.0f}{to_target}"
         )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--trials", type=int, default=24)
+    parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--steps", type=int, default=48)
     parser.add_argument("--every", type=int, default=4)
+    parser.add_argument("--min-resource", type=int, default=4)
+    parser.add_argument("--reduction-factor", type=int, default=2)
+    parser.add_argument(
+        "--split", action="store_true", help="also TPE alone and random search with ASHA"
+    )
     arguments = parser.parse_args()
     torch.set_num_threads(1)
-    asha = EarlyStopping(rule="asha", min_resource=arguments.every, reduction_factor=3)
-    rows = []
+    asha = EarlyStopping(
+        rule="asha",
+        min_resource=arguments.min_resource,
+        reduction_factor=arguments.reduction_factor,
+    )
+    searches: dict[str, tuple[str, EarlyStopping | None]] = {"TPE+ASHA": ("tpe", asha)}
+    if arguments.split:
+        searches |= {"TPE alone": ("tpe", None), "random+ASHA": ("random", asha)}
+    rows: dict[str, list[Compared]] = {label: [] for label in searches}
     with tempfile.TemporaryDirectory() as directory:
         finetune = FineTune(Path(directory), arguments.steps, arguments.every)
         for seed in arguments.seeds:
             random = search(finetune, "random", None, arguments.trials, seed)
-            tuned = search(finetune, "tpe", asha, arguments.trials, seed)
-            rows.append((seed, Compared.of(random, tuned)))
+            for label, (algorithm, rule) in searches.items():
+                found = search(finetune, algorithm, rule, arguments.trials, seed)
+                rows[label].append(Compared.of(random, found))
     print(
         f"{arguments.trials} trials per search, {arguments.steps} steps each, held-out loss every "
-        f"{arguments.every} steps; ASHA min_resource {arguments.every}, reduction factor 3"
+        f"{arguments.every} steps; ASHA min_resource {arguments.min_resource}, "
+        f"reduction factor {arguments.reduction_factor}"
     )
-    print(
-        f"{'seed':<5}{'random: steps':>14}{'best':>8}{'TPE+ASHA: steps':>17}{'best':>8}"
-        f"{'fewer':>7} | {'to random best: random':>23}{'TPE+ASHA':>10}{'fewer':>7}"
-    )
-    for seed, row in rows:
-        print(row.line(str(seed)))
-    print(Compared.mean([row for _, row in rows]).line("mean"))
+    for label, compared in rows.items():
+        print(
+            f"{'seed':<5}{'random: steps':>14}{'best':>8}{label + ': steps':>19}{'best':>8}"
+            f"{'fewer':>7} | {'to random best: random':>23}{label:>12}{'fewer':>7}"
+        )
+        for seed, row in zip(arguments.seeds, compared, strict=True):
+            print(row.line(str(seed)))
+        print(Compared.mean(compared).line("mean"))
 
 
 if __name__ == "__main__":
