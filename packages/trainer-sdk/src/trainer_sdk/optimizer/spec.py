@@ -47,7 +47,7 @@ from trainer_sdk.optimizer.types.search_types import (
     ContinuousSearchSpace,
     Distribution,
 )
-from trainer_sdk.training.engines import trl_search
+from trainer_sdk.training.engines import trl_names, trl_search
 
 if TYPE_CHECKING:
     from trainer_sdk.backends.base import RuntimeBackend
@@ -236,7 +236,7 @@ def _builtin_search_errors(config: object, definition: Definition) -> list[str]:
     errors = []
     setters: dict[str, str] = {}
     for name, space in definition.search_space.items():
-        argument = trl_search.argument_name(name)
+        argument = trl_names.argument_name(name)
         if argument in setters:
             errors.append(
                 f"search_space[{name!r}]: sets TRL's {argument}, as {setters[argument]!r} does; "

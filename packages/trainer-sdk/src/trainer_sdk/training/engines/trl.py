@@ -31,6 +31,7 @@ from trainer_sdk.errors import InvalidTrainJobError
 from trainer_sdk.training.engines import qat, trl_methods
 from trainer_sdk.training.engines.base import EngineTrainer
 from trainer_sdk.training.engines.settings import field_error, setting_errors
+from trainer_sdk.training.engines.trl_names import SETTING_ARGUMENTS
 
 if TYPE_CHECKING:
     from trainer_api import FieldError
@@ -39,7 +40,6 @@ __all__ = [
     "ARGUMENTS_FILE",
     "ENGINE",
     "RUNTIME_ARGUMENTS",
-    "SETTING_ARGUMENTS",
     "TRL",
     "argument_kinds",
 ]
@@ -50,17 +50,6 @@ RUNTIME_ARGUMENTS: Final = frozenset(
 )
 """Set by the runtime's command (where the initializers put the model and data set, where the
 model goes); a job may not set them."""
-SETTING_ARGUMENTS: Final = {
-    "batch_size": "per_device_train_batch_size",
-    "epochs": "num_train_epochs",
-    "learning_rate": "learning_rate",
-    "max_steps": "max_steps",
-    "gradient_accumulation_steps": "gradient_accumulation_steps",
-    "max_seq_len": "max_length",
-    "save_steps": "save_steps",
-    "seed": "seed",
-}
-"""``EngineSettings``' and upstream's fields -> TRL's argument names."""
 # torchtune's module names (upstream's LoraConfig defaults) as Hugging Face models name them.
 _HF_MODULE: Final = {"output_proj": "o_proj"}
 _MLP_MODULES: Final = ("gate_proj", "up_proj", "down_proj")

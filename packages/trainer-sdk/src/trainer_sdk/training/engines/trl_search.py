@@ -2,7 +2,7 @@
 template), submit side and pure: which settings a search parameter may name and which values
 it may take, and which metrics the engine reports as an objective. ``optimize()`` refuses a
 search these rules reject before any trial starts; the pod side turns a trial's parameters
-into TRL arguments with ``argument_name`` (``trl_trainers.search_arguments``).
+into TRL arguments with ``trl_names.argument_name`` (``trl_trainers.search_arguments``).
 
 A parameter names a TRL argument of the job's method (``learning_rate``, ``lora_r``, DPO's
 ``beta``, any name ``overrides`` takes) or a ``TRLConfig`` setting that becomes one
@@ -17,12 +17,10 @@ from typing import Final
 
 from trainer_sdk import types
 from trainer_sdk.training.engines import qat, trl, trl_methods
+from trainer_sdk.training.engines.trl_names import argument_name
 
-__all__ = ["METRICS", "argument_name", "metric_problem", "parameter_problem"]
+__all__ = ["METRICS", "metric_problem", "parameter_problem"]
 
-_ALIASES: Final = {**trl.SETTING_ARGUMENTS, "lora_rank": "lora_r"}
-"""``TRLConfig``'s setting names -> the TRL arguments they become (``LoraConfig``'s
-``lora_alpha`` and ``lora_dropout`` keep their names)."""
 _SET_ELSEWHERE: Final = {
     **{
         name: "set by the runtime (the initializers' and the output's paths)"
@@ -45,11 +43,6 @@ METRICS: Final = {
 adds ``reward_<function>`` for each reward function."""
 _REWARD_FUNCTION_METRIC: Final = re.compile(r"^reward_\w+$")
 _BOOLEANS: Final = ("true", "false", "1", "0", "yes", "no")
-
-
-def argument_name(parameter: str) -> str:
-    """The TRL argument a search parameter sets (``lora_rank`` -> ``lora_r``)."""
-    return _ALIASES.get(parameter, parameter)
 
 
 def _method(config: types.TRLConfig) -> str:

@@ -52,7 +52,7 @@ from trainer_sdk.training.engines import (
 )
 from trainer_sdk.training.engines.dataset_arguments import DatasetArguments
 from trainer_sdk.training.engines.trl_methods import CONFIG_NAMES, METHODS
-from trainer_sdk.training.engines.trl_search import argument_name
+from trainer_sdk.training.engines.trl_names import argument_name
 
 __all__ = ["DEFAULT_ARGUMENTS", "argument_table", "main", "parse", "search_arguments"]
 
